@@ -1,0 +1,41 @@
+# The front door. `make help` lists the targets.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PRESET ?= classic
+
+.DEFAULT_GOAL := help
+.PHONY: help install test lint typecheck unit run bench protos clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install the project with its dev tools
+
+lint: $(STAMP) ## ruff
+	$(BIN)/ruff check libs tests
+	$(BIN)/ruff format --check libs tests
+
+typecheck: $(STAMP) ## mypy, strict on libs/
+	$(BIN)/mypy
+
+unit: $(STAMP) ## pytest only
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+test: $(STAMP) lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
+
+run: $(STAMP) ## Play a bot game of PRESET (make run PRESET=club)
+	$(BIN)/president play --preset $(PRESET)
+
+bench: $(STAMP) ## Benchmarks: print numbers
+	$(BIN)/python -m benchmarks.rules_bench
+
+clean: ## Remove the venv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

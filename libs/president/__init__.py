@@ -1,0 +1,1 @@
+"""The President table backend: rules engine, committed deal, event store, audit."""

@@ -1,0 +1,9 @@
+"""Wires every command group into the app; each group lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add every command group to ``app``."""

@@ -1,0 +1,1 @@
+"""The pure rules engine of President: no I/O, no clock, no randomness of its own."""
