@@ -1,0 +1,40 @@
+"""Why an action was refused: one code of conformance/FORMAT.md and a sentence."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    """The rejection codes, in the order of precedence of FORMAT.md."""
+
+    WRONG_PHASE = "WRONG_PHASE"
+    WRONG_GIVE = "WRONG_GIVE"
+    STALE = "STALE"
+    NOT_YOUR_TURN = "NOT_YOUR_TURN"
+    SAT_OUT = "SAT_OUT"
+    NOT_IN_HAND = "NOT_IN_HAND"
+    INVALID_COMBINATION = "INVALID_COMBINATION"
+    MUST_PLAY = "MUST_PLAY"
+    MUST_INCLUDE = "MUST_INCLUDE"
+    SAME_OR_NOTHING = "SAME_OR_NOTHING"
+    WRONG_COUNT = "WRONG_COUNT"
+    TOO_LOW = "TOO_LOW"
+
+
+class Rejected(Exception):  # noqa: N818 - a rejection is data, not a failure
+    """An action the rules refuse. Nothing changed."""
+
+    def __init__(self, code: ErrorCode, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+
+
+class CommandError(Exception):
+    """A command that is not a move of the game (unknown seat, bad host action, ...)."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
