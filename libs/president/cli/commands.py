@@ -7,3 +7,6 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Add every command group to ``app``."""
+    from president.cli import play_cmd
+
+    play_cmd.register(app)

@@ -1,0 +1,108 @@
+"""``president scenario run`` and ``president play``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from president.localplay import play_game
+from president.rules import game as g
+from president.rules.cards import names
+from president.rules.options import PRESETS, OptionError, options_for
+from president.rules.render import event_to_text
+from president.rules.round import CardsPlayed, RoundEnded, RoundStarted
+from president.rules.scenario import ScenarioError, mismatches, run_scenario
+from president.rules.views import roles
+
+scenario_app = typer.Typer(help="Rules scenarios (conformance/FORMAT.md).", no_args_is_help=True)
+
+
+@scenario_app.command("run")
+def scenario_run(
+    file: Path = typer.Argument(..., help="A scenario JSON file."),
+    check: bool = typer.Option(False, "--check", help="Also compare with the file's expect."),
+) -> None:
+    """Print the trace of a scenario: one JSON object per action."""
+    try:
+        scenario = json.loads(file.read_text())
+        if not isinstance(scenario, dict):
+            raise ScenarioError("a scenario is a JSON object")
+        trace = run_scenario(scenario)
+    except (OSError, json.JSONDecodeError, ScenarioError) as error:
+        typer.echo(f"{file}: {error}", err=True)
+        raise typer.Exit(2) from None
+    for line in trace:
+        sys.stdout.write(json.dumps(line) + "\n")
+    if check:
+        problems = mismatches(trace, scenario.get("expect", []))
+        for problem in problems:
+            typer.echo(problem, err=True)
+        if problems:
+            raise typer.Exit(1)
+
+
+def play(
+    preset: str = typer.Option("classic", help=f"One of {', '.join(PRESETS)}."),
+    players: int = typer.Option(0, help="Seats (0: the preset's usual count)."),
+    seed: int = typer.Option(0, help="Seed of the deal secrets: same seed, same game."),
+    rounds: int = typer.Option(0, help="Stop after this many rounds (0: play to the game's end)."),
+    option: list[str] = typer.Option([], "--option", "-o", help="NAME=VALUE, repeatable."),
+) -> None:
+    """Bots play a game at a local table; the log is printed for a person to read."""
+    try:
+        overrides = dict(_parse_override(text) for text in option)
+        options = options_for(preset, overrides)
+    except OptionError as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(2) from None
+    count = players or max(options.min_players, min(4, options.max_players))
+    limit = rounds or None
+    if limit is None and options.game_end == "unlimited":
+        limit = 5
+    seat_names = [f"Bot {seat + 1}" for seat in range(count)]
+
+    def show(event: g.GameEvent, table: g.GameState) -> None:
+        if isinstance(event, RoundStarted):
+            typer.echo(f"\n== Round {event.round_no} ==")
+            for seat in event.players:
+                typer.echo(f"  {seat_names[seat]} is dealt {' '.join(names(event.hands[seat]))}")
+            return
+        text = g.describe_game_event(event, seat_names) or event_to_text(event, seat_names)  # type: ignore[arg-type]
+        if text is None:
+            return
+        typer.echo(("  " if table.phase == g.ROUND else "") + text)
+        if isinstance(event, RoundEnded):
+            titles = roles(options.preset, event.standings)
+            for seat in event.standings:
+                typer.echo(
+                    f"  {seat_names[seat]:>6}: {titles[seat]:<15} +{event.points[seat]} "
+                    f"= {event.totals[seat]}"
+                )
+
+    try:
+        game, records = play_game(options, count, seed=seed, rounds=limit, listener=show)
+    except OptionError as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"\n{len(records)} rounds played. Deal fingerprints:")
+    for record in records:
+        typer.echo(f"  round {record.round_no}: {record.fingerprint} (secret {record.secret.hex()})")
+
+
+def _parse_override(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise OptionError(f"--option takes NAME=VALUE, not {text!r}")
+    try:
+        return name.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return name.strip(), value
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``scenario`` and ``play`` to the app."""
+    app.add_typer(scenario_app, name="scenario")
+    app.command("play")(play)

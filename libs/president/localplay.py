@@ -1,0 +1,130 @@
+"""Bots play a whole game at one local table: the engine, the committed deal, no servers.
+
+Used by ``president play``, the golden replays and the benchmarks. Each
+round's secret is derived from the seed, so a seeded game is reproducible,
+and every deal can be checked against its fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from president.deal import deal as committed_deal
+from president.deal import fingerprint
+from president.rules import bots
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import to_mask
+from president.rules.options import Options
+
+MAX_STEPS_PER_ROUND = 5_000
+
+
+def round_secret(seed: int, game_no: int, round_no: int) -> bytes:
+    """The 32-byte deal secret of a seeded local game's round."""
+    return hashlib.sha256(f"president-local/{seed}/{game_no}/{round_no}".encode()).digest()
+
+
+def deal_round(game: g.GameState, secret: bytes) -> g.DealRound:
+    """Deal the next round of ``game`` from ``secret`` (DEAL.md), as the engine's command.
+
+    The deal runs over positions 0..n-1 of the engine's deal order; position
+    ``k`` is the seat ``deal_order(game)[k]``.
+    """
+    order = g.deal_order(game)
+    dealt = committed_deal(
+        secret, range(len(order)), jokers=game.options.jokers, hand_size=g.hand_size(game)
+    )
+    hands = [0] * len(game.seats)
+    for position, seat in enumerate(order):
+        hands[seat] = to_mask(dealt.hands[position])
+    return g.DealRound(tuple(hands), to_mask(dealt.set_aside))
+
+
+@dataclass
+class RoundRecord:
+    """A played round: its secret and fingerprint, and the events in order."""
+
+    round_no: int
+    secret: bytes
+    fingerprint: str
+    events: list[g.GameEvent] = field(default_factory=list)
+
+
+Listener = Callable[[g.GameEvent, g.GameState], None]
+
+
+def next_bot_command(game: g.GameState, rapid_turn: int) -> rnd.Command | None:
+    """What the bots do next in the round under way (None: nobody acts; the timer runs)."""
+    state = game.round
+    assert state is not None
+    if state.phase == rnd.EXCHANGE:
+        for owed in state.pending:
+            return rnd.ReturnCards(owed.giver, bots.choose_return(state, owed.giver, owed.count))
+    if not state.options.rapid:
+        return bots.choose_action(state, state.to_act)
+    seat_count = state.seat_count
+    for offset in range(seat_count):
+        seat = (rapid_turn + offset) % seat_count
+        command = bots.choose_action(state, seat)
+        if command is not None:
+            return command
+    return None
+
+
+def play_game(
+    options: Options,
+    players: int,
+    *,
+    seed: int = 0,
+    rounds: int | None = None,
+    listener: Listener | None = None,
+) -> tuple[g.GameState, list[RoundRecord]]:
+    """Seat ``players`` bots, play until the game ends (or ``rounds`` rounds), return the table."""
+    game = g.new_table(options, players)
+    records: list[RoundRecord] = []
+
+    def apply(command: g.GameCommand | rnd.Command) -> None:
+        nonlocal game
+        game, events = g.step(game, command)
+        for event in events:
+            if records and game.phase != g.LOBBY:
+                records[-1].events.append(event)
+            if listener is not None:
+                listener(event, game)
+
+    for seat in range(players):
+        apply(g.SitDown(seat, f"Bot {seat + 1}", is_bot=True))
+    apply(g.StartGame())
+    while game.phase != g.GAME_OVER:
+        if game.phase == g.DEALING:
+            secret = round_secret(seed, game.game_no, game.round_no + 1)
+            records.append(RoundRecord(game.round_no + 1, secret, fingerprint(secret)))
+            apply(deal_round(game, secret))
+        elif game.phase == g.ROUND:
+            _play_out(apply, lambda: game)
+        elif game.phase == g.BETWEEN_ROUNDS:
+            if rounds is not None and game.round_no >= rounds:
+                apply(g.EndGame())
+            else:
+                apply(g.NextRound())
+        else:  # pragma: no cover - a bot table never goes back to the lobby
+            break
+    return game, records
+
+
+def _play_out(
+    apply: Callable[[g.GameCommand | rnd.Command], None],
+    current: Callable[[], g.GameState],
+) -> None:
+    turn = 0
+    for _ in range(MAX_STEPS_PER_ROUND):
+        table = current()
+        if table.phase != g.ROUND:
+            return
+        command = next_bot_command(table, turn)
+        turn += 1
+        apply(command if command is not None else rnd.Timeout())
+    raise RuntimeError("a round did not end")  # pragma: no cover
