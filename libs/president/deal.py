@@ -2,7 +2,7 @@
 
 Pure: no I/O, no clock, and no randomness except :func:`new_secret`. Everything
 else is a function of the 32-byte secret, so anyone holding it re-creates the
-deal exactly. ``/work/shared/design/DEAL.md`` (``president-deal-v1``) is the
+deal exactly. DEAL.md of the shared design docs (``president-deal-v1``) is the
 contract; every step here follows it byte for byte, and a change to any of them
 is a new version tag.
 
@@ -53,18 +53,22 @@ def new_secret() -> bytes:
 
 def fingerprint(secret: bytes) -> str:
     """The round's fingerprint: lowercase hex SHA-256 of ``b"president-deal-v1" || secret``."""
-    return hashlib.sha256(_TAG + _checked_secret(secret)).hexdigest()
+    return _fingerprint(_checked_secret(secret))
 
 
-def verify_fingerprint(secret: bytes, fingerprint_hex: str) -> bool:
+def _fingerprint(key: bytes) -> str:
+    return hashlib.sha256(_TAG + key).hexdigest()
+
+
+def verify_fingerprint(secret: bytes, fingerprint: str) -> bool:
     """Whether ``secret`` has the recorded fingerprint, compared in constant time.
 
     The comparison is exact: a fingerprint is written in lowercase hex, so an
     upper-case or padded text does not match. A secret of the wrong length is
     not a secret of this deal and raises :class:`ValueError`.
     """
-    expected = fingerprint(secret).encode("ascii")
-    return hmac.compare_digest(expected, fingerprint_hex.encode("utf-8"))
+    expected = _fingerprint(_checked_secret(secret)).encode("ascii")
+    return hmac.compare_digest(expected, fingerprint.encode("utf-8"))
 
 
 def stream_block(secret: bytes, k: int) -> bytes:
@@ -260,7 +264,7 @@ def deal(
     for position in range(dealt):
         hands[order[position % players]].append(deck[position])
     return Deal(
-        fingerprint=fingerprint(key),
+        fingerprint=_fingerprint(key),
         hands=tuple(tuple(hand) for hand in hands),
         set_aside=tuple(deck[dealt:]),
     )
