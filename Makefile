@@ -34,8 +34,11 @@ test: $(STAMP) lint typecheck unit ## Install if needed, lint, typecheck, run th
 run: $(STAMP) ## Play a bot game of PRESET (make run PRESET=club)
 	$(BIN)/president play --preset $(PRESET)
 
-bench: $(STAMP) ## Benchmarks: print numbers
-	$(BIN)/python -m benchmarks.rules_bench
+protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into libs/president
+	$(BIN)/python protos/generate.py
+
+bench: $(STAMP) ## Benchmarks: print numbers (rules engine, deal, store, end to end)
+	@for script in tests/benchmarks/*_bench.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean: ## Remove the venv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

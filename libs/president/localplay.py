@@ -62,7 +62,7 @@ def next_bot_command(game: g.GameState, rapid_turn: int) -> rnd.Command | None:
     assert state is not None
     if state.phase == rnd.EXCHANGE:
         for owed in state.pending:
-            return rnd.ReturnCards(owed.giver, bots.choose_return(state, owed.giver, owed.count))
+            return rnd.ReturnCards(owed.giver, bots.choose_return(state, owed.giver, owed.size))
     if not state.options.rapid:
         return bots.choose_action(state, state.to_act)
     seat_count = state.seat_count

@@ -13,7 +13,7 @@ from president.rules import game as g
 from president.rules.cards import names
 from president.rules.options import PRESETS, OptionError, options_for
 from president.rules.render import event_to_text
-from president.rules.round import CardsPlayed, RoundEnded, RoundStarted
+from president.rules.round import RoundEnded, RoundStarted
 from president.rules.scenario import ScenarioError, mismatches, run_scenario
 from president.rules.views import roles
 
@@ -83,13 +83,15 @@ def play(
                 )
 
     try:
-        game, records = play_game(options, count, seed=seed, rounds=limit, listener=show)
+        _, records = play_game(options, count, seed=seed, rounds=limit, listener=show)
     except OptionError as error:
         typer.echo(str(error), err=True)
         raise typer.Exit(2) from None
     typer.echo(f"\n{len(records)} rounds played. Deal fingerprints:")
     for record in records:
-        typer.echo(f"  round {record.round_no}: {record.fingerprint} (secret {record.secret.hex()})")
+        typer.echo(
+            f"  round {record.round_no}: {record.fingerprint} (secret {record.secret.hex()})"
+        )
 
 
 def _parse_override(text: str) -> tuple[str, object]:

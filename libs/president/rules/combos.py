@@ -32,7 +32,7 @@ class Combo(NamedTuple):
     """A classified play: its kind, card count, main rank and highest suit."""
 
     kind: int
-    count: int
+    size: int
     rank: int
     top_suit: int
 
@@ -50,14 +50,21 @@ def set_rank(cards: int) -> int:
     return -1 if cards & ~RANK_MASKS[rank] else rank
 
 
+_SETS: dict[int, Combo] = {}
+
+
 def classify(cards: int, options: Options, revolution: bool = False) -> Combo:
     """Classify a non-empty play or raise ``INVALID_COMBINATION``."""
+    known = _SETS.get(cards)
+    if known is not None:
+        return known
     count = cards.bit_count()
     if count == 0:
         raise Rejected(ErrorCode.INVALID_COMBINATION, "a play needs at least one card")
     rank = set_rank(cards)
     if rank >= 0 and count <= 4:
-        return Combo(SET, count, rank, (cards.bit_length() - 1) & 3)
+        combo = _SETS[cards] = Combo(SET, count, rank, (cards.bit_length() - 1) & 3)
+        return combo
     if options.poker_hands and count == 5 and not cards & JOKERS:
         poker = _poker(cards, revolution)
         if poker is not None:
@@ -111,29 +118,28 @@ def check_beats(
     if play.kind != SET or top.kind != SET:
         _check_poker(play, play_cards, top, top_cards, revolution)
         return
-    if play.rank == JOKER_RANK and play.count == 1 and top.count <= 3:
+    if play.rank == JOKER_RANK and play.size == 1 and top.size <= 3:
         if top.rank == JOKER_RANK:
             raise Rejected(ErrorCode.TOO_LOW, "nothing beats a joker")
         return  # a single joker beats any single, pair or triple
     if options.twos == "only_twos_beat_two" and top.rank == RANK_TWO:
-        if play.rank == RANK_TWO and play.count > top.count:
+        if play.rank == RANK_TWO and play.size > top.size:
             return
         raise Rejected(
-            ErrorCode.TOO_LOW,
-            f"only more 2s or a joker beat {describe(top_cards)}",
+            ErrorCode.TOO_LOW, lambda: f"only more 2s or a joker beat {describe(top_cards)}"
         )
     if (
         options.twos == "up_a_count"
         and play.rank == RANK_TWO
         and top.rank != RANK_TWO
         and top.rank != JOKER_RANK
-        and play.count + 1 == top.count
+        and play.size + 1 == top.size
     ):
         return  # n twos beat any n + 1 cards
-    if play.count != top.count:
-        if not options.exact_count and play.count > top.count:
+    if play.size != top.size:
+        if not options.exact_count and play.size > top.size:
             return  # more cards beat fewer
-        raise Rejected(ErrorCode.WRONG_COUNT, _count_reason(top, top_cards, options))
+        raise Rejected(ErrorCode.WRONG_COUNT, lambda: _count_reason(top, top_cards, options))
     mine = strength(play.rank, revolution)
     theirs = strength(top.rank, revolution)
     if mine > theirs:
@@ -143,7 +149,7 @@ def check_beats(
             return
         if options.suit_order and play.top_suit > top.top_suit:
             return
-    raise Rejected(ErrorCode.TOO_LOW, _low_reason(top, top_cards, options, revolution))
+    raise Rejected(ErrorCode.TOO_LOW, lambda: _low_reason(top, top_cards, options, revolution))
 
 
 def _check_poker(
@@ -171,7 +177,7 @@ def _check_poker(
 
 def _count_reason(top: Combo, top_cards: int, options: Options) -> str:
     needed = {1: "a single card", 2: "a pair", 3: "three of a kind", 4: "four of a kind"}
-    what = needed.get(top.count, f"{top.count} cards")
+    what = needed.get(top.size, f"{top.size} cards")
     if options.exact_count:
         return f"{describe(top_cards)} must be answered with {what}"
     return f"{describe(top_cards)} must be answered with {what} or more cards"
@@ -187,7 +193,7 @@ def _low_reason(top: Combo, top_cards: int, options: Options, revolution: bool) 
     if options.equal_rank_answers:
         return f"{shape} needs the same rank or {word}"
     if 0 <= next_rank <= 12:
-        example = describe(RANK_MASKS[next_rank] & ((1 << (4 * next_rank + top.count)) - 1))
+        example = describe(RANK_MASKS[next_rank] & ((1 << (4 * next_rank + top.size)) - 1))
         return f"{shape} needs {example} or {word}"
     return f"nothing of that shape beats {shape}"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 
 
@@ -22,13 +23,27 @@ class ErrorCode(StrEnum):
     TOO_LOW = "TOO_LOW"
 
 
-class Rejected(Exception):  # noqa: N818 - a rejection is data, not a failure
-    """An action the rules refuse. Nothing changed."""
+class Rejected(Exception):
+    """An action the rules refuse. Nothing changed.
 
-    def __init__(self, code: ErrorCode, reason: str) -> None:
-        super().__init__(f"{code}: {reason}")
+    The sentence may be given as a function: bots probe many moves, and only
+    a rejection someone reads needs its words.
+    """
+
+    def __init__(self, code: ErrorCode, reason: str | Callable[[], str]) -> None:
+        super().__init__(code)
         self.code = code
-        self.reason = reason
+        self._reason = reason
+
+    @property
+    def reason(self) -> str:
+        """The sentence for a person."""
+        if not isinstance(self._reason, str):
+            self._reason = self._reason()
+        return self._reason
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.reason}"
 
 
 class CommandError(Exception):

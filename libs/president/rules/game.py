@@ -15,7 +15,7 @@ from typing import NamedTuple
 from president.rules import round as rnd
 from president.rules.cards import DECK_WITH_JOKERS_SIZE, STANDARD_DECK_SIZE
 from president.rules.errors import CommandError, ErrorCode, Rejected
-from president.rules.options import Options, OptionError, check_player_count
+from president.rules.options import OptionError, Options, check_player_count
 
 LOBBY = "lobby"
 DEALING = "dealing"
@@ -299,8 +299,8 @@ def _decide_leave(game: GameState, command: Leave) -> list[GameEvent]:
     if seat.leaving:
         raise CommandError("ALREADY_LEFT", f"{seat.player} has already left")
     left = SeatLeft(command.seat, seat.player or "", command.removed)
-    in_round = game.phase == ROUND and game.round is not None and (
-        command.seat in game.round.players
+    in_round = (
+        game.phase == ROUND and game.round is not None and (command.seat in game.round.players)
     )
     if in_round:
         return [left]  # a bot finishes the round; the seat is freed when it ends
@@ -365,9 +365,7 @@ def _decide_deal(game: GameState, command: DealRound) -> list[GameEvent]:
 def evolve(game: GameState, event: GameEvent) -> GameState:
     """Fold one event into the table."""
     if isinstance(event, rnd.RoundStarted):
-        return replace(
-            game, phase=ROUND, round_no=event.round_no, round=rnd.initial_state(event)
-        )
+        return replace(game, phase=ROUND, round_no=event.round_no, round=rnd.initial_state(event))
     if isinstance(event, rnd.RoundEnded):
         assert game.round is not None
         return replace(
@@ -459,7 +457,10 @@ def bot_seats(game: GameState) -> list[int]:
 
 def describe_game_event(event: GameEvent, seat_names: list[str]) -> str | None:
     """A sentence for the game-level events (round events: see render)."""
-    who = lambda seat: seat_names[seat] if seat < len(seat_names) else f"Seat {seat}"  # noqa: E731
+
+    def who(seat: int) -> str:
+        return seat_names[seat] if seat < len(seat_names) else f"Seat {seat}"
+
     if isinstance(event, SeatTaken):
         return f"{event.player} sits at seat {event.seat}{' (bot)' if event.is_bot else ''}."
     if isinstance(event, SeatLeft):
@@ -476,12 +477,14 @@ def describe_game_event(event: GameEvent, seat_names: list[str]) -> str | None:
     if isinstance(event, GameEnded):
         if event.stopped:
             return "The game is stopped, with no winner."
-        return "Game over. Winner" + ("s: " if len(event.winners) > 1 else ": ") + ", ".join(
-            who(s) for s in event.winners
-        ) + "."
+        return (
+            "Game over. Winner"
+            + ("s: " if len(event.winners) > 1 else ": ")
+            + ", ".join(who(s) for s in event.winners)
+            + "."
+        )
     if isinstance(event, GameInterrupted):
         return f"The game is interrupted: {event.reason}."
     if isinstance(event, ReturnedToLobby):
         return "The table is back in the lobby."
     return None
-

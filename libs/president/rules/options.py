@@ -67,28 +67,39 @@ class Options:
     scoring: str
     game_end: str
 
-    # -- derived facts the engine asks often -------------------------------
-    @property
-    def exact_count(self) -> bool:
-        return self.count_rule == "exact" or self.must_match_type
+    # -- derived facts the engine asks on every action, computed once ----------
+    exact_count: bool = dataclasses.field(init=False, compare=False, repr=False)
+    """A response has exactly the top's card count."""
+    sit_out: bool = dataclasses.field(init=False, compare=False, repr=False)
+    """A pass removes the player from the trick (``sit_out``, and always in rapid mode)."""
+    skip_rule: str = dataclasses.field(init=False, compare=False, repr=False)
+    """``skip_on_match`` as it acts: always off in rapid mode."""
+    equal_rank_answers: bool = dataclasses.field(init=False, compare=False, repr=False)
+    """Whether a response may match the top's rank.
 
-    @property
-    def sit_out(self) -> bool:
-        return self.pass_rule == "sit_out" or self.rapid
+    Besides ``equal_rank``, the skip rules and the social rule only make sense
+    when matching ranks may be played, so they allow it too.
+    """
 
-    @property
-    def skip_rule(self) -> str:
-        """``skip_on_match`` as it acts: always off in rapid mode."""
-        return "off" if self.rapid else self.skip_on_match
+    plain_compare: bool = dataclasses.field(init=False, compare=False, repr=False)
+    """Answers compare by rank alone: exact counts, no jokers, special 2s, suits or poker."""
 
-    @property
-    def equal_rank_answers(self) -> bool:
-        """Whether a response may match the top's rank.
-
-        Besides ``equal_rank``, the skip rules and the social rule only make
-        sense when matching ranks may be played, so they allow it too.
-        """
-        return self.equal_rank or self.skip_rule != "off" or self.social
+    def __post_init__(self) -> None:
+        skip_rule = "off" if self.rapid else self.skip_on_match
+        exact = self.count_rule == "exact" or self.must_match_type
+        derived = {
+            "plain_compare": exact
+            and not self.jokers
+            and self.twos == "plain"
+            and not self.suit_order
+            and not self.poker_hands,
+            "exact_count": self.count_rule == "exact" or self.must_match_type,
+            "sit_out": self.pass_rule == "sit_out" or self.rapid,
+            "skip_rule": skip_rule,
+            "equal_rank_answers": self.equal_rank or skip_rule != "off" or self.social,
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
     @property
     def target_score(self) -> int | None:
@@ -104,7 +115,7 @@ class Options:
         """Option name to value, in the form ``options_for`` takes back (cards as text)."""
         out: dict[str, Any] = {}
         for field in dataclasses.fields(self):
-            if field.name in ("min_players", "max_players"):
+            if field.name in ("min_players", "max_players") or not field.init:
                 continue
             out[field.name] = getattr(self, field.name)
         out["players"] = f"{self.min_players}..{self.max_players}"
@@ -239,9 +250,7 @@ def _parse_option(name: str, raw: Any) -> dict[str, Any]:
         return {name: value}
     if name in CHOICES:
         if raw not in CHOICES[name]:
-            raise OptionError(
-                f"option {name} is one of {', '.join(CHOICES[name])}, not {raw!r}"
-            )
+            raise OptionError(f"option {name} is one of {', '.join(CHOICES[name])}, not {raw!r}")
         return {name: raw}
     if name == "first_lead":
         try:

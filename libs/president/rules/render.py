@@ -53,13 +53,18 @@ def seat_name(seat: int, seat_names: list[str] | None = None) -> str:
 
 def event_to_text(event: Event, seat_names: list[str] | None = None) -> str | None:
     """One line for a player to read, or None for events that say nothing new."""
-    who = lambda seat: seat_name(seat, seat_names)  # noqa: E731
+
+    def who(seat: int) -> str:
+        return seat_name(seat, seat_names)
+
     if isinstance(event, RoundStarted):
         return f"Round {event.round_no} is dealt to {len(event.players)} players."
     if isinstance(event, CardsGiven):
         verb = "gives" if event.automatic else "returns"
         count = event.cards.bit_count()
-        return f"{who(event.giver)} {verb} {count} card{'s' * (count != 1)} to {who(event.receiver)}."
+        return (
+            f"{who(event.giver)} {verb} {count} card{'s' * (count != 1)} to {who(event.receiver)}."
+        )
     if isinstance(event, PlayStarted):
         if event.leader < 0:
             return "Play begins: anyone may open."
@@ -77,7 +82,11 @@ def event_to_text(event: Event, seat_names: list[str] | None = None) -> str | No
         leader = "anyone may open" if event.leader < 0 else f"{who(event.leader)} leads"
         return f"Trick won by {who(event.winner)}; {leader}."
     if isinstance(event, RevolutionChanged):
-        return "Revolution! The order is reversed." if event.active else "Counter-revolution: normal order."
+        return (
+            "Revolution! The order is reversed."
+            if event.active
+            else "Counter-revolution: normal order."
+        )
     if isinstance(event, PlayerWentOut):
         if event.penalised:
             return f"{who(event.seat)} went out with 2s and takes the worst free place."

@@ -10,7 +10,7 @@ named tuple; hands are bitmasks (see :mod:`president.rules.cards`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from president.rules import bots
 from president.rules.cards import (
@@ -19,13 +19,14 @@ from president.rules.cards import (
     RANK_MASKS,
     RANK_THREE,
     RANK_TWO,
+    RANK_WORDS,
     card_name,
-    describe,
+    names,
     strongest,
 )
 from president.rules.combos import SET, Combo, check_beats, classify, set_rank, strength
 from president.rules.errors import ErrorCode, Rejected
-from president.rules.options import Options, OptionError, check_player_count
+from president.rules.options import OptionError, Options, check_player_count
 
 EXCHANGE = "exchange"
 PLAY = "play"
@@ -171,7 +172,7 @@ class Pending(NamedTuple):
 
     giver: int
     receiver: int
-    count: int
+    size: int
 
 
 class RoundState(NamedTuple):
@@ -216,7 +217,13 @@ class RoundState(NamedTuple):
 
 _FIELDS = RoundState._fields
 _I = {name: index for index, name in enumerate(_FIELDS)}
-_make = RoundState._make
+_tuple_new = tuple.__new__
+
+
+def _make(values: list[Any]) -> RoundState:
+    return _tuple_new(RoundState, values)  # type: ignore[no-any-return]
+
+
 I_PHASE = _I["phase"]
 I_HANDS = _I["hands"]
 I_TO_ACT = _I["to_act"]
@@ -259,7 +266,9 @@ def start_round(
     seats = tuple(players) if players is not None else tuple(range(seat_count))
     check_player_count(options, len(seats))
     if any(not 0 <= seat < seat_count for seat in seats) or len(set(seats)) != len(seats):
-        raise OptionError(f"the players {list(seats)} are not distinct seats of 0..{seat_count - 1}")
+        raise OptionError(
+            f"the players {list(seats)} are not distinct seats of 0..{seat_count - 1}"
+        )
     _check_deal(options, hands, set_aside)
     standings = tuple(previous_standings or ())
     if round_no > 1 and standings and sorted(standings) != sorted(seats):
@@ -333,9 +342,7 @@ def _opening(
     return lowest[1], 0
 
 
-def _exchange_pairs(
-    options: Options, standings: tuple[int, ...]
-) -> list[tuple[int, int, int]]:
+def _exchange_pairs(options: Options, standings: tuple[int, ...]) -> list[tuple[int, int, int]]:
     """(giver, receiver, count) from the outside in: bottom to top, then second pair."""
     pairs = []
     count_players = len(standings)
@@ -383,11 +390,12 @@ def initial_state(started: RoundStarted) -> RoundState:
 # --------------------------------------------------------------------------- evolve
 def evolve(state: RoundState, event: Event) -> RoundState:
     """Fold one event into the state. Holds no rules: events say what happened."""
-    return _EVOLVE[type(event)](state, event)  # type: ignore[operator]
+    evolved: RoundState = _EVOLVE[type(event)](state, event)  # type: ignore[operator]
+    return evolved
 
 
 def _with(state: RoundState, changes: dict[int, object]) -> RoundState:
-    values = list(state)
+    values: list[Any] = list(state)
     for index, value in changes.items():
         values[index] = value
     return _make(values)
@@ -423,57 +431,56 @@ def _evolve_play_started(state: RoundState, event: PlayStarted) -> RoundState:
 def _evolve_played(state: RoundState, event: CardsPlayed) -> RoundState:
     seat = event.seat
     cards = event.cards
+    values: list[Any] = list(state)
     hands = list(state.hands)
     hands[seat] &= ~cards
-    rank = set_rank(cards)
+    values[I_HANDS] = tuple(hands)
+    rank = ((cards & -cards).bit_length() - 1) >> 2
+    if cards & ~RANK_MASKS[rank]:
+        rank = -1
     if rank >= 0 and rank == state.run_rank and state.top:
-        run_count = state.run_count + cards.bit_count()
+        values[I_RUN_COUNT] = state.run_count + cards.bit_count()
     else:
-        run_count = cards.bit_count() if rank >= 0 else 0
-    changes: dict[int, object] = {
-        I_HANDS: tuple(hands),
-        I_TOP: cards,
-        I_TOP_SEAT: seat,
-        I_TRICK_VERSION: event.trick_version,
-        I_MOVES: state.moves + 1,
-        I_RUN_RANK: rank,
-        I_RUN_COUNT: run_count,
-        I_TO_ACT: event.next_to_act,
-        I_SAME: event.same_or_nothing,
-        I_MUST_INCLUDE: 0,
-    }
+        values[I_RUN_COUNT] = cards.bit_count() if rank >= 0 else 0
+    values[I_RUN_RANK] = rank
     if not state.top:
-        changes[I_TRICK_LEADER] = seat
+        values[I_TRICK_LEADER] = seat
+    values[I_TOP] = cards
+    values[I_TOP_SEAT] = seat
+    values[I_TRICK_VERSION] = event.trick_version
+    values[I_MOVES] = state.moves + 1
+    values[I_TO_ACT] = event.next_to_act
+    values[I_SAME] = event.same_or_nothing
+    values[I_MUST_INCLUDE] = 0
     if state.new_cards[seat]:
         new_cards = list(state.new_cards)
         new_cards[seat] = 0
-        changes[I_NEW] = tuple(new_cards)
-    return _with(state, changes)
+        values[I_NEW] = tuple(new_cards)
+    return _tuple_new(RoundState, values)  # type: ignore[no-any-return]
 
 
 def _evolve_passed(state: RoundState, event: Passed) -> RoundState:
-    sat_out = state.sat_out | _bit(event.seat) if state.options.sit_out else state.sat_out
-    return _with(
-        state,
-        {I_MOVES: state.moves + 1, I_SAT_OUT: sat_out, I_TO_ACT: event.next_to_act, I_SAME: False},
-    )
+    values: list[Any] = list(state)
+    values[I_MOVES] = state.moves + 1
+    if state.options.sit_out:
+        values[I_SAT_OUT] = state.sat_out | 1 << event.seat
+    values[I_TO_ACT] = event.next_to_act
+    values[I_SAME] = False
+    return _make(values)
 
 
 def _evolve_closed(state: RoundState, event: TrickClosed) -> RoundState:
-    return _with(
-        state,
-        {
-            I_TOP: 0,
-            I_TOP_SEAT: NOBODY,
-            I_TRICK_LEADER: NOBODY,
-            I_TRICK_VERSION: event.trick_version,
-            I_SAT_OUT: 0,
-            I_RUN_RANK: -1,
-            I_RUN_COUNT: 0,
-            I_SAME: False,
-            I_TO_ACT: event.leader,
-        },
-    )
+    values: list[Any] = list(state)
+    values[I_TOP] = 0
+    values[I_TOP_SEAT] = NOBODY
+    values[I_TRICK_LEADER] = NOBODY
+    values[I_TRICK_VERSION] = event.trick_version
+    values[I_SAT_OUT] = 0
+    values[I_RUN_RANK] = -1
+    values[I_RUN_COUNT] = 0
+    values[I_SAME] = False
+    values[I_TO_ACT] = event.leader
+    return _make(values)
 
 
 def _evolve_revolution(state: RoundState, event: RevolutionChanged) -> RoundState:
@@ -568,17 +575,17 @@ def check_play(state: RoundState, seat: int, cards: int, version: int | None = N
     elif seat != state.to_act:
         social = options.social and _completes_four(state, seat, cards)
         if not social:
-            raise Rejected(ErrorCode.NOT_YOUR_TURN, f"it is seat {state.to_act}'s turn")
+            raise Rejected(ErrorCode.NOT_YOUR_TURN, lambda: f"it is seat {state.to_act}'s turn")
     elif state.sat_out >> seat & 1:  # pragma: no cover - the turn never reaches a sat-out seat
         raise Rejected(ErrorCode.SAT_OUT, "you passed: you are out of this trick")
     if cards & ~hands[seat]:
-        missing = " ".join(card_name(c) for c in range(54) if (cards & ~hands[seat]) >> c & 1)
-        raise Rejected(ErrorCode.NOT_IN_HAND, f"you do not hold {missing}")
+        missing = cards & ~hands[seat]
+        raise Rejected(ErrorCode.NOT_IN_HAND, lambda: f"you do not hold {' '.join(names(missing))}")
     combo = classify(cards, options, state.revolution)
     if (
         options.poker_hands
         and combo.kind == SET
-        and combo.count == 4
+        and combo.size == 4
         and combo.rank != JOKER_RANK
         and cards != hands[seat]
     ):
@@ -596,11 +603,23 @@ def check_play(state: RoundState, seat: int, cards: int, version: int | None = N
     if state.same_or_nothing and seat == state.to_act and combo.rank != state.run_rank:
         raise Rejected(
             ErrorCode.SAME_OR_NOTHING,
-            f"same or nothing: play {describe(state.top)} of the same rank, or pass",
+            lambda: (
+                f"same or nothing: you may only answer with {RANK_WORDS[state.run_rank]}s "
+                "of the same count, or pass"
+            ),
         )
-    if state.top:
-        top_combo = classify(state.top, options, state.revolution)
-        check_beats(combo, cards, top_combo, state.top, options, state.revolution)
+    top = state.top
+    if top:
+        top_combo = classify(top, options, state.revolution)
+        if options.plain_compare and combo.size == top_combo.size:
+            # The common case, inline: one rank against one rank, same count.
+            if state.revolution:
+                mine, theirs = 12 - combo.rank, 12 - top_combo.rank
+            else:
+                mine, theirs = combo.rank, top_combo.rank
+            if mine > theirs or (mine == theirs and options.equal_rank_answers):
+                return combo
+        check_beats(combo, cards, top_combo, top, options, state.revolution)
     return combo
 
 
@@ -632,55 +651,65 @@ def _decide_play(state: RoundState, seat: int, cards: int, version: int | None) 
     combo = check_play(state, seat, cards, version)
     options = state.options
     hands = list(state.hands)
-    hands[seat] &= ~cards
+    left = hands[seat] & ~cards
+    hands[seat] = left
     trick_version = state.trick_version + 1
-    rank = combo.rank if combo.kind == SET else -1
-    matched = bool(state.top) and rank >= 0 and rank == state.run_rank
-    run_count = state.run_count + combo.count if matched else combo.count
-    events: list[Event] = []
-    played_at = len(events)
-    events.append(CardsPlayed(seat, cards, trick_version, NOBODY, (), False))
+    is_set = combo.kind == SET
+    rank = combo.rank if is_set else -1
+    matched = state.top != 0 and is_set and rank == state.run_rank
+    run_count = state.run_count + combo.size if matched else combo.size
+    after: list[Event] = []
+    if options.revolution and is_set and combo.size == 4 and rank != JOKER_RANK:
+        after.append(RevolutionChanged(not state.revolution))
+    if not left:
+        after.append(PlayerWentOut(seat, options.finish_with_two and rank == RANK_TWO))
+        if len(hands) - hands.count(0) <= 1:
+            played = CardsPlayed(seat, cards, trick_version, NOBODY, (), False)
+            return [played, *after, _round_end(state, hands, [played, *after])]
 
-    if options.revolution and combo.kind == SET and combo.count == 4 and rank != JOKER_RANK:
-        events.append(RevolutionChanged(not state.revolution))
-    if not hands[seat]:
-        penalised = options.finish_with_two and rank == RANK_TWO
-        events.append(PlayerWentOut(seat, penalised))
-    holders = sum(1 for hand in hands if hand)
-    if holders <= 1:
-        events.append(_round_end(state, hands, seat, events))
-        return events
-
-    closes = bool(cards & JOKERS) or (combo.kind == SET and combo.count > 0 and (
-        (options.four_closes and run_count >= 4)
-        or (options.strongest_closes and rank == (RANK_THREE if state.revolution else RANK_TWO))
-        or (
-            options.social
-            and run_count == 4
-            and rank not in (RANK_TWO, RANK_THREE, JOKER_RANK)
+    closes = bool(cards & JOKERS) or (
+        is_set
+        and (
+            (options.four_closes and run_count >= 4)
+            or (options.strongest_closes and rank == (RANK_THREE if state.revolution else RANK_TWO))
+            or (options.social and run_count == 4 and rank not in _NOT_SOCIAL)
         )
-    ))
+    )
+    next_seat, restricted = NOBODY, False
+    skipped: tuple[int, ...] = ()
     if not closes:
         if options.rapid:
-            others = _holders_mask(hands) & ~_bit(seat)
+            others = _holders_mask(hands) & ~(1 << seat)
             closes = others & ~state.sat_out == 0
+        elif not options.one_lap and (not matched or options.skip_rule == "off"):
+            # The common case, inline: the next seat with cards still in the trick.
+            sat_out = state.sat_out if options.sit_out else 0
+            seat_count = len(hands)
+            other = seat
+            while True:
+                other += 1
+                if other == seat_count:
+                    other = 0
+                if other == seat:
+                    closes = True
+                    break
+                if hands[other] and not sat_out >> other & 1:
+                    next_seat = other
+                    break
         else:
+            lap_leader = (state.trick_leader if state.top else seat) if options.one_lap else NOBODY
             skip = options.skip_rule if matched else "off"
-            lap_leader = (
-                (state.trick_leader if state.top else seat) if options.one_lap else NOBODY
-            )
             next_seat, skipped, restricted, closes = _walk(
-                state, hands, seat, seat, lap_leader, skip, rank, combo.count
+                state, hands, seat, seat, lap_leader, skip, rank, combo.size
             )
-            if not closes:
-                events[played_at] = CardsPlayed(
-                    seat, cards, trick_version, next_seat, skipped, restricted
-                )
-            elif skipped:
-                events[played_at] = CardsPlayed(seat, cards, trick_version, NOBODY, skipped, False)
+    played = CardsPlayed(seat, cards, trick_version, next_seat, skipped, restricted)
+    events: list[Event] = [played, *after] if after else [played]
     if closes:
         events.append(TrickClosed(trick_version + 1, seat, _leader_after(options, hands, seat)))
     return events
+
+
+_NOT_SOCIAL = (RANK_TWO, RANK_THREE, JOKER_RANK)
 
 
 def _decide_pass(state: RoundState, seat: int, version: int | None) -> list[Event]:
@@ -750,7 +779,7 @@ def _walk(
     seat = after
     for _ in range(seat_count):
         seat = (seat + 1) % seat_count
-        if seat == last or seat == lap_leader:
+        if seat in (last, lap_leader):
             return NOBODY, skipped, False, True
         if not hands[seat] or sat_out >> seat & 1:
             continue
@@ -788,9 +817,7 @@ def _leader_after(options: Options, hands: list[int] | tuple[int, ...], winner: 
     return NOBODY
 
 
-def _round_end(
-    state: RoundState, hands: list[int], last_seat: int, events: list[Event]
-) -> RoundEnded:
+def _round_end(state: RoundState, hands: list[int], events: list[Event]) -> RoundEnded:
     finished = list(state.finished)
     penalised = list(state.penalised)
     for event in events:
@@ -863,17 +890,21 @@ def _decide_return(state: RoundState, seat: int, cards: int) -> list[Event]:
     owed = next((p for p in state.pending if p.giver == seat), None)
     if owed is None:
         raise Rejected(ErrorCode.WRONG_GIVE, "you have no cards to return in this exchange")
-    if cards.bit_count() != owed.count:
-        plural = "card" if owed.count == 1 else "cards"
-        raise Rejected(ErrorCode.WRONG_GIVE, f"you return exactly {owed.count} {plural}")
+    if cards.bit_count() != owed.size:
+        plural = "card" if owed.size == 1 else "cards"
+        raise Rejected(ErrorCode.WRONG_GIVE, f"you return exactly {owed.size} {plural}")
     if cards & ~state.hands[seat]:
         missing = " ".join(card_name(c) for c in range(54) if (cards & ~state.hands[seat]) >> c & 1)
         raise Rejected(ErrorCode.NOT_IN_HAND, f"you do not hold {missing}")
     events: list[Event] = [CardsGiven(seat, owed.receiver, cards, False)]
     if len(state.pending) == 1:
         leader, _ = _opening(
-            state.options, state.hands, state.players, state.round_no,
-            state.previous_standings, None,
+            state.options,
+            state.hands,
+            state.players,
+            state.round_no,
+            state.previous_standings,
+            None,
         )
         events.append(PlayStarted(leader))
     return events
@@ -892,7 +923,7 @@ def _decide_timeout(state: RoundState, expected: int | None) -> list[Event]:
         events.append(TimedOut(NOBODY))
         current = state
         for owed in state.pending:
-            cards = bots.choose_return(current, owed.giver, owed.count)
+            cards = bots.choose_return(current, owed.giver, owed.size)
             produced = _decide_return(current, owed.giver, cards)
             events.extend(produced)
             for event in produced:
@@ -925,7 +956,7 @@ Action = tuple[str, int]
 
 
 def legal_actions(state: RoundState, seat: int) -> list[Action]:
-    """Every action ``seat`` may take now: ``("play", cards)``, ``("pass", 0)``, ``("give", cards)``.
+    """Every action ``seat`` may take now: ``("play", cards)``, ``("pass", 0)``, ``("give", …)``.
 
     Each listed action is accepted by :func:`decide`; every other is rejected.
     """
@@ -933,7 +964,7 @@ def legal_actions(state: RoundState, seat: int) -> list[Action]:
         owed = next((p for p in state.pending if p.giver == seat), None)
         if owed is None:
             return []
-        return [("give", cards) for cards in _subsets_of_size(state.hands[seat], owed.count)]
+        return [("give", cards) for cards in _subsets_of_size(state.hands[seat], owed.size)]
     if state.phase != PLAY or not 0 <= seat < state.seat_count or not state.hands[seat]:
         return []
     actions: list[Action] = []
@@ -964,11 +995,7 @@ def candidate_plays(hand: int, poker_hands: bool) -> list[int]:
             plays.append(sub)
             sub = (sub - 1) & group
     if poker_hands:
-        plays.extend(
-            cards
-            for cards in _subsets_of_size(hand & ~JOKERS, 5)
-            if set_rank(cards) < 0
-        )
+        plays.extend(cards for cards in _subsets_of_size(hand & ~JOKERS, 5) if set_rank(cards) < 0)
     return plays
 
 

@@ -28,8 +28,18 @@ from president.rules.round import (
 )
 
 _KNOWN_KEYS = {
-    "name", "preset", "options", "hands", "round", "previous_standings", "scores",
-    "leader", "actions", "expect", "description", "set_aside",
+    "name",
+    "preset",
+    "options",
+    "hands",
+    "round",
+    "previous_standings",
+    "scores",
+    "leader",
+    "actions",
+    "expect",
+    "description",
+    "set_aside",
 }
 
 
@@ -46,7 +56,9 @@ def parse_action(text: str, seat_count: int) -> Command:
         raise ScenarioError(f"action {text!r}: write SEAT VERB [CARDS...] [@VERSION] or timeout")
     seat_text, verb, *rest = words
     if not seat_text.isdigit() or int(seat_text) >= seat_count:
-        raise ScenarioError(f"action {text!r}: seat {seat_text} is not a seat of 0..{seat_count - 1}")
+        raise ScenarioError(
+            f"action {text!r}: seat {seat_text} is not a seat of 0..{seat_count - 1}"
+        )
     seat = int(seat_text)
     version: int | None = None
     if rest and rest[-1].startswith("@"):
@@ -92,7 +104,9 @@ def load_round(scenario: Mapping[str, Any]) -> tuple[RoundState, list[Command]]:
             raise ScenarioError(f"hand of seat {seat}: {error}") from None
         twice = seen.intersection(cards) or (set() if not has_duplicates(cards) else set(cards))
         if twice:
-            raise ScenarioError(f"hand of seat {seat}: a card is held twice ({names(to_mask(twice))[0]})")
+            raise ScenarioError(
+                f"hand of seat {seat}: a card is held twice ({names(to_mask(twice))[0]})"
+            )
         seen.update(cards)
         hands.append(to_mask(cards))
     round_no = scenario.get("round", 1) or 1
@@ -164,15 +178,19 @@ def run_scenario(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _same(expected: Any, actual: Any) -> bool:
     if isinstance(expected, list) and expected and all(isinstance(x, list) for x in expected):
-        return isinstance(actual, list) and len(actual) == len(expected) and all(
-            _same(e, a) for e, a in zip(expected, actual, strict=True)
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(_same(e, a) for e, a in zip(expected, actual, strict=True))
         )
     if isinstance(expected, list) and all(isinstance(x, str) for x in expected):
         return isinstance(actual, list) and sorted(map(str.upper, expected)) == sorted(actual)
     return bool(expected == actual)
 
 
-def mismatches(trace: Sequence[Mapping[str, Any]], expect: Sequence[Mapping[str, Any]]) -> list[str]:
+def mismatches(
+    trace: Sequence[Mapping[str, Any]], expect: Sequence[Mapping[str, Any]]
+) -> list[str]:
     """Where the trace differs from ``expect`` (card lists compare as sets)."""
     problems = []
     if len(expect) > len(trace):

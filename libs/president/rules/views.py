@@ -74,7 +74,7 @@ def round_view(state: RoundState, seat: int | None) -> dict[str, Any]:
         view["same_or_nothing"] = state.same_or_nothing and state.to_act == seat
         if state.phase == EXCHANGE:
             owed = [p for p in state.pending if p.giver == seat]
-            view["return_owed"] = owed[0].count if owed else 0
+            view["return_owed"] = owed[0].size if owed else 0
         view["legal"] = [
             {"verb": verb, "cards": names(cards)} for verb, cards in legal_actions(state, seat)
         ]
@@ -96,9 +96,7 @@ def view_for(game: GameState, seat: int | None) -> dict[str, Any]:
         "preset": game.options.preset,
         "game": game.game_no,
         "round_no": game.round_no,
-        "seats": [
-            {"player": s.player, "bot": s.is_bot, "left": s.leaving} for s in game.seats
-        ],
+        "seats": [{"player": s.player, "bot": s.is_bot, "left": s.leaving} for s in game.seats],
         "scores": list(game.scores),
         "last_standings": list(game.standings),
         "winners": list(game.winners),
