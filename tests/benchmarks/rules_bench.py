@@ -113,7 +113,8 @@ def main() -> None:
         f"{platform.machine()}, one core, {ROUNDS} four-player rounds per preset"
     )
     print(
-        f"{'preset':<13}{'actions/s':>12}{'rejections/s':>14}{'bot rounds/s':>14}{'actions/round':>15}"
+        f"{'preset':<13}{'actions/s':>12}{'rejections/s':>14}"
+        f"{'bot rounds/s':>14}{'actions/round':>15}"
     )
     for preset in PRESETS:
         result = bench_preset(preset)
