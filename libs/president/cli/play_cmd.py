@@ -70,10 +70,10 @@ def play(
             for seat in event.players:
                 typer.echo(f"  {seat_names[seat]} is dealt {' '.join(names(event.hands[seat]))}")
             return
-        text = g.describe_game_event(event, seat_names) or event_to_text(event, seat_names)  # type: ignore[arg-type]
-        if text is None:
-            return
-        typer.echo(("  " if table.phase == g.ROUND else "") + text)
+        table_text = g.describe_game_event(event, seat_names)
+        text = table_text or "  " + (event_to_text(event, seat_names) or "")  # type: ignore[arg-type]
+        if text.strip():
+            typer.echo(text)
         if isinstance(event, RoundEnded):
             titles = roles(options.preset, event.standings)
             for seat in event.standings:
