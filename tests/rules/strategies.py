@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 from hypothesis import strategies as st
+
 from president.deal import deal
 from president.rules import round as rnd
 from president.rules.cards import to_mask

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from president.localplay import deal_round, next_bot_command, play_game, round_secret
 from president.rules import game as g
 from president.rules import round as rnd

@@ -25,7 +25,9 @@ GAMES = [
 
 
 @pytest.mark.parametrize(("preset", "players", "seed", "rounds"), GAMES)
-def test_seeded_game_matches_its_golden_log(preset: str, players: int, seed: int, rounds: int) -> None:
+def test_seeded_game_matches_its_golden_log(
+    preset: str, players: int, seed: int, rounds: int
+) -> None:
     args = ["play", "--preset", preset, "--players", str(players), "--seed", str(seed)]
     if rounds:
         args += ["--rounds", str(rounds)]

@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import president.rules
 import pytest
+
+import president.rules
 from president.rules.options import PRESETS, OptionError, check_player_count, options_for
 
 RULES_DIR = Path(president.rules.__file__).parent

@@ -8,6 +8,7 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from president.rules import round as rnd
 from president.rules.cards import FULL_DECK, JOKERS, card_name, cards_of
 from president.rules.errors import Rejected

@@ -221,7 +221,7 @@ _tuple_new = tuple.__new__
 
 
 def _make(values: list[Any]) -> RoundState:
-    return _tuple_new(RoundState, values)  # type: ignore[no-any-return]
+    return _tuple_new(RoundState, values)
 
 
 I_PHASE = _I["phase"]
@@ -456,7 +456,7 @@ def _evolve_played(state: RoundState, event: CardsPlayed) -> RoundState:
         new_cards = list(state.new_cards)
         new_cards[seat] = 0
         values[I_NEW] = tuple(new_cards)
-    return _tuple_new(RoundState, values)  # type: ignore[no-any-return]
+    return _tuple_new(RoundState, values)
 
 
 def _evolve_passed(state: RoundState, event: Passed) -> RoundState:
