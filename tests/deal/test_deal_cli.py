@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from president import deal as deal_mod
 from president.cli.main import app
 from president.rules.cards import card_name
-from typer.testing import CliRunner
 
 VECTOR_HEX = bytes(range(32)).hex()
 VECTOR_FINGERPRINT = "d44b6082c4a07621beb646bc263416d507194c5cbe936ee6a514b85243cd9c07"

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from president import deal as deal_mod
 from president.deal import RandomStream
 

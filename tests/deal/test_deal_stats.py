@@ -21,6 +21,7 @@ import math
 from collections.abc import Sequence
 
 import pytest
+
 from president import deal as deal_mod
 
 ALPHA = 1e-8

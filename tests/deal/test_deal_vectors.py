@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+
 from president import deal as deal_mod
 from president.rules.cards import card_name, parse_cards
 
