@@ -1,0 +1,1 @@
+"""Alembic environment of the event store: ``president.store.migrate`` runs it."""

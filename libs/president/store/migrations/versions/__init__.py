@@ -1,0 +1,1 @@
+"""The event store's migrations, oldest first."""

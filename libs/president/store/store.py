@@ -1,0 +1,436 @@
+"""``EventStore``: append-only streams on SQLite or PostgreSQL, through one code path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import MappingProxyType, TracebackType
+from typing import Any, Self
+
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    Row,
+    Select,
+    func,
+    insert,
+    literal_column,
+    select,
+    text,
+    tuple_,
+    update,
+)
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.sql.elements import ColumnClause
+
+from president.store.chain import GENESIS_HASH, hash_canonical
+from president.store.engine import create_store_engine
+from president.store.migrate import head_revision
+from president.store.migrate import migrate as run_migrations
+from president.store.records import (
+    JSON,
+    AppendResult,
+    CommandIdReused,
+    ConcurrencyConflict,
+    NewEvent,
+    Position,
+    SchemaNotReady,
+    StoredEvent,
+    canonical_json,
+    json_object,
+)
+from president.store.schema import events, tracking
+
+Handler = Callable[[StoredEvent, Connection], None]
+"""A consumer's handler: one event, and the connection of the transaction that tracks it."""
+
+MAX_ID_LENGTH = 200
+
+_EVENT_COLUMNS = (
+    events.c.stream_id,
+    events.c.version,
+    events.c.type,
+    events.c.payload,
+    events.c.metadata,
+    events.c.tx_id,
+    events.c.id,
+    events.c.hash,
+    events.c.previous_hash,
+)
+
+# PostgreSQL: every transaction older than this one has ended (committed or not).
+_PG_VISIBLE_BELOW: ColumnClause[int] = literal_column(
+    "pg_snapshot_xmin(pg_current_snapshot())::text::bigint", BigInteger
+)
+
+
+class _StaleVersion(Exception):
+    def __init__(self, actual: int) -> None:
+        self.actual = actual
+
+
+class EventStore:
+    """Append-only event streams with a gap-free global order and consumer tracking.
+
+    One stream per aggregate (``"table-<id>"``), versions 1, 2, 3… per stream.
+    Every method runs its own short transaction and is safe to call from many
+    threads; open one store per process and share it.
+
+    The global order is ``Position`` order. On SQLite, writers take turns, so
+    row ids grow in commit order. On PostgreSQL, each row records its writing
+    transaction's id, and ``read_all`` returns only rows of transactions older
+    than the oldest one still running: every later commit lands after them, so
+    a follower of ``read_all`` never skips a committed event.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        """Use ``engine`` (see ``create_store_engine``); ``from_url`` is the usual door."""
+        self._engine = engine
+        self._postgres = engine.dialect.name == "postgresql"
+
+    @classmethod
+    def from_url(cls, url: str | URL, *, migrate: bool = False, **engine_options: Any) -> Self:
+        """Open the store in the database at ``url``.
+
+        ``sqlite:///path.db`` or ``postgresql://user@host/db`` (driven by
+        psycopg 3). With ``migrate=True`` the schema is first created or
+        upgraded; otherwise it must already be at the newest migration
+        (``president.store.migrate(url)``), or ``SchemaNotReady`` is raised.
+        """
+        if migrate:
+            run_migrations(url)
+        store = cls(create_store_engine(url, **engine_options))
+        try:
+            store._check_schema()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine (for tests and for consumers' own tables)."""
+        return self._engine
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------
+
+    def append(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events_to_append: Sequence[NewEvent],
+        command_id: str,
+        *,
+        time: datetime | None = None,
+    ) -> AppendResult:
+        """Append events to a stream that is at ``expected_version``, all or nothing.
+
+        ``expected_version`` is the stream's current version (0 for a new
+        stream); the events get the versions after it. Each event's metadata
+        gets the ``command_id`` and the ``time`` (ISO 8601; default: now, UTC).
+
+        The command id makes the append idempotent: appending the same command
+        id again, from any process, writes nothing and returns the first
+        append's result. Raises ``ConcurrencyConflict`` when the stream is at
+        another version (nothing is written), ``CommandIdReused`` when the
+        command id already wrote to another stream, ``ValueError`` on bad input.
+        """
+        _check_id("stream id", stream_id)
+        _check_id("command id", command_id)
+        if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+            raise TypeError(f"expected_version is an int, got {expected_version!r}")
+        if expected_version < 0:
+            raise ValueError(f"expected_version is 0 or more, got {expected_version}")
+        if not events_to_append:
+            raise ValueError(f"nothing to append to {stream_id!r}: give at least one event")
+        for item in events_to_append:
+            if not isinstance(item, NewEvent):
+                raise TypeError(f"append takes NewEvent values, got {type(item).__name__}")
+        stamp = _iso_time(time)
+        metadata_texts = [
+            canonical_json(_stamped(item.metadata, command_id, stamp)) for item in events_to_append
+        ]
+        try:
+            with self._engine.begin() as connection:
+                head = connection.execute(
+                    select(events.c.version, events.c.hash)
+                    .where(events.c.stream_id == stream_id)
+                    .order_by(events.c.version.desc())
+                    .limit(1)
+                ).first()
+                actual = 0 if head is None else int(head.version)
+                if actual != expected_version:
+                    raise _StaleVersion(actual)
+                previous_hash = GENESIS_HASH if head is None else str(head.hash)
+                rows: list[dict[str, Any]] = []
+                for seq, (item, metadata_text) in enumerate(
+                    zip(events_to_append, metadata_texts, strict=True)
+                ):
+                    version = expected_version + 1 + seq
+                    digest = hash_canonical(
+                        stream_id, version, item.type, item.payload, metadata_text, previous_hash
+                    )
+                    rows.append(
+                        {
+                            "stream_id": stream_id,
+                            "version": version,
+                            "type": item.type,
+                            "payload": item.payload,
+                            "metadata": metadata_text,
+                            "command_id": command_id,
+                            "command_seq": seq,
+                            "hash": digest,
+                            "previous_hash": previous_hash,
+                        }
+                    )
+                    previous_hash = digest
+                inserted = connection.execute(
+                    insert(events).returning(
+                        events.c.tx_id, events.c.id, sort_by_parameter_order=True
+                    ),
+                    rows,
+                ).all()
+        except _StaleVersion as stale:
+            earlier = self._command_result(command_id, stream_id)
+            if earlier is not None:
+                return earlier
+            raise ConcurrencyConflict(stream_id, expected_version, stale.actual) from None
+        except IntegrityError:
+            # Another append took these versions, or this command id, first.
+            earlier = self._command_result(command_id, stream_id)
+            if earlier is not None:
+                return earlier
+            actual = self.current_version(stream_id)
+            raise ConcurrencyConflict(stream_id, expected_version, actual) from None
+        return AppendResult(
+            stream_id=stream_id,
+            first_version=expected_version + 1,
+            last_version=expected_version + len(rows),
+            positions=tuple(Position(int(row.tx_id), int(row.id)) for row in inserted),
+        )
+
+    def _command_result(self, command_id: str, stream_id: str) -> AppendResult | None:
+        with self._reading() as connection:
+            found = connection.execute(
+                select(events.c.stream_id, events.c.version, events.c.tx_id, events.c.id)
+                .where(events.c.command_id == command_id)
+                .order_by(events.c.command_seq)
+            ).all()
+        if not found:
+            return None
+        first_stream = str(found[0].stream_id)
+        if first_stream != stream_id:
+            raise CommandIdReused(command_id, stream_id, first_stream)
+        return AppendResult(
+            stream_id=stream_id,
+            first_version=int(found[0].version),
+            last_version=int(found[-1].version),
+            positions=tuple(Position(int(row.tx_id), int(row.id)) for row in found),
+        )
+
+    # -- reading ---------------------------------------------------------------
+
+    def current_version(self, stream_id: str) -> int:
+        """The stream's version: its last event's version, 0 if it has none."""
+        with self._reading() as connection:
+            version = connection.execute(
+                select(func.max(events.c.version)).where(events.c.stream_id == stream_id)
+            ).scalar()
+        return 0 if version is None else int(version)
+
+    def read_stream(self, stream_id: str, from_version: int = 1) -> list[StoredEvent]:
+        """The stream's events from ``from_version`` on, in version order."""
+        query = (
+            select(*_EVENT_COLUMNS)
+            .where(events.c.stream_id == stream_id, events.c.version >= from_version)
+            .order_by(events.c.version)
+        )
+        with self._reading() as connection:
+            return [_stored(row) for row in connection.execute(query)]
+
+    def read_all(self, after: Position | None = None, limit: int = 1000) -> list[StoredEvent]:
+        """Up to ``limit`` committed events after position ``after`` (``None``: from the start).
+
+        Positions grow in the returned order; read again from the last
+        returned event's position to follow the store. No event that commits
+        later can land before a returned one, so a follower sees every event
+        exactly once. Within a stream the order is the version order.
+
+        On PostgreSQL an event shows up once every transaction that started
+        before its own has ended, so one long-running transaction on the
+        server delays (never loses) events for every follower.
+        """
+        if limit < 1:
+            raise ValueError(f"limit is 1 or more, got {limit}")
+        start = after or Position.START
+        query: Select[Any] = (
+            select(*_EVENT_COLUMNS)
+            .where(tuple_(events.c.tx_id, events.c.id) > tuple_(start.transaction, start.id))
+            .order_by(events.c.tx_id, events.c.id)
+            .limit(limit)
+        )
+        if self._postgres:
+            query = query.where(events.c.tx_id < select(_PG_VISIBLE_BELOW).scalar_subquery())
+        with self._reading() as connection:
+            return [_stored(row) for row in connection.execute(query)]
+
+    # -- tracking --------------------------------------------------------------
+
+    def tracked_position(self, consumer: str) -> Position:
+        """The position of the last event ``consumer`` processed (``Position.START`` if none)."""
+        with self._reading() as connection:
+            row = connection.execute(
+                select(tracking.c.position_tx, tracking.c.position_id).where(
+                    tracking.c.consumer == consumer
+                )
+            ).first()
+        return Position.START if row is None else Position(int(row[0]), int(row[1]))
+
+    def process(
+        self,
+        consumer: str,
+        handler: Handler,
+        *,
+        source: EventStore | None = None,
+        limit: int = 100,
+    ) -> int:
+        """Hand ``consumer`` the next events it has not processed; returns how many it handled.
+
+        Reads up to ``limit`` events after the consumer's tracked position from
+        ``source`` (default: this store). For each event, in one transaction
+        of this store's database: lock the consumer's tracking row, call
+        ``handler(event, connection)``, and advance the tracking row. Whatever
+        the handler writes with ``connection`` commits together with the new
+        position, so across crashes and restarts each event is processed
+        exactly once. If the handler raises, its writes and the position roll
+        back and the exception propagates; the next call retries that event.
+
+        A consumer with its own database opens a store on it (migrated, for the
+        tracking table) and passes the event store as ``source``. Two instances
+        of one consumer may run at once: the row lock makes them take turns and
+        an event already tracked is skipped.
+        """
+        _check_id("consumer name", consumer)
+        self._ensure_tracking_row(consumer)
+        after = self.tracked_position(consumer)
+        handled = 0
+        for stored in (source or self).read_all(after, limit):
+            with self._engine.begin() as connection:
+                row = connection.execute(
+                    select(tracking.c.position_tx, tracking.c.position_id)
+                    .where(tracking.c.consumer == consumer)
+                    .with_for_update()
+                ).one()
+                if stored.position <= Position(int(row[0]), int(row[1])):
+                    continue  # another instance of this consumer got there first
+                handler(stored, connection)
+                connection.execute(
+                    update(tracking)
+                    .where(tracking.c.consumer == consumer)
+                    .values(position_tx=stored.position.transaction, position_id=stored.position.id)
+                )
+            handled += 1
+        return handled
+
+    def _ensure_tracking_row(self, consumer: str) -> None:
+        with self._reading() as connection:
+            exists = connection.execute(
+                select(tracking.c.consumer).where(tracking.c.consumer == consumer)
+            ).first()
+        if exists is not None:
+            return
+        try:
+            with self._engine.begin() as connection:
+                connection.execute(
+                    insert(tracking).values(
+                        consumer=consumer,
+                        position_tx=Position.START.transaction,
+                        position_id=Position.START.id,
+                    )
+                )
+        except IntegrityError:
+            pass  # another instance created it
+
+    # -- plumbing --------------------------------------------------------------
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        with (
+            self._engine.connect().execution_options(sqlite_begin="DEFERRED") as connection,
+            connection.begin(),
+        ):
+            yield connection
+
+    def _check_schema(self) -> None:
+        head = head_revision()
+        try:
+            with self._reading() as connection:
+                found = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        except DBAPIError:
+            found = None
+        if found != head:
+            where = self._engine.url.render_as_string(hide_password=True)
+            raise SchemaNotReady(
+                f"the event store schema at {where} is at revision {found or 'none'}, "
+                f"this code needs {head}: run president.store.migrate(url) "
+                "or EventStore.from_url(url, migrate=True)"
+            )
+
+
+def _check_id(what: str, value: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"a {what} is a string, got {type(value).__name__}")
+    if not value or len(value) > MAX_ID_LENGTH:
+        raise ValueError(f"a {what} has 1 to {MAX_ID_LENGTH} characters, got {value!r}")
+
+
+def _iso_time(time: datetime | None) -> str:
+    if time is None:
+        return datetime.now(UTC).isoformat()
+    if time.tzinfo is None or time.utcoffset() is None:
+        raise ValueError(f"the append time needs a time zone, got {time.isoformat()}")
+    return time.isoformat()
+
+
+def _stamped(metadata: Any, command_id: str, time: str) -> dict[str, JSON]:
+    stamped: dict[str, JSON] = dict(metadata)
+    for key, value in (("command_id", command_id), ("time", time)):
+        given = stamped.get(key)
+        if given is not None and given != value:
+            raise ValueError(
+                f"event metadata has {key}={given!r} but the append is for {value!r}: "
+                f"leave {key!r} out, the store sets it"
+            )
+        stamped[key] = value
+    return stamped
+
+
+def _stored(row: Row[*tuple[Any, ...]]) -> StoredEvent:
+    return StoredEvent(
+        stream_id=row.stream_id,
+        version=int(row.version),
+        type=row.type,
+        payload=bytes(row.payload),
+        metadata=MappingProxyType(json_object(row.metadata)),
+        position=Position(int(row.tx_id), int(row.id)),
+        hash=row.hash,
+        previous_hash=row.previous_hash,
+    )

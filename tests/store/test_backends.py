@@ -1,0 +1,156 @@
+"""The event store contract on each backend, for real: SQLite files and a PostgreSQL server."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from sqlalchemy import insert, text
+
+from president.store import EventStore, NewEvent, migrate
+from president.store.schema import events
+
+from .contract import EventStoreContract, keys, new_event
+
+if TYPE_CHECKING:
+    from tests.conftest import PostgresServer
+
+
+class TestSQLiteStore(EventStoreContract):
+    """SQLite, the embedded default: one file per test."""
+
+    @pytest.fixture
+    def url(self, tmp_path: Path) -> str:
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+        migrate(url)
+        return url
+
+    @pytest.fixture
+    def other_url(self, tmp_path: Path) -> str:
+        url = f"sqlite:///{tmp_path / 'consumer.db'}"
+        migrate(url)
+        return url
+
+    @pytest.fixture
+    def empty_url(self, tmp_path: Path) -> str:
+        return f"sqlite:///{tmp_path / 'empty.db'}"
+
+    def test_the_file_uses_wal(self, store: EventStore) -> None:
+        with store.engine.connect() as connection:
+            assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+
+    def test_an_append_waits_for_another_writer_instead_of_failing(self, store: EventStore) -> None:
+        outcome: list[object] = []
+        with store.engine.connect() as other_writer:
+            other_writer.begin()  # BEGIN IMMEDIATE: holds the write lock
+            other_writer.execute(text("DELETE FROM tracking"))
+            appending = threading.Thread(
+                target=lambda: outcome.append(store.append("table-1", 0, [new_event(1)], "c"))
+            )
+            appending.start()
+            time.sleep(0.3)
+            assert outcome == []  # queued behind the open write transaction
+            other_writer.commit()
+        appending.join(timeout=10)
+        assert len(outcome) == 1
+        assert keys(store.read_stream("table-1")) == [("table-1", 1)]
+
+    def test_a_memory_database_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="in a file, not in memory"):
+            EventStore.from_url("sqlite://")
+
+
+class TestPostgresStore(EventStoreContract):
+    """PostgreSQL: one database for the class, emptied before each test."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def migrated_url(cls, postgres_url: str) -> str:
+        migrate(postgres_url)
+        return postgres_url
+
+    @pytest.fixture
+    def url(self, migrated_url: str) -> Iterator[str]:
+        with EventStore.from_url(migrated_url) as store, store.engine.begin() as connection:
+            connection.execute(text("TRUNCATE events, tracking RESTART IDENTITY"))
+            connection.execute(text("DROP TABLE IF EXISTS seen"))
+        yield migrated_url
+
+    @pytest.fixture
+    def other_url(self, postgres_server: PostgresServer) -> Iterator[str]:
+        url = postgres_server.create_database("consumer")
+        migrate(url)
+        yield url
+        postgres_server.drop_database(url)
+
+    @pytest.fixture
+    def empty_url(self, postgres_server: PostgresServer) -> Iterator[str]:
+        url = postgres_server.create_database("empty")
+        yield url
+        postgres_server.drop_database(url)
+
+    def test_postgresql_urls_use_psycopg_3(self, url: str) -> None:
+        plain = url.replace("postgresql+psycopg://", "postgresql://")
+        with EventStore.from_url(plain) as store:
+            assert store.engine.url.drivername == "postgresql+psycopg"
+            assert store.append("table-1", 0, [new_event(1)], "cmd-1").last_version == 1
+
+    def test_a_follower_waits_for_an_older_transaction_still_running(
+        self, store: EventStore
+    ) -> None:
+        """The case a plain ``id > last`` follower gets wrong: a transaction takes a
+        lower id, a later one commits a higher id first. Until the first ends,
+        ``read_all`` shows neither, so the follower cannot move past the lower id."""
+        row = {
+            "stream_id": "table-slow",
+            "version": 1,
+            "type": "test.v1.Happened",
+            "payload": b"",
+            "metadata": "{}",
+            "command_id": "slow",
+            "command_seq": 0,
+            "hash": "0" * 64,
+            "previous_hash": "0" * 64,
+        }
+        with store.engine.connect() as slow:
+            slow.begin()
+            slow.execute(insert(events).values(row))  # id 1, transaction still open
+            store.append("table-fast", 0, [NewEvent("test.v1.Happened", b"")], "fast")  # id 2
+
+            with store.engine.connect() as naive:
+                rows = naive.execute(text("SELECT stream_id FROM events WHERE id > 0")).all()
+                assert [r[0] for r in rows] == ["table-fast"]  # a naive follower moves to id 2
+            assert store.read_all() == []  # ours waits
+            slow.commit()
+
+        assert keys(store.read_all()) == [("table-slow", 1), ("table-fast", 1)]
+
+    def test_appends_take_no_table_lock(self, store: EventStore) -> None:
+        """Appends to other streams go ahead while one append's transaction is open."""
+        with store.engine.connect() as slow:
+            slow.begin()
+            slow.execute(text("LOCK TABLE tracking IN SHARE MODE"))  # unrelated, to hold xid
+            slow.execute(
+                insert(events).values(
+                    stream_id="table-slow",
+                    version=1,
+                    type="t",
+                    payload=b"",
+                    metadata="{}",
+                    command_id="slow",
+                    command_seq=0,
+                    hash="0" * 64,
+                    previous_hash="0" * 64,
+                )
+            )
+            started = time.perf_counter()
+            for n in range(20):
+                store.append(f"table-{n}", 0, [new_event(n)], f"cmd-{n}")
+            assert time.perf_counter() - started < 5
+            slow.rollback()
+        assert len(store.read_all()) == 20
