@@ -32,6 +32,7 @@ class SitDown(NamedTuple):
     seat: int
     player: str
     is_bot: bool = False
+    display_name: str = ""
 
 
 class Leave(NamedTuple):
@@ -75,9 +76,12 @@ GameCommand = (
 
 # --------------------------------------------------------------------------- events
 class SeatTaken(NamedTuple):
+    """``player`` (shown as ``display_name``) took ``seat``."""
+
     seat: int
     player: str
     is_bot: bool
+    display_name: str = ""
 
 
 class SeatLeft(NamedTuple):
@@ -144,6 +148,7 @@ class Seat:
     player: str | None = None
     is_bot: bool = False
     leaving: bool = False
+    display_name: str = ""
 
     @property
     def occupied(self) -> bool:
@@ -289,7 +294,10 @@ def _decide_sit(game: GameState, command: SitDown) -> list[GameEvent]:
         raise CommandError("INVALID_PLAYER", "a player needs a name")
     if any(seat.player == command.player for seat in game.seats):
         raise CommandError("ALREADY_SEATED", f"{command.player} already has a seat here")
-    return [SeatTaken(command.seat, command.player, command.is_bot)]
+    name = command.display_name.strip() or command.player
+    if len(name) > 40:
+        raise CommandError("INVALID_PLAYER", "a display name has at most 40 characters")
+    return [SeatTaken(command.seat, command.player, command.is_bot, name)]
 
 
 def _decide_leave(game: GameState, command: Leave) -> list[GameEvent]:
@@ -379,7 +387,9 @@ def evolve(game: GameState, event: GameEvent) -> GameState:
         assert game.round is not None
         return replace(game, round=rnd.evolve(game.round, event))  # type: ignore[arg-type]
     if isinstance(event, SeatTaken):
-        return _set_seat(game, event.seat, Seat(event.player, event.is_bot))
+        return _set_seat(
+            game, event.seat, Seat(event.player, event.is_bot, display_name=event.display_name)
+        )
     if isinstance(event, SeatLeft):
         return _set_seat(game, event.seat, replace(game.seats[event.seat], leaving=True))
     if isinstance(event, SeatFreed):

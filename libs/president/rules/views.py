@@ -96,7 +96,10 @@ def view_for(game: GameState, seat: int | None) -> dict[str, Any]:
         "preset": game.options.preset,
         "game": game.game_no,
         "round_no": game.round_no,
-        "seats": [{"player": s.player, "bot": s.is_bot, "left": s.leaving} for s in game.seats],
+        "seats": [
+            {"player": s.player, "name": s.display_name, "bot": s.is_bot, "left": s.leaving}
+            for s in game.seats
+        ],
         "scores": list(game.scores),
         "last_standings": list(game.standings),
         "winners": list(game.winners),

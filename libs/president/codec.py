@@ -1,0 +1,248 @@
+"""Engine events to protobuf messages and back: the one translation of the log.
+
+Every engine event has a message of the same name in
+``president.events.v1``; the service events (``TableCreated``,
+``DealCommitted``, ``DealRevealed``, ``ReactionShown``) exist only as
+messages. ``decode`` turns a stored event back into an engine event, or into
+its message when it has no engine counterpart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from google.protobuf.message import Message
+
+from president.events.v1 import events_pb2 as pb
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import mask_of, names
+from president.rules.options import Options, options_for
+
+EventMessage = Message
+SERVICE_EVENTS = (pb.TableCreated, pb.DealCommitted, pb.DealRevealed, pb.ReactionShown)
+_PACKAGE = pb.DESCRIPTOR.package
+
+
+def options_to_map(options: Options) -> dict[str, str]:
+    """Every option by name as text, the form ``options_for`` reads back."""
+    out: dict[str, str] = {}
+    for name, value in options.to_dict().items():
+        if name == "preset":
+            continue
+        if isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, list | tuple):
+            out[name] = ",".join(str(item) for item in value)
+        else:
+            out[name] = str(value)
+    return out
+
+
+def options_from_map(preset: str, values: Mapping[str, str]) -> Options:
+    """The options a map of ``options_to_map`` describes."""
+    return options_for(preset, dict(values))
+
+
+def _seat(value: int) -> dict[str, int]:
+    """An optional seat field: absent for -1 (nobody)."""
+    return {} if value < 0 else {"value": value}
+
+
+def _opt(message: Any, field: str) -> int:
+    return int(getattr(message, field)) if message.HasField(field) else rnd.NOBODY
+
+
+def encode(event: g.GameEvent) -> Message:
+    """The protobuf message of an engine event."""
+    if isinstance(event, rnd.RoundStarted):
+        message = pb.RoundStarted(
+            round_no=event.round_no,
+            preset=event.options.preset,
+            options=options_to_map(event.options),
+            players=event.players,
+            hands=[pb.Hand(seat=seat, cards=names(hand)) for seat, hand in enumerate(event.hands)],
+            set_aside=names(event.set_aside),
+            previous_standings=event.previous_standings,
+            scores=event.scores,
+            must_include=names(event.must_include),
+        )
+        if event.leader >= 0:
+            message.leader = event.leader
+        return message
+    if isinstance(event, rnd.CardsGiven):
+        return pb.CardsGiven(
+            giver=event.giver,
+            receiver=event.receiver,
+            cards=names(event.cards),
+            automatic=event.automatic,
+        )
+    if isinstance(event, rnd.PlayStarted):
+        started = pb.PlayStarted()
+        if event.leader >= 0:
+            started.leader = event.leader
+        return started
+    if isinstance(event, rnd.CardsPlayed):
+        played = pb.CardsPlayed(
+            seat=event.seat,
+            cards=names(event.cards),
+            trick_version=event.trick_version,
+            skipped=event.skipped,
+            same_or_nothing=event.same_or_nothing,
+        )
+        if event.next_to_act >= 0:
+            played.next_to_act = event.next_to_act
+        return played
+    if isinstance(event, rnd.Passed):
+        passed = pb.Passed(seat=event.seat, skipped=event.skipped)
+        if event.next_to_act >= 0:
+            passed.next_to_act = event.next_to_act
+        return passed
+    if isinstance(event, rnd.TrickClosed):
+        closed = pb.TrickClosed(trick_version=event.trick_version, winner=event.winner)
+        if event.leader >= 0:
+            closed.leader = event.leader
+        return closed
+    if isinstance(event, rnd.RevolutionChanged):
+        return pb.RevolutionChanged(active=event.active)
+    if isinstance(event, rnd.PlayerWentOut):
+        return pb.PlayerWentOut(seat=event.seat, penalised=event.penalised)
+    if isinstance(event, rnd.RoundEnded):
+        return pb.RoundEnded(
+            standings=event.standings,
+            points=event.points,
+            totals=event.totals,
+            game_over=event.game_over,
+            winners=event.winners,
+        )
+    if isinstance(event, rnd.TimedOut):
+        timed_out = pb.TimedOut()
+        if event.seat >= 0:
+            timed_out.seat = event.seat
+        return timed_out
+    if isinstance(event, g.SeatTaken):
+        return pb.SeatTaken(
+            seat=event.seat,
+            player_id=event.player,
+            is_bot=event.is_bot,
+            display_name=event.display_name,
+        )
+    if isinstance(event, g.SeatLeft):
+        return pb.SeatLeft(seat=event.seat, player_id=event.player, removed=event.removed)
+    if isinstance(event, g.SeatFreed):
+        return pb.SeatFreed(seat=event.seat)
+    if isinstance(event, g.GameStarted):
+        return pb.GameStarted(game_no=event.game_no, players=event.players)
+    if isinstance(event, g.NextRoundStarted):
+        return pb.NextRoundStarted()
+    if isinstance(event, g.SeatsChanged):
+        return pb.SeatsChanged(moved_from=event.moved_from)
+    if isinstance(event, g.GameEnded):
+        return pb.GameEnded(winners=event.winners, stopped=event.stopped)
+    if isinstance(event, g.GameInterrupted):
+        return pb.GameInterrupted(reason=event.reason)
+    if isinstance(event, g.ReturnedToLobby):
+        return pb.ReturnedToLobby()
+    raise TypeError(f"no message for {event!r}")
+
+
+def to_engine(message: Message) -> g.GameEvent | Message:
+    """The engine event of a message; service events come back as they are."""
+    if isinstance(message, pb.RoundStarted):
+        options = options_from_map(message.preset, message.options)
+        seat_count = len(message.hands)
+        hands = [0] * seat_count
+        for hand in message.hands:
+            hands[hand.seat] = mask_of(list(hand.cards))
+        return rnd.RoundStarted(
+            options=options,
+            round_no=message.round_no,
+            players=tuple(message.players),
+            hands=tuple(hands),
+            set_aside=mask_of(list(message.set_aside)),
+            previous_standings=tuple(message.previous_standings),
+            scores=tuple(message.scores),
+            leader=_opt(message, "leader"),
+            must_include=mask_of(list(message.must_include)),
+        )
+    if isinstance(message, pb.CardsGiven):
+        return rnd.CardsGiven(
+            message.giver, message.receiver, mask_of(list(message.cards)), message.automatic
+        )
+    if isinstance(message, pb.PlayStarted):
+        return rnd.PlayStarted(_opt(message, "leader"))
+    if isinstance(message, pb.CardsPlayed):
+        return rnd.CardsPlayed(
+            message.seat,
+            mask_of(list(message.cards)),
+            message.trick_version,
+            _opt(message, "next_to_act"),
+            tuple(message.skipped),
+            message.same_or_nothing,
+        )
+    if isinstance(message, pb.Passed):
+        return rnd.Passed(message.seat, _opt(message, "next_to_act"), tuple(message.skipped))
+    if isinstance(message, pb.TrickClosed):
+        return rnd.TrickClosed(message.trick_version, message.winner, _opt(message, "leader"))
+    if isinstance(message, pb.RevolutionChanged):
+        return rnd.RevolutionChanged(message.active)
+    if isinstance(message, pb.PlayerWentOut):
+        return rnd.PlayerWentOut(message.seat, message.penalised)
+    if isinstance(message, pb.RoundEnded):
+        return rnd.RoundEnded(
+            tuple(message.standings),
+            tuple(message.points),
+            tuple(message.totals),
+            message.game_over,
+            tuple(message.winners),
+        )
+    if isinstance(message, pb.TimedOut):
+        return rnd.TimedOut(_opt(message, "seat"))
+    if isinstance(message, pb.SeatTaken):
+        return g.SeatTaken(message.seat, message.player_id, message.is_bot, message.display_name)
+    if isinstance(message, pb.SeatLeft):
+        return g.SeatLeft(message.seat, message.player_id, message.removed)
+    if isinstance(message, pb.SeatFreed):
+        return g.SeatFreed(message.seat)
+    if isinstance(message, pb.GameStarted):
+        return g.GameStarted(message.game_no, tuple(message.players))
+    if isinstance(message, pb.NextRoundStarted):
+        return g.NextRoundStarted()
+    if isinstance(message, pb.SeatsChanged):
+        return g.SeatsChanged(tuple(message.moved_from))
+    if isinstance(message, pb.GameEnded):
+        return g.GameEnded(tuple(message.winners), message.stopped)
+    if isinstance(message, pb.GameInterrupted):
+        return g.GameInterrupted(message.reason)
+    if isinstance(message, pb.ReturnedToLobby):
+        return g.ReturnedToLobby()
+    return message
+
+
+_MESSAGE_TYPES: dict[str, type[Message]] = {
+    f"{_PACKAGE}.{name}": getattr(pb, name) for name in pb.DESCRIPTOR.message_types_by_name
+}
+
+
+def message_type(type_name: str) -> type[Message]:
+    """The message class of a stored event's type name."""
+    try:
+        return _MESSAGE_TYPES[type_name]
+    except KeyError:
+        raise ValueError(f"unknown event type {type_name!r}") from None
+
+
+def parse(type_name: str, payload: bytes) -> Message:
+    """The message of a stored event's type name and payload bytes."""
+    return message_type(type_name).FromString(payload)
+
+
+def decode(type_name: str, payload: bytes) -> g.GameEvent | Message:
+    """A stored event as an engine event (or its message, for service events)."""
+    return to_engine(parse(type_name, payload))
+
+
+def type_name(message: Message) -> str:
+    """The full name stored as an event's type."""
+    return str(message.DESCRIPTOR.full_name)
