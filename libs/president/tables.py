@@ -1,0 +1,414 @@
+"""The table application service: commands in, events appended to the store.
+
+For each command, :class:`TableHost` loads the table (from memory, or by
+replaying its stream), asks the rules engine, and appends the resulting
+events with the expected version and the command id. Around each round it
+runs the committed deal through a :class:`DealerPort`: ``DealCommitted``
+(the fingerprint) before the cards, ``DealRevealed`` (the secret) after the
+round's end. Bots and stand-ins for players who left act as their own
+commands right after the command that gave them the turn.
+
+It does no networking itself: the table service wraps it in gRPC, the
+``president play --db`` command and the tests use it directly.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from google.protobuf.message import Message
+
+from president import codec
+from president.deal import DEAL_VERSION, new_secret
+from president.deal import deal as committed_deal
+from president.deal import fingerprint as deal_fingerprint
+from president.events.v1 import events_pb2 as pb
+from president.rules import bots
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import to_mask
+from president.rules.errors import CommandError, ErrorCode, Rejected
+from president.rules.options import Options
+from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent
+
+SERVER = "server"
+MAX_FOLLOW_UPS = 2_000
+
+
+def stream_id(table_id: str) -> str:
+    """The event stream of a table."""
+    return f"table-{table_id}"
+
+
+@dataclass(frozen=True)
+class RoundKey:
+    """Which round of which table a deal is for."""
+
+    table_id: str
+    game_no: int
+    round_no: int
+
+
+@dataclass(frozen=True)
+class DealtCards:
+    """A deal: hands by position in the deal order (each in dealt order), and set-aside cards."""
+
+    hands: tuple[tuple[int, ...], ...]
+    set_aside: tuple[int, ...]
+
+
+class DealerPort(Protocol):
+    """The committed deal, as the table sees the dealer."""
+
+    def commit(self, key: RoundKey, players: int, jokers: bool, hand_size: int | None) -> str:
+        """Draw the round's secret; return its fingerprint. Idempotent per round."""
+
+    def deal(self, key: RoundKey) -> DealtCards:
+        """Deal the committed round."""
+
+    def reveal(self, key: RoundKey) -> bytes:
+        """The round's secret, once it has ended."""
+
+
+@dataclass
+class LocalDealer:
+    """An in-process dealer: secrets in memory. For local games and tests."""
+
+    secret_for: Callable[[RoundKey], bytes] = field(default=lambda _key: new_secret())
+    _rounds: dict[RoundKey, tuple[bytes, int, bool, int | None]] = field(default_factory=dict)
+
+    def commit(self, key: RoundKey, players: int, jokers: bool, hand_size: int | None) -> str:
+        if key not in self._rounds:
+            self._rounds[key] = (self.secret_for(key), players, jokers, hand_size)
+        return deal_fingerprint(self._rounds[key][0])
+
+    def deal(self, key: RoundKey) -> DealtCards:
+        secret, players, jokers, hand_size = self._rounds[key]
+        dealt = committed_deal(secret, range(players), jokers=jokers, hand_size=hand_size)
+        return DealtCards(dealt.hands, dealt.set_aside)
+
+    def reveal(self, key: RoundKey) -> bytes:
+        return self._rounds[key][0]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as loaded: the engine's state, the stream version and the table's settings."""
+
+    table_id: str
+    game: g.GameState
+    version: int
+    visibility: str = "practice"
+    host_player_id: str = ""
+    commitment: pb.DealCommitted | None = None
+
+
+class TableNotFound(LookupError):
+    """No table has this id."""
+
+
+class TableExists(LookupError):
+    """A table with this id exists already."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command did: the table's version after it and its follow-ups."""
+
+    version: int
+    events: int
+
+
+def fold(table: Table, event: g.GameEvent | Message, version: int) -> Table:
+    """A table after one more stored event."""
+    if isinstance(event, pb.DealCommitted):
+        return replace(table, version=version, commitment=event)
+    if isinstance(event, Message):
+        return replace(table, version=version)
+    return replace(table, game=g.evolve(table.game, event), version=version)
+
+
+def table_from_created(created: pb.TableCreated) -> Table:
+    """The empty table a ``TableCreated`` event describes."""
+    options = codec.options_from_map(created.preset, created.options)
+    return Table(
+        table_id=created.table_id,
+        game=g.new_table(options, created.seat_count),
+        version=1,
+        visibility=created.visibility,
+        host_player_id=created.host_player_id,
+    )
+
+
+class TableHost:
+    """Hosts tables: loads them, runs commands through the engine, appends the events."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        dealer: DealerPort,
+        *,
+        on_appended: Callable[[str, int], None] | None = None,
+    ) -> None:
+        self._store = store
+        self._dealer = dealer
+        self._tables: dict[str, Table] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        self._on_appended = on_appended
+
+    # -- loading -------------------------------------------------------------
+    def lock(self, table_id: str) -> threading.Lock:
+        """The lock that serialises commands to one table in this process."""
+        with self._locks_guard:
+            return self._locks.setdefault(table_id, threading.Lock())
+
+    def load(self, table_id: str) -> Table:
+        """The table, brought up to date with its stream."""
+        cached = self._tables.get(table_id)
+        after = cached.version if cached is not None else 0
+        stored = self._store.read_stream(stream_id(table_id), after + 1)
+        if cached is None and not stored:
+            raise TableNotFound(f"no table {table_id!r}")
+        table = cached
+        for event in stored:
+            decoded = codec.decode(event.type, event.payload)
+            if table is None:
+                if not isinstance(decoded, pb.TableCreated):
+                    raise ValueError(
+                        f"stream {stream_id(table_id)} does not begin with TableCreated"
+                    )
+                table = table_from_created(decoded)
+                continue
+            table = fold(table, decoded, event.version)
+        assert table is not None
+        self._tables[table_id] = table
+        return table
+
+    def table_ids(self) -> list[str]:
+        """The tables this host has loaded."""
+        return list(self._tables)
+
+    # -- commands ------------------------------------------------------------
+    def create(
+        self,
+        table_id: str,
+        options: Options,
+        *,
+        seat_count: int | None = None,
+        visibility: str = "practice",
+        host_player_id: str = "",
+        command_id: str | None = None,
+        actor: str = SERVER,
+    ) -> Table:
+        """Create a table in the lobby (idempotent for the same command id)."""
+        empty = g.new_table(options, seat_count)
+        created = pb.TableCreated(
+            table_id=table_id,
+            preset=options.preset,
+            options=codec.options_to_map(options),
+            host_player_id=host_player_id,
+            visibility=visibility,
+            seat_count=len(empty.seats),
+        )
+        command_id = command_id or f"create-{table_id}"
+        with self.lock(table_id):
+            try:
+                self._append(table_id, 0, [created], command_id, actor)
+            except ConcurrencyConflict:
+                raise TableExists(f"a table {table_id!r} exists already") from None
+            return self.load(table_id)
+
+    def execute(
+        self, table_id: str, command: g.GameCommand | rnd.Command, command_id: str, actor: str
+    ) -> Outcome:
+        """Run a command and what follows from it (deal, reveal, bot moves)."""
+        with self.lock(table_id):
+            earlier = self._store.command_result(command_id, stream_id(table_id))
+            if earlier is not None:
+                self.load(table_id)
+                return Outcome(earlier.last_version, len(earlier.versions))
+            table = self.load(table_id)
+            events = g.decide(table.game, command)
+            result = self._commit(table, events, command_id, actor)
+            self._follow_up(table_id, command_id)
+            return Outcome(result.last_version, len(result.versions))
+
+    def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
+        """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
+        command_id = f"timeout-{table_id}-{game_no}-{round_no}-{timer_key}"
+        table = self.load(table_id)
+        game = table.game
+        if game.round is None or game.game_no != game_no or game.round_no != round_no:
+            earlier = self._store.command_result(command_id, stream_id(table_id))
+            if earlier is not None:
+                return Outcome(earlier.last_version, len(earlier.versions))
+            raise Rejected(ErrorCode.STALE, "that timer belongs to a round that is over")
+        return self.execute(table_id, rnd.Timeout(timer_key), command_id, SERVER)
+
+    # -- internals -----------------------------------------------------------
+    def _commit(
+        self,
+        table: Table,
+        events: Sequence[g.GameEvent | Message],
+        command_id: str,
+        actor: str,
+    ) -> AppendResult:
+        messages = [
+            event if isinstance(event, Message) else codec.encode(event) for event in events
+        ]
+        try:
+            result = self._append(table.table_id, table.version, messages, command_id, actor)
+        except ConcurrencyConflict:
+            # Another replica wrote first: the caller sees a conflict; the cache reloads.
+            self._tables.pop(table.table_id, None)
+            raise
+        if result.first_version != table.version + 1:
+            self._tables.pop(table.table_id, None)  # a repeated command: reload
+            self.load(table.table_id)
+            return result
+        for event in events:
+            table = fold(table, event, table.version + 1)
+        self._tables[table.table_id] = table
+        return result
+
+    def _append(
+        self,
+        table_id: str,
+        expected: int,
+        messages: Sequence[Message],
+        command_id: str,
+        actor: str,
+    ) -> AppendResult:
+        result = self._store.append(
+            stream_id(table_id),
+            expected,
+            [NewEvent.from_message(message, {"actor": actor}) for message in messages],
+            command_id,
+        )
+        if self._on_appended is not None:
+            self._on_appended(table_id, result.last_version)
+        return result
+
+    def _follow_up(self, table_id: str, command_id: str) -> None:
+        """Deal when the table waits for cards, reveal ended rounds, let bots move."""
+        for step in range(MAX_FOLLOW_UPS):
+            table = self._tables[table_id]
+            game = table.game
+            if self._needs_reveal(table):
+                self._reveal(table, f"{command_id}/reveal")
+                continue
+            if game.phase == g.DEALING:
+                self._deal(table, f"{command_id}/deal")
+                continue
+            command = next_bot_command(game)
+            if command is None:
+                return
+            seat, bot_command = command
+            events = g.decide(game, bot_command)
+            self._commit(table, events, f"{command_id}/bot-{step}", f"bot:{seat}")
+        raise RuntimeError(f"table {table_id}: bots did not settle")  # pragma: no cover
+
+    @staticmethod
+    def _needs_reveal(table: Table) -> bool:
+        state = table.game.round
+        return (
+            table.commitment is not None
+            and state is not None
+            and state.phase == rnd.OVER
+            and state.round_no == table.commitment.round_no
+        )
+
+    def _reveal(self, table: Table, command_id: str) -> None:
+        commitment = table.commitment
+        assert commitment is not None
+        key = RoundKey(table.table_id, commitment.game_no, commitment.round_no)
+        secret = self._dealer.reveal(key)
+        revealed = pb.DealRevealed(
+            game_no=commitment.game_no, round_no=commitment.round_no, secret_hex=secret.hex()
+        )
+        self._commit(table, [revealed], command_id, SERVER)
+        self._tables[table.table_id] = replace(self._tables[table.table_id], commitment=None)
+
+    def _deal(self, table: Table, command_id: str) -> None:
+        game = table.game
+        order = g.deal_order(game)
+        hand_size = g.hand_size(game)
+        key = RoundKey(table.table_id, game.game_no, game.round_no + 1)
+        committed = pb.DealCommitted(
+            game_no=key.game_no,
+            round_no=key.round_no,
+            fingerprint=self._dealer.commit(key, len(order), game.options.jokers, hand_size),
+            deal_version=DEAL_VERSION,
+            deal_order=order,
+            players=len(order),
+            options=codec.options_to_map(game.options),
+            jokers=game.options.jokers,
+            hand_size=hand_size or 0,
+        )
+        self._commit(table, [committed], f"{command_id}/commit", SERVER)
+        dealt = self._dealer.deal(key)
+        table = self._tables[table.table_id]
+        events = g.decide(table.game, deal_command(table.game, order, dealt))
+        self._commit(table, events, command_id, SERVER)
+
+
+def deal_command(game: g.GameState, order: Sequence[int], dealt: DealtCards) -> g.DealRound:
+    """The engine's ``DealRound`` for hands dealt by position in ``order``."""
+    hands = [0] * len(game.seats)
+    for position, seat in enumerate(order):
+        hands[seat] = to_mask(dealt.hands[position])
+    return g.DealRound(tuple(hands), to_mask(dealt.set_aside))
+
+
+def next_bot_command(game: g.GameState) -> tuple[int, rnd.Command] | None:
+    """The next move a bot (or a stand-in for a player who left) makes, if any."""
+    state = game.round
+    if game.phase != g.ROUND or state is None:
+        return None
+    bot_seats = [i for i, seat in enumerate(game.seats) if seat.bot_plays]
+    if not bot_seats:
+        return None
+    if state.phase == rnd.EXCHANGE:
+        for owed in state.pending:
+            if owed.giver in bot_seats:
+                cards = bots.choose_return(state, owed.giver, owed.size)
+                return owed.giver, rnd.ReturnCards(owed.giver, cards)
+        return None
+    if not state.options.rapid:
+        if state.to_act in bot_seats:
+            command = bots.choose_action(state, state.to_act)
+            return (state.to_act, command) if command is not None else None
+        return None
+    for seat in bot_seats:
+        command = bots.choose_action(state, seat)
+        if command is not None:
+            return seat, command
+    return None
+
+
+def new_table_id() -> str:
+    """A fresh table id."""
+    return uuid.uuid4().hex[:12]
+
+
+__all__ = [
+    "CommandError",
+    "DealerPort",
+    "DealtCards",
+    "LocalDealer",
+    "Outcome",
+    "RoundKey",
+    "Table",
+    "TableExists",
+    "TableHost",
+    "TableNotFound",
+    "deal_command",
+    "new_table_id",
+    "next_bot_command",
+    "stream_id",
+]

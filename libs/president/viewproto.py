@@ -1,0 +1,111 @@
+"""What one seat may see, as protobuf: its view of a table, and events with others' cards removed.
+
+Nobody receives another seat's cards: the view holds the viewer's hand only,
+and :func:`redact` strips dealt hands and exchanged cards that are not the
+viewer's. Set-aside cards stay hidden until the deal's secret is revealed.
+"""
+
+from __future__ import annotations
+
+from google.protobuf.message import Message
+
+from president import codec
+from president.events.v1 import events_pb2 as pb
+from president.game.v1 import game_pb2 as gpb
+from president.rules import game as g
+from president.rules.cards import names
+from president.rules.round import NOBODY, legal_actions
+from president.rules.views import roles
+from president.tables import Table
+
+
+def table_view(table: Table, seat: int | None) -> gpb.TableView:
+    """The table as ``seat`` sees it (``None``: a spectator)."""
+    game = table.game
+    options = game.options
+    state = game.round
+    titles = roles(options.preset, game.standings) if game.standings else {}
+    view = gpb.TableView(
+        table_id=table.table_id,
+        version=table.version,
+        phase=game.phase,
+        options=gpb.TableOptions(preset=options.preset, options=codec.options_to_map(options)),
+        game_no=game.game_no,
+        last_standings=game.standings,
+        winners=game.winners,
+        stopped=game.stopped,
+        host_player_id=table.host_player_id,
+        visibility=table.visibility,
+    )
+    if seat is not None:
+        view.viewer_seat = seat
+    for index, occupant in enumerate(game.seats):
+        view.seats.append(
+            gpb.SeatView(
+                seat=index,
+                occupied=occupant.occupied,
+                player_id=occupant.player or "",
+                display_name=occupant.display_name,
+                is_bot=occupant.is_bot,
+                left=occupant.leaving,
+                card_count=state.hands[index].bit_count() if state is not None else 0,
+                score=game.scores[index] if index < len(game.scores) else 0,
+                role=titles.get(index, ""),
+            )
+        )
+    if state is not None:
+        round_view = gpb.RoundView(
+            round_no=state.round_no,
+            phase=state.phase,
+            top=names(state.top),
+            trick_version=state.trick_version,
+            revolution=state.revolution,
+            out_of_trick=[s for s in range(state.seat_count) if state.sat_out >> s & 1],
+            finished=state.finished,
+            timer_key=state.timer_key,
+        )
+        if state.to_act != NOBODY:
+            round_view.to_act = state.to_act
+        if state.top_seat != NOBODY:
+            round_view.top_seat = state.top_seat
+        if table.commitment is not None and table.commitment.round_no == state.round_no:
+            round_view.fingerprint = table.commitment.fingerprint
+        if seat is not None and 0 <= seat < state.seat_count:
+            round_view.hand.extend(names(state.hands[seat]))
+            round_view.new_cards.extend(names(state.new_cards[seat] & state.hands[seat]))
+            round_view.same_or_nothing = state.same_or_nothing and state.to_act == seat
+            owed = [p for p in state.pending if p.giver == seat]
+            round_view.return_owed = owed[0].size if owed else 0
+            for verb, cards in legal_actions(state, seat):
+                round_view.legal.append(gpb.LegalAction(verb=verb, cards=names(cards)))
+        if state.result is not None:
+            round_view.standings.extend(state.result.standings)
+            round_view.points.extend(state.result.points)
+        view.round.CopyFrom(round_view)
+    return view
+
+
+def redact(message: Message, seat: int | None) -> Message:
+    """The event as ``seat`` may see it: other seats' cards removed."""
+    if isinstance(message, pb.RoundStarted):
+        shown = pb.RoundStarted()
+        shown.CopyFrom(message)
+        for hand in shown.hands:
+            if hand.seat != seat:
+                del hand.cards[:]
+        del shown.set_aside[:]
+        return shown
+    if isinstance(message, pb.CardsGiven) and seat not in (message.giver, message.receiver):
+        shown_given = pb.CardsGiven()
+        shown_given.CopyFrom(message)
+        del shown_given.cards[:]
+        return shown_given
+    return message
+
+
+def seat_of(game: g.GameState, player_id: str) -> int | None:
+    """The seat ``player_id`` holds at this table, if any."""
+    for index, occupant in enumerate(game.seats):
+        if occupant.player == player_id:
+            return index
+    return None
