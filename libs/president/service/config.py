@@ -1,0 +1,74 @@
+"""Settings from environment variables, one place for every service.
+
+Every variable is documented in the README ("Configuration").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a whole number, not {raw!r}") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where things are. Defaults suit one machine; production sets the URLs."""
+
+    database_url: str = field(
+        default_factory=lambda: _env("PRESIDENT_DATABASE_URL", "sqlite:///var/president.db")
+    )
+    dealer_database_url: str = field(
+        default_factory=lambda: _env(
+            "PRESIDENT_DEALER_DATABASE_URL", "sqlite:///var/president-dealer.db"
+        )
+    )
+    scoring_database_url: str = field(
+        default_factory=lambda: _env(
+            "PRESIDENT_SCORING_DATABASE_URL", "sqlite:///var/president-scoring.db"
+        )
+    )
+    nats_url: str = field(
+        default_factory=lambda: _env("PRESIDENT_NATS_URL", "nats://127.0.0.1:4222")
+    )
+    host: str = field(default_factory=lambda: _env("PRESIDENT_HOST", "127.0.0.1"))
+    gateway_port: int = field(default_factory=lambda: _env_int("PRESIDENT_GATEWAY_PORT", 50051))
+    table_port: int = field(default_factory=lambda: _env_int("PRESIDENT_TABLE_PORT", 50052))
+    dealer_port: int = field(default_factory=lambda: _env_int("PRESIDENT_DEALER_PORT", 50053))
+    timer_port: int = field(default_factory=lambda: _env_int("PRESIDENT_TIMER_PORT", 50054))
+    scoring_port: int = field(default_factory=lambda: _env_int("PRESIDENT_SCORING_PORT", 50055))
+    metrics_port: int = field(default_factory=lambda: _env_int("PRESIDENT_METRICS_PORT", 0))
+    table_address: str = field(default_factory=lambda: _env("PRESIDENT_TABLE_ADDRESS", ""))
+    dealer_address: str = field(default_factory=lambda: _env("PRESIDENT_DEALER_ADDRESS", ""))
+    scoring_address: str = field(default_factory=lambda: _env("PRESIDENT_SCORING_ADDRESS", ""))
+    token_secret: str = field(default_factory=lambda: _env("PRESIDENT_TOKEN_SECRET", ""))
+    token_ttl_seconds: int = field(
+        default_factory=lambda: _env_int("PRESIDENT_TOKEN_TTL_SECONDS", 12 * 3600)
+    )
+    grace_seconds: int = field(default_factory=lambda: _env_int("PRESIDENT_GRACE_SECONDS", 10))
+    log_level: str = field(default_factory=lambda: _env("PRESIDENT_LOG_LEVEL", "info"))
+    stream_name: str = field(default_factory=lambda: _env("PRESIDENT_STREAM", "PRESIDENT_EVENTS"))
+
+    def address(self, service: str) -> str:
+        """Where a client reaches ``service`` (the *_ADDRESS variable, else host:port)."""
+        explicit = {
+            "table": self.table_address,
+            "dealer": self.dealer_address,
+            "scoring": self.scoring_address,
+        }.get(service, "")
+        if explicit:
+            return explicit
+        port = getattr(self, f"{service}_port")
+        return f"{self.host}:{port}"

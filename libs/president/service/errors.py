@@ -1,0 +1,129 @@
+"""Domain errors to gRPC's rich error model, and back.
+
+A refused call gets a status code that fits and a ``google.rpc.ErrorInfo``
+whose ``reason`` is a stable machine-readable code (the rules codes of
+conformance/FORMAT.md, or the service's own such as TABLE_NOT_FOUND) and a
+message in words a person understands.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from president.rules.errors import CommandError, ErrorCode, Rejected
+from president.rules.options import OptionError
+
+DOMAIN = "president.cards"
+
+#: Status code for each rules code: ABORTED for a play that lost a race.
+RULES_STATUS = {
+    ErrorCode.STALE: grpc.StatusCode.ABORTED,
+    ErrorCode.NOT_YOUR_TURN: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.WRONG_PHASE: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.SAT_OUT: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.MUST_PLAY: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.WRONG_GIVE: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.NOT_IN_HAND: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.INVALID_COMBINATION: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.MUST_INCLUDE: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.SAME_OR_NOTHING: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.WRONG_COUNT: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.TOO_LOW: grpc.StatusCode.INVALID_ARGUMENT,
+}
+COMMAND_STATUS = {
+    "WRONG_PHASE": grpc.StatusCode.FAILED_PRECONDITION,
+    "SEAT_TAKEN": grpc.StatusCode.FAILED_PRECONDITION,
+    "ALREADY_SEATED": grpc.StatusCode.ALREADY_EXISTS,
+    "ALREADY_LEFT": grpc.StatusCode.FAILED_PRECONDITION,
+    "NO_SUCH_SEAT": grpc.StatusCode.INVALID_ARGUMENT,
+    "INVALID_PLAYER": grpc.StatusCode.INVALID_ARGUMENT,
+    "BAD_DEAL": grpc.StatusCode.INTERNAL,
+}
+
+
+class ServiceError(Exception):
+    """A refusal with a status code, a stable reason and a sentence."""
+
+    def __init__(
+        self,
+        status: grpc.StatusCode,
+        reason: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.metadata = metadata or {}
+
+
+def from_domain(error: Exception) -> ServiceError:
+    """The service error of a rules rejection, a command error or an option error."""
+    if isinstance(error, ServiceError):
+        return error
+    if isinstance(error, Rejected):
+        return ServiceError(RULES_STATUS[error.code], error.code.value, error.reason)
+    if isinstance(error, CommandError):
+        status = COMMAND_STATUS.get(error.code, grpc.StatusCode.FAILED_PRECONDITION)
+        return ServiceError(status, error.code, error.reason)
+    if isinstance(error, OptionError):
+        return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(error))
+    raise error
+
+
+def to_status(error: ServiceError) -> grpc.Status:
+    """The rich gRPC status carrying an ErrorInfo."""
+    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN, metadata=error.metadata)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(
+        code=getattr(code_pb2, error.status.name), message=error.message, details=[detail]
+    )
+    return rpc_status.to_status(status)
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> NoReturn:
+    """End the call with the rich status of ``error`` (domain errors are translated)."""
+    await context.abort_with_status(to_status(from_domain(error)))
+    raise AssertionError("abort_with_status returned")  # pragma: no cover
+
+
+def error_info(error: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
+    """The ErrorInfo of a failed call, if it carries one."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    if status is None:
+        return None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info
+    return None
+
+
+async def aio_error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
+    """The ErrorInfo of a failed grpc.aio call, if it carries one."""
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                    info = error_details_pb2.ErrorInfo()
+                    detail.Unpack(info)
+                    return info
+    return None
+
+
+def reraise_remote(
+    error: grpc.aio.AioRpcError, info: error_details_pb2.ErrorInfo | None
+) -> NoReturn:
+    """Pass a downstream service's refusal on unchanged."""
+    if info is None:
+        raise ServiceError(error.code(), "UPSTREAM_ERROR", error.details() or "a service failed")
+    raise ServiceError(error.code(), info.reason, error.details() or "", dict(info.metadata))

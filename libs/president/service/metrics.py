@@ -1,0 +1,115 @@
+"""Prometheus metrics: gRPC requests by method and code, latency, and the game's counters."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+GRPC_REQUESTS = Counter(
+    "president_grpc_requests_total",
+    "gRPC requests handled, by service, method and status code.",
+    ["service", "method", "code"],
+)
+GRPC_LATENCY = Histogram(
+    "president_grpc_request_seconds",
+    "gRPC request handling time, by service, method and status code.",
+    ["service", "method", "code"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+PLAYS = Counter("president_plays_total", "Accepted plays and passes.", ["kind"])
+REJECTIONS = Counter("president_rejections_total", "Refused commands, by error code.", ["code"])
+ROUNDS = Counter("president_rounds_total", "Rounds finished.")
+TIMEOUTS = Counter("president_timeouts_total", "Timeouts acted on, by kind.", ["kind"])
+ACTIVE_TABLES = Gauge("president_active_tables", "Tables loaded in this process.")
+EVENTS_PUBLISHED = Counter("president_events_published_total", "Events the outbox relay published.")
+EVENTS_CONSUMED = Counter(
+    "president_events_consumed_total", "Events a consumer processed.", ["consumer"]
+)
+
+
+def serve_metrics(port: int) -> int:
+    """Expose /metrics over HTTP on ``port`` (0: a free port); returns the port."""
+    server, _thread = start_http_server(port, addr="127.0.0.1" if port == 0 else "0.0.0.0")
+    return int(server.server_port)
+
+
+def _code_name(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    code = context.code()
+    if code is None:
+        return "OK"
+    if isinstance(code, grpc.StatusCode):
+        return str(code.name)
+    return str(code)
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):
+    """Counts and times every request by method and final status code."""
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+
+    async def intercept_service(  # handlers are untyped in grpc's stubs
+        self, continuation: Any, handler_call_details: Any
+    ) -> Any:
+        handler: Any = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        service = self._service
+        if handler.unary_unary is not None:
+            inner: Any = handler.unary_unary
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                started = time.perf_counter()
+                code = "UNKNOWN"
+                try:
+                    response = await inner(request, context)
+                    code = _code_name(context)
+                    return response
+                except BaseException:
+                    code = _code_name(context)
+                    code = "UNKNOWN" if code == "OK" else code
+                    raise
+                finally:
+                    GRPC_REQUESTS.labels(service, method, code).inc()
+                    GRPC_LATENCY.labels(service, method, code).observe(
+                        time.perf_counter() - started
+                    )
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            inner_stream: Any = handler.unary_stream
+
+            async def stream(
+                request: Any, context: grpc.aio.ServicerContext[Any, Any]
+            ) -> AsyncIterator[Any]:
+                started = time.perf_counter()
+                code = "UNKNOWN"
+                try:
+                    async for item in inner_stream(request, context):
+                        yield item
+                    code = _code_name(context)
+                except BaseException:
+                    code = _code_name(context)
+                    code = "CANCELLED" if code == "OK" else code
+                    raise
+                finally:
+                    GRPC_REQUESTS.labels(service, method, code).inc()
+                    GRPC_LATENCY.labels(service, method, code).observe(
+                        time.perf_counter() - started
+                    )
+
+            return grpc.unary_stream_rpc_method_handler(
+                stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler

@@ -1,0 +1,87 @@
+"""NATS JetStream: the events stream, subjects per table, publishing with de-duplication."""
+
+from __future__ import annotations
+
+import re
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.api import RetentionPolicy, StorageType, StreamConfig
+from nats.js.errors import BadRequestError
+
+from president.events.v1 import events_pb2 as pb
+from president.store import StoredEvent
+
+SUBJECT_PREFIX = "events.table"
+ALL_TABLES = f"{SUBJECT_PREFIX}.>"
+DUPLICATE_WINDOW_SECONDS = 600.0
+_TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def valid_table_id(table_id: str) -> bool:
+    """Whether ``table_id`` can name a stream and a subject."""
+    return bool(_TABLE_ID.match(table_id))
+
+
+def subject(table_id: str) -> str:
+    """The subject of a table's events."""
+    return f"{SUBJECT_PREFIX}.{table_id}"
+
+
+def table_of(subject_name: str) -> str:
+    """The table id of an events subject."""
+    return subject_name.rsplit(".", 1)[-1]
+
+
+def message_id(stream_id: str, version: int) -> str:
+    """The ``Nats-Msg-Id`` of a stored event: consumers de-duplicate on it."""
+    return f"{stream_id}:{version}"
+
+
+def envelope(stored: StoredEvent) -> pb.EventEnvelope:
+    """The message that carries a stored event on NATS."""
+    return pb.EventEnvelope(
+        stream_id=stored.stream_id,
+        version=stored.version,
+        type=stored.type,
+        payload=stored.payload,
+        command_id=str(stored.metadata.get("command_id", "")),
+        time=str(stored.metadata.get("time", "")),
+        actor=str(stored.metadata.get("actor", "")),
+        hash=stored.hash,
+        previous_hash=stored.previous_hash,
+    )
+
+
+async def connect(url: str, name: str) -> tuple[Client, JetStreamContext]:
+    """Connect to NATS and get a JetStream context."""
+    client = await nats.connect(
+        url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=5
+    )
+    return client, client.jetstream()
+
+
+async def ensure_stream(js: JetStreamContext, name: str) -> None:
+    """Create the events stream if it is missing (file storage, de-duplication window)."""
+    config = StreamConfig(
+        name=name,
+        subjects=[ALL_TABLES],
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        duplicate_window=DUPLICATE_WINDOW_SECONDS,
+    )
+    try:
+        await js.add_stream(config)
+    except BadRequestError:
+        await js.update_stream(config)
+
+
+async def publish(js: JetStreamContext, stored: StoredEvent) -> None:
+    """Publish a stored event to its table's subject, de-duplicated by stream and version."""
+    table_id = stored.stream_id.removeprefix("table-")
+    await js.publish(
+        subject(table_id),
+        envelope(stored).SerializeToString(deterministic=True),
+        headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
+    )

@@ -1,0 +1,159 @@
+"""The dealer's secrets, in its own database table (``dealer_secrets``).
+
+Committing is idempotent per round: the first commit draws the secret, later
+ones return the same fingerprint. A secret leaves the vault only through
+:meth:`SecretVault.reveal`, and only once the table's log shows the round ended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+
+from president.deal import deal, fingerprint, new_secret
+from president.events.v1 import events_pb2 as pb
+from president.store import EventStore, create_store_engine
+from president.tables import DealtCards, RoundKey, stream_id
+
+metadata = MetaData()
+dealer_secrets = Table(
+    "dealer_secrets",
+    metadata,
+    Column("table_id", String(64), primary_key=True),
+    Column("game_no", Integer, primary_key=True),
+    Column("round_no", Integer, primary_key=True),
+    Column("secret", LargeBinary(32), nullable=False),
+    Column("fingerprint", String(64), nullable=False),
+    Column("players", Integer, nullable=False),
+    Column("jokers", Boolean, nullable=False),
+    Column("hand_size", Integer, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("revealed_at", String(40), nullable=True),
+)
+
+
+class UnknownRound(LookupError):
+    """No deal was committed for that round."""
+
+
+class RoundNotOver(RuntimeError):
+    """The round has not ended: its secret stays secret."""
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A committed round as the vault keeps it."""
+
+    secret: bytes
+    fingerprint: str
+    players: int
+    jokers: bool
+    hand_size: int | None
+
+
+class SecretVault:
+    """Secrets by round, and the check that a round ended before its reveal."""
+
+    def __init__(self, url: str, events: EventStore) -> None:
+        self._engine = create_store_engine(url)
+        self._events = events
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def commit(self, key: RoundKey, players: int, jokers: bool, hand_size: int | None) -> str:
+        """Draw and keep the round's secret; the fingerprint (same for a repeated commit)."""
+        secret = new_secret()
+        row = {
+            "table_id": key.table_id,
+            "game_no": key.game_no,
+            "round_no": key.round_no,
+            "secret": secret,
+            "fingerprint": fingerprint(secret),
+            "players": players,
+            "jokers": jokers,
+            "hand_size": hand_size or 0,
+            "created_at": datetime.now(UTC).isoformat(),
+        }
+        try:
+            with self._engine.begin() as connection:
+                connection.execute(insert(dealer_secrets), row)
+        except IntegrityError:
+            pass  # committed before: keep the first secret
+        return self._get(key).fingerprint
+
+    def deal(self, key: RoundKey) -> DealtCards:
+        """The committed round's deal, by position in the deal order."""
+        committed = self._get(key)
+        dealt = deal(
+            committed.secret,
+            range(committed.players),
+            jokers=committed.jokers,
+            hand_size=committed.hand_size,
+        )
+        return DealtCards(dealt.hands, dealt.set_aside)
+
+    def reveal(self, key: RoundKey) -> Committed:
+        """The round's secret, once the table's log holds the round's end."""
+        committed = self._get(key)
+        if not self._round_ended(key, committed.fingerprint):
+            raise RoundNotOver(
+                f"round {key.round_no} of game {key.game_no} at table {key.table_id} "
+                "has not ended: its secret is revealed only then"
+            )
+        with self._engine.begin() as connection:
+            connection.execute(
+                update(dealer_secrets)
+                .where(
+                    dealer_secrets.c.table_id == key.table_id,
+                    dealer_secrets.c.game_no == key.game_no,
+                    dealer_secrets.c.round_no == key.round_no,
+                    dealer_secrets.c.revealed_at.is_(None),
+                )
+                .values(revealed_at=datetime.now(UTC).isoformat())
+            )
+        return committed
+
+    def _get(self, key: RoundKey) -> Committed:
+        with self._engine.connect() as connection:
+            row = connection.execute(
+                select(dealer_secrets).where(
+                    dealer_secrets.c.table_id == key.table_id,
+                    dealer_secrets.c.game_no == key.game_no,
+                    dealer_secrets.c.round_no == key.round_no,
+                )
+            ).first()
+        if row is None:
+            raise UnknownRound(
+                f"no deal was committed for round {key.round_no} of game {key.game_no} "
+                f"at table {key.table_id}"
+            )
+        return Committed(
+            bytes(row.secret), row.fingerprint, row.players, row.jokers, row.hand_size or None
+        )
+
+    def _round_ended(self, key: RoundKey, committed_fingerprint: str) -> bool:
+        """Whether the table's log holds this round's commitment followed by a RoundEnded."""
+        committed_seen = False
+        for stored in self._events.read_stream(stream_id(key.table_id)):
+            name = stored.type.rsplit(".", 1)[-1]
+            if name == "DealCommitted":
+                message = pb.DealCommitted.FromString(stored.payload)
+                committed_seen = message.fingerprint == committed_fingerprint
+            elif name == "RoundEnded" and committed_seen:
+                return True
+        return False
