@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from president.service.nats import Subjects
+
 
 def _env(name: str, default: str) -> str:
     return os.environ.get(name, default)
@@ -60,6 +62,14 @@ class Settings:
     grace_seconds: int = field(default_factory=lambda: _env_int("PRESIDENT_GRACE_SECONDS", 10))
     log_level: str = field(default_factory=lambda: _env("PRESIDENT_LOG_LEVEL", "info"))
     stream_name: str = field(default_factory=lambda: _env("PRESIDENT_STREAM", "PRESIDENT_EVENTS"))
+    subject_prefix: str = field(
+        default_factory=lambda: _env("PRESIDENT_SUBJECT_PREFIX", "events.table")
+    )
+
+    @property
+    def subjects(self) -> Subjects:
+        """The JetStream stream and subjects of table events."""
+        return Subjects(prefix=self.subject_prefix, stream=self.stream_name)
 
     def address(self, service: str) -> str:
         """Where a client reaches ``service`` (the *_ADDRESS variable, else host:port)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import nats
 from nats.aio.client import Client
@@ -13,8 +14,7 @@ from nats.js.errors import BadRequestError
 from president.events.v1 import events_pb2 as pb
 from president.store import StoredEvent
 
-SUBJECT_PREFIX = "events.table"
-ALL_TABLES = f"{SUBJECT_PREFIX}.>"
+DEFAULT_PREFIX = "events.table"
 DUPLICATE_WINDOW_SECONDS = 600.0
 _TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -24,14 +24,26 @@ def valid_table_id(table_id: str) -> bool:
     return bool(_TABLE_ID.match(table_id))
 
 
-def subject(table_id: str) -> str:
-    """The subject of a table's events."""
-    return f"{SUBJECT_PREFIX}.{table_id}"
+@dataclass(frozen=True)
+class Subjects:
+    """Where table events travel: ``<prefix>.<table_id>``, in one JetStream stream."""
 
+    prefix: str = DEFAULT_PREFIX
+    stream: str = "PRESIDENT_EVENTS"
 
-def table_of(subject_name: str) -> str:
-    """The table id of an events subject."""
-    return subject_name.rsplit(".", 1)[-1]
+    @property
+    def all_tables(self) -> str:
+        """The wildcard of every table's subject."""
+        return f"{self.prefix}.>"
+
+    def table(self, table_id: str) -> str:
+        """The subject of a table's events."""
+        return f"{self.prefix}.{table_id}"
+
+    @staticmethod
+    def table_of(subject_name: str) -> str:
+        """The table id of an events subject."""
+        return subject_name.rsplit(".", 1)[-1]
 
 
 def message_id(stream_id: str, version: int) -> str:
@@ -62,11 +74,11 @@ async def connect(url: str, name: str) -> tuple[Client, JetStreamContext]:
     return client, client.jetstream()
 
 
-async def ensure_stream(js: JetStreamContext, name: str) -> None:
+async def ensure_stream(js: JetStreamContext, subjects: Subjects) -> None:
     """Create the events stream if it is missing (file storage, de-duplication window)."""
     config = StreamConfig(
-        name=name,
-        subjects=[ALL_TABLES],
+        name=subjects.stream,
+        subjects=[subjects.all_tables],
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW_SECONDS,
@@ -77,11 +89,11 @@ async def ensure_stream(js: JetStreamContext, name: str) -> None:
         await js.update_stream(config)
 
 
-async def publish(js: JetStreamContext, stored: StoredEvent) -> None:
+async def publish(js: JetStreamContext, subjects: Subjects, stored: StoredEvent) -> None:
     """Publish a stored event to its table's subject, de-duplicated by stream and version."""
     table_id = stored.stream_id.removeprefix("table-")
     await js.publish(
-        subject(table_id),
+        subjects.table(table_id),
         envelope(stored).SerializeToString(deterministic=True),
         headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
     )
