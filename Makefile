@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PRESET ?= classic
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint typecheck unit run bench protos clean
+.PHONY: help install test lint typecheck unit run demo play bench protos clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP) ## Create .venv and install the project with its dev tools
 
 lint: $(STAMP) ## ruff
-	$(BIN)/ruff check libs tests
-	$(BIN)/ruff format --check libs tests
+	$(BIN)/ruff check libs services tests protos
+	$(BIN)/ruff format --check libs services tests protos
 
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy
@@ -36,6 +36,9 @@ run: $(STAMP) ## Play a bot game of PRESET (make run PRESET=club)
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into libs/president
 	$(BIN)/python protos/generate.py
+
+play: $(STAMP) ## A game of bots at one local table, printed (make play PRESET=club)
+	$(BIN)/president play --preset $(PRESET)
 
 bench: $(STAMP) ## Benchmarks: print numbers (rules engine, deal, store, end to end)
 	@for script in tests/benchmarks/*_bench.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
