@@ -1,0 +1,342 @@
+"""``president audit``: verify stored table logs, and replay a table's game.
+
+``verify`` re-checks every table of an event store (or one) with
+:func:`president.audit.verify_table` and exits 1 naming the first bad event;
+``replay`` prints a table's game round by round, or each round as a rules
+scenario with its trace (``--json``). A bad URL or a database without the
+store's schema exits 2 with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+from google.protobuf.message import Message
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from president import audit
+from president.events.v1 import events_pb2 as pb
+from president.rules import game as g
+from president.store import EventStore, StoredEvent, StoreError
+from president.store.engine import create_store_engine, normalise_url
+from president.store.schema import events as events_table
+
+audit_app = typer.Typer(
+    help="Audit stored table logs: the deals, exchanges, plays and scores of every round.",
+    no_args_is_help=True,
+)
+
+_DB_HELP = "The event store: sqlite:///path/to/store.db or postgresql://user@host/dbname."
+_PROGRESS_MIN_EVENTS = 20_000
+
+
+class _BadInput(Exception):
+    """Input a person typed wrong, or a store that cannot be read: one line, exit code 2."""
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(message, err=True)
+    raise typer.Exit(2)
+
+
+# --------------------------------------------------------------------------- the store
+def open_store(url: str) -> EventStore:
+    """Open an existing event store for reading; a clear :class:`_BadInput` if it cannot be."""
+    try:
+        parsed = normalise_url(make_url(url))
+    except (ValueError, ArgumentError) as error:
+        raise _BadInput(f"--db {url!r} is not a database URL the store reads: {error}") from None
+    if parsed.drivername.startswith("sqlite"):
+        path = Path(parsed.database or "")
+        if not path.is_file():
+            raise _BadInput(f"--db: there is no SQLite event store file at {path}")
+    where = parsed.render_as_string(hide_password=True)
+    probe = create_store_engine(parsed, poolclass=NullPool)
+    try:
+        with probe.connect():
+            pass
+    except SQLAlchemyError as error:
+        reason = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
+        raise _BadInput(f"--db: cannot connect to {where}: {reason}") from None
+    finally:
+        probe.dispose()
+    try:
+        return EventStore.from_url(parsed)
+    except StoreError as error:
+        raise _BadInput(
+            f"--db: {where} holds no event store at this code's schema ({error})"
+        ) from None
+    except SQLAlchemyError as error:
+        raise _BadInput(f"--db: cannot read {where}: {str(error).splitlines()[0]}") from None
+
+
+def table_streams(store: EventStore, table_id: str | None = None) -> list[tuple[str, int]]:
+    """The stream ids of the store's tables (or of one table) and their event counts."""
+    column = events_table.c.stream_id
+    query = select(column, func.count()).group_by(column).order_by(column)
+    if table_id is None:
+        query = query.where(column.like(audit.STREAM_PREFIX + "%"))
+    else:
+        query = query.where(column == audit.STREAM_PREFIX + table_id)
+    connection = store.engine.connect().execution_options(sqlite_begin="DEFERRED")
+    with connection, connection.begin():
+        return [(str(row[0]), int(row[1])) for row in connection.execute(query)]
+
+
+def read_tables(store: EventStore, streams: list[tuple[str, int]]) -> Iterator[list[StoredEvent]]:
+    """Each table's events, one stream at a time, in version order."""
+    for stream_id, _ in streams:
+        yield store.read_stream(stream_id)
+
+
+# --------------------------------------------------------------------------- verify
+@audit_app.command("verify")
+def verify(
+    db: str = typer.Option(..., "--db", metavar="URL", help=_DB_HELP),
+    table: str | None = typer.Option(None, "--table", metavar="ID", help="Only this table."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    anchor: list[str] = typer.Option(
+        [],
+        "--anchor",
+        metavar="VERSION:HASH",
+        help="A hash a player kept of an event they received (repeatable; with --table). "
+        "Catches a log rewritten with recomputed hashes.",
+    ),
+) -> None:
+    """Verify every table's log: deals, exchanges, plays, scores and the hash chain.
+
+    Exits 0 when everything verifies, 1 naming the first bad event, 2 when
+    the store cannot be read.
+    """
+    console = Console(highlight=False, soft_wrap=True)
+    try:
+        anchors = _parse_anchors(anchor, table)
+        store = open_store(db)
+    except _BadInput as error:
+        _fail(str(error))
+    try:
+        streams = table_streams(store, table)
+        if table is not None and not streams:
+            _fail(f"--table: the store has no table {table!r}")
+        reports = _verify_streams(store, streams, anchors, console, quiet)
+    except SQLAlchemyError as error:
+        _fail(f"--db: cannot read the store: {str(error).splitlines()[0]}")
+    finally:
+        store.close()
+    summary = audit.summarise(reports)
+    if table is not None and reports:
+        _print_table(console, reports[0])
+    else:
+        _print_summary(console, reports, summary)
+    if summary.first_problem is not None:
+        console.print(f"[bold red]FAILED[/]: the first bad event is {_problem(summary)}")
+        raise typer.Exit(1)
+    console.print(
+        f"[bold green]OK[/]: {summary.tables} table{'s' * (summary.tables != 1)}, "
+        f"{summary.rounds_verified} rounds and {summary.events} events verified"
+        + (
+            f"; {summary.rounds_in_progress} round(s) in progress"
+            if summary.rounds_in_progress
+            else ""
+        )
+        + "."
+    )
+
+
+def _problem(summary: audit.AuditSummary) -> str:
+    problem = summary.first_problem
+    assert problem is not None
+    return escape(
+        f"stream {problem.stream_id}, version {problem.version} ({problem.event_type}): "
+        f"{problem.reason}"
+    )
+
+
+def _parse_anchors(texts: list[str], table: str | None) -> dict[int, str]:
+    if texts and table is None:
+        raise _BadInput("--anchor needs --table: kept hashes belong to one table's log")
+    anchors: dict[int, str] = {}
+    for text in texts:
+        version, sep, digest = text.partition(":")
+        if not sep or not version.strip().isdigit() or len(digest.strip()) != 64:
+            raise _BadInput(f"--anchor takes VERSION:HASH (a 64-digit hex hash), not {text!r}")
+        anchors[int(version)] = digest.strip().lower()
+    return anchors
+
+
+def _verify_streams(
+    store: EventStore,
+    streams: list[tuple[str, int]],
+    anchors: dict[int, str],
+    console: Console,
+    quiet: bool,
+) -> list[audit.TableReport]:
+    total = sum(count for _, count in streams)
+    show_progress = not quiet and console.is_terminal and total >= _PROGRESS_MIN_EVENTS
+    reports: list[audit.TableReport] = []
+    if not show_progress:
+        for events in read_tables(store, streams):
+            reports.append(audit.verify_table(events, anchors=anchors))
+        return reports
+    columns = (
+        TextColumn("[bold]verifying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("events"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("verify", total=total)
+        for events in read_tables(store, streams):
+            reports.append(audit.verify_table(events, anchors=anchors))
+            progress.advance(task, len(events))
+    return reports
+
+
+def _print_table(console: Console, report: audit.TableReport) -> None:
+    console.print(
+        f"Table [bold]{escape(report.table_id)}[/] (stream {escape(report.stream_id)}): "
+        f"{report.events} events, {report.games} game{'s' * (report.games != 1)}."
+    )
+    if report.rounds:
+        rounds = Table("game", "round", "status", "committed", "dealt", "revealed", "fingerprint")
+        for item in report.rounds:
+            colour = {"verified": "green", "in progress": "yellow"}.get(item.status, "red")
+            rounds.add_row(
+                str(item.game_no),
+                str(item.round_no),
+                f"[{colour}]{item.status}[/]",
+                f"v{item.committed_at}",
+                f"v{item.dealt_at}" if item.dealt_at else "-",
+                f"v{item.revealed_at}" if item.revealed_at else "-",
+                item.fingerprint[:16] + "…",
+            )
+        console.print(rounds)
+
+
+def _print_summary(
+    console: Console, reports: list[audit.TableReport], summary: audit.AuditSummary
+) -> None:
+    if not reports:
+        console.print("The store has no tables.")
+        return
+    overview = Table("tables", "verified", "bad", "rounds verified", "in progress", "events")
+    overview.add_row(
+        str(summary.tables),
+        str(summary.tables_ok),
+        str(summary.tables - summary.tables_ok),
+        str(summary.rounds_verified),
+        str(summary.rounds_in_progress),
+        str(summary.events),
+    )
+    console.print(overview)
+    bad = [report for report in reports if report.problem is not None]
+    for report in bad[:20]:
+        console.print(f"  [red]bad[/] {escape(str(report.problem))}")
+    if len(bad) > 20:
+        console.print(f"  … and {len(bad) - 20} more bad tables")
+
+
+# --------------------------------------------------------------------------- replay
+@audit_app.command("replay")
+def replay(
+    db: str = typer.Option(..., "--db", metavar="URL", help=_DB_HELP),
+    table: str = typer.Option(..., "--table", metavar="ID", help="The table to replay."),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="One JSON object per round: the round as a rules scenario "
+        "(conformance/FORMAT.md) and its trace.",
+    ),
+) -> None:
+    """Print a table's game round by round, with each deal's fingerprint and secret.
+
+    Only the part of the log that verifies is replayed; a bad log exits 1
+    after it, naming the first bad event.
+    """
+    try:
+        store = open_store(db)
+    except _BadInput as error:
+        _fail(str(error))
+    try:
+        events = store.read_stream(audit.STREAM_PREFIX + table)
+    except SQLAlchemyError as error:
+        _fail(f"--db: cannot read the store: {str(error).splitlines()[0]}")
+    finally:
+        store.close()
+    if not events:
+        _fail(f"--table: the store has no table {table!r}")
+    report = audit.verify_table(events)
+    good = events[: report.events_verified]
+    if as_json:
+        for item in audit.round_scenarios(good):
+            if item.ended is None and report.problem is not None:
+                continue  # cut short by the bad event
+            sys.stdout.write(json.dumps(item.to_json()) + "\n")
+    else:
+        _print_replay(good, report)
+    if report.problem is not None:
+        typer.echo(f"The log stops verifying here: {report.problem}", err=True)
+        raise typer.Exit(1)
+
+
+def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
+    from president.cli.play_cmd import event_lines
+
+    echo = typer.echo
+    echo(f"Table {report.table_id} (stream {report.stream_id}): {report.events} events.")
+    commitment: pb.DealCommitted | None = None
+    for item in audit.replay_events(events):
+        event = item.event
+        names = audit.seat_names(item.game)
+        version = item.stored.version
+        if isinstance(event, pb.TableCreated):
+            echo(f"Created: {event.preset}, {event.seat_count} seats ({item.stored.time}).")
+        elif isinstance(event, pb.DealCommitted):
+            commitment = event
+        elif isinstance(event, pb.DealRevealed):
+            echo(f"  Secret (version {version}): {event.secret_hex}")
+        elif isinstance(event, pb.ReactionShown):
+            echo(f"  {_name(names, event.seat)} reacts: {event.reaction}")
+        elif isinstance(event, Message):
+            continue
+        else:
+            lines = event_lines(event, names, item.game.options.preset)
+            if lines and lines[0].startswith("\n== Round") and commitment is not None:
+                lines[0] = f"\n== Game {commitment.game_no}, round {commitment.round_no} =="
+                order = " ".join(str(seat) for seat in commitment.deal_order)
+                lines.insert(
+                    1,
+                    f"  Deal fingerprint: {commitment.fingerprint} (deal order {order})",
+                )
+            for line in lines:
+                echo(line)
+            if isinstance(event, g.GameEnded | g.GameInterrupted):
+                echo("")
+    verified = "verified" if report.ok else "verified up to the bad event"
+    echo(
+        f"\n{report.rounds_verified} round(s) {verified}"
+        + (f", {report.rounds_in_progress} in progress" if report.rounds_in_progress else "")
+        + "."
+    )
+
+
+def _name(names: list[str], seat: int) -> str:
+    return names[seat] if 0 <= seat < len(names) else f"Seat {seat}"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``audit`` (verify, replay) to the app."""
+    app.add_typer(audit_app, name="audit")
