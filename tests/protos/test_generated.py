@@ -22,7 +22,7 @@ def test_the_checked_in_generated_code_matches_the_protos() -> None:
 
 
 def test_event_messages_round_trip_through_bytes() -> None:
-    round_started = events_pb2.RoundStarted(
+    committed = events_pb2.DealCommitted(
         round_no=1,
         fingerprint="ab" * 32,
         deal_version="president-deal-v1",
@@ -30,10 +30,10 @@ def test_event_messages_round_trip_through_bytes() -> None:
         players=4,
         options={"pass_rule": "reenter"},
     )
-    dealt = events_pb2.CardsDealt(
-        hands=[events_pb2.Hand(seat=0, cards=["3C", "10H"])], set_aside=["RJ"]
+    dealt = events_pb2.RoundStarted(
+        round_no=1, hands=[events_pb2.Hand(seat=0, cards=["3C", "10H"])], set_aside=["RJ"]
     )
-    for message in (round_started, dealt, events_pb2.ReturnedToLobby()):
+    for message in (committed, dealt, events_pb2.ReturnedToLobby()):
         data = message.SerializeToString(deterministic=True)
         assert type(message).FromString(data) == message
 
@@ -55,8 +55,8 @@ def test_every_message_is_in_the_events_package() -> None:
         "SeatLeft",
         "SeatFreed",
         "GameStarted",
+        "DealCommitted",
         "RoundStarted",
-        "CardsDealt",
         "CardsGiven",
         "PlayStarted",
         "CardsPlayed",

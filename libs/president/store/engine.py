@@ -14,7 +14,7 @@ SQLITE_BUSY_TIMEOUT_S = 30.0
 
 _POSTGRES_NAMES = {"postgres", "postgresql", "postgresql+psycopg"}
 _SQLITE_NAMES = {"sqlite", "sqlite+pysqlite"}
-_POSTGRES_POOL = {"pool_size": 10, "max_overflow": 20}
+_POSTGRES_POOL = {"pool_size": 5, "max_overflow": 10}
 
 
 def normalise_url(url: str | URL) -> URL:
