@@ -53,3 +53,30 @@ class CommandError(Exception):
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
+
+
+#: The codes that take precedence over NOT_IN_HAND (FORMAT.md's order).
+BEFORE_NOT_IN_HAND = frozenset(
+    {
+        ErrorCode.WRONG_PHASE,
+        ErrorCode.WRONG_GIVE,
+        ErrorCode.STALE,
+        ErrorCode.NOT_YOUR_TURN,
+        ErrorCode.SAT_OUT,
+    }
+)
+
+
+def duplicate_card_rejection(check: Callable[[], object]) -> Rejected:
+    """The rejection of a play or give that names a card twice.
+
+    ``check`` runs the same command with each card once: if it is refused for
+    a reason that comes before NOT_IN_HAND (wrong phase, not your turn, ...),
+    that reason is reported; otherwise the duplicate is (NOT_IN_HAND).
+    """
+    try:
+        check()
+    except Rejected as rejection:
+        if rejection.code in BEFORE_NOT_IN_HAND:
+            return rejection
+    return Rejected(ErrorCode.NOT_IN_HAND, "the same card is named twice")

@@ -8,10 +8,11 @@ is data (``ok: false`` and its error code).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from president.rules.cards import CardSyntaxError, has_duplicates, names, parse_cards, to_mask
-from president.rules.errors import ErrorCode, Rejected
+from president.rules.errors import Rejected, duplicate_card_rejection
 from president.rules.options import OptionError, options_for
 from president.rules.render import event_to_dict
 from president.rules.round import (
@@ -23,6 +24,7 @@ from president.rules.round import (
     ReturnCards,
     RoundState,
     Timeout,
+    decide,
     start_round,
     step,
 )
@@ -47,7 +49,14 @@ class ScenarioError(ValueError):
     """The scenario file itself is malformed."""
 
 
-def parse_action(text: str, seat_count: int) -> Command:
+class DuplicateCards(NamedTuple):
+    """A play or give as written, and whether it named a card twice."""
+
+    command: Command
+    twice: bool
+
+
+def parse_action(text: str, seat_count: int) -> Command | DuplicateCards:
     """``"2 play 10H 10D"``, ``"1 pass"``, ``"0 give 4C"``, ``"3 play 7S @5"``, ``"timeout"``."""
     words = text.split()
     if words == ["timeout"]:
@@ -75,15 +84,15 @@ def parse_action(text: str, seat_count: int) -> Command:
             raise ScenarioError(f"action {text!r}: a pass takes no cards")
         return Pass(seat, version)
     if verb in ("play", "give"):
-        if has_duplicates(cards):
-            mask = -1  # the same card twice: refused as NOT_IN_HAND
         if verb == "play":
-            return PlayCards(seat, mask, version)
-        return ReturnCards(seat, mask)
+            return DuplicateCards(PlayCards(seat, mask, version), has_duplicates(cards))
+        return DuplicateCards(ReturnCards(seat, mask), has_duplicates(cards))
     raise ScenarioError(f"action {text!r}: the verb is play, pass, give or timeout, not {verb!r}")
 
 
-def load_round(scenario: Mapping[str, Any]) -> tuple[RoundState, list[Command]]:
+def load_round(
+    scenario: Mapping[str, Any],
+) -> tuple[RoundState, list[Command | DuplicateCards]]:
     """The round's starting state and its parsed actions."""
     unknown = set(scenario) - _KNOWN_KEYS
     if unknown:
@@ -163,8 +172,10 @@ def run_scenario(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
     trace = []
     for index, command in enumerate(commands):
         try:
-            if isinstance(command, PlayCards | ReturnCards) and command.cards < 0:
-                raise Rejected(ErrorCode.NOT_IN_HAND, "the same card is named twice")
+            if isinstance(command, DuplicateCards):
+                if command.twice:
+                    raise duplicate_card_rejection(partial(decide, state, command.command))
+                command = command.command
             state, events = step(state, command)
         except Rejected as rejection:
             line = trace_line(index, state)
