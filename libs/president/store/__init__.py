@@ -4,13 +4,17 @@ consumer tracking, on SQLite (embedded default) or PostgreSQL.
 
 ::
 
-    from president.store import EventStore, NewEvent, migrate
+    from president.store import EventStore, NewEvent, verify_chain
 
-    migrate("sqlite:///var/store.db")          # alembic upgrade head
-    store = EventStore.from_url("sqlite:///var/store.db")
-    result = store.append("table-42", 0, [NewEvent.from_message(msg)], command_id="c-1")
-    events = store.read_stream("table-42")
-    assert verify_chain(events) is None
+    store = EventStore.from_url("sqlite:///var/store.db", migrate=True)
+    result = store.append("table-42", 0, [NewEvent.from_message(msg, {"actor": "p1"})], "cmd-1")
+    assert verify_chain(store.read_stream("table-42")) is None
+    for event in store.read_all(after=None, limit=100):  # then after=event.position
+        ...
+    store.process("scores", handler)  # handler(event, connection), tracked exactly once
+
+The schema belongs to Alembic: ``migrate(url)`` runs ``upgrade head`` (also
+``alembic -c libs/president/store/migrations/alembic.ini -x url=... upgrade head``).
 """
 
 from president.store.chain import GENESIS_HASH, ChainError, event_hash, verify_chain
