@@ -132,6 +132,7 @@ def test_the_rules_package_imports_no_io_clock_or_randomness() -> None:
                     "typing",
                     "json",
                     "re",
+                    "functools",
                 }, f"{path.name} imports {name}"
                 if top == "president":
                     assert name.startswith("president.rules"), f"{path.name} imports {name}"
