@@ -61,6 +61,11 @@ class Settings:
     )
     grace_seconds: int = field(default_factory=lambda: _env_int("PRESIDENT_GRACE_SECONDS", 10))
     log_level: str = field(default_factory=lambda: _env("PRESIDENT_LOG_LEVEL", "info"))
+    scoring_durable: str = field(
+        default_factory=lambda: _env("PRESIDENT_SCORING_DURABLE", "scoring")
+    )
+    scoring_partition: str = field(default_factory=lambda: _env("PRESIDENT_SCORING_PARTITION", ""))
+    timer_partition: str = field(default_factory=lambda: _env("PRESIDENT_TIMER_PARTITION", ""))
     stream_name: str = field(default_factory=lambda: _env("PRESIDENT_STREAM", "PRESIDENT_EVENTS"))
     subject_prefix: str = field(
         default_factory=lambda: _env("PRESIDENT_SUBJECT_PREFIX", "events.table")

@@ -1,0 +1,1 @@
+"""The timer: follows the event stream, holds deadlines, calls the table's Timeout at zero."""

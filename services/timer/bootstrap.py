@@ -1,0 +1,79 @@
+"""The timer's composition root: settings in, a runnable service out."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+import grpc
+import structlog
+from nats.aio.client import Client
+
+from president.service.config import Settings
+from president.service.nats import connect, ensure_stream
+from president.service.partition import Partition
+from president.service.server import Service
+from president.service.table_client import TableClient
+from president.timer.v1 import timer_pb2, timer_pb2_grpc
+from services.timer.deadlines import Clocks, DeadlineBoard
+from services.timer.follower import Follower
+from services.timer.handlers import TimerServicer
+from services.timer.scheduler import Scheduler
+
+RECONNECT_SECONDS = 1.0
+log = structlog.get_logger("timer")
+
+
+def build(settings: Settings) -> Service:
+    """Wire the stream follower, the deadline board, the scheduler and the servicer."""
+    partition = Partition.parse(settings.timer_partition, "PRESIDENT_TIMER_PARTITION")
+    board = DeadlineBoard()
+    clocks = Clocks(board, partition)
+    table = TableClient(settings.address("table"))
+    nats_clients: list[Client] = []
+
+    async def follow() -> None:
+        scheduler = Scheduler(clocks, table)
+        follower = Follower(clocks, table, scheduler.notify, scheduler.ready.set)
+        firing = asyncio.create_task(scheduler.run(), name="timer-scheduler")
+        try:
+            while True:
+                try:
+                    client, js = await connect(settings.nats_url, "timer")
+                    nats_clients.append(client)
+                    await ensure_stream(js, settings.subjects)
+                    await follower.follow(js, settings.subjects)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:  # NATS away: connect again, replay skips known events
+                    log.warning("stream follower restarts", error=repr(error))
+                    await _close_all(nats_clients)
+                    await asyncio.sleep(RECONNECT_SECONDS)
+        finally:
+            firing.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await firing
+
+    def register(server: grpc.aio.Server) -> Sequence[str]:
+        timer_pb2_grpc.add_TimerServiceServicer_to_server(TimerServicer(board), server)
+        return [timer_pb2.DESCRIPTOR.services_by_name["TimerService"].full_name]
+
+    async def close() -> None:
+        await _close_all(nats_clients)
+        await table.close()
+
+    return Service(
+        name="timer",
+        port=settings.timer_port,
+        register=register,
+        background=[follow],
+        on_stop=[close],
+    )
+
+
+async def _close_all(clients: list[Client]) -> None:
+    while clients:
+        client = clients.pop()
+        with contextlib.suppress(Exception):
+            await client.close()
