@@ -115,6 +115,19 @@ class TableExists(LookupError):
     """A table with this id exists already."""
 
 
+class VersionMismatch(Exception):
+    """The command named a table version the table is no longer (or not yet) at."""
+
+    def __init__(self, table_id: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"table {table_id} is at version {actual}, not {expected}: "
+            "reload the table and decide again"
+        )
+        self.table_id = table_id
+        self.expected = expected
+        self.actual = actual
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a command did: the table's version after it and its follow-ups."""
@@ -224,26 +237,75 @@ class TableHost:
             return self.load(table_id)
 
     def execute(
-        self, table_id: str, command: g.GameCommand | rnd.Command, command_id: str, actor: str
+        self,
+        table_id: str,
+        command: g.GameCommand | rnd.Command,
+        command_id: str,
+        actor: str,
+        *,
+        expected_version: int | None = None,
     ) -> Outcome:
-        """Run a command and what follows from it (deal, reveal, bot moves)."""
+        """Run a command and what follows from it (deal, reveal, bot moves).
+
+        A command id that ran before returns its first outcome and runs
+        nothing. With ``expected_version``, the command runs only if the table
+        is at that version (else :class:`VersionMismatch`).
+        """
+        with self.lock(table_id):
+            earlier = self._store.command_result(command_id, stream_id(table_id))
+            if earlier is not None:
+                self.load(table_id)
+                return Outcome(
+                    self._settled_version(table_id, command_id, earlier), len(earlier.versions)
+                )
+            table = self.load(table_id)
+            if expected_version is not None and expected_version != table.version:
+                raise VersionMismatch(table_id, expected_version, table.version)
+            events = g.decide(table.game, command)
+            result = self._commit(table, events, command_id, actor)
+            self._follow_up(table_id, command_id)
+            return Outcome(self._tables[table_id].version, len(result.versions))
+
+    def settle(self, table_id: str) -> int:
+        """Finish what a command left undone (a crash, a dealer that did not answer).
+
+        Deals, reveals and lets bots move exactly as the interrupted command
+        would have; idempotent, and a no-op for a settled table. Returns the
+        table's version.
+        """
+        with self.lock(table_id):
+            table = self.load(table_id)
+            self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+            return self._tables[table_id].version
+
+    def react(
+        self, table_id: str, seat: int, reaction: str, command_id: str, actor: str
+    ) -> Outcome:
+        """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
         with self.lock(table_id):
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
                 self.load(table_id)
                 return Outcome(earlier.last_version, len(earlier.versions))
             table = self.load(table_id)
-            events = g.decide(table.game, command)
-            result = self._commit(table, events, command_id, actor)
-            self._follow_up(table_id, command_id)
+            seats = table.game.seats
+            if not 0 <= seat < len(seats) or not seats[seat].occupied:
+                raise CommandError("NO_SUCH_SEAT", f"nobody sits in seat {seat}")
+            shown = pb.ReactionShown(seat=seat, reaction=reaction)
+            result = self._commit(table, [shown], command_id, actor)
             return Outcome(result.last_version, len(result.versions))
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
         command_id = f"timeout-{table_id}-{game_no}-{round_no}-{timer_key}"
-        table = self.load(table_id)
-        game = table.game
-        if game.round is None or game.game_no != game_no or game.round_no != round_no:
+        with self.lock(table_id):
+            game = self.load(table_id).game
+        if (
+            game.phase != g.ROUND
+            or game.round is None
+            or game.game_no != game_no
+            or game.round_no != round_no
+        ):
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
                 return Outcome(earlier.last_version, len(earlier.versions))
@@ -251,6 +313,16 @@ class TableHost:
         return self.execute(table_id, rnd.Timeout(timer_key), command_id, SERVER)
 
     # -- internals -----------------------------------------------------------
+    def _settled_version(self, table_id: str, command_id: str, earlier: AppendResult) -> int:
+        """The version after a command that ran before and the follow-ups it set off."""
+        version = earlier.last_version
+        prefix = f"{command_id}/"
+        for stored in self._store.read_stream(stream_id(table_id), version + 1):
+            if not stored.command_id.startswith(prefix):
+                break
+            version = stored.version
+        return version
+
     def _commit(
         self,
         table: Table,
@@ -407,6 +479,7 @@ __all__ = [
     "TableExists",
     "TableHost",
     "TableNotFound",
+    "VersionMismatch",
     "deal_command",
     "new_table_id",
     "next_bot_command",

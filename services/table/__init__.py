@@ -1,0 +1,1 @@
+"""The table service: hosts tables; its outbox relay publishes their events to JetStream."""

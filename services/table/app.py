@@ -1,0 +1,271 @@
+"""The table service's use cases, synchronous: the servicer runs them in worker threads.
+
+Around :class:`TableHost`: the actor check, the retry after another replica
+wrote first, the settling of tables left mid-command, views, the event log,
+the table list, and the game's metrics. Every refusal is a domain error or a
+:class:`ServiceError`; :func:`refusal` turns any of them into the latter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+
+import grpc
+
+from president.game.v1 import game_pb2 as gpb
+from president.rules import round as rnd
+from president.rules.errors import CommandError, Rejected
+from president.rules.options import OptionError, options_for
+from president.service.errors import ServiceError, from_domain
+from president.service.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
+from president.service.nats import valid_table_id
+from president.store import (
+    AppendResult,
+    CommandIdReused,
+    ConcurrencyConflict,
+    EventStore,
+    NewEvent,
+    StoredEvent,
+)
+from president.tables import (
+    SERVER,
+    Outcome,
+    Table,
+    TableExists,
+    TableHost,
+    TableNotFound,
+    VersionMismatch,
+    new_table_id,
+    stream_id,
+)
+from president.viewproto import table_view
+from services.table.commands import React, Translated, check_actor, invalid
+from services.table.directory import Summary, TableDirectory
+
+VISIBILITIES = ("practice", "public", "private")
+MAX_COMMAND_ID = 120
+_COUNTED = {
+    "president.events.v1.CardsPlayed": ("play", PLAYS),
+    "president.events.v1.Passed": ("pass", PLAYS),
+}
+
+
+class MeteredStore(EventStore):
+    """The event store, counting the plays, passes and rounds this replica appends."""
+
+    def append(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events_to_append: Sequence[NewEvent],
+        command_id: str,
+        *,
+        time: datetime | None = None,
+    ) -> AppendResult:
+        result = super().append(
+            stream_id, expected_version, events_to_append, command_id, time=time
+        )
+        if result.first_version == expected_version + 1:  # written now, not a repeat
+            for event in events_to_append:
+                counted = _COUNTED.get(event.type)
+                if counted is not None:
+                    counted[1].labels(counted[0]).inc()
+                elif event.type == "president.events.v1.RoundEnded":
+                    ROUNDS.inc()
+        return result
+
+
+def refusal(error: Exception) -> ServiceError:
+    """The gRPC refusal of any error a use case raises (re-raises unexpected ones)."""
+    if isinstance(error, ServiceError):
+        return error
+    if isinstance(error, TableNotFound):
+        return ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", str(error))
+    if isinstance(error, TableExists):
+        return ServiceError(grpc.StatusCode.ALREADY_EXISTS, "TABLE_EXISTS", str(error))
+    if isinstance(error, VersionMismatch):
+        return ServiceError(
+            grpc.StatusCode.ABORTED,
+            "STALE_VERSION",
+            str(error),
+            {"version": str(error.actual)},
+        )
+    if isinstance(error, ConcurrencyConflict):
+        return ServiceError(
+            grpc.StatusCode.ABORTED,
+            "CONFLICT",
+            "another replica kept changing this table: reload it and try again",
+        )
+    if isinstance(error, CommandIdReused):
+        return invalid("COMMAND_ID_REUSED", str(error))
+    if isinstance(error, Rejected | CommandError | OptionError):
+        return from_domain(error)
+    raise error
+
+
+def check_table_id(table_id: str) -> str:
+    """INVALID_ARGUMENT unless the id can name a stream and a subject."""
+    if not valid_table_id(table_id):
+        raise invalid("INVALID_TABLE_ID", "a table id is 1 to 64 letters, digits, - or _")
+    return table_id
+
+
+def check_command_id(command_id: str) -> str:
+    """INVALID_ARGUMENT for an over-long command id."""
+    if len(command_id) > MAX_COMMAND_ID or not command_id.isprintable():
+        raise invalid(
+            "INVALID_COMMAND_ID",
+            f"a command id has at most {MAX_COMMAND_ID} printable characters",
+        )
+    return command_id
+
+
+class TableApp:
+    """Tables: create, command, time out, view, read, list."""
+
+    def __init__(self, store: EventStore, host: TableHost, directory: TableDirectory) -> None:
+        self._store = store
+        self._host = host
+        self._directory = directory
+        self._settled: set[str] = set()
+
+    # -- commands ------------------------------------------------------------
+    def create(
+        self,
+        table_id: str,
+        preset: str,
+        options: dict[str, str],
+        seat_count: int,
+        visibility: str,
+        host_player_id: str,
+        command_id: str,
+    ) -> Table:
+        """A new table in the lobby; the same command id creates it once."""
+        check_command_id(command_id)
+        if not table_id:
+            table_id = (
+                hashlib.sha256(command_id.encode()).hexdigest()[:12]
+                if command_id
+                else new_table_id()
+            )
+        check_table_id(table_id)
+        visibility = visibility or "practice"
+        if visibility not in VISIBILITIES:
+            raise invalid(
+                "INVALID_VISIBILITY",
+                f"visibility is practice, public or private, not {visibility!r}",
+            )
+        chosen = options_for(preset or "classic", dict(options))
+        table = self._host.create(
+            table_id,
+            chosen,
+            seat_count=seat_count or None,
+            visibility=visibility,
+            host_player_id=host_player_id,
+            command_id=command_id or None,
+            actor=host_player_id or SERVER,
+        )
+        self._settled.add(table_id)
+        self._gauge()
+        return table
+
+    def execute(
+        self,
+        table_id: str,
+        translated: Translated,
+        command_id: str,
+        actor: gpb.Actor,
+        expected_version: int | None,
+    ) -> Outcome:
+        """Run a command as ``actor``; once per command id."""
+        check_table_id(table_id)
+        check_command_id(command_id)
+        table = self._settle(table_id)
+        occupant = None
+        if translated.seat is not None and translated.seat < len(table.game.seats):
+            occupant = table.game.seats[translated.seat].player
+        check_actor(translated, actor, occupant, table.host_player_id)
+        player = actor.player_id or SERVER
+        command = translated.command
+        try:
+            for attempt in range(2):
+                try:
+                    if isinstance(command, React):
+                        return self._host.react(
+                            table_id, command.seat, command.reaction, command_id, player
+                        )
+                    return self._host.execute(
+                        table_id, command, command_id, player, expected_version=expected_version
+                    )
+                except ConcurrencyConflict:
+                    # Another replica wrote first: the host dropped its copy; decide again.
+                    if attempt == 1:
+                        raise
+            raise AssertionError("unreachable")  # pragma: no cover
+        except ServiceError:
+            self._settled.discard(table_id)  # the dealer failed mid-command: settle next time
+            raise
+        finally:
+            self._gauge()
+
+    def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
+        """The timer expired; STALE when the table moved on."""
+        check_table_id(table_id)
+        game = self._settle(table_id).game
+        state = game.round
+        kind = "turn"
+        if state is not None and state.phase == rnd.EXCHANGE:
+            kind = "exchange"
+        elif state is not None and state.options.rapid:
+            kind = "rapid"
+        try:
+            outcome = self._host.timeout(table_id, timer_key, game_no, round_no)
+        except ConcurrencyConflict:
+            outcome = self._host.timeout(table_id, timer_key, game_no, round_no)
+        except ServiceError:
+            self._settled.discard(table_id)
+            raise
+        TIMEOUTS.labels(kind).inc()
+        return outcome
+
+    # -- queries -------------------------------------------------------------
+    def view(self, table_id: str, seat: int | None) -> gpb.TableView:
+        """The table as ``seat`` (or a spectator) sees it."""
+        check_table_id(table_id)
+        table = self._load(table_id)
+        if seat is not None and not 0 <= seat < len(table.game.seats):
+            raise invalid("NO_SUCH_SEAT", f"seat {seat} is not a seat of this table")
+        return table_view(table, seat)
+
+    def read_events(self, table_id: str, after_version: int, limit: int) -> list[StoredEvent]:
+        """The table's stored events after a version, in order."""
+        check_table_id(table_id)
+        stored = self._store.read_stream(stream_id(table_id), after_version + 1)
+        if not stored and self._store.current_version(stream_id(table_id)) == 0:
+            raise TableNotFound(f"no table {table_id!r}")
+        return stored[:limit] if limit else stored
+
+    def list_tables(self, open_only: bool) -> list[Summary]:
+        """Known tables, brought up to date with the store."""
+        self._directory.refresh()
+        return self._directory.summaries(open_only)
+
+    # -- internals -----------------------------------------------------------
+    def _load(self, table_id: str) -> Table:
+        with self._host.lock(table_id):
+            return self._host.load(table_id)
+
+    def _settle(self, table_id: str) -> Table:
+        """The table, with whatever an interrupted command left undone finished first."""
+        if table_id not in self._settled:
+            try:
+                self._host.settle(table_id)
+                self._settled.add(table_id)
+            except ConcurrencyConflict:
+                pass  # another replica is moving the table on right now
+        return self._load(table_id)
+
+    def _gauge(self) -> None:
+        ACTIVE_TABLES.set(len(self._host.table_ids()))

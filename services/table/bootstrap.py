@@ -1,0 +1,71 @@
+"""The table service's composition root: settings in, a runnable service out."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+
+from president.service.config import Settings
+from president.service.server import Service
+from president.store import migrate
+from president.table.v1 import table_pb2, table_pb2_grpc
+from president.tables import TableHost
+from services.table.app import MeteredStore, TableApp
+from services.table.dealer_client import GrpcDealer
+from services.table.directory import TableDirectory
+from services.table.handlers import TableServicer
+from services.table.relay import OutboxRelay
+
+WORKER_THREADS = 32
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise SystemExit(f"{name} must be a number of seconds, not {raw!r}") from None
+
+
+def build(settings: Settings) -> Service:
+    """Wire the store, the dealer client, the host, the relay and the servicer."""
+    migrate(settings.database_url)
+    store = MeteredStore.from_url(settings.database_url)
+    dealer = GrpcDealer(settings.address("dealer"))
+    relay = OutboxRelay(
+        store,
+        settings.subjects,
+        settings.nats_url,
+        poll_seconds=_env_float("PRESIDENT_RELAY_POLL_SECONDS", 0.2),
+    )
+    host = TableHost(store, dealer, on_appended=relay.wake)
+    directory = TableDirectory(store)
+    app = TableApp(store, host, directory)
+
+    def register(server: grpc.aio.Server) -> Sequence[str]:
+        table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app), server)
+        return [table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name]
+
+    async def prepare() -> None:
+        """More worker threads than asyncio's default, then the table list, then idle."""
+        executor = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="table")
+        asyncio.get_running_loop().set_default_executor(executor)
+        await asyncio.to_thread(directory.refresh)
+        await asyncio.Event().wait()
+
+    async def close() -> None:
+        await relay.close()
+        dealer.close()
+        store.close()
+
+    return Service(
+        name="table",
+        port=settings.table_port,
+        register=register,
+        background=[prepare, relay.run],
+        on_stop=[close],
+    )

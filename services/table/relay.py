@@ -1,0 +1,159 @@
+"""The outbox relay: stored events to NATS JetStream, in the store's global order.
+
+The store is the outbox. The relay follows the global order from its tracked
+position (consumer ``outbox-relay``): it publishes a batch of events, one
+after the other, each acknowledged by JetStream before the next, then moves
+its position over the acknowledged ones with :meth:`EventStore.process`.
+Every message carries ``Nats-Msg-Id: <stream>:<version>``, so an event
+published again after a crash between the acknowledgement and the position's
+commit is dropped by JetStream's duplicate window: a de-duplicating consumer
+sees each event once, in order per table, and none is lost since the
+position never passes an event that JetStream did not acknowledge.
+
+Several replicas may relay at once: the tracking row lock of ``process``
+makes them take turns moving the position, and the Msg-Id removes the
+messages two of them both sent. An event another replica's position already
+covered is skipped; one this relay did not publish in its batch is published
+from inside ``process`` before the position moves over it.
+
+It is woken by the table host after each append (from any thread) and polls
+every ``poll_seconds`` for appends by other replicas. When NATS is down it
+retries with backoff; nothing is lost meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import structlog
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from sqlalchemy import Connection
+
+from president.service import nats as jetstream
+from president.service.metrics import EVENTS_PUBLISHED
+from president.service.nats import Subjects
+from president.store import EventStore, Position, StoredEvent
+
+CONSUMER = "outbox-relay"
+PUBLISH_SECONDS = 5.0
+
+
+class OutboxRelay:
+    """Publishes what the store committed, once, in order."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        subjects: Subjects,
+        nats_url: str,
+        *,
+        consumer: str = CONSUMER,
+        poll_seconds: float = 0.2,
+        batch: int = 200,
+        name: str = "table-outbox-relay",
+    ) -> None:
+        self._store = store
+        self._subjects = subjects
+        self._url = nats_url
+        self._consumer = consumer
+        self._poll = poll_seconds
+        self._batch = batch
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._client: Client | None = None
+        self._js: JetStreamContext | None = None
+        self._log: Any = structlog.get_logger()
+        self.published = 0
+
+    def wake(self, _table_id: str = "", _version: int = 0) -> None:
+        """Something was appended: relay it soon. Safe from any thread."""
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
+
+    async def run(self) -> None:
+        """Relay until cancelled."""
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._log = structlog.get_logger().bind(service="table", component="outbox-relay")
+        delay = 0.0
+        while True:
+            self._wake.clear()
+            try:
+                if self._js is None:
+                    await self._connect()
+                await self.drain()
+                delay = 0.0
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                delay = min(max(delay * 2, 0.2), 5.0)
+                self._log.warning("relay retrying", error=repr(error), retry_in=delay)
+                await asyncio.sleep(delay)
+                continue
+            if not self._wake.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._poll)
+
+    async def close(self) -> None:
+        """Close the NATS connection."""
+        client, self._client, self._js = self._client, None, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.drain()
+
+    async def drain(self) -> int:
+        """Publish everything committed and not yet relayed; returns how many this relay moved."""
+        moved = 0
+        while True:
+            published, handled = await self._relay_batch()
+            moved += handled
+            if published < self._batch:
+                return moved
+
+    async def _connect(self) -> None:
+        client, js = await jetstream.connect(self._url, self._name)
+        try:
+            await jetstream.ensure_stream(js, self._subjects)
+        except BaseException:
+            await client.close()
+            raise
+        self._client, self._js = client, js
+        self._log.info("relay connected", stream=self._subjects.stream)
+
+    async def _relay_batch(self) -> tuple[int, int]:
+        js = self._js
+        loop = self._loop
+        assert js is not None and loop is not None
+        after = await asyncio.to_thread(self._store.tracked_position, self._consumer)
+        batch = await asyncio.to_thread(self._store.read_all, after, self._batch)
+        acked: set[Position] = set()
+        try:
+            for stored in batch:
+                await asyncio.wait_for(
+                    jetstream.publish(js, self._subjects, stored), PUBLISH_SECONDS
+                )
+                acked.add(stored.position)
+        finally:
+            handled = 0
+            if acked:
+
+                def publish_missing(stored: StoredEvent, _connection: Connection) -> None:
+                    if stored.position in acked:
+                        return
+                    future = asyncio.run_coroutine_threadsafe(
+                        jetstream.publish(js, self._subjects, stored), loop
+                    )
+                    future.result(PUBLISH_SECONDS)
+
+                handled = await asyncio.to_thread(
+                    self._store.process, self._consumer, publish_missing, limit=len(acked)
+                )
+                EVENTS_PUBLISHED.inc(handled)
+                self.published += handled
+        return len(acked), handled
