@@ -5,7 +5,9 @@ appends one event (a 100-byte payload) at a time to its own stream, for a
 fixed time after a common start. Both stores run on the same server, in the
 same fresh database, taking turns: ours, then the library's
 ``PostgresApplicationRecorder``, which takes a table lock per append so that
-its readers never skip an event. Each case runs ``--rounds`` times,
+its readers never skip an event. A third row, "bare INSERT", is a plain
+psycopg INSERT per append into the same table, with no store logic: the
+ceiling of this machine, for scale. Each case runs ``--rounds`` times,
 interleaved, and the best run counts (other load on the machine only ever
 slows a run down). Prints a table and the ratios; asserts nothing. The
 server is the machine's (127.0.0.1:5432) or an embedded one, as for the tests.
@@ -76,7 +78,39 @@ def _library(url: str, worker: int) -> Any:
     return append, datastore.close
 
 
-SETUPS = {"president.store": _ours, "eventsourcing": _library}
+def _bare(url: str, worker: int) -> Any:
+    """The machine's ceiling: one plain INSERT per append into the same table, no store."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    connection = psycopg.connect(
+        host=parsed.host,
+        port=parsed.port,
+        user=parsed.username,
+        dbname=parsed.database,
+        autocommit=True,
+    )
+    stream = f"table-bare-{worker}-{uuid.uuid4().hex[:8]}"
+    version = 0
+    statement = (
+        "INSERT INTO events (stream_id, version, type, payload, metadata, command_id,"
+        " command_seq, hash, previous_hash) VALUES (%s, %s, %s, %s, %s, %s, 0, %s, %s)"
+        " RETURNING tx_id, id"
+    )
+
+    def append() -> None:
+        nonlocal version
+        version += 1
+        connection.execute(
+            statement,
+            (stream, version, "t", PAYLOAD, "{}", uuid.uuid4().hex, "0" * 64, "0" * 64),
+        ).fetchall()
+
+    return append, connection.close
+
+
+SETUPS = {"president.store": _ours, "eventsourcing": _library, "bare INSERT": _bare}
 
 
 def _worker(kind: str, url: str, worker: int, seconds: float, start: Barrier, counts: Any) -> None:
@@ -169,12 +203,14 @@ def main() -> int:
             print(f"{kind:<18}{writers:>8}{rate:>12,.0f}{1000 * writers / rate:>12.2f}   {runs}")
         print()
         for writers in (1, options.writers):
-            ratio = results["president.store", writers] / results["eventsourcing", writers]
+            library = results["eventsourcing", writers]
+            ratio = results["president.store", writers] / library
             target = 1 if writers == 1 else 5
             verdict = "meets" if ratio >= target else "misses"
             print(
                 f"{writers} writer(s): president.store / eventsourcing = {ratio:.2f}x "
-                f"({verdict} the {target}x target)"
+                f"({verdict} the {target}x target); "
+                f"bare INSERT / eventsourcing = {results['bare INSERT', writers] / library:.2f}x"
             )
     finally:
         server.close()
