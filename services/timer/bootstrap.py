@@ -22,7 +22,7 @@ from services.timer.handlers import TimerServicer
 from services.timer.scheduler import Scheduler
 
 RECONNECT_SECONDS = 1.0
-log = structlog.get_logger("timer")
+log = structlog.get_logger(service="timer")
 
 
 def build(settings: Settings) -> Service:

@@ -24,7 +24,7 @@ from president.service.metrics import EVENTS_CONSUMED
 from president.service.nats import Subjects
 from services.timer.deadlines import Clocks, Gap
 
-log = structlog.get_logger("timer")
+log = structlog.get_logger(service="timer")
 POLL_SECONDS = 1.0
 
 

@@ -25,7 +25,7 @@ FIRST_RETRY_SECONDS = 0.2
 MAX_RETRY_SECONDS = 10.0
 IDLE_WAKE_SECONDS = 30.0
 
-log = structlog.get_logger("timer")
+log = structlog.get_logger(service="timer")
 
 
 class TimeoutPort(Protocol):

@@ -1,0 +1,306 @@
+"""Scoring's own database: the read models and the exactly-once progress per table stream.
+
+Each envelope is applied in one transaction: lock the stream's progress row;
+skip the envelope if its version is not past the progress (a redelivery or a
+duplicate changes nothing); report a gap if it is more than one past;
+otherwise update the read models and the progress together. Tables are
+those of migration 0003 (``president.store.migrate`` creates them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+
+from president import codec
+from president.events.v1 import events_pb2 as pb
+from president.store import create_store_engine
+from services.scoring.readmodels import (
+    GameRecord,
+    PlayerDelta,
+    PlayerStats,
+    TableModel,
+    created,
+    project,
+)
+
+metadata = MetaData()
+scoring_progress = Table(
+    "scoring_progress",
+    metadata,
+    Column("stream_id", String(200), primary_key=True),
+    Column("version", Integer, nullable=False),
+)
+scoring_tables = Table(
+    "scoring_tables",
+    metadata,
+    Column("table_id", String(64), primary_key=True),
+    Column("game_no", Integer, nullable=False),
+    Column("rounds_played", Integer, nullable=False),
+    Column("totals", Text, nullable=False),
+    Column("last_standings", Text, nullable=False),
+    Column("players", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+)
+scoring_games = Table(
+    "scoring_games",
+    metadata,
+    Column("table_id", String(64), primary_key=True),
+    Column("game_no", Integer, primary_key=True),
+    Column("winners", Text, nullable=False),
+    Column("winner_player_ids", Text, nullable=False),
+    Column("stopped", Boolean, nullable=False),
+    Column("totals", Text, nullable=False),
+    Column("rounds", Integer, nullable=False),
+)
+scoring_players = Table(
+    "scoring_players",
+    metadata,
+    Column("player_id", String(200), primary_key=True),
+    Column("rounds_played", Integer, nullable=False),
+    Column("rounds_won", Integer, nullable=False),
+    Column("games_played", Integer, nullable=False),
+    Column("games_won", Integer, nullable=False),
+    Column("points", BigInteger, nullable=False),
+    Column("places", Text, nullable=False),
+)
+
+APPLIED = "applied"
+SKIPPED = "skipped"
+READ = {"sqlite_begin": "DEFERRED"}
+MAX_PLAYER_ID = 200
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The stream's events after ``after_version`` are missing before this one."""
+
+    after_version: int
+
+
+class BrokenStream(ValueError):
+    """A stream whose events cannot be read models (it does not begin with TableCreated)."""
+
+
+def _dump(values: Sequence[object] | dict[str, Any]) -> str:
+    return json.dumps(values, separators=(",", ":"))
+
+
+class ScoringStore:
+    """The read models in scoring's database."""
+
+    def __init__(self, url: str) -> None:
+        self._engine = create_store_engine(url)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # -- applying events --------------------------------------------------------------
+
+    def progress(self, stream_id: str) -> int:
+        """The last version applied of a stream (0: none)."""
+        with self._engine.connect().execution_options(**READ) as connection:
+            version = connection.execute(
+                select(scoring_progress.c.version).where(scoring_progress.c.stream_id == stream_id)
+            ).scalar()
+        return int(version or 0)
+
+    def apply(self, envelope: pb.EventEnvelope) -> str | Gap:
+        """Apply one event exactly once: APPLIED, SKIPPED (seen before) or a :class:`Gap`."""
+        stream_id = envelope.stream_id
+        table_id = stream_id.removeprefix("table-")
+        with self._engine.begin() as connection:
+            self._insert_ignore(
+                connection, scoring_progress, {"stream_id": stream_id, "version": 0}
+            )
+            progress = int(
+                connection.execute(
+                    select(scoring_progress.c.version)
+                    .where(scoring_progress.c.stream_id == stream_id)
+                    .with_for_update()
+                ).scalar_one()
+            )
+            if envelope.version <= progress:
+                return SKIPPED
+            if envelope.version != progress + 1:
+                return Gap(progress)
+            event = codec.decode(envelope.type, envelope.payload)
+            if progress == 0:
+                if not isinstance(event, pb.TableCreated):
+                    raise BrokenStream(f"{stream_id} begins with {envelope.type}")
+                model = created(event, table_id)
+                self._write_table(connection, model, new=True)
+            else:
+                current = self._read_table(connection, table_id)
+                if current is None:
+                    raise BrokenStream(f"{stream_id} has progress {progress} but no table row")
+                change = project(current, event, envelope.version)
+                self._write_table(connection, change.table, new=False)
+                if change.game is not None:
+                    self._write_game(connection, change.game)
+                for delta in change.players:
+                    if len(delta.player_id) <= MAX_PLAYER_ID:
+                        self._add_to_player(connection, delta)
+            connection.execute(
+                update(scoring_progress)
+                .where(scoring_progress.c.stream_id == stream_id)
+                .values(version=envelope.version)
+            )
+        return APPLIED
+
+    def _insert_ignore(self, connection: Connection, table: Table, values: dict[str, Any]) -> None:
+        """Insert a row unless its key exists (waits for a concurrent insert of it)."""
+        if connection.dialect.name == "postgresql":
+            connection.execute(postgresql.insert(table).values(values).on_conflict_do_nothing())
+        else:
+            connection.execute(sqlite.insert(table).values(values).on_conflict_do_nothing())
+
+    def _write_table(self, connection: Connection, model: TableModel, new: bool) -> None:
+        values = {
+            "game_no": model.game_no,
+            "rounds_played": model.rounds_played,
+            "totals": _dump(model.totals),
+            "last_standings": _dump(model.last_standings),
+            "players": _dump({"seated": model.seated, "last_round": model.last_round}),
+            "version": model.version,
+        }
+        if new:
+            connection.execute(insert(scoring_tables).values(table_id=model.table_id, **values))
+        else:
+            connection.execute(
+                update(scoring_tables)
+                .where(scoring_tables.c.table_id == model.table_id)
+                .values(**values)
+            )
+
+    def _read_table(self, connection: Connection, table_id: str) -> TableModel | None:
+        row = connection.execute(
+            select(scoring_tables).where(scoring_tables.c.table_id == table_id)
+        ).first()
+        if row is None:
+            return None
+        players = json.loads(row.players)
+        return TableModel(
+            table_id=table_id,
+            game_no=row.game_no,
+            rounds_played=row.rounds_played,
+            totals=tuple(json.loads(row.totals)),
+            last_standings=tuple(json.loads(row.last_standings)),
+            seated=tuple(players["seated"]),
+            last_round=tuple(players["last_round"]),
+            version=row.version,
+        )
+
+    def _write_game(self, connection: Connection, game: GameRecord) -> None:
+        values = {
+            "winners": _dump(game.winners),
+            "winner_player_ids": _dump(game.winner_player_ids),
+            "stopped": game.stopped,
+            "totals": _dump(game.totals),
+            "rounds": game.rounds,
+        }
+        key = {"table_id": game.table_id, "game_no": game.game_no}
+        self._insert_ignore(connection, scoring_games, {**key, **values})
+        connection.execute(
+            update(scoring_games)
+            .where(
+                scoring_games.c.table_id == game.table_id,
+                scoring_games.c.game_no == game.game_no,
+            )
+            .values(**values)
+        )
+
+    def _add_to_player(self, connection: Connection, delta: PlayerDelta) -> None:
+        empty = PlayerStats(delta.player_id)
+        self._insert_ignore(connection, scoring_players, _player_values(empty))
+        row = connection.execute(
+            select(scoring_players)
+            .where(scoring_players.c.player_id == delta.player_id)
+            .with_for_update()
+        ).one()
+        stats = _player_from(row).add(delta)
+        values = _player_values(stats)
+        del values["player_id"]
+        connection.execute(
+            update(scoring_players)
+            .where(scoring_players.c.player_id == delta.player_id)
+            .values(**values)
+        )
+
+    # -- queries ----------------------------------------------------------------------
+
+    def table(self, table_id: str) -> TableModel | None:
+        """A table's standings model, if the table is known."""
+        with self._engine.connect().execution_options(**READ) as connection:
+            return self._read_table(connection, table_id)
+
+    def games(self, table_id: str) -> list[GameRecord]:
+        """A table's finished games, oldest first."""
+        with self._engine.connect().execution_options(**READ) as connection:
+            rows = connection.execute(
+                select(scoring_games)
+                .where(scoring_games.c.table_id == table_id)
+                .order_by(scoring_games.c.game_no)
+            ).all()
+        return [
+            GameRecord(
+                table_id=table_id,
+                game_no=row.game_no,
+                winners=tuple(json.loads(row.winners)),
+                winner_player_ids=tuple(json.loads(row.winner_player_ids)),
+                stopped=bool(row.stopped),
+                totals=tuple(json.loads(row.totals)),
+                rounds=row.rounds,
+            )
+            for row in rows
+        ]
+
+    def player(self, player_id: str) -> PlayerStats | None:
+        """A player's statistics, if the player was ever seen."""
+        with self._engine.connect().execution_options(**READ) as connection:
+            row = connection.execute(
+                select(scoring_players).where(scoring_players.c.player_id == player_id)
+            ).first()
+        return None if row is None else _player_from(row)
+
+
+def _player_values(stats: PlayerStats) -> dict[str, Any]:
+    return {
+        "player_id": stats.player_id,
+        "rounds_played": stats.rounds_played,
+        "rounds_won": stats.rounds_won,
+        "games_played": stats.games_played,
+        "games_won": stats.games_won,
+        "points": stats.points,
+        "places": _dump(stats.places),
+    }
+
+
+def _player_from(row: Any) -> PlayerStats:
+    return PlayerStats(
+        player_id=row.player_id,
+        rounds_played=row.rounds_played,
+        rounds_won=row.rounds_won,
+        games_played=row.games_played,
+        games_won=row.games_won,
+        points=int(row.points),
+        places=tuple(json.loads(row.places)),
+    )
