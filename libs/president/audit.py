@@ -323,7 +323,7 @@ def difference(stored: AnyEvent, expected: AnyEvent) -> str:
             and len(value) == len(other)
         ):
             seats = [
-                f"seat {seat} {a} in the log, {b} by the rules"
+                f"seat {seat} has {a} in the log, {b} by the rules"
                 for seat, (a, b) in enumerate(zip(value, other, strict=True))
                 if a != b
             ]
@@ -336,8 +336,7 @@ def difference(stored: AnyEvent, expected: AnyEvent) -> str:
                 f"{words} is {_value(name, value)} in the log, "
                 f"but the rules give {_value(name, other)}"
             )
-    name = type(stored).__name__
-    return f"{name}: " + "; ".join(parts) if parts else f"{name} differs from the rules"
+    return "; ".join(parts) if parts else "it differs from what the rules give"
 
 
 _ROUND_EVENT_TYPES = {

@@ -281,9 +281,10 @@ def replay(
     report = audit.verify_table(events)
     good = events[: report.events_verified]
     if as_json:
+        verified = {(r.game_no, r.round_no) for r in report.rounds if r.status == audit.VERIFIED}
         for item in audit.round_scenarios(good):
-            if item.ended is None and report.problem is not None:
-                continue  # cut short by the bad event
+            if report.problem is not None and (item.game_no, item.round_no) not in verified:
+                continue  # a round the bad event belongs to
             sys.stdout.write(json.dumps(item.to_json()) + "\n")
     else:
         _print_replay(good, report)

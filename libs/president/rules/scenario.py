@@ -120,7 +120,8 @@ def load_round(
         hands.append(to_mask(cards))
     round_no = scenario.get("round", 1) or 1
     standings = scenario.get("previous_standings")
-    if round_no > 1 and not standings:
+    # [] above round 1: no standings carry over (the players changed), so no exchange.
+    if round_no > 1 and standings is None:
         raise ScenarioError("a round above 1 needs previous_standings (seats, best first)")
     leader = scenario.get("leader")
     if leader is not None and not (isinstance(leader, int) and 0 <= leader < len(hands)):

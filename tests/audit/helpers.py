@@ -1,0 +1,204 @@
+"""Recorded games and an insider who edits the events table with SQL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, delete, insert, select, update
+
+from president import codec
+from president.events.v1 import events_pb2 as pb
+from president.hostedplay import record_bot_game, seeded_dealer
+from president.rules import bots
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.options import options_for
+from president.store import GENESIS_HASH, EventStore, StoredEvent, event_hash
+from president.store.schema import events
+from president.tables import TableHost, stream_id
+
+PRESET_PLAYERS = {"classic": 4, "club": 5, "house": 4, "house-rapid": 3, "traditional": 5}
+
+
+def record(store: EventStore, preset: str, *, seed: int = 1, rounds: int | None = 3) -> str:
+    """A bot game of ``preset`` recorded through TableHost; returns the table id.
+
+    ``rounds``: the host ends the game after that many (None: play to the
+    rules' end, for presets whose games end by themselves).
+    """
+    host = TableHost(store, seeded_dealer(seed))
+    return record_bot_game(host, options_for(preset), PRESET_PLAYERS[preset], rounds=rounds)
+
+
+def decoded(store: EventStore, table_id: str) -> list[tuple[StoredEvent, Any]]:
+    """The table's stored events with their decoded form."""
+    return [
+        (event, codec.decode(event.type, event.payload))
+        for event in store.read_stream(stream_id(table_id))
+    ]
+
+
+def versions_of(store: EventStore, table_id: str, kind: type) -> list[int]:
+    """Versions of the events of one decoded type, in order."""
+    return [event.version for event, item in decoded(store, table_id) if isinstance(item, kind)]
+
+
+# --------------------------------------------------------------------------- a game with people
+@dataclass
+class People:
+    """Who is a person at the table, and how often they let the timer run out."""
+
+    humans: dict[int, str]
+    timeout_every: int = 4
+
+
+def record_with_people(store: EventStore, *, seed: int = 7) -> str:
+    """A classic table of five seats, four players, seat 2 empty.
+
+    Seats 0 and 3 are bots; seat 1 (alice) and seat 4 (bob) are people, who
+    move by command and sometimes let the timer expire (``TableHost.timeout``).
+    Alice leaves in the middle of round 1 (a bot finishes for her); three
+    rounds are played, the later ones with an exchange, then the host ends it.
+    """
+    table_id = f"people-{seed}"
+    host = TableHost(store, seeded_dealer(seed))
+    options = options_for("classic")
+    host.create(table_id, options, seat_count=5, host_player_id="bob")
+    for seat, player, is_bot in (
+        (0, "Bot A", True),
+        (1, "alice", False),
+        (3, "Bot B", True),
+        (4, "bob", False),
+    ):
+        host.execute(table_id, g.SitDown(seat, player, is_bot), f"{table_id}/sit-{seat}", player)
+    host.execute(table_id, g.StartGame(), f"{table_id}/start", "bob")
+    step = 0
+    alice_here = True
+    while True:
+        step += 1
+        table = host.load(table_id)
+        game = table.game
+        key = f"{table_id}/{table.version}"
+        if game.phase == g.BETWEEN_ROUNDS:
+            if game.round_no >= 3:
+                host.execute(table_id, g.EndGame(), f"{key}/end", "bob")
+            else:
+                host.execute(table_id, g.NextRound(), f"{key}/next", "bob")
+            continue
+        if game.phase != g.ROUND:
+            return table_id
+        state = game.round
+        assert state is not None
+        if alice_here and game.round_no == 1 and state.moves >= 9:
+            host.execute(table_id, g.Leave(1), f"{key}/leave", "alice")
+            alice_here = False
+            continue
+        if step % 4 == 0:
+            host.timeout(table_id, state.timer_key, game.game_no, game.round_no)
+            continue
+        command = _person_move(game, state)
+        assert command is not None, "a person must be able to move"
+        seat, move = command
+        host.execute(table_id, move, f"{key}/move", game.seats[seat].player or "")
+
+
+def _person_move(game: g.GameState, state: rnd.RoundState) -> tuple[int, rnd.Command] | None:
+    if state.phase == rnd.EXCHANGE:
+        for owed in state.pending:
+            if not game.seats[owed.giver].bot_plays:
+                cards = bots.choose_return(state, owed.giver, owed.size)
+                return owed.giver, rnd.ReturnCards(owed.giver, cards)
+        return None
+    seat = state.to_act
+    move = bots.choose_action(state, seat)
+    return (seat, move) if move is not None else None
+
+
+# --------------------------------------------------------------------------- the insider
+Row = dict[str, Any]
+_COLUMNS = (
+    "version",
+    "type",
+    "payload",
+    "metadata",
+    "command_id",
+    "command_seq",
+    "hash",
+    "previous_hash",
+)
+
+
+def rows(engine: Engine, stream: str) -> list[Row]:
+    """The stream's rows, as the events table holds them, in version order."""
+    query = (
+        select(*(events.c[name] for name in _COLUMNS))
+        .where(events.c.stream_id == stream)
+        .order_by(events.c.version)
+    )
+    with engine.connect() as connection:
+        return [dict(row._mapping) for row in connection.execute(query)]
+
+
+def set_column(engine: Engine, stream: str, at_version: int, **values: Any) -> None:
+    """UPDATE one row, hashes untouched: the careless insider."""
+    with engine.begin() as connection:
+        connection.execute(
+            update(events)
+            .where(events.c.stream_id == stream, events.c.version == at_version)
+            .values(**values)
+        )
+
+
+def delete_version(engine: Engine, stream: str, version: int) -> None:
+    """DELETE one row, hashes untouched."""
+    with engine.begin() as connection:
+        connection.execute(
+            delete(events).where(events.c.stream_id == stream, events.c.version == version)
+        )
+
+
+def rewrite(engine: Engine, stream: str, edit: Callable[[list[Row]], list[Row]]) -> None:
+    """The careful insider: edit the rows, number them 1..n, recompute every hash, write back."""
+    new_rows = edit(rows(engine, stream))
+    previous = GENESIS_HASH
+    for version, row in enumerate(new_rows, start=1):
+        row["version"] = version
+        row["previous_hash"] = previous
+        row["hash"] = event_hash(
+            stream, version, row["type"], row["payload"], json.loads(row["metadata"]), previous
+        )
+        previous = row["hash"]
+    with engine.begin() as connection:
+        connection.execute(delete(events).where(events.c.stream_id == stream))
+        connection.execute(insert(events), [{"stream_id": stream, **row} for row in new_rows])
+
+
+def forged_row(message: Any, command_id: str, actor: str = "bot:0") -> Row:
+    """A well-formed stored event of a message, as its own command (hashes set by rewrite)."""
+    metadata = {"actor": actor, "command_id": command_id, "time": "2026-11-30T12:00:00+00:00"}
+    return {
+        "version": 0,
+        "type": codec.type_name(message),
+        "payload": message.SerializeToString(deterministic=True),
+        "metadata": json.dumps(metadata, sort_keys=True, separators=(",", ":")),
+        "command_id": command_id,
+        "command_seq": 0,
+        "hash": "",
+        "previous_hash": "",
+    }
+
+
+def message_of(row: Row) -> Any:
+    """The protobuf message of a row."""
+    return codec.parse(row["type"], row["payload"])
+
+
+def with_message(row: Row, message: Any) -> Row:
+    """The row with another payload."""
+    return {**row, "payload": message.SerializeToString(deterministic=True)}
+
+
+__all__ = ["pb"]
