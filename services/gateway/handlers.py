@@ -1,0 +1,142 @@
+"""The gateway's gRPC servicer: token -> claims, proto in and out, errors -> rich status."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+import structlog
+
+from president.gateway.v1 import gateway_pb2 as pb
+from president.gateway.v1 import gateway_pb2_grpc
+from president.rules.errors import CommandError, Rejected
+from president.rules.options import OptionError
+from president.service.errors import ServiceError, abort
+from services.gateway.app import Gateway
+from services.gateway.auth import Claims, Tokens
+
+T = TypeVar("T")
+Context = grpc.aio.ServicerContext[Any, Any]
+DOMAIN_ERRORS = (ServiceError, Rejected, CommandError, OptionError)
+
+
+def internal() -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.INTERNAL, "INTERNAL", "the gateway failed on this call; try again"
+    )
+
+
+class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
+    """The public API: each call is checked and handed to :class:`Gateway`."""
+
+    def __init__(self, gateway: Gateway, tokens: Tokens) -> None:
+        self._gateway = gateway
+        self._tokens = tokens
+        self._log = structlog.get_logger().bind(service="gateway")
+
+    async def _open(self, context: Context, run: Callable[[], Awaitable[T]]) -> T:
+        """A call that needs no token."""
+        try:
+            return await run()
+        except DOMAIN_ERRORS as error:
+            await abort(context, error)
+        except Exception as error:
+            self._log.exception("call failed", error=repr(error))
+            await abort(context, internal())
+
+    async def _authed(self, context: Context, run: Callable[[Claims], Awaitable[T]]) -> T:
+        """A call that acts with the bearer token's claims."""
+        try:
+            claims = self._tokens.from_metadata(context.invocation_metadata())
+            return await run(claims)
+        except DOMAIN_ERRORS as error:
+            await abort(context, error)
+        except Exception as error:
+            self._log.exception("call failed", error=repr(error))
+            await abort(context, internal())
+
+    async def CreateTable(
+        self, request: pb.CreateTableRequest, context: Context
+    ) -> pb.CreateTableResponse:
+        return await self._open(context, lambda: self._gateway.create_table(request))
+
+    async def ListTables(
+        self, request: pb.ListTablesRequest, context: Context
+    ) -> pb.ListTablesResponse:
+        return await self._open(context, self._gateway.list_tables)
+
+    async def JoinTable(
+        self, request: pb.JoinTableRequest, context: Context
+    ) -> pb.JoinTableResponse:
+        return await self._open(context, lambda: self._gateway.join_table(request))
+
+    async def Spectate(self, request: pb.SpectateRequest, context: Context) -> pb.SpectateResponse:
+        return await self._open(context, lambda: self._gateway.spectate(request))
+
+    async def AddBot(self, request: pb.AddBotRequest, context: Context) -> pb.AddBotResponse:
+        return await self._authed(context, lambda claims: self._gateway.add_bot(claims, request))
+
+    async def RemoveSeat(
+        self, request: pb.RemoveSeatRequest, context: Context
+    ) -> pb.RemoveSeatResponse:
+        return await self._authed(
+            context, lambda claims: self._gateway.remove_seat(claims, request)
+        )
+
+    async def StartGame(
+        self, request: pb.StartGameRequest, context: Context
+    ) -> pb.StartGameResponse:
+        return await self._authed(context, lambda claims: self._gateway.start_game(claims, request))
+
+    async def Play(self, request: pb.PlayRequest, context: Context) -> pb.PlayResponse:
+        return await self._authed(context, lambda claims: self._gateway.play(claims, request))
+
+    async def Pass(self, request: pb.PassRequest, context: Context) -> pb.PassResponse:
+        return await self._authed(context, lambda claims: self._gateway.pass_(claims, request))
+
+    async def ReturnCards(
+        self, request: pb.ReturnCardsRequest, context: Context
+    ) -> pb.ReturnCardsResponse:
+        return await self._authed(
+            context, lambda claims: self._gateway.return_cards(claims, request)
+        )
+
+    async def React(self, request: pb.ReactRequest, context: Context) -> pb.ReactResponse:
+        return await self._authed(context, lambda claims: self._gateway.react(claims, request))
+
+    async def Leave(self, request: pb.LeaveRequest, context: Context) -> pb.LeaveResponse:
+        return await self._authed(context, lambda claims: self._gateway.leave(claims, request))
+
+    async def HostAction(
+        self, request: pb.HostActionRequest, context: Context
+    ) -> pb.HostActionResponse:
+        return await self._authed(
+            context, lambda claims: self._gateway.host_action(claims, request)
+        )
+
+    async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
+        return await self._authed(context, self._gateway.get_table)
+
+    async def GetScores(
+        self, request: pb.GetScoresRequest, context: Context
+    ) -> pb.GetScoresResponse:
+        return await self._authed(context, self._gateway.get_scores)
+
+    async def CheckDeal(
+        self, request: pb.CheckDealRequest, context: Context
+    ) -> pb.CheckDealResponse:
+        return await self._authed(context, lambda claims: self._gateway.check_deal(claims, request))
+
+    async def Watch(
+        self, request: pb.WatchRequest, context: Context
+    ) -> AsyncIterator[pb.WatchResponse]:
+        try:
+            claims = self._tokens.from_metadata(context.invocation_metadata())
+            async for item in self._gateway.watch(claims, request):
+                yield item
+        except DOMAIN_ERRORS as error:
+            await abort(context, error)
+        except Exception as error:
+            self._log.exception("watch failed", error=repr(error))
+            await abort(context, internal())

@@ -1,0 +1,166 @@
+"""The services behind the gateway, as ports, and their adapters over grpc.aio.
+
+A refusal from the table or scoring service is passed on unchanged (its
+status and ErrorInfo) as a :class:`ServiceError`; an unreachable service is
+UNAVAILABLE with the reason UPSTREAM_UNAVAILABLE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+import grpc
+
+from president.events.v1 import events_pb2 as epb
+from president.game.v1 import game_pb2 as gpb
+from president.scoring.v1 import scoring_pb2 as spb
+from president.scoring.v1 import scoring_pb2_grpc
+from president.service.errors import ServiceError, aio_error_info, reraise_remote
+from president.table.v1 import table_pb2 as tpb
+from president.table.v1 import table_pb2_grpc
+
+T = TypeVar("T")
+CALL_TIMEOUT = 15.0
+
+
+class TablePort(Protocol):
+    """The table service as the gateway uses it."""
+
+    async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
+        """Create a table."""
+
+    async def execute(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
+        """Run a command."""
+
+    async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
+        """The table as ``seat`` (None: a spectator) sees it."""
+
+    async def read_events(
+        self, table_id: str, after: int, limit: int = 0
+    ) -> list[epb.EventEnvelope]:
+        """Stored events after a version, not redacted."""
+
+    async def list_tables(self, open_only: bool) -> list[tpb.TableSummary]:
+        """Tables."""
+
+
+class ScoringPort(Protocol):
+    """The scoring service as the gateway uses it."""
+
+    async def game_results(self, table_id: str) -> list[spb.GameResult]:
+        """A table's finished games (empty when scoring has not seen the table)."""
+
+
+def channel_options() -> list[tuple[str, Any]]:
+    """Options of the gateway's channels to its services."""
+    return [
+        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.enable_retries", 1),
+    ]
+
+
+async def _call(call: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await call()
+    except grpc.aio.AioRpcError as error:
+        if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            info = await aio_error_info(error)
+            if info is None:
+                raise ServiceError(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "UPSTREAM_UNAVAILABLE",
+                    "the table service cannot be reached right now: try again shortly",
+                ) from None
+        reraise_remote(error, await aio_error_info(error))
+
+
+class _Lazy:
+    """A channel opened on first use, inside the running event loop."""
+
+    def __init__(self, address: str, stub: Callable[[grpc.aio.Channel], Any]) -> None:
+        self._address = address
+        self._make_stub = stub
+        self._channel: grpc.aio.Channel | None = None
+        self._stub_instance: Any = None
+
+    @property
+    def _stub(self) -> Any:
+        if self._stub_instance is None:
+            self._channel = grpc.aio.insecure_channel(self._address, options=channel_options())
+            self._stub_instance = self._make_stub(self._channel)
+        return self._stub_instance
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+
+
+class GrpcTables(_Lazy):
+    """:class:`TablePort` over the table service's gRPC API."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(address, table_pb2_grpc.TableServiceStub)
+
+    async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
+        response: tpb.CreateTableResponse = await _call(
+            lambda: self._stub.CreateTable(request, timeout=CALL_TIMEOUT)
+        )
+        return response
+
+    async def execute(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
+        response: tpb.ExecuteCommandResponse = await _call(
+            lambda: self._stub.ExecuteCommand(request, timeout=CALL_TIMEOUT)
+        )
+        return response
+
+    async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
+        request = tpb.GetTableRequest(table_id=table_id)
+        if seat is not None:
+            request.seat = seat
+        response: tpb.GetTableResponse = await _call(
+            lambda: self._stub.GetTable(request, timeout=CALL_TIMEOUT)
+        )
+        return response.view
+
+    async def read_events(
+        self, table_id: str, after: int, limit: int = 0
+    ) -> list[epb.EventEnvelope]:
+        request = tpb.ReadEventsRequest(table_id=table_id, after_version=after, limit=limit)
+        response: tpb.ReadEventsResponse = await _call(
+            lambda: self._stub.ReadEvents(request, timeout=CALL_TIMEOUT)
+        )
+        return list(response.events)
+
+    async def list_tables(self, open_only: bool) -> list[tpb.TableSummary]:
+        request = tpb.ListTablesRequest(open_only=open_only)
+        response: tpb.ListTablesResponse = await _call(
+            lambda: self._stub.ListTables(request, timeout=CALL_TIMEOUT)
+        )
+        return list(response.tables)
+
+
+class GrpcScoring(_Lazy):
+    """:class:`ScoringPort` over the scoring service's gRPC API."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(address, scoring_pb2_grpc.ScoringServiceStub)
+
+    async def game_results(self, table_id: str) -> list[spb.GameResult]:
+        request = spb.GetGameResultsRequest(table_id=table_id)
+        try:
+            response: spb.GetGameResultsResponse = await self._stub.GetGameResults(
+                request, timeout=CALL_TIMEOUT
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.NOT_FOUND:
+                return []
+            if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise ServiceError(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "UPSTREAM_UNAVAILABLE",
+                    "the scoring service cannot be reached right now: try again shortly",
+                ) from None
+            reraise_remote(error, await aio_error_info(error))
+        return list(response.games)

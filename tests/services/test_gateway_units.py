@@ -1,0 +1,353 @@
+"""The gateway's parts without processes: tokens, input checks, the deal check, the feeds.
+
+The feeds run against a fake of the gateway's own TablePort, backed by a real
+TableHost on a real SQLite event store (no mock of a database or of NATS).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import grpc
+import jwt
+import pytest
+
+from president.events.v1 import events_pb2 as epb
+from president.game.v1 import game_pb2 as gpb
+from president.gateway.v1 import gateway_pb2 as pb
+from president.rules import game as g
+from president.rules.options import options_for
+from president.service.errors import ServiceError
+from president.service.nats import Subjects, envelope
+from president.store import EventStore
+from president.table.v1 import table_pb2 as tpb
+from president.tables import LocalDealer, TableHost, stream_id
+from services.gateway import auth, checks
+from services.gateway.dealcheck import check_deal
+from services.gateway.watch import FeedHub, seat_resolver, watch
+
+
+# --------------------------------------------------------------------------- tokens
+def test_a_token_round_trips_its_claims() -> None:
+    tokens = auth.Tokens("s3cret", 60)
+    claims = tokens.verify(tokens.issue("t1", "p-1", auth.HOST, 2))
+    assert (claims.table_id, claims.player_id, claims.role, claims.seat) == ("t1", "p-1", "host", 2)
+    assert claims.is_host and not claims.read_only
+    reader = tokens.verify(tokens.issue("t1", "s-1", auth.SPECTATOR))
+    assert reader.seat is None and reader.read_only
+
+
+@pytest.mark.parametrize(
+    ("token", "reason"),
+    [
+        ("", "TOKEN_MISSING"),
+        ("not.a.token", "TOKEN_INVALID"),
+        ("x" * 5000, "TOKEN_INVALID"),
+    ],
+)
+def test_bad_tokens_are_unauthenticated(token: str, reason: str) -> None:
+    with pytest.raises(ServiceError) as raised:
+        auth.Tokens("s3cret", 60).verify(token)
+    assert raised.value.status == grpc.StatusCode.UNAUTHENTICATED
+    assert raised.value.reason == reason
+
+
+def test_a_token_of_another_secret_is_forged() -> None:
+    forged = auth.Tokens("other", 60).issue("t1", "p-1", auth.HOST, 0)
+    with pytest.raises(ServiceError) as raised:
+        auth.Tokens("s3cret", 60).verify(forged)
+    assert raised.value.reason == "TOKEN_INVALID"
+
+
+def test_an_altered_token_is_forged() -> None:
+    tokens = auth.Tokens("s3cret", 60)
+    header, body, signature = tokens.issue("t1", "p-1", auth.PLAYER, 1).split(".")
+    payload = jwt.utils.base64url_decode(body).replace(b'"player"', b'"host"')
+    altered = ".".join([header, jwt.utils.base64url_encode(payload).decode(), signature])
+    with pytest.raises(ServiceError) as raised:
+        tokens.verify(altered)
+    assert raised.value.reason == "TOKEN_INVALID"
+
+
+def test_an_expired_token_says_so() -> None:
+    now = [1_000_000.0]
+    tokens = auth.Tokens("s3cret", 60, clock=lambda: now[0])
+    token = tokens.issue("t1", "p-1", auth.PLAYER, 1)
+    with pytest.raises(ServiceError) as raised:
+        tokens.verify(token)  # issued long ago by the real clock's standards
+    assert raised.value.reason == "TOKEN_EXPIRED"
+
+
+def test_metadata_needs_a_bearer_token_and_the_right_table() -> None:
+    tokens = auth.Tokens("s3cret", 60)
+    token = tokens.issue("t1", "p-1", auth.PLAYER, 1)
+    assert tokens.from_metadata([("authorization", f"Bearer {token}")]).seat == 1
+    with pytest.raises(ServiceError) as missing:
+        tokens.from_metadata([])
+    assert missing.value.reason == "TOKEN_MISSING"
+    with pytest.raises(ServiceError) as basic:
+        tokens.from_metadata([("authorization", "Basic abc")])
+    assert basic.value.reason == "TOKEN_MISSING"
+    with pytest.raises(ServiceError) as wrong:
+        tokens.from_metadata([("authorization", f"Bearer {token}"), (auth.TABLE_HEADER, "t2")])
+    assert wrong.value.status == grpc.StatusCode.PERMISSION_DENIED
+    assert wrong.value.reason == "WRONG_TABLE"
+
+
+def test_rights_by_role() -> None:
+    def claims(role: str, seat: int | None) -> auth.Claims:
+        return auth.Claims("t1", "p", role, seat, 0)
+
+    auth.require_writer(claims(auth.PLAYER, 1))
+    auth.require_host(claims(auth.HOST, 0), "x")
+    auth.require_checker(claims(auth.AUDITOR, None))
+    auth.require_checker(claims(auth.PLAYER, 1))
+    for check, role, reason in [
+        (auth.require_writer, auth.SPECTATOR, "READ_ONLY"),
+        (auth.require_writer, auth.AUDITOR, "READ_ONLY"),
+        (lambda c: auth.require_host(c, "x"), auth.PLAYER, "NOT_HOST"),
+        (lambda c: auth.require_host(c, "x"), auth.AUDITOR, "READ_ONLY"),
+        (auth.require_checker, auth.SPECTATOR, "READ_ONLY"),
+    ]:
+        seat = None if role in auth.READ_ONLY_ROLES else 1
+        with pytest.raises(ServiceError) as raised:
+            check(claims(role, seat))
+        assert raised.value.status == grpc.StatusCode.PERMISSION_DENIED
+        assert raised.value.reason == reason
+
+
+# --------------------------------------------------------------------------- input checks
+@pytest.mark.parametrize(
+    ("call", "reason"),
+    [
+        (lambda: checks.display_name(""), "INVALID_DISPLAY_NAME"),
+        (lambda: checks.display_name("   "), "INVALID_DISPLAY_NAME"),
+        (lambda: checks.display_name("x" * 41), "INVALID_DISPLAY_NAME"),
+        (lambda: checks.display_name("a\nb"), "INVALID_DISPLAY_NAME"),
+        (lambda: checks.table_id("no spaces"), "INVALID_TABLE_ID"),
+        (lambda: checks.cards([]), "MALFORMED_CARDS"),
+        (lambda: checks.cards(["3C"] * 6), "MALFORMED_CARDS"),
+        (lambda: checks.cards(["11H"]), "MALFORMED_CARDS"),
+        (lambda: checks.cards(["3CCCCCCCC"]), "MALFORMED_CARDS"),
+        (lambda: checks.command_id("x" * 101), "INVALID_COMMAND_ID"),
+        (lambda: checks.reaction("Thumbs Up"), "INVALID_REACTION"),
+        (lambda: checks.reaction("x" * 33), "INVALID_REACTION"),
+        (lambda: checks.options(gpb.TableOptions(preset="poker")), "INVALID_OPTIONS"),
+        (
+            lambda: checks.options(gpb.TableOptions(preset="house", options={"nope": "1"})),
+            "INVALID_OPTIONS",
+        ),
+        (
+            lambda: checks.options(
+                gpb.TableOptions(preset="house", options={"turn_seconds": "soon"})
+            ),
+            "INVALID_OPTIONS",
+        ),
+        (lambda: checks.seat_count(2, options_for("house")), "INVALID_SEAT_COUNT"),
+        (lambda: checks.seat_count(9, options_for("classic")), "INVALID_SEAT_COUNT"),
+        (lambda: checks.seat_count(3, options_for("club")), "INVALID_SEAT_COUNT"),
+        (lambda: checks.round_number(0, 1), "INVALID_ROUND"),
+    ],
+)
+def test_bad_input_is_invalid_argument(call: object, reason: str) -> None:
+    with pytest.raises(ServiceError) as raised:
+        call()  # type: ignore[operator]
+    assert raised.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert raised.value.reason == reason
+    assert raised.value.message  # a sentence for a person
+
+
+def test_good_input_passes() -> None:
+    assert checks.display_name("  Ada ") == "Ada"
+    assert checks.cards(["10h", "qs"]) == ["10H", "QS"]
+    assert len(checks.command_id("")) == 32
+    assert checks.options(gpb.TableOptions()).preset == "classic"
+    assert checks.seat_count(0, options_for("house")) == 4
+    assert checks.seat_count(0, options_for("traditional")) == 4
+    assert checks.seat_count(8, options_for("traditional")) == 8
+
+
+# --------------------------------------------------------------------------- the fake table port
+class LocalTables:
+    """The gateway's TablePort over an in-process TableHost (a fake of our own port)."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.host = TableHost(store, LocalDealer())
+        self.reads = 0
+
+    async def read_events(
+        self, table_id: str, after: int, limit: int = 0
+    ) -> list[epb.EventEnvelope]:
+        self.reads += 1
+        stored = self.store.read_stream(stream_id(table_id), after + 1)
+        if not stored and self.store.current_version(stream_id(table_id)) == 0:
+            raise ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "no table")
+        return [envelope(event) for event in stored]
+
+    async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
+        raise NotImplementedError
+
+    async def execute(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
+        raise NotImplementedError
+
+    async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
+        raise NotImplementedError
+
+    async def list_tables(self, open_only: bool) -> list[tpb.TableSummary]:
+        return []
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> LocalTables:
+    return LocalTables(EventStore.from_url(f"sqlite:///{tmp_path / 'events.db'}", migrate=True))
+
+
+def bot_table(tables: LocalTables, table_id: str = "t1", preset: str = "house") -> None:
+    """A table of four seats: a human in seat 0 (player p0), bots elsewhere, started."""
+    host = tables.host
+    host.create(table_id, options_for(preset), seat_count=4, host_player_id="p0")
+    host.execute(table_id, g.SitDown(0, "p0", False, "Ada"), "sit-0", "p0")
+    for seat in range(1, 4):
+        host.execute(table_id, g.SitDown(seat, f"bot-{seat}", True), f"sit-{seat}", "p0")
+    host.execute(table_id, g.StartGame(), "start", "p0")
+
+
+def play_human(tables: LocalTables, table_id: str, moves: int) -> None:
+    """The human of seat 0 plays ``moves`` times as the engine's bot would."""
+    from president.rules import bots
+
+    for step in range(moves):
+        table = tables.host.load(table_id)
+        state = table.game.round
+        if state is None or table.game.phase != g.ROUND:
+            return
+        command = bots.choose_action(state, 0)
+        if command is None:
+            return
+        tables.host.execute(table_id, command, f"human-{step}", "p0")
+
+
+# --------------------------------------------------------------------------- the deal check
+def test_check_deal_is_refused_before_the_reveal_and_verified_after(tables: LocalTables) -> None:
+    bot_table(tables)
+    events = asyncio.run(tables.read_events("t1", 0))
+    with pytest.raises(ServiceError) as early:
+        check_deal(events, 1, 1)
+    assert early.value.status == grpc.StatusCode.FAILED_PRECONDITION
+    assert early.value.reason == "ROUND_NOT_OVER"
+    with pytest.raises(ServiceError) as unknown:
+        check_deal(events, 1, 9)
+    assert unknown.value.status == grpc.StatusCode.NOT_FOUND
+    play_human(tables, "t1", 200)
+    events = asyncio.run(tables.read_events("t1", 0))
+    checked = check_deal(events, 1, 1)
+    assert checked.verified, checked.problem
+    assert len(checked.hands) == 4 and len(checked.secret_hex) == 64
+    dealt = {len(hand.cards) for hand in checked.hands}
+    assert dealt == {13}
+
+
+def test_check_deal_finds_a_tampered_log(tables: LocalTables) -> None:
+    bot_table(tables)
+    play_human(tables, "t1", 200)
+    events = asyncio.run(tables.read_events("t1", 0))
+    tampered = []
+    for item in events:
+        copy = epb.EventEnvelope()
+        copy.CopyFrom(item)
+        if item.type.endswith("RoundStarted"):
+            started = epb.RoundStarted.FromString(item.payload)
+            started.hands[0].cards[0], started.hands[1].cards[0] = (
+                started.hands[1].cards[0],
+                started.hands[0].cards[0],
+            )
+            copy.payload = started.SerializeToString()
+        if item.type.endswith("DealRevealed"):
+            revealed = epb.DealRevealed.FromString(item.payload)
+            revealed.secret_hex = "00" * 32
+            copy.payload = revealed.SerializeToString()
+        tampered.append(copy)
+    checked = check_deal(tampered, 1, 1)
+    assert not checked.verified
+    assert "fingerprint" in checked.problem
+
+
+# --------------------------------------------------------------------------- the feeds
+async def _collect(stream: object, count: int) -> list[pb.WatchResponse]:
+    out: list[pb.WatchResponse] = []
+    async for item in stream:  # type: ignore[attr-defined]
+        out.append(item)
+        if len(out) >= count:
+            break
+    return out
+
+
+async def test_a_feed_drops_duplicates_and_fills_gaps(tables: LocalTables) -> None:
+    bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    start = feed.version
+    stream = watch(hub, "t1", 0, seat_resolver("p0"))
+    first = await stream.__anext__()
+    assert first.snapshot and first.version == start
+    play_human(tables, "t1", 3)
+    stored = await tables.read_events("t1", start)
+    assert len(stored) >= 3
+    # NATS delivers the newest first (a gap), then everything twice.
+    await feed._received(stored[-1])
+    for item in stored + stored:
+        await feed._received(item)
+    changes = await _collect(stream, len(stored))
+    await stream.aclose()
+    assert [c.version for c in changes] == [start + i + 1 for i in range(len(stored))]
+    assert not any(c.snapshot for c in changes)
+    await hub.close()
+
+
+async def test_watch_resumes_from_history_and_from_the_store(tables: LocalTables) -> None:
+    bot_table(tables)
+    play_human(tables, "t1", 30)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    end = feed.version
+    for resume_at in (end - 5, 3, 1):
+        stream = watch(hub, "t1", resume_at, seat_resolver("p0"))
+        got = await _collect(stream, end - resume_at)
+        await stream.aclose()
+        assert [c.version for c in got] == list(range(resume_at + 1, end + 1))
+    feed.history.clear()  # older than the history: folded again from the store
+    stream = watch(hub, "t1", 2, seat_resolver("p0"))
+    got = await _collect(stream, end - 2)
+    await stream.aclose()
+    assert [c.version for c in got] == list(range(3, end + 1))
+    with pytest.raises(ServiceError) as ahead:
+        await _collect(watch(hub, "t1", end + 10, seat_resolver("p0")), 1)
+    assert ahead.value.reason == "VERSION_AHEAD"
+    with pytest.raises(ServiceError) as unknown:
+        await hub.feed("nope")
+    assert unknown.value.status == grpc.StatusCode.NOT_FOUND
+    await hub.close()
+
+
+async def test_watchers_see_only_their_own_cards(tables: LocalTables) -> None:
+    bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    await hub.feed("t1")
+    seat_stream = watch(hub, "t1", 1, seat_resolver("p0"))
+    spectator_stream = watch(hub, "t1", 1, seat_resolver(None))
+    feed = await hub.feed("t1")
+    count = feed.version - 1
+    mine = await _collect(seat_stream, count)
+    theirs = await _collect(spectator_stream, count)
+    await seat_stream.aclose()
+    await spectator_stream.aclose()
+    started = next(c for c in mine if c.event.type.endswith("RoundStarted"))
+    hands = epb.RoundStarted.FromString(started.event.payload).hands
+    assert [bool(hand.cards) for hand in hands] == [True, False, False, False]
+    assert started.view.round.hand and started.view.viewer_seat == 0
+    seen = next(c for c in theirs if c.event.type.endswith("RoundStarted"))
+    assert not any(h.cards for h in epb.RoundStarted.FromString(seen.event.payload).hands)
+    assert not seen.view.round.hand and not seen.view.HasField("viewer_seat")
+    await hub.close()
