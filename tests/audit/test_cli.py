@@ -277,3 +277,16 @@ def test_the_progress_bar_shows_only_on_a_terminal(
             reports = audit_cmd._verify_streams(store, streams, {}, console, quiet)
             assert [report.ok for report in reports] == [True]
             assert ("verifying" in out.getvalue()) is shown
+
+
+@pytest.mark.postgres
+def test_play_db_and_verify_on_postgresql(postgres_url: str) -> None:
+    code, out, err = invoke(
+        "play", "--preset", "house", "--rounds", "2", "--seed", "4", "--db", postgres_url
+    )
+    assert code == 0, err
+    match = re.search(r"--table (\w+)", out)
+    assert match is not None
+    code, out, _ = invoke("audit", "verify", "--db", postgres_url, "--table", match.group(1))
+    assert code == 0, out
+    assert "OK: 1 table, 2 rounds" in out
