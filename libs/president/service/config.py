@@ -70,11 +70,14 @@ class Settings:
     subject_prefix: str = field(
         default_factory=lambda: _env("PRESIDENT_SUBJECT_PREFIX", "events.table")
     )
+    stream_replicas: int = field(default_factory=lambda: _env_int("PRESIDENT_STREAM_REPLICAS", 1))
 
     @property
     def subjects(self) -> Subjects:
         """The JetStream stream and subjects of table events."""
-        return Subjects(prefix=self.subject_prefix, stream=self.stream_name)
+        return Subjects(
+            prefix=self.subject_prefix, stream=self.stream_name, replicas=self.stream_replicas
+        )
 
     def address(self, service: str) -> str:
         """Where a client reaches ``service`` (the *_ADDRESS variable, else host:port)."""

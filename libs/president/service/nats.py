@@ -30,6 +30,8 @@ class Subjects:
 
     prefix: str = DEFAULT_PREFIX
     stream: str = "PRESIDENT_EVENTS"
+    #: Copies of the stream in a NATS cluster (1 on a single server; 3 in the k8s manifests).
+    replicas: int = 1
 
     @property
     def all_tables(self) -> str:
@@ -75,13 +77,18 @@ async def connect(url: str, name: str) -> tuple[Client, JetStreamContext]:
 
 
 async def ensure_stream(js: JetStreamContext, subjects: Subjects) -> None:
-    """Create the events stream if it is missing (file storage, de-duplication window)."""
+    """Create the events stream if it is missing (file storage, de-duplication window).
+
+    An existing stream is updated to this configuration, its number of
+    replicas included (a NATS cluster moves the copies).
+    """
     config = StreamConfig(
         name=subjects.stream,
         subjects=[subjects.all_tables],
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW_SECONDS,
+        num_replicas=subjects.replicas,
     )
     try:
         await js.add_stream(config)

@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# One image for the five President services; the command picks the service:
+#   python -m services.{dealer,table,timer,scoring,gateway}.main
+# and `python -m president.service.healthcheck HOST:PORT` is the gRPC health
+# probe for container health checks. See deploy/README.md.
+
+ARG PYTHON_IMAGE=python:3.11-slim
+
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+RUN python -m venv /opt/president
+WORKDIR /src
+COPY pyproject.toml ./
+COPY libs ./libs
+COPY services ./services
+RUN /opt/president/bin/pip install . \
+ && /opt/president/bin/python -c "import president.service.healthcheck, services.dealer.main"
+
+FROM ${PYTHON_IMAGE}
+RUN groupadd --system --gid 10001 president \
+ && useradd --system --uid 10001 --gid president --no-create-home \
+        --home-dir /nonexistent --shell /usr/sbin/nologin president \
+ && install -d -o president -g president /var/lib/president
+COPY --from=build /opt/president /opt/president
+ENV PATH=/opt/president/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PRESIDENT_HOST=0.0.0.0 \
+    PRESIDENT_METRICS_PORT=9100
+WORKDIR /var/lib/president
+USER 10001:10001
+# gRPC: gateway 50051, table 50052, dealer 50053, timer 50054, scoring 50055;
+# Prometheus metrics on 9100.
+EXPOSE 50051 50052 50053 50054 50055 9100
+STOPSIGNAL SIGTERM
+CMD ["python", "-m", "services.gateway.main"]
