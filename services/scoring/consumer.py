@@ -29,7 +29,7 @@ log = structlog.get_logger(service="scoring")
 BATCH = 200
 FETCH_SECONDS = 1.0
 RETRY_DELAY_SECONDS = 1.0
-ACK_WAIT_SECONDS = 60.0
+ACK_WAIT_SECONDS = 30.0
 
 
 class HistoryPort(Protocol):
