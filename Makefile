@@ -31,8 +31,11 @@ unit: $(STAMP) ## pytest only
 
 test: $(STAMP) lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
 
-run: $(STAMP) ## Play a bot game of PRESET (make run PRESET=club)
-	$(BIN)/president play --preset $(PRESET)
+run: $(STAMP) ## The whole backend here (NATS, SQLite, five services), a live demo game, audit; serve until Ctrl-C
+	$(BIN)/president run
+
+demo: $(STAMP) ## Like run, but stop after the demo game and its audit (exit 0 when both passed)
+	$(BIN)/president run --exit
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into libs/president
 	$(BIN)/python protos/generate.py
