@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from president import audit
+from president.events.v1 import events_pb2 as pb
 from president.hostedplay import seeded_dealer
 from president.rules import game as g
 from president.rules.options import PRESETS, options_for
 from president.rules.scenario import run_scenario
-from president.store import EventStore, StoredEvent, migrate
+from president.store import EventStore, NewEvent, StoredEvent, migrate
 from president.tables import TableHost, stream_id
 from tests.audit.helpers import record, record_with_people
 
@@ -168,3 +169,21 @@ def test_a_newcomer_between_rounds_verifies_and_replays(store: EventStore) -> No
     trace = second.trace()
     assert all(line["ok"] for line in trace)
     assert second.ended is not None and trace[-1]["points"] == list(second.ended.points)
+
+
+def test_reactions_are_checked_on_their_own_terms(store: EventStore) -> None:
+    table_id = record(store, "house", seed=2, rounds=1)
+    stream = stream_id(table_id)
+
+    def react(seat: int, command_id: str) -> None:
+        message = pb.ReactionShown(seat=seat, reaction="thumbs_up")
+        version = store.current_version(stream)
+        store.append(stream, version, [NewEvent.from_message(message, {"actor": "p"})], command_id)
+
+    react(2, "react-1")
+    assert_all_verified(read(store, table_id), rounds=1)
+    react(7, "react-2")  # no such seat
+    report = audit.verify_table(read(store, table_id))
+    assert report.problem is not None
+    assert report.problem.event_type == "ReactionShown"
+    assert "where nobody sits" in report.problem.reason

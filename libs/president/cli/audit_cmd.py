@@ -29,6 +29,8 @@ from sqlalchemy.pool import NullPool
 from president import audit
 from president.events.v1 import events_pb2 as pb
 from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import names as cards_of
 from president.store import EventStore, StoredEvent, StoreError
 from president.store.engine import create_store_engine, normalise_url
 from president.store.schema import events as events_table
@@ -315,6 +317,8 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
             continue
         else:
             lines = event_lines(event, names, item.game.options.preset)
+            if isinstance(event, rnd.CardsGiven) and lines:
+                lines[0] = f"{lines[0].rstrip('.')} ({' '.join(cards_of(event.cards))})."
             if lines and lines[0].startswith("\n== Round") and commitment is not None:
                 lines[0] = f"\n== Game {commitment.game_no}, round {commitment.round_no} =="
                 order = " ".join(str(seat) for seat in commitment.deal_order)
