@@ -140,6 +140,8 @@ def fold(table: Table, event: g.GameEvent | Message, version: int) -> Table:
     """A table after one more stored event."""
     if isinstance(event, pb.DealCommitted):
         return replace(table, version=version, commitment=event)
+    if isinstance(event, pb.DealRevealed):
+        return replace(table, version=version, commitment=None)
     if isinstance(event, Message):
         return replace(table, version=version)
     return replace(table, game=g.evolve(table.game, event), version=version)

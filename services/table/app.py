@@ -9,6 +9,7 @@ the table list, and the game's metrics. Every refusal is a domain error or a
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -164,7 +165,7 @@ class TableApp:
             seat_count=seat_count or None,
             visibility=visibility,
             host_player_id=host_player_id,
-            command_id=command_id or None,
+            command_id=command_id or f"create-{table_id}-{uuid.uuid4().hex[:12]}",
             actor=host_player_id or SERVER,
         )
         self._settled.add(table_id)

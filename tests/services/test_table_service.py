@@ -1,0 +1,444 @@
+"""The table service end to end: real processes (dealer, table), real NATS, SQLite and PostgreSQL.
+
+Each backend gets its own stack, JetStream stream and subject prefix. The
+tests drive the service through its gRPC API only and look at the store and
+the JetStream stream directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from president.audit import verify_table
+from president.game.v1 import game_pb2 as gpb
+from president.service.errors import aio_error_info
+from president.service.launcher import NatsServer, Stack
+from president.store import StoredEvent, verify_chain
+from president.table.v1 import table_pb2 as pb
+from tests.services.conftest import _delete_stream, isolated_env
+from tests.services.table_helpers import (
+    SERVER,
+    Tables,
+    check_exactly_once,
+    command_id,
+    player,
+    refusal,
+    start_replica,
+    wait_relayed,
+)
+from tests.services.table_helpers import (
+    table_events as events_of,
+)
+
+SERVICES = ("dealer", "table")
+StatusCode = grpc.StatusCode
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def table_stack(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, nats_url: str
+) -> Iterator[Stack]:
+    """The dealer and the table service on one store, with a JetStream stream of their own."""
+    workdir = tmp_path_factory.mktemp(f"table-{request.param}")
+    env = isolated_env()
+    databases: list[str] = []
+    if request.param == "sqlite":
+        database = f"sqlite:///{workdir / 'president.db'}"
+    else:
+        server = request.getfixturevalue("postgres_server")
+        database = server.create_database("table")
+        env["PRESIDENT_DEALER_DATABASE_URL"] = server.create_database("dealer")
+        databases = [database, env["PRESIDENT_DEALER_DATABASE_URL"]]
+    stack = Stack(workdir, database, nats_url, env)
+    try:
+        yield stack.start(services=SERVICES)
+    finally:
+        stack.stop()
+        asyncio.run(_delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+        for url in databases:
+            request.getfixturevalue("postgres_server").drop_database(url)
+
+
+def stream_of(stack: Stack) -> str:
+    return stack.env["PRESIDENT_STREAM"]
+
+
+def prefix_of(stack: Stack) -> str:
+    return stack.env["PRESIDENT_SUBJECT_PREFIX"]
+
+
+def table_events(stack: Stack, table_id: str) -> list[StoredEvent]:
+    return events_of(stack.database_url, table_id)
+
+
+async def test_a_bot_game_ends_and_its_log_verifies(table_stack: Stack) -> None:
+    async with Tables(table_stack.address("table")) as tables:
+        table_id = await tables.bot_table(options={"game_end": "rounds:2"})
+        moves = await tables.play_to_end(table_id, 0)
+        final = await tables.view(table_id, 0)
+    assert moves > 0
+    assert final.phase == "game_over" and list(final.winners)
+    events = table_events(table_stack, table_id)
+    assert final.version == events[-1].version
+    assert verify_chain(events) is None
+    report = verify_table(events)
+    assert report.ok, report.problem
+    assert report.rounds_verified == 2
+    # Bots acted as themselves, the human as p0, deals and reveals as the server.
+    actors = Counter(str(e.metadata["actor"]).split(":")[0] for e in events)
+    assert actors["bot"] > 0 and actors["p0"] > 0 and actors["server"] > 0
+
+
+async def test_refusals_carry_status_and_reason_and_change_nothing(table_stack: Stack) -> None:
+    async with Tables(table_stack.address("table")) as tables:
+        table_id = await tables.bot_table()
+        view = await tables.view(table_id, 0)
+        assert view.round.to_act == 0  # bots moved until the human's turn
+        hand = list(view.round.hand)
+        missing = next(c for c in ("3C", "3D", "3H", "3S", "4C", "4D") if c not in hand)
+        version, trick = view.version, view.round.trick_version
+
+        def play(cards: list[str], seat: int = 0, trick_version: int = trick) -> gpb.Command:
+            return gpb.Command(
+                play_cards=gpb.PlayCards(seat=seat, cards=cards, trick_version=trick_version)
+            )
+
+        ex, t, me = tables.execute, table_id, player(0)
+        impostor = gpb.Actor(player_id="p0", seat=1)
+        bad, denied, aborted = "INVALID_ARGUMENT", "PERMISSION_DENIED", "ABORTED"
+        failed, missing_table = "FAILED_PRECONDITION", ("NOT_FOUND", "TABLE_NOT_FOUND")
+        react = [
+            gpb.Command(react=gpb.React(seat=0, reaction="Thumbs Up!")),
+            gpb.Command(react=gpb.React(seat=1, reaction="wow")),
+        ]
+        sit = [
+            gpb.Command(sit_down=gpb.SitDown(seat=1, player_id="x")),
+            gpb.Command(sit_down=gpb.SitDown(seat=9, player_id="x")),
+        ]
+        remove = gpb.Command(leave=gpb.Leave(seat=1, removed=True))
+        stale_timer = pb.TimeoutRequest(table_id=t, timer_key=0, game_no=1, round_no=7)
+        cases = [
+            (ex(t, play(["ZZ"]), me), bad, "MALFORMED_CARDS"),
+            (ex(t, play([]), me), bad, "MALFORMED_CARDS"),
+            (ex(t, play([hand[0], hand[0].lower()]), me), bad, "NOT_IN_HAND"),
+            (ex(t, play([missing]), me), bad, "NOT_IN_HAND"),
+            (ex(t, play([hand[0]], seat=1), me), denied, "NOT_YOUR_SEAT"),
+            (ex(t, play([hand[0]], seat=1), impostor), denied, "NOT_YOUR_SEAT"),
+            (ex(t, play([hand[0]], seat=1), SERVER), failed, "NOT_YOUR_TURN"),
+            (ex(t, play([hand[-1]], trick_version=trick + 1), me), aborted, "STALE"),
+            (ex(t, play([hand[-1]]), me, expected_version=version - 1), aborted, "STALE_VERSION"),
+            (ex(t, gpb.Command(), me), bad, "MISSING_COMMAND"),
+            (ex(t, play([hand[-1]]), gpb.Actor()), bad, "MISSING_ACTOR"),
+            (ex(t, react[0], me), bad, "INVALID_REACTION"),
+            (ex(t, react[1], me), denied, "NOT_YOUR_SEAT"),
+            (ex(t, sit[0]), failed, "SEAT_TAKEN"),
+            (ex(t, sit[1]), bad, "NO_SUCH_SEAT"),
+            (ex(t, gpb.Command(next_round=gpb.NextRound())), failed, "WRONG_PHASE"),
+            (ex(t, remove, me), denied, "NOT_HOST"),
+            (ex("nosuchtable", play([hand[0]]), me), *missing_table),
+            (ex("bad id!", play([hand[0]]), me), bad, "INVALID_TABLE_ID"),
+            (ex(t, play([hand[0]]), me, cid="x" * 500), bad, "INVALID_COMMAND_ID"),
+            (tables.stub.Timeout(stale_timer), aborted, "STALE"),
+            (tables.stub.Timeout(pb.TimeoutRequest(table_id="nosuchtable")), *missing_table),
+            (tables.view(t, 9), bad, "NO_SUCH_SEAT"),
+            (tables.stub.ReadEvents(pb.ReadEventsRequest(table_id="nosuchtable")), *missing_table),
+            (tables.create(preset="chess"), bad, "INVALID_OPTIONS"),
+            (tables.create(options={"jokers": "maybe"}), bad, "INVALID_OPTIONS"),
+            (tables.create(seats=2), bad, "INVALID_OPTIONS"),
+            (tables.create(visibility="secret"), bad, "INVALID_VISIBILITY"),
+            (tables.create(table_id=t), "ALREADY_EXISTS", "TABLE_EXISTS"),
+        ]  # fmt: skip
+        for call, status, reason in cases:
+            try:
+                code, got_reason, message = await refusal(call)
+            except AssertionError:
+                raise AssertionError(f"expected {reason}: the call was accepted") from None
+            assert (code.name, got_reason) == (status, reason), message
+            assert message, f"{reason} has no sentence"
+        after = await tables.view(table_id, 0)
+        assert after.version == version and list(after.round.hand) == hand
+        malformed = await refusal(tables.execute(table_id, play(["11H"]), player(0)))
+        assert "is not a card" in malformed[2]
+
+        # An accepted reaction is one more event; then the play still goes through.
+        reacted = await tables.execute(
+            table_id, gpb.Command(react=gpb.React(seat=0, reaction="thumbs_up")), player(0)
+        )
+        assert reacted.version == version + 1 and reacted.events == 1
+        legal = next(a for a in after.round.legal if a.verb == "play")
+        played = await tables.execute(
+            table_id, play(list(legal.cards)), player(0), expected_version=version + 1
+        )
+        assert played.version > version + 1 and played.events >= 1
+        assert (await tables.view(table_id)).version == played.version  # bots' moves included
+    events = table_events(table_stack, table_id)
+    assert verify_chain(events) is None and verify_table(events).ok
+
+
+async def test_metrics_count_plays_refusals_and_published_events(table_stack: Stack) -> None:
+    port = table_stack.metrics_ports["table"]
+    text = await asyncio.to_thread(
+        lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
+    )
+    metrics = text.decode()
+    for line in (
+        'president_plays_total{kind="play"}',
+        'president_plays_total{kind="pass"}',
+        'president_rejections_total{code="NOT_YOUR_SEAT"}',
+        'president_rejections_total{code="STALE"}',
+        "president_rounds_total",
+        "president_active_tables",
+        "president_events_published_total",
+    ):
+        assert line in metrics, line
+    published = next(
+        float(row.split()[-1])
+        for row in metrics.splitlines()
+        if row.startswith("president_events_published_total ")
+    )
+    assert published > 0
+
+
+async def test_a_retried_command_id_plays_once(table_stack: Stack) -> None:
+    async with Tables(table_stack.address("table")) as tables:
+        table_id = await tables.bot_table()
+        step = await tables.next_move(table_id, 0)
+        assert step is not None
+        cid = command_id("retry")
+        first = await tables.execute(table_id, step[0], step[1], cid=cid)
+        again = await tables.execute(table_id, step[0], step[1], cid=cid)
+        assert again == first
+        assert (await tables.view(table_id)).version == first.version
+        # The same id with another command still answers the first result, running nothing.
+        other = await tables.execute(table_id, gpb.Command(start_game=gpb.StartGame()), cid=cid)
+        assert other == first
+        # The same id for another table is refused.
+        elsewhere = await tables.bot_table()
+        code, reason, _ = await refusal(tables.execute(elsewhere, step[0], step[1], cid=cid))
+        assert (code, reason) == (StatusCode.INVALID_ARGUMENT, "COMMAND_ID_REUSED")
+        # Creating a table is idempotent by command id too, with or without a table id.
+        created = [
+            await tables.stub.CreateTable(
+                pb.CreateTableRequest(options=gpb.TableOptions(preset="club"), command_id="mk-1")
+            )
+            for _ in range(2)
+        ]
+        assert created[0] == created[1]
+    events = table_events(table_stack, table_id)
+    assert sum(1 for e in events if e.command_id == cid) == first.events
+
+
+async def test_rapid_mode_first_legal_play_wins(table_stack: Stack) -> None:
+    async with Tables(table_stack.address("table")) as tables:
+        accepted, refused = await rapid_race(tables, tables, table_stack)
+    assert accepted == 1
+    assert refused and set(refused) == {(StatusCode.ABORTED, "STALE")}
+
+
+async def rapid_race(
+    first: Tables, second: Tables, stack: Stack, calls: int = 12
+) -> tuple[int, list[tuple[grpc.StatusCode, str]]]:
+    """Many plays from many seats on one trick version, through ``first`` and ``second``."""
+    seats = 6
+    table_id = await first.bot_table(humans=tuple(range(seats)), seats=seats, preset="house-rapid")
+    plays: list[tuple[int, list[str]]] = []
+    for _ in range(3):
+        views = [await first.view(table_id, seat) for seat in range(seats)]
+        plays = [
+            (seat, list(action.cards))
+            for seat, view in enumerate(views)
+            for action in view.round.legal
+            if action.verb == "play"
+        ]
+        if len({seat for seat, _ in plays}) >= 3:
+            break
+        seat, cards = plays[0]  # only the leader may play: let it lead, then race on the answer
+        await first.execute(
+            table_id,
+            gpb.Command(
+                play_cards=gpb.PlayCards(
+                    seat=seat, cards=cards, trick_version=views[0].round.trick_version
+                )
+            ),
+            player(seat),
+        )
+    trick, version = views[0].round.trick_version, views[0].version
+    chosen = list(itertools.islice(itertools.cycle(plays), calls))
+    results = await asyncio.gather(
+        *(
+            (first if index % 2 == 0 else second).execute(
+                table_id,
+                gpb.Command(play_cards=gpb.PlayCards(seat=seat, cards=cards, trick_version=trick)),
+                player(seat),
+            )
+            for index, (seat, cards) in enumerate(chosen)
+        ),
+        return_exceptions=True,
+    )
+    refused = []
+    for result in results:
+        if isinstance(result, grpc.aio.AioRpcError):
+            info = await aio_error_info(result)
+            refused.append((result.code(), info.reason if info else ""))
+        elif isinstance(result, BaseException):
+            raise result
+    accepted = sum(1 for result in results if isinstance(result, pb.ExecuteCommandResponse))
+    events = table_events(stack, table_id)
+    played = [e for e in events if e.version > version and e.type.endswith(".CardsPlayed")]
+    assert len(played) == accepted
+    return accepted, refused
+
+
+async def test_lists_tables_from_the_store(table_stack: Stack) -> None:
+    async with Tables(table_stack.address("table")) as tables:
+        public = await tables.create(seats=3, visibility="public")
+        practice = await tables.create(seats=3)
+        listed = (await tables.stub.ListTables(pb.ListTablesRequest())).tables
+        assert {public, practice} <= {t.table_id for t in listed}
+        open_ids = {
+            t.table_id
+            for t in (await tables.stub.ListTables(pb.ListTablesRequest(open_only=True))).tables
+        }
+        assert public in open_ids and practice not in open_ids
+        for seat in range(3):
+            sit = gpb.SitDown(seat=seat, player_id=f"p{seat}")
+            await tables.execute(public, gpb.Command(sit_down=sit))
+        summary = next(
+            t
+            for t in (await tables.stub.ListTables(pb.ListTablesRequest())).tables
+            if t.table_id == public
+        )
+        assert (summary.seated, summary.seat_count, summary.phase) == (3, 3, "lobby")
+        assert summary.options.preset == "classic" and summary.options.options["game_end"]
+        open_ids = {
+            t.table_id
+            for t in (await tables.stub.ListTables(pb.ListTablesRequest(open_only=True))).tables
+        }
+        assert public not in open_ids  # full  # fmt: skip
+        read = await tables.stub.ReadEvents(
+            pb.ReadEventsRequest(table_id=public, after_version=1, limit=2)
+        )
+        assert [e.version for e in read.events] == [2, 3]
+        assert all(e.type.endswith("SeatTaken") and e.hash for e in read.events)
+
+
+async def test_outbox_publishes_every_stored_event_once_in_order(table_stack: Stack) -> None:
+    count = await check_exactly_once(
+        table_stack.nats_url,
+        stream_of(table_stack),
+        table_stack.database_url,
+        prefix_of(table_stack),
+    )
+    assert count > 100
+
+
+async def test_kill_9_mid_game_loses_and_doubles_nothing(table_stack: Stack) -> None:
+    address = table_stack.address("table")
+    async with Tables(address) as tables:
+        table_id = await tables.bot_table(options={"game_end": "rounds:2"})
+    accepted: list[str] = []
+    crashes = 0
+    for moves in itertools.count():
+        async with Tables(address) as tables:
+            step = await tables.next_move(table_id, 0)
+            if step is None:
+                break
+            cid = command_id("crash")
+            if moves % 4 == 1 and crashes < 3:
+                # Kill the table service while the command (and its bots) may be under way.
+                call = asyncio.ensure_future(tables.execute(table_id, step[0], step[1], cid=cid))
+                await asyncio.sleep(0.004 * crashes)
+                table_stack.stop_one("table", kill=True)
+                await asyncio.gather(call, return_exceptions=True)
+                crashes += 1
+            else:
+                await tables.execute(table_id, step[0], step[1], cid=cid)
+                accepted.append(cid)
+                continue
+        table_stack.start_one("table")
+        async with Tables(address) as tables:
+            await tables.execute(table_id, step[0], step[1], cid=cid)  # the client retries
+        accepted.append(cid)
+    assert crashes == 3
+    events = table_events(table_stack, table_id)
+    assert events[-1].payload is not None and verify_table(events).ok
+    by_command = Counter(e.command_id for e in events)
+    assert all(by_command[cid] >= 1 for cid in accepted), "an accepted command was lost"
+    await check_exactly_once(
+        table_stack.nats_url,
+        stream_of(table_stack),
+        table_stack.database_url,
+        prefix_of(table_stack),
+    )
+
+
+async def test_two_replicas_on_one_store_stay_consistent(table_stack: Stack) -> None:
+    replica = start_replica(table_stack)
+    try:
+        async with (
+            Tables(table_stack.address("table")) as first,
+            Tables(replica.address) as second,
+        ):
+            table_id = await first.bot_table(options={"game_end": "rounds:1"})
+            sent = []
+            for turn in itertools.count():
+                client = (first, second)[turn % 2]
+                step = await client.next_move(table_id, 0)
+                if step is None:
+                    break
+                cid = command_id("replica")
+                await client.execute(table_id, step[0], step[1], cid=cid)
+                sent.append(cid)
+            one, two = await first.view(table_id, 0), await second.view(table_id, 0)
+            assert one == two and one.phase == "game_over"
+            accepted, refused = await rapid_race(first, second, table_stack)
+            assert accepted == 1
+            assert set(refused) == {(StatusCode.ABORTED, "STALE")}
+        events = table_events(table_stack, table_id)
+        assert verify_chain(events) is None and verify_table(events).ok
+        by_command = Counter(e.command_id for e in events)
+        assert all(by_command[cid] >= 1 for cid in sent)
+        await check_exactly_once(
+            table_stack.nats_url,
+            stream_of(table_stack),
+            table_stack.database_url,
+            prefix_of(table_stack),
+        )
+    finally:
+        replica.stop()
+
+
+async def test_relay_waits_out_a_nats_restart(tmp_path: Path) -> None:
+    nats_dir = tmp_path / "nats"
+    server = NatsServer(nats_dir).start()
+    env = isolated_env()
+    stack = Stack(tmp_path / "stack", f"sqlite:///{tmp_path / 'president.db'}", server.url, env)
+    try:
+        stack.start(services=SERVICES)
+        async with Tables(stack.address("table")) as tables:
+            table_id = await tables.bot_table()
+            await wait_relayed(server.url, env["PRESIDENT_STREAM"], stack.database_url)
+            server.stop()
+            for _ in range(6):  # NATS is down: commands are still accepted, events kept
+                step = await tables.next_move(table_id, 0)
+                assert step is not None
+                await tables.execute(table_id, step[0], step[1])
+            server = NatsServer(nats_dir, port=server.port).start()
+            count = await check_exactly_once(
+                server.url,
+                env["PRESIDENT_STREAM"],
+                stack.database_url,
+                env["PRESIDENT_SUBJECT_PREFIX"],
+            )
+            assert count == (await tables.view(table_id)).version
+    finally:
+        stack.stop()
+        server.stop()
