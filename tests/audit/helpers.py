@@ -10,7 +10,6 @@ from typing import Any
 from sqlalchemy import Engine, delete, insert, select, update
 
 from president import codec
-from president.events.v1 import events_pb2 as pb
 from president.hostedplay import record_bot_game, seeded_dealer
 from president.rules import bots
 from president.rules import game as g
@@ -199,6 +198,3 @@ def message_of(row: Row) -> Any:
 def with_message(row: Row, message: Any) -> Row:
     """The row with another payload."""
     return {**row, "payload": message.SerializeToString(deterministic=True)}
-
-
-__all__ = ["pb"]
