@@ -1,0 +1,224 @@
+"""The table service's parts without processes: command translation, the actor check,
+TableHost's settle / expected version / retried outcome, and the table list (SQLite files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+
+from president.audit import verify_table
+from president.game.v1 import game_pb2 as gpb
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import mask_of
+from president.rules.errors import ErrorCode, Rejected
+from president.rules.options import options_for
+from president.service.errors import ServiceError
+from president.store import EventStore
+from president.tables import (
+    DealtCards,
+    LocalDealer,
+    RoundKey,
+    TableHost,
+    VersionMismatch,
+    stream_id,
+)
+from president.viewproto import table_view
+from services.table.commands import React, check_actor, translate
+from services.table.directory import TableDirectory
+
+
+def test_translates_each_kind_of_command() -> None:
+    play = translate(
+        gpb.Command(play_cards=gpb.PlayCards(seat=2, cards=["10h", "10S"], trick_version=3))
+    )
+    assert play.command == rnd.PlayCards(2, mask_of("10H 10S"), 3)
+    assert (play.seat, play.kind) == (2, "play")
+    passing = translate(gpb.Command(**{"pass": gpb.Pass(seat=1)}))
+    assert passing.command == rnd.Pass(1, None) and passing.kind == "pass"
+    returned = translate(gpb.Command(return_cards=gpb.ReturnCards(seat=0, cards=["3C"])))
+    assert returned.command == rnd.ReturnCards(0, mask_of("3C"))
+    react = translate(gpb.Command(react=gpb.React(seat=3, reaction="thumbs_up")))
+    assert react.command == React(3, "thumbs_up") and react.seat == 3
+    leave = translate(gpb.Command(leave=gpb.Leave(seat=1)))
+    assert leave.command == g.Leave(1, False) and leave.seat == 1
+    removal = translate(gpb.Command(leave=gpb.Leave(seat=1, removed=True)))
+    assert removal.removal and removal.seat is None
+    sit = translate(gpb.Command(sit_down=gpb.SitDown(seat=0, player_id="ann", display_name="Ann")))
+    assert sit.command == g.SitDown(0, "ann", False, "Ann") and sit.seat is None
+    assert translate(gpb.Command(start_game=gpb.StartGame())).command == g.StartGame()
+    assert translate(gpb.Command(back_to_lobby=gpb.BackToLobby())).command == g.BackToLobby()
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        (gpb.Command(), "MISSING_COMMAND"),
+        (gpb.Command(play_cards=gpb.PlayCards(seat=0, cards=["1H"])), "MALFORMED_CARDS"),
+        (gpb.Command(play_cards=gpb.PlayCards(seat=0)), "MALFORMED_CARDS"),
+        (gpb.Command(play_cards=gpb.PlayCards(seat=0, cards=["3C"] * 60)), "MALFORMED_CARDS"),
+        (gpb.Command(return_cards=gpb.ReturnCards(seat=0, cards=["X"])), "MALFORMED_CARDS"),
+        (gpb.Command(play_cards=gpb.PlayCards(seat=99, cards=["3C"])), "NO_SUCH_SEAT"),
+        (gpb.Command(react=gpb.React(seat=0, reaction="")), "INVALID_REACTION"),
+        (gpb.Command(react=gpb.React(seat=0, reaction="a" * 33)), "INVALID_REACTION"),
+        (gpb.Command(sit_down=gpb.SitDown(seat=0, player_id="p" * 65)), "INVALID_PLAYER"),
+    ],
+)
+def test_bad_commands_are_invalid_arguments(command: gpb.Command, reason: str) -> None:
+    with pytest.raises(ServiceError) as refused:
+        translate(command)
+    assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.reason == reason and refused.value.message
+
+
+def test_a_card_named_twice_is_not_in_hand() -> None:
+    with pytest.raises(Rejected) as refused:
+        translate(gpb.Command(play_cards=gpb.PlayCards(seat=0, cards=["QS", "qs"])))
+    assert refused.value.code == ErrorCode.NOT_IN_HAND and "QS" in refused.value.reason
+
+
+def test_the_actor_acts_only_for_its_own_seat() -> None:
+    play = translate(gpb.Command(**{"pass": gpb.Pass(seat=1)}))
+    check_actor(play, gpb.Actor(player_id="bob", seat=1), "bob", "")
+    check_actor(play, gpb.Actor(player_id="server", seat=-1), "bob", "")
+    for actor, occupant in (
+        (gpb.Actor(player_id="ann", seat=0), "bob"),
+        (gpb.Actor(player_id="ann", seat=1), "bob"),  # a stale token for the seat
+    ):
+        with pytest.raises(ServiceError) as refused:
+            check_actor(play, actor, occupant, "")
+        assert (refused.value.status, refused.value.reason) == (
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_YOUR_SEAT",
+        )
+    removal = translate(gpb.Command(leave=gpb.Leave(seat=1, removed=True)))
+    check_actor(removal, gpb.Actor(player_id="host", seat=0), "bob", "host")
+    with pytest.raises(ServiceError, match="NOT_HOST"):
+        check_actor(removal, gpb.Actor(player_id="ann", seat=0), "bob", "host")
+    start = translate(gpb.Command(start_game=gpb.StartGame()))
+    check_actor(start, gpb.Actor(player_id="ann", seat=0), None, "")
+
+
+# --------------------------------------------------------------------------- TableHost
+@dataclass
+class FlakyDealer(LocalDealer):
+    """A local dealer whose deal fails while ``down`` is set, like a dealer being restarted."""
+
+    down: bool = False
+    deals: list[RoundKey] = field(default_factory=list)
+
+    def deal(self, key: RoundKey) -> DealtCards:
+        if self.down:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
+        self.deals.append(key)
+        return super().deal(key)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EventStore]:
+    with EventStore.from_url(f"sqlite:///{tmp_path / 'store.db'}", migrate=True) as opened:
+        yield opened
+
+
+def bot_table(host: TableHost, table_id: str = "t1") -> None:
+    host.create(table_id, options_for("classic", {"game_end": "rounds:2"}), seat_count=4)
+    host.execute(table_id, g.SitDown(0, "p0"), f"{table_id}-sit-0", "server")
+    for seat in (1, 2, 3):
+        host.execute(table_id, g.SitDown(seat, f"b{seat}", True), f"{table_id}-sit-{seat}", "s")
+
+
+def human_move(host: TableHost, table_id: str) -> rnd.Command | g.GameCommand | None:
+    view = table_view(host.load(table_id), 0)
+    if view.phase == "game_over":
+        return None
+    if view.phase == "between_rounds":
+        return g.NextRound()
+    action = view.round.legal[0]
+    if action.verb == "play":
+        return rnd.PlayCards(0, mask_of(list(action.cards)), view.round.trick_version)
+    if action.verb == "pass":
+        return rnd.Pass(0, view.round.trick_version)
+    return rnd.ReturnCards(0, mask_of(list(action.cards)))
+
+
+def test_settle_finishes_a_deal_the_dealer_failed(store: EventStore) -> None:
+    dealer = FlakyDealer(down=True)
+    host = TableHost(store, dealer)
+    bot_table(host)
+    with pytest.raises(ServiceError):
+        host.execute("t1", g.StartGame(), "start", "server")
+    assert host.load("t1").game.phase == g.DEALING  # committed, not dealt
+    dealer.down = False
+    # A new host (another process) finds the table waiting and deals it.
+    restarted = TableHost(store, dealer)
+    version = restarted.settle("t1")
+    table = restarted.load("t1")
+    assert table.game.phase == g.ROUND and table.version == version
+    assert restarted.settle("t1") == version  # settled: nothing more to do
+    assert restarted.execute("t1", g.StartGame(), "start", "server").events == 1  # the first result
+
+
+def test_a_replayed_table_does_not_reveal_again(store: EventStore) -> None:
+    dealer = LocalDealer()
+    host = TableHost(store, dealer)
+    bot_table(host)
+    host.execute("t1", g.StartGame(), "start", "server")
+    moves = 0
+    while (command := human_move(host, "t1")) is not None:
+        host.execute("t1", command, f"m{moves}", "p0")
+        moves += 1
+        replayed = TableHost(store, dealer)
+        version = replayed.load("t1").version
+        assert replayed.settle("t1") == version, "a replayed table did something on its own"
+    events = store.read_stream(stream_id("t1"))
+    assert verify_table(events).ok
+    revealed = [e for e in events if e.type.endswith("DealRevealed")]
+    assert len(revealed) == 2
+
+
+def test_expected_version_and_the_retried_outcome(store: EventStore) -> None:
+    host = TableHost(store, LocalDealer())
+    bot_table(host)
+    first = host.execute("t1", g.StartGame(), "start", "server")
+    assert first.version == host.load("t1").version  # the deal and the bots' moves included
+    assert host.execute("t1", g.StartGame(), "start", "server") == first
+    command = human_move(host, "t1")
+    assert command is not None
+    with pytest.raises(VersionMismatch) as stale:
+        host.execute("t1", command, "late", "p0", expected_version=first.version - 1)
+    assert stale.value.actual == first.version
+    moved = host.execute("t1", command, "on-time", "p0", expected_version=first.version)
+    assert moved.version > first.version
+
+
+def test_react_needs_an_occupied_seat(store: EventStore) -> None:
+    host = TableHost(store, LocalDealer())
+    host.create("t2", options_for("club"), seat_count=3)
+    host.execute("t2", g.SitDown(0, "ann"), "sit", "ann")
+    assert host.react("t2", 0, "wave", "r1", "ann").version == 3
+    assert host.react("t2", 0, "wave", "r1", "ann").version == 3  # once per command id
+    with pytest.raises(Exception, match="NO_SUCH_SEAT"):
+        host.react("t2", 1, "wave", "r2", "ann")
+
+
+def test_the_table_list_follows_the_store(store: EventStore) -> None:
+    host = TableHost(store, LocalDealer())
+    directory = TableDirectory(store)
+    host.create("open", options_for("house"), seat_count=3, visibility="public")
+    host.create("mine", options_for("house"), seat_count=3, visibility="private")
+    assert directory.refresh() == 2
+    assert [s.table_id for s in directory.summaries(open_only=True)] == ["open"]
+    for seat in range(3):
+        host.execute("open", g.SitDown(seat, f"p{seat}"), f"s{seat}", "server")
+    host.execute("open", g.StartGame(), "go", "server")
+    directory.refresh()
+    summaries = {s.table_id: s for s in directory.summaries()}
+    assert summaries["open"].phase == g.ROUND and summaries["open"].seated == 3
+    assert summaries["mine"].preset == "house" and summaries["mine"].phase == g.LOBBY
+    assert directory.summaries(open_only=True) == []
+    assert directory.refresh() == 0
