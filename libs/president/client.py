@@ -359,16 +359,19 @@ async def play_seat(
     on_change: Callable[[pb.WatchResponse], None] | None = None,
     log: SeatLog | None = None,
     keep: bool = True,
+    from_version: int = 0,
 ) -> SeatLog:
     """Play the client's seat from its watch stream until the game is over (or ``until``).
 
     With ``host_rounds``, the client is the host: between rounds it asks for
-    the next round, and ends the game after that many rounds. The stream is
-    resumed from the last version after a dropped connection.
+    the next round, and ends the game after that many rounds. The stream
+    starts with a snapshot, or after ``from_version``, and is resumed from
+    the last version after a dropped connection.
     """
     log = log or SeatLog()
-    last_version = 0
-    acted_to = 0
+    last_version = from_version
+    # A replayed past is watched, not acted on: act from the table's present version.
+    acted_to = (await client.get_table()).version if from_version else 0
     while True:
         try:
             async for change in client.watch(last_version):
