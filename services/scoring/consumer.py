@@ -23,7 +23,7 @@ from president.events.v1 import events_pb2 as pb
 from president.service.metrics import EVENTS_CONSUMED
 from president.service.nats import Subjects
 from president.service.partition import Partition
-from services.scoring.store import APPLIED, BrokenStream, Gap, ScoringStore
+from services.scoring.store import APPLIED, SKIPPED, BrokenStream, Gap, ScoringStore
 
 log = structlog.get_logger(service="scoring")
 BATCH = 200
@@ -106,23 +106,50 @@ class Consumer:
         return outcomes
 
     def _apply_batch(self, envelopes: Sequence[pb.EventEnvelope | None]) -> list[str | Gap | None]:
-        """Each envelope's result: APPLIED/SKIPPED, a Gap, or None (retry later)."""
+        """Each envelope's result: APPLIED/SKIPPED, a Gap, or None (retry later).
+
+        One transaction for the batch; if it fails, one per envelope, so one
+        bad event does not hold back the others.
+        """
+        owned = [
+            envelope
+            for envelope in envelopes
+            if envelope is not None
+            and self._partition.owns(envelope.stream_id.removeprefix("table-"))
+        ]
+        try:
+            done = iter(self._store.apply_batch(owned))
+        except Exception as error:
+            log.warning("batch not applied, applying one by one", error=repr(error))
+            return [self._apply_one(envelope) for envelope in envelopes]
         results: list[str | Gap | None] = []
         for envelope in envelopes:
-            results.append(self._apply_one(envelope))
+            if envelope is None or not self._partition.owns(
+                envelope.stream_id.removeprefix("table-")
+            ):
+                results.append(SKIPPED)
+                continue
+            result = next(done)
+            if result == APPLIED:
+                self._count()
+            results.append(result)
         return results
+
+    def _count(self) -> None:
+        self.applied += 1
+        EVENTS_CONSUMED.labels("scoring").inc()
 
     def _apply_one(self, envelope: pb.EventEnvelope | None) -> str | Gap | None:
         if envelope is None:
-            return "skipped"
+            return SKIPPED
         table_id = envelope.stream_id.removeprefix("table-")
         if not self._partition.owns(table_id):
-            return "skipped"
+            return SKIPPED
         try:
             result = self._store.apply(envelope)
         except BrokenStream as error:
             log.error("event cannot be applied, skipped", error=str(error))
-            return "skipped"
+            return SKIPPED
         except Exception as error:
             log.warning(
                 "event not applied, will retry",
@@ -132,8 +159,7 @@ class Consumer:
             )
             return None
         if result == APPLIED:
-            self.applied += 1
-            EVENTS_CONSUMED.labels("scoring").inc()
+            self._count()
         return result
 
     async def _after_gap(self, envelope: pb.EventEnvelope, gap: Gap) -> bool:

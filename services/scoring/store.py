@@ -125,132 +125,28 @@ class ScoringStore:
 
     def apply(self, envelope: pb.EventEnvelope) -> str | Gap:
         """Apply one event exactly once: APPLIED, SKIPPED (seen before) or a :class:`Gap`."""
-        stream_id = envelope.stream_id
-        table_id = stream_id.removeprefix("table-")
+        return self.apply_batch([envelope])[0]
+
+    def apply_batch(self, envelopes: Sequence[pb.EventEnvelope]) -> list[str | Gap]:
+        """Apply events in order, in one transaction: each APPLIED, SKIPPED or a :class:`Gap`.
+
+        The read models and the progress of every stream move together, so a
+        crash keeps all of the batch or none of it. Raises (and writes
+        nothing) if an event cannot be applied; the caller then applies the
+        batch one by one to find it.
+        """
         with self._engine.begin() as connection:
-            self._insert_ignore(
-                connection, scoring_progress, {"stream_id": stream_id, "version": 0}
-            )
-            progress = int(
-                connection.execute(
-                    select(scoring_progress.c.version)
-                    .where(scoring_progress.c.stream_id == stream_id)
-                    .with_for_update()
-                ).scalar_one()
-            )
-            if envelope.version <= progress:
-                return SKIPPED
-            if envelope.version != progress + 1:
-                return Gap(progress)
-            event = codec.decode(envelope.type, envelope.payload)
-            if progress == 0:
-                if not isinstance(event, pb.TableCreated):
-                    raise BrokenStream(f"{stream_id} begins with {envelope.type}")
-                model = created(event, table_id)
-                self._write_table(connection, model, new=True)
-            else:
-                current = self._read_table(connection, table_id)
-                if current is None:
-                    raise BrokenStream(f"{stream_id} has progress {progress} but no table row")
-                change = project(current, event, envelope.version)
-                self._write_table(connection, change.table, new=False)
-                if change.game is not None:
-                    self._write_game(connection, change.game)
-                for delta in change.players:
-                    if len(delta.player_id) <= MAX_PLAYER_ID:
-                        self._add_to_player(connection, delta)
-            connection.execute(
-                update(scoring_progress)
-                .where(scoring_progress.c.stream_id == stream_id)
-                .values(version=envelope.version)
-            )
-        return APPLIED
-
-    def _insert_ignore(self, connection: Connection, table: Table, values: dict[str, Any]) -> None:
-        """Insert a row unless its key exists (waits for a concurrent insert of it)."""
-        if connection.dialect.name == "postgresql":
-            connection.execute(postgresql.insert(table).values(values).on_conflict_do_nothing())
-        else:
-            connection.execute(sqlite.insert(table).values(values).on_conflict_do_nothing())
-
-    def _write_table(self, connection: Connection, model: TableModel, new: bool) -> None:
-        values = {
-            "game_no": model.game_no,
-            "rounds_played": model.rounds_played,
-            "totals": _dump(model.totals),
-            "last_standings": _dump(model.last_standings),
-            "players": _dump({"seated": model.seated, "last_round": model.last_round}),
-            "version": model.version,
-        }
-        if new:
-            connection.execute(insert(scoring_tables).values(table_id=model.table_id, **values))
-        else:
-            connection.execute(
-                update(scoring_tables)
-                .where(scoring_tables.c.table_id == model.table_id)
-                .values(**values)
-            )
-
-    def _read_table(self, connection: Connection, table_id: str) -> TableModel | None:
-        row = connection.execute(
-            select(scoring_tables).where(scoring_tables.c.table_id == table_id)
-        ).first()
-        if row is None:
-            return None
-        players = json.loads(row.players)
-        return TableModel(
-            table_id=table_id,
-            game_no=row.game_no,
-            rounds_played=row.rounds_played,
-            totals=tuple(json.loads(row.totals)),
-            last_standings=tuple(json.loads(row.last_standings)),
-            seated=tuple(players["seated"]),
-            last_round=tuple(players["last_round"]),
-            version=row.version,
-        )
-
-    def _write_game(self, connection: Connection, game: GameRecord) -> None:
-        values = {
-            "winners": _dump(game.winners),
-            "winner_player_ids": _dump(game.winner_player_ids),
-            "stopped": game.stopped,
-            "totals": _dump(game.totals),
-            "rounds": game.rounds,
-        }
-        key = {"table_id": game.table_id, "game_no": game.game_no}
-        self._insert_ignore(connection, scoring_games, {**key, **values})
-        connection.execute(
-            update(scoring_games)
-            .where(
-                scoring_games.c.table_id == game.table_id,
-                scoring_games.c.game_no == game.game_no,
-            )
-            .values(**values)
-        )
-
-    def _add_to_player(self, connection: Connection, delta: PlayerDelta) -> None:
-        empty = PlayerStats(delta.player_id)
-        self._insert_ignore(connection, scoring_players, _player_values(empty))
-        row = connection.execute(
-            select(scoring_players)
-            .where(scoring_players.c.player_id == delta.player_id)
-            .with_for_update()
-        ).one()
-        stats = _player_from(row).add(delta)
-        values = _player_values(stats)
-        del values["player_id"]
-        connection.execute(
-            update(scoring_players)
-            .where(scoring_players.c.player_id == delta.player_id)
-            .values(**values)
-        )
+            batch = _Batch(connection)
+            results = [batch.apply(envelope) for envelope in envelopes]
+            batch.flush()
+        return results
 
     # -- queries ----------------------------------------------------------------------
 
     def table(self, table_id: str) -> TableModel | None:
         """A table's standings model, if the table is known."""
         with self._engine.connect().execution_options(**READ) as connection:
-            return self._read_table(connection, table_id)
+            return _read_table(connection, table_id)
 
     def games(self, table_id: str) -> list[GameRecord]:
         """A table's finished games, oldest first."""
@@ -304,3 +200,161 @@ def _player_from(row: Any) -> PlayerStats:
         points=int(row.points),
         places=tuple(json.loads(row.places)),
     )
+
+
+def _insert_ignore(connection: Connection, table: Table, values: dict[str, Any]) -> None:
+    """Insert a row unless its key exists (waits for a concurrent insert of it)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(postgresql.insert(table).values(values).on_conflict_do_nothing())
+    else:
+        connection.execute(sqlite.insert(table).values(values).on_conflict_do_nothing())
+
+
+def _read_table(connection: Connection, table_id: str) -> TableModel | None:
+    row = connection.execute(
+        select(scoring_tables).where(scoring_tables.c.table_id == table_id)
+    ).first()
+    if row is None:
+        return None
+    players = json.loads(row.players)
+    return TableModel(
+        table_id=table_id,
+        game_no=row.game_no,
+        rounds_played=row.rounds_played,
+        totals=tuple(json.loads(row.totals)),
+        last_standings=tuple(json.loads(row.last_standings)),
+        seated=tuple(players["seated"]),
+        last_round=tuple(players["last_round"]),
+        version=row.version,
+    )
+
+
+class _Batch:
+    """The work of one transaction: progress rows locked once, models written once."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._progress: dict[str, int] = {}
+        self._moved: set[str] = set()
+        self._models: dict[str, TableModel] = {}
+        self._new_tables: set[str] = set()
+        self._games: dict[tuple[str, int], GameRecord] = {}
+        self._deltas: dict[str, list[PlayerDelta]] = {}
+
+    def _locked_progress(self, stream_id: str) -> int:
+        if stream_id in self._progress:
+            return self._progress[stream_id]
+        query = (
+            select(scoring_progress.c.version)
+            .where(scoring_progress.c.stream_id == stream_id)
+            .with_for_update()
+        )
+        version = self._connection.execute(query).scalar()
+        if version is None:
+            _insert_ignore(
+                self._connection, scoring_progress, {"stream_id": stream_id, "version": 0}
+            )
+            version = self._connection.execute(query).scalar_one()
+        self._progress[stream_id] = int(version)
+        return int(version)
+
+    def _model(self, table_id: str, stream_id: str) -> TableModel:
+        model = self._models.get(table_id)
+        if model is None:
+            model = _read_table(self._connection, table_id)
+            if model is None:
+                raise BrokenStream(f"{stream_id} has progress but no table row")
+        return model
+
+    def apply(self, envelope: pb.EventEnvelope) -> str | Gap:
+        stream_id = envelope.stream_id
+        table_id = stream_id.removeprefix("table-")
+        progress = self._locked_progress(stream_id)
+        if envelope.version <= progress:
+            return SKIPPED
+        if envelope.version != progress + 1:
+            return Gap(progress)
+        event = codec.decode(envelope.type, envelope.payload)
+        if progress == 0:
+            if not isinstance(event, pb.TableCreated):
+                raise BrokenStream(f"{stream_id} begins with {envelope.type}")
+            self._models[table_id] = created(event, table_id)
+            self._new_tables.add(table_id)
+        else:
+            change = project(self._model(table_id, stream_id), event, envelope.version)
+            self._models[table_id] = change.table
+            if change.game is not None:
+                self._games[(table_id, change.game.game_no)] = change.game
+            for delta in change.players:
+                if len(delta.player_id) <= MAX_PLAYER_ID:
+                    self._deltas.setdefault(delta.player_id, []).append(delta)
+        self._progress[stream_id] = envelope.version
+        self._moved.add(stream_id)
+        return APPLIED
+
+    def flush(self) -> None:
+        """Write what the batch changed (players in id order: replicas lock them alike)."""
+        connection = self._connection
+        for table_id, model in self._models.items():
+            values = {
+                "game_no": model.game_no,
+                "rounds_played": model.rounds_played,
+                "totals": _dump(model.totals),
+                "last_standings": _dump(model.last_standings),
+                "players": _dump({"seated": model.seated, "last_round": model.last_round}),
+                "version": model.version,
+            }
+            if table_id in self._new_tables:
+                connection.execute(insert(scoring_tables).values(table_id=table_id, **values))
+            else:
+                connection.execute(
+                    update(scoring_tables)
+                    .where(scoring_tables.c.table_id == table_id)
+                    .values(**values)
+                )
+        for game in self._games.values():
+            self._write_game(game)
+        for player_id in sorted(self._deltas):
+            self._add_to_player(player_id, self._deltas[player_id])
+        for stream_id in self._moved:
+            connection.execute(
+                update(scoring_progress)
+                .where(scoring_progress.c.stream_id == stream_id)
+                .values(version=self._progress[stream_id])
+            )
+
+    def _write_game(self, game: GameRecord) -> None:
+        values = {
+            "winners": _dump(game.winners),
+            "winner_player_ids": _dump(game.winner_player_ids),
+            "stopped": game.stopped,
+            "totals": _dump(game.totals),
+            "rounds": game.rounds,
+        }
+        key = {"table_id": game.table_id, "game_no": game.game_no}
+        _insert_ignore(self._connection, scoring_games, {**key, **values})
+        self._connection.execute(
+            update(scoring_games)
+            .where(
+                scoring_games.c.table_id == game.table_id,
+                scoring_games.c.game_no == game.game_no,
+            )
+            .values(**values)
+        )
+
+    def _add_to_player(self, player_id: str, deltas: list[PlayerDelta]) -> None:
+        connection = self._connection
+        _insert_ignore(connection, scoring_players, _player_values(PlayerStats(player_id)))
+        row = connection.execute(
+            select(scoring_players)
+            .where(scoring_players.c.player_id == player_id)
+            .with_for_update()
+        ).one()
+        stats = _player_from(row)
+        for delta in deltas:
+            stats = stats.add(delta)
+        values = _player_values(stats)
+        del values["player_id"]
+        connection.execute(
+            update(scoring_players).where(scoring_players.c.player_id == player_id).values(**values)
+        )

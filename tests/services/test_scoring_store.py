@@ -211,3 +211,30 @@ async def test_consumer_retries_when_the_gap_cannot_be_filled(
         assert store.progress("table-nohistory") == 1
     finally:
         store.close()
+
+
+def test_batches_give_the_same_read_models_as_single_events(
+    events_store: EventStore, scoring_url: str, tmp_path: Path
+) -> None:
+    first = bot_games(events_store, "batch1", ["a", "b", "c", "d"], games=2)
+    second = bot_games(events_store, "batch2", ["a", "e", "f"], games=1)
+    mixed = [item for pair in zip(first, second, strict=False) for item in pair]
+    mixed += first[len(second) :]
+    single_url = f"sqlite:///{tmp_path / 'single.db'}"
+    migrate(single_url)
+    single, batched = ScoringStore(single_url), ScoringStore(scoring_url)
+    try:
+        for item in mixed:
+            assert single.apply(item) == APPLIED
+        for start in range(0, len(mixed), 7):
+            chunk = mixed[start : start + 7]
+            assert batched.apply_batch(chunk) == [APPLIED] * len(chunk)
+        assert batched.apply_batch(mixed[:50]) == [SKIPPED] * 50
+        for table_id in ("batch1", "batch2"):
+            assert batched.table(table_id) == single.table(table_id)
+            assert batched.games(table_id) == single.games(table_id)
+        for player in "abcdef":
+            assert batched.player(player) == single.player(player)
+    finally:
+        single.close()
+        batched.close()
