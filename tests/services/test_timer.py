@@ -28,7 +28,7 @@ from tests.services.tablekit import (
 )
 
 pytestmark = pytest.mark.slow
-SLACK = 2.0  # seconds a timeout may come late on a busy test machine
+SLACK = 3.0  # seconds a timeout may come late on a busy test machine
 
 
 @pytest.fixture(scope="module")
