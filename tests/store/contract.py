@@ -655,6 +655,46 @@ class EventStoreContract:
             assert restarted.process("scores", handler) == 0
         assert self._seen(store) == [("table-1", v) for v in (1, 2, 3, 4)]
 
+    def test_process_batch_hands_over_many_events_in_one_transaction(
+        self, store: EventStore, seen_table: str
+    ) -> None:
+        for n in range(5):
+            store.append(f"table-{n % 2}", n // 2, [new_event(n)], f"cmd-{n}")
+        batches: list[list[tuple[str, int]]] = []
+
+        def handler(batch: list[StoredEvent], connection: Connection) -> None:
+            batches.append(keys(batch))
+            for event in batch:
+                self._record(connection, event)
+
+        settle(store)
+        assert [store.process_batch("scores", handler, limit=2) for _ in range(4)] == [2, 2, 1, 0]
+        assert [item for batch in batches for item in batch] == keys(store.read_all())
+        assert len(self._seen(store)) == 5
+        assert store.tracked_position("scores") == store.read_all()[-1].position
+
+    def test_a_crash_in_a_batch_handler_rolls_back_the_whole_batch(
+        self, store: EventStore, seen_table: str
+    ) -> None:
+        for n in range(3):
+            store.append("table-1", n, [new_event(n)], f"cmd-{n}")
+        crashes = 1
+
+        def handler(batch: list[StoredEvent], connection: Connection) -> None:
+            nonlocal crashes
+            for event in batch:
+                self._record(connection, event)
+            if crashes:
+                crashes -= 1
+                raise RuntimeError("projection crashed")
+
+        with pytest.raises(RuntimeError):
+            settle(store).process_batch("scores", handler)
+        assert self._seen(store) == []
+        assert store.tracked_position("scores") == Position.START
+        assert store.process_batch("scores", handler) == 3
+        assert len(self._seen(store)) == 3
+
     def test_consumers_track_their_own_positions(self, store: EventStore, seen_table: str) -> None:
         store.append("table-1", 0, [new_event(1)], "cmd-1")
         counts: Counter[str] = Counter()

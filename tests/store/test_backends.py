@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import Connection, insert, text
 
-from president.store import EventStore, NewEvent, migrate
+from president.store import EventStore, NewEvent, StoredEvent, migrate
 from president.store.schema import events
 
 from .contract import EventStoreContract, keys, new_event, settle
@@ -129,6 +129,21 @@ class TestPostgresStore(EventStoreContract):
             slow.commit()
 
         assert keys(settle(store).read_all()) == [("table-slow", 1), ("table-fast", 1)]
+
+    def test_a_handler_that_has_not_written_holds_back_no_follower(
+        self, url: str, store: EventStore
+    ) -> None:
+        """A relay publishing elsewhere must not stall the global order while it works."""
+        store.append("table-1", 0, [new_event(1)], "cmd-1")
+        seen: list[tuple[str, int]] = []
+
+        def handler(event: StoredEvent, connection: Connection) -> None:
+            with EventStore.from_url(url) as other:
+                other.append("table-2", 0, [new_event(2)], "cmd-2")
+                seen.extend(keys(settle(other, timeout=5).read_all()))
+
+        assert settle(store).process("relay", handler) == 1
+        assert seen == [("table-1", 1), ("table-2", 1)]
 
     def test_appends_take_no_table_lock(self, store: EventStore) -> None:
         """Appends to other streams go ahead while one append's transaction is open."""

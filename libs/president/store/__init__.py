@@ -31,12 +31,13 @@ from president.store.records import (
     StoredEvent,
     StoreError,
 )
-from president.store.store import EventStore, Handler
+from president.store.store import BatchHandler, EventStore, Handler
 
 __all__ = [
     "GENESIS_HASH",
     "JSON",
     "AppendResult",
+    "BatchHandler",
     "ChainError",
     "CommandIdReused",
     "ConcurrencyConflict",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -49,6 +50,9 @@ from president.store.schema import events, tracking
 Handler = Callable[[StoredEvent, Connection], None]
 """A consumer's handler: one event, and the connection of the transaction that tracks it."""
 
+BatchHandler = Callable[[list[StoredEvent], Connection], None]
+"""A consumer's batch handler: events in order, and the connection that tracks them."""
+
 MAX_ID_LENGTH = 200
 
 _EVENT_COLUMNS = (
@@ -78,6 +82,23 @@ _STREAM_HEAD = (
 _INSERT_EVENTS = insert(events).returning(events.c.tx_id, events.c.id, sort_by_parameter_order=True)
 _KNOWN_HEADS = 100_000
 _ONE_STATEMENT_ROWS = 100  # 900 parameters; far from either database's limit
+
+
+_ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
+
+
+def _lock_key(consumer: str) -> int:
+    """The PostgreSQL advisory lock key of a consumer (a collision only makes two wait)."""
+    digest = hashlib.sha256(f"president.store.tracking:{consumer}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _advance(connection: Connection, consumer: str, position: Position) -> None:
+    connection.execute(
+        update(tracking)
+        .where(tracking.c.consumer == consumer)
+        .values(position_tx=position.transaction, position_id=position.id)
+    )
 
 
 class _StaleVersion(Exception):
@@ -426,39 +447,82 @@ class EventStore:
 
         Reads up to ``limit`` events after the consumer's tracked position from
         ``source`` (default: this store). For each event, in one transaction
-        of this store's database: lock the consumer's tracking row, call
-        ``handler(event, connection)``, and advance the tracking row. Whatever
-        the handler writes with ``connection`` commits together with the new
-        position, so across crashes and restarts each event is processed
-        exactly once. If the handler raises, its writes and the position roll
-        back and the exception propagates; the next call retries that event.
+        of this store's database: take the consumer's lock, call
+        ``handler(event, connection)``, and advance the consumer's position.
+        Whatever the handler writes with ``connection`` commits together with
+        the new position, so across crashes and restarts each event is
+        processed exactly once. If the handler raises, its writes and the
+        position roll back and the exception propagates; the next call retries
+        that event.
 
         A consumer with its own database opens a store on it (migrated, for the
         tracking table) and passes the event store as ``source``. Two instances
-        of one consumer may run at once: the row lock makes them take turns and
-        an event already tracked is skipped.
+        of one consumer may run at once: they take turns on the lock and skip
+        what the other already tracked. Keep handlers short: on SQLite their
+        transaction holds the write lock, and on PostgreSQL, once it has
+        written, it holds back ``read_all`` for every follower until it ends.
         """
-        _check_id("consumer name", consumer)
-        self._ensure_tracking_row(consumer)
-        after = self.tracked_position(consumer)
         handled = 0
-        for stored in (source or self).read_all(after, limit):
-            with self._engine.begin() as connection:
-                row = connection.execute(
-                    select(tracking.c.position_tx, tracking.c.position_id)
-                    .where(tracking.c.consumer == consumer)
-                    .with_for_update()
-                ).one()
-                if stored.position <= Position(int(row[0]), int(row[1])):
+        for stored in self._unprocessed(consumer, source, limit):
+            with self._tracking_lock(consumer) as (connection, current):
+                if stored.position <= current:
                     continue  # another instance of this consumer got there first
                 handler(stored, connection)
-                connection.execute(
-                    update(tracking)
-                    .where(tracking.c.consumer == consumer)
-                    .values(position_tx=stored.position.transaction, position_id=stored.position.id)
-                )
+                _advance(connection, consumer, stored.position)
             handled += 1
         return handled
+
+    def process_batch(
+        self,
+        consumer: str,
+        handler: BatchHandler,
+        *,
+        source: EventStore | None = None,
+        limit: int = 100,
+    ) -> int:
+        """Like ``process``, but all of up to ``limit`` events in one transaction.
+
+        Calls ``handler(events, connection)`` once with the events after the
+        consumer's position, and advances the position past the last of them
+        in the same transaction: faster for a consumer catching up, and an
+        exception rolls back the whole batch. Returns how many events it handled.
+        """
+        batch = self._unprocessed(consumer, source, limit)
+        if not batch:
+            return 0
+        with self._tracking_lock(consumer) as (connection, current):
+            fresh = [stored for stored in batch if stored.position > current]
+            if not fresh:
+                return 0
+            handler(fresh, connection)
+            _advance(connection, consumer, fresh[-1].position)
+        return len(fresh)
+
+    def _unprocessed(
+        self, consumer: str, source: EventStore | None, limit: int
+    ) -> list[StoredEvent]:
+        _check_id("consumer name", consumer)
+        self._ensure_tracking_row(consumer)
+        return (source or self).read_all(self.tracked_position(consumer), limit)
+
+    @contextmanager
+    def _tracking_lock(self, consumer: str) -> Iterator[tuple[Connection, Position]]:
+        """A transaction holding ``consumer``'s lock, and its position read after taking it.
+
+        PostgreSQL: an advisory lock, which (unlike ``SELECT ... FOR UPDATE``)
+        gives the transaction no id, so a handler that has not written yet
+        does not hold back ``read_all``. SQLite: ``BEGIN IMMEDIATE`` already
+        lets one writer in at a time.
+        """
+        with self._engine.begin() as connection:
+            if self._postgres:
+                connection.execute(_ADVISORY_LOCK, {"key": _lock_key(consumer)})
+            row = connection.execute(
+                select(tracking.c.position_tx, tracking.c.position_id).where(
+                    tracking.c.consumer == consumer
+                )
+            ).one()
+            yield connection, Position(int(row[0]), int(row[1]))
 
     def _ensure_tracking_row(self, consumer: str) -> None:
         with self._reading() as connection:
