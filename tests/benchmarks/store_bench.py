@@ -12,7 +12,7 @@ interleaved, and the best run counts (other load on the machine only ever
 slows a run down). Prints a table and the ratios; asserts nothing. The
 server is the machine's (127.0.0.1:5432) or an embedded one, as for the tests.
 
-Run: ``.venv/bin/python tests/benchmarks/store_bench.py [--seconds 3] [--rounds 3] [--writers 8]``
+Run: ``.venv/bin/python tests/benchmarks/store_bench.py [--seconds 2.5] [--rounds 3] [--writers 8]``
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def prepare(url: str) -> None:
 def main() -> int:
     """Run every measurement and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="per measurement")
+    parser.add_argument("--seconds", type=float, default=2.5, help="per measurement")
     parser.add_argument("--rounds", type=int, default=3, help="measurements of each, best kept")
     parser.add_argument("--writers", type=int, default=8, help="concurrent writers")
     options = parser.parse_args()
