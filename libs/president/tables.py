@@ -204,6 +204,10 @@ class TableHost:
         self._tables[table_id] = table
         return table
 
+    def cached(self, table_id: str) -> Table | None:
+        """The table as this host last left it, without reading the store (None if not loaded)."""
+        return self._tables.get(table_id)
+
     def table_ids(self) -> list[str]:
         """The tables this host has loaded."""
         return list(self._tables)

@@ -169,6 +169,7 @@ class TableApp:
             actor=host_player_id or SERVER,
         )
         self._settled.add(table_id)
+        self._directory.note(table)
         self._gauge()
         return table
 
@@ -209,7 +210,7 @@ class TableApp:
             self._settled.discard(table_id)  # the dealer failed mid-command: settle next time
             raise
         finally:
-            self._gauge()
+            self._noted(table_id)
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired; STALE when the table moved on."""
@@ -229,6 +230,7 @@ class TableApp:
             self._settled.discard(table_id)
             raise
         TIMEOUTS.labels(kind).inc()
+        self._noted(table_id)
         return outcome
 
     # -- queries -------------------------------------------------------------
@@ -267,6 +269,13 @@ class TableApp:
             except ConcurrencyConflict:
                 pass  # another replica is moving the table on right now
         return self._load(table_id)
+
+    def _noted(self, table_id: str) -> None:
+        """Tell the table list how this replica left the table; update the gauge."""
+        table = self._host.cached(table_id)
+        if table is not None:
+            self._directory.note(table)
+        self._gauge()
 
     def _gauge(self) -> None:
         ACTIVE_TABLES.set(len(self._host.table_ids()))

@@ -1,7 +1,8 @@
 """Which tables exist: a small in-memory index for ``ListTables``.
 
 Built by reading the store's global order once at start, then brought up to
-date before each listing (only the events appended since, by any replica).
+date before each listing (only the events appended since, by any replica),
+and told of each table this replica changes as soon as it changes.
 Each table is folded with the engine, so its phase and seats are exactly
 what the table service itself sees. Nothing here is stored: a restart
 rebuilds it.
@@ -61,6 +62,17 @@ class TableDirectory:
                 folded += len(batch)
                 if len(batch) < BATCH:
                     return folded
+
+    def note(self, table: Table) -> None:
+        """A table as this replica just left it: listed at once, before the global order shows it.
+
+        On PostgreSQL the global order holds an event back while older
+        transactions run; this keeps a replica's own changes in its list.
+        """
+        with self._guard:
+            known = self._tables.get(table.table_id)
+            if known is None or known.version < table.version:
+                self._tables[table.table_id] = table
 
     def _fold(self, stream: str, type_name: str, payload: bytes, version: int) -> None:
         if not stream.startswith("table-"):

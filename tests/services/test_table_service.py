@@ -402,6 +402,15 @@ async def test_two_replicas_on_one_store_stay_consistent(table_stack: Stack) -> 
             accepted, refused = await rapid_race(first, second, table_stack)
             assert accepted == 1
             assert set(refused) == {(StatusCode.ABORTED, "STALE")}
+            # A table only the first replica touched shows up in the second one's list.
+            lone = await first.create(seats=3, visibility="public")
+            for _ in range(100):
+                listed = await second.stub.ListTables(pb.ListTablesRequest(open_only=True))
+                if lone in {t.table_id for t in listed.tables}:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the second replica never listed the new table")
         events = table_events(table_stack, table_id)
         assert verify_chain(events) is None and verify_table(events).ok
         by_command = Counter(e.command_id for e in events)
