@@ -45,7 +45,8 @@ from president.store.records import (
     canonical_json,
     json_object,
 )
-from president.store.schema import events, tracking
+from president.store.schema import events as events_table
+from president.store.schema import tracking
 
 Handler = Callable[[StoredEvent, Connection], None]
 """A consumer's handler: one event, and the connection of the transaction that tracks it."""
@@ -56,15 +57,15 @@ BatchHandler = Callable[[list[StoredEvent], Connection], None]
 MAX_ID_LENGTH = 200
 
 _EVENT_COLUMNS = (
-    events.c.stream_id,
-    events.c.version,
-    events.c.type,
-    events.c.payload,
-    events.c.metadata,
-    events.c.tx_id,
-    events.c.id,
-    events.c.hash,
-    events.c.previous_hash,
+    events_table.c.stream_id,
+    events_table.c.version,
+    events_table.c.type,
+    events_table.c.payload,
+    events_table.c.metadata,
+    events_table.c.tx_id,
+    events_table.c.id,
+    events_table.c.hash,
+    events_table.c.previous_hash,
 )
 
 # PostgreSQL: every transaction older than this one has ended (committed or not).
@@ -74,12 +75,14 @@ _PG_VISIBLE_BELOW: ColumnClause[int] = literal_column(
 
 
 _STREAM_HEAD = (
-    select(events.c.version, events.c.hash)
-    .where(events.c.stream_id == bindparam("stream_id"))
-    .order_by(events.c.version.desc())
+    select(events_table.c.version, events_table.c.hash)
+    .where(events_table.c.stream_id == bindparam("stream_id"))
+    .order_by(events_table.c.version.desc())
     .limit(1)
 )
-_INSERT_EVENTS = insert(events).returning(events.c.tx_id, events.c.id, sort_by_parameter_order=True)
+_INSERT_EVENTS = insert(events_table).returning(
+    events_table.c.tx_id, events_table.c.id, sort_by_parameter_order=True
+)
 _KNOWN_HEADS = 100_000
 _ONE_STATEMENT_ROWS = 100  # 900 parameters; far from either database's limit
 
@@ -196,7 +199,7 @@ class EventStore:
         self,
         stream_id: str,
         expected_version: int,
-        events_to_append: Sequence[NewEvent],
+        events: Sequence[NewEvent],
         command_id: str,
         *,
         time: datetime | None = None,
@@ -219,21 +222,19 @@ class EventStore:
             raise TypeError(f"expected_version is an int, got {expected_version!r}")
         if expected_version < 0:
             raise ValueError(f"expected_version is 0 or more, got {expected_version}")
-        if not events_to_append:
+        if not events:
             raise ValueError(f"nothing to append to {stream_id!r}: give at least one event")
-        for item in events_to_append:
+        for item in events:
             if not isinstance(item, NewEvent):
                 raise TypeError(f"append takes NewEvent values, got {type(item).__name__}")
         stamp = _iso_time(time)
         metadata_texts = [
-            canonical_json(_stamped(item.metadata, command_id, stamp)) for item in events_to_append
+            canonical_json(_stamped(item.metadata, command_id, stamp)) for item in events
         ]
 
         def rows_after(previous_hash: str) -> list[dict[str, Any]]:
             rows = []
-            for seq, (item, metadata_text) in enumerate(
-                zip(events_to_append, metadata_texts, strict=True)
-            ):
+            for seq, (item, metadata_text) in enumerate(zip(events, metadata_texts, strict=True)):
                 version = expected_version + 1 + seq
                 digest = hash_canonical(
                     stream_id, version, item.type, item.payload, metadata_text, previous_hash
@@ -259,7 +260,7 @@ class EventStore:
             if (
                 known is not None
                 and known[0] == expected_version
-                and len(events_to_append) <= _ONE_STATEMENT_ROWS
+                and len(events) <= _ONE_STATEMENT_ROWS
             ):
                 # The event at expected_version exists and has this hash: insert
                 # right after it; if another append got there first, the unique
@@ -356,9 +357,14 @@ class EventStore:
     def _command_result(self, command_id: str, stream_id: str) -> AppendResult | None:
         with self._reading() as connection:
             found = connection.execute(
-                select(events.c.stream_id, events.c.version, events.c.tx_id, events.c.id)
-                .where(events.c.command_id == command_id)
-                .order_by(events.c.command_seq)
+                select(
+                    events_table.c.stream_id,
+                    events_table.c.version,
+                    events_table.c.tx_id,
+                    events_table.c.id,
+                )
+                .where(events_table.c.command_id == command_id)
+                .order_by(events_table.c.command_seq)
             ).all()
         if not found:
             return None
@@ -378,7 +384,9 @@ class EventStore:
         """The stream's version: its last event's version, 0 if it has none."""
         with self._reading() as connection:
             version = connection.execute(
-                select(func.max(events.c.version)).where(events.c.stream_id == stream_id)
+                select(func.max(events_table.c.version)).where(
+                    events_table.c.stream_id == stream_id
+                )
             ).scalar()
         return 0 if version is None else int(version)
 
@@ -386,8 +394,8 @@ class EventStore:
         """The stream's events from ``from_version`` on, in version order."""
         query = (
             select(*_EVENT_COLUMNS)
-            .where(events.c.stream_id == stream_id, events.c.version >= from_version)
-            .order_by(events.c.version)
+            .where(events_table.c.stream_id == stream_id, events_table.c.version >= from_version)
+            .order_by(events_table.c.version)
         )
         with self._reading() as connection:
             stored = [_stored(row) for row in connection.execute(query)]
@@ -413,13 +421,14 @@ class EventStore:
         query: Select[Any] = select(*_EVENT_COLUMNS).limit(limit)
         if self._postgres:
             query = query.where(
-                tuple_(events.c.tx_id, events.c.id) > tuple_(start.transaction, start.id),
-                events.c.tx_id < select(_PG_VISIBLE_BELOW).scalar_subquery(),
-            ).order_by(events.c.tx_id, events.c.id)
+                tuple_(events_table.c.tx_id, events_table.c.id)
+                > tuple_(start.transaction, start.id),
+                events_table.c.tx_id < select(_PG_VISIBLE_BELOW).scalar_subquery(),
+            ).order_by(events_table.c.tx_id, events_table.c.id)
         else:
             # Every SQLite row is in transaction 0 and ids follow the commit
             # order; a search on the rowid alone is what SQLite does fast.
-            query = query.where(events.c.id > start.id).order_by(events.c.id)
+            query = query.where(events_table.c.id > start.id).order_by(events_table.c.id)
         with self._reading() as connection:
             return [_stored(row) for row in connection.execute(query)]
 
@@ -628,10 +637,10 @@ def _insert_sql(dialect: Dialect, rows: int) -> tuple[str, tuple[str, ...]]:
     """``INSERT INTO events ... VALUES (...) x rows RETURNING version, tx_id, id`` for
     ``dialect``, with parameters named ``<column>_<row>``; and their order if the
     driver takes them by position."""
-    statement = insert(events).values(
+    statement = insert(events_table).values(
         [{key: bindparam(f"{key}_{i}") for key in _EVENT_KEYS} for i in range(rows)]
     )
-    compiled = statement.returning(events.c.version, events.c.tx_id, events.c.id).compile(
-        dialect=dialect
-    )
+    compiled = statement.returning(
+        events_table.c.version, events_table.c.tx_id, events_table.c.id
+    ).compile(dialect=dialect)
     return str(compiled), tuple(compiled.positiontup or ())
