@@ -18,6 +18,7 @@ from services.table.app import MeteredStore, TableApp
 from services.table.dealer_client import GrpcDealer
 from services.table.directory import TableDirectory
 from services.table.handlers import TableServicer
+from services.table.leases import Leases
 from services.table.relay import OutboxRelay
 
 WORKER_THREADS = 32
@@ -45,9 +46,18 @@ def build(settings: Settings) -> Service:
     host = TableHost(store, dealer, on_appended=relay.wake)
     directory = TableDirectory(store)
     app = TableApp(store, host, directory)
+    lease_seconds = _env_float("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
+    leases = None
+    if lease_seconds > 0:
+        address = os.environ.get("PRESIDENT_TABLE_ADVERTISE", "") or (
+            f"{settings.host}:{settings.table_port}"
+        )
+        bucket = f"{settings.stream_name}_TABLE_LEASES"
+        leases = Leases(settings.nats_url, bucket, address, lease_seconds)
+    servicer = TableServicer(app, leases)
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
-        table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app), server)
+        table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
         return [table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name]
 
     async def prepare() -> None:
@@ -58,6 +68,9 @@ def build(settings: Settings) -> Service:
         await asyncio.Event().wait()
 
     async def close() -> None:
+        if leases is not None:
+            await leases.close()
+        await servicer.close()
         await relay.close()
         dealer.close()
         store.close()
@@ -66,6 +79,6 @@ def build(settings: Settings) -> Service:
         name="table",
         port=settings.table_port,
         register=register,
-        background=[prepare, relay.run],
+        background=[prepare, relay.run, *([leases.run] if leases is not None else [])],
         on_stop=[close],
     )

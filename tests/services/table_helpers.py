@@ -11,6 +11,7 @@ import itertools
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,6 +173,17 @@ class Replica:
     process: subprocess.Popen[bytes]
     address: str
     log: Path
+    metrics_port: int = 0
+
+    def plays(self) -> float:
+        """president_plays_total of this replica, summed over kinds."""
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        return sum(
+            float(line.split()[-1])
+            for line in text.splitlines()
+            if line.startswith("president_plays_total{")
+        )
 
     def stop(self, kill: bool = False) -> None:
         if self.process.poll() is None:
@@ -188,9 +200,9 @@ def start_replica(
 ) -> Replica:
     """Another table service process beside the stack's, on its own port."""
     environment = stack.base_env()
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
     environment.update(
-        PRESIDENT_TABLE_PORT=str(port), PRESIDENT_METRICS_PORT=str(free_port()), **dict(env or {})
+        PRESIDENT_TABLE_PORT=str(port), PRESIDENT_METRICS_PORT=str(metrics_port), **dict(env or {})
     )
     log = stack.workdir / f"{name}.log"
     process = subprocess.Popen(
@@ -201,7 +213,7 @@ def start_replica(
     )
     address = f"127.0.0.1:{port}"
     wait_healthy(address, 60, process)
-    return Replica(process, address, log)
+    return Replica(process, address, log, metrics_port)
 
 
 # --------------------------------------------------------------------------- store and JetStream
@@ -299,3 +311,14 @@ async def check_exactly_once(
         assert envelope.version == last.get(envelope.stream_id, 0) + 1, "out of order"
         last[envelope.stream_id] = envelope.version
     return len(events)
+
+
+async def delete_bucket(nats_url: str, bucket: str) -> None:
+    """Remove a key-value bucket (the leases of a test stack)."""
+    client = await nats.connect(nats_url, connect_timeout=5)
+    try:
+        await client.jetstream().delete_key_value(bucket)
+    except Exception:
+        pass
+    finally:
+        await client.close()

@@ -29,6 +29,7 @@ from tests.services.table_helpers import (
     Tables,
     check_exactly_once,
     command_id,
+    delete_bucket,
     player,
     refusal,
     start_replica,
@@ -423,6 +424,40 @@ async def test_two_replicas_on_one_store_stay_consistent(table_stack: Stack) -> 
         )
     finally:
         replica.stop()
+
+
+async def test_with_leases_one_replica_serves_a_table_and_another_takes_over(
+    table_stack: Stack,
+) -> None:
+    env = {"PRESIDENT_TABLE_LEASE_SECONDS": "1.5"}
+    holder = start_replica(table_stack, "lease-a", env)
+    other = start_replica(table_stack, "lease-b", env)
+    try:
+        async with Tables(holder.address) as first, Tables(other.address) as second:
+            table_id = await first.bot_table(options={"game_end": "rounds:2"})
+            for turn in range(8):  # every other call lands on the replica without the lease
+                client = (first, second)[turn % 2]
+                step = await client.next_move(table_id, 0)
+                assert step is not None
+                await client.execute(table_id, step[0], step[1])
+            assert await asyncio.to_thread(holder.plays) > 0
+            assert await asyncio.to_thread(other.plays) == 0, "the replica without the lease played"
+        holder.stop(kill=True)
+        async with Tables(other.address) as second:
+            moves = await second.play_to_end(table_id, 0)  # takes the table over
+        assert moves > 0 and await asyncio.to_thread(other.plays) > 0
+        events = table_events(table_stack, table_id)
+        assert verify_table(events).ok
+        await check_exactly_once(
+            table_stack.nats_url,
+            stream_of(table_stack),
+            table_stack.database_url,
+            prefix_of(table_stack),
+        )
+    finally:
+        holder.stop()
+        other.stop()
+        await delete_bucket(table_stack.nats_url, f"{stream_of(table_stack)}_TABLE_LEASES")
 
 
 async def test_relay_waits_out_a_nats_restart(tmp_path: Path) -> None:
