@@ -106,8 +106,13 @@ class OutboxRelay:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._poll)
 
-    async def close(self) -> None:
-        """Close the NATS connection."""
+    async def close(self, final_seconds: float = 3.0) -> None:
+        """Publish what is left (for up to ``final_seconds``), then close the NATS connection."""
+        if self._js is not None and self._loop is asyncio.get_running_loop():
+            try:
+                await asyncio.wait_for(self.drain(), final_seconds)
+            except Exception as error:  # the next start, or another replica, relays it
+                self._log.warning("relay stopped with events left", error=repr(error))
         client, self._client, self._js = self._client, None, None
         if client is not None:
             with contextlib.suppress(Exception):
