@@ -167,7 +167,8 @@ class OutboxRelay:
         relay that got further first keeps its position.
         """
         last = acked[-1].position
-        with self._store.engine.begin() as connection:
+        lock = getattr(self._store, "write_lock", None) or contextlib.nullcontext()
+        with lock, self._store.engine.begin() as connection:
             row = connection.execute(
                 select(tracking.c.position_tx, tracking.c.position_id)
                 .where(tracking.c.consumer == self._consumer)
