@@ -15,7 +15,7 @@ from president.store import migrate
 from president.table.v1 import table_pb2, table_pb2_grpc
 from president.tables import TableHost
 from services.table.app import MeteredStore, TableApp
-from services.table.dealer_client import GrpcDealer
+from services.table.dealer_client import CALL_SECONDS, GrpcDealer
 from services.table.directory import TableDirectory
 from services.table.handlers import TableServicer
 from services.table.leases import Leases
@@ -36,7 +36,9 @@ def build(settings: Settings) -> Service:
     """Wire the store, the dealer client, the host, the relay and the servicer."""
     migrate(settings.database_url)
     store = MeteredStore.from_url(settings.database_url)
-    dealer = GrpcDealer(settings.address("dealer"))
+    dealer = GrpcDealer(
+        settings.address("dealer"), _env_float("PRESIDENT_DEALER_CALL_SECONDS", CALL_SECONDS)
+    )
     relay = OutboxRelay(
         store,
         settings.subjects,

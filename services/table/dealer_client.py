@@ -1,9 +1,10 @@
 """The dealer as the table sees it: a :class:`DealerPort` over the dealer's gRPC API.
 
 Synchronous on purpose: :class:`TableHost` runs in worker threads. A dealer
-that does not answer (restarting, unreachable) is waited for a few seconds;
-then the call fails with ``UNAVAILABLE`` (reason ``DEALER_UNAVAILABLE``) and
-the table settles its pending deal on its next command.
+that does not answer (restarting, unreachable) is waited for, twice the call
+timeout (``PRESIDENT_DEALER_CALL_SECONDS``, 3 s); then the call fails with
+``UNAVAILABLE`` (reason ``DEALER_UNAVAILABLE``) and the table settles its
+pending deal on its next command.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from president.rules.cards import CardSyntaxError, parse_card
 from president.service.errors import ServiceError
 from president.tables import DealtCards, RoundKey
 
-CALL_SECONDS = 5.0
-ATTEMPTS = 3
+CALL_SECONDS = 3.0
+ATTEMPTS = 2
 RETRIED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 

@@ -50,6 +50,7 @@ def table_stack(
     """The dealer and the table service on one store, with a JetStream stream of their own."""
     workdir = tmp_path_factory.mktemp(f"table-{request.param}")
     env = isolated_env()
+    env["PRESIDENT_DEALER_CALL_SECONDS"] = "1"
     databases: list[str] = []
     if request.param == "sqlite":
         database = f"sqlite:///{workdir / 'president.db'}"
@@ -235,6 +236,29 @@ async def test_a_retried_command_id_plays_once(table_stack: Stack) -> None:
         assert created[0] == created[1]
     events = table_events(table_stack, table_id)
     assert sum(1 for e in events if e.command_id == cid) == first.events
+
+
+async def test_a_dealer_outage_is_unavailable_and_the_deal_follows_later(
+    table_stack: Stack,
+) -> None:
+    async with Tables(table_stack.address("table")) as tables:
+        table_id = await tables.create(seats=3)
+        for seat in range(3):
+            sit = gpb.SitDown(seat=seat, player_id=f"p{seat}", is_bot=seat > 0)
+            await tables.execute(table_id, gpb.Command(sit_down=sit))
+        table_stack.stop_one("dealer")
+        start = gpb.Command(start_game=gpb.StartGame())
+        try:
+            code, reason, _ = await refusal(tables.execute(table_id, start, cid=f"go-{table_id}"))
+        finally:
+            table_stack.start_one("dealer")
+        assert (code, reason) == (StatusCode.UNAVAILABLE, "DEALER_UNAVAILABLE")
+        assert (await tables.view(table_id)).phase == "dealing"  # the start is kept
+        again = await tables.execute(table_id, start, cid=f"go-{table_id}")  # the client retries
+        assert again.events == 1
+        view = await tables.view(table_id, 0)
+        assert view.phase == "round" and view.round.fingerprint and view.round.hand
+    assert verify_table(table_events(table_stack, table_id)).ok
 
 
 async def test_rapid_mode_first_legal_play_wins(table_stack: Stack) -> None:
