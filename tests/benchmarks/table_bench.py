@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import sys
 import tempfile
@@ -192,6 +193,7 @@ def main() -> int:
     finally:
         if nats_server is not None:
             nats_server.stop()
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
