@@ -10,15 +10,16 @@ commit is dropped by JetStream's duplicate window: a de-duplicating consumer
 sees each event once, in order per table, and none is lost since the
 position never passes an event that JetStream did not acknowledge.
 
-The position is the store's tracking row of the consumer (what
-``EventStore.process`` keeps and ``tracked_position`` reads), moved over a
-whole acknowledged batch in one transaction rather than one per event: with
-``process`` the relay managed about 800 events/s on PostgreSQL, fewer than a
-busy table service appends.
+The position moves over a whole acknowledged batch in one transaction
+(``EventStore.process_batch``) rather than one per event: with ``process``
+the relay managed about 800 events/s on PostgreSQL, fewer than a busy table
+service appends.
 
-Several replicas may relay at once: the tracking row lock makes them take
-turns moving the position, a position never moves back, and the Msg-Id
-removes the messages two of them both sent.
+Several replicas may relay at once: the consumer's tracking lock makes them
+take turns moving the position, and the Msg-Id removes the messages two of
+them both sent. An event another relay's position already covers is skipped;
+one this relay did not send in its batch (another relay moved the position
+past it meanwhile) is sent before the position passes it.
 
 It is woken by the table host after each append (from any thread) and polls
 every ``poll_seconds`` for appends by other replicas. When NATS is down it
@@ -34,14 +35,12 @@ from typing import Any
 import structlog
 from nats.aio.client import Client
 from nats.js import JetStreamContext
-from sqlalchemy import insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection
 
 from president.service import nats as jetstream
 from president.service.metrics import EVENTS_PUBLISHED
 from president.service.nats import Subjects
-from president.store import EventStore, Position, StoredEvent
-from president.store.schema import tracking
+from president.store import BatchHandler, EventStore, Position, StoredEvent
 
 CONSUMER = "outbox-relay"
 PUBLISH_SECONDS = 5.0
@@ -134,71 +133,42 @@ class OutboxRelay:
         except BaseException:
             await client.close()
             raise
-        await asyncio.to_thread(self._ensure_tracking_row)
         self._client, self._js = client, js
         self._log.info("relay connected", stream=self._subjects.stream)
 
     async def _relay_batch(self) -> tuple[int, int]:
         js = self._js
-        assert js is not None
+        loop = self._loop
+        assert js is not None and loop is not None
         after = await asyncio.to_thread(self._store.tracked_position, self._consumer)
         batch = await asyncio.to_thread(self._store.read_all, after, self._batch)
-        acked: list[StoredEvent] = []
+        acked: set[Position] = set()
         try:
             for stored in batch:
                 await asyncio.wait_for(
                     jetstream.publish(js, self._subjects, stored), PUBLISH_SECONDS
                 )
-                acked.append(stored)
+                acked.add(stored.position)
         finally:
             handled = 0
             if acked:
-                handled = await asyncio.to_thread(self._advance, acked)
+
+                def confirm(fresh: list[StoredEvent], _connection: Connection) -> None:
+                    # Another relay moved the position past this one's batch: what this
+                    # relay did not send, it sends now, before the position passes it.
+                    for stored in fresh:
+                        if stored.position not in acked:
+                            asyncio.run_coroutine_threadsafe(
+                                jetstream.publish(js, self._subjects, stored), loop
+                            ).result(PUBLISH_SECONDS)
+
+                handled = await asyncio.to_thread(self._advance, confirm, len(acked))
                 EVENTS_PUBLISHED.inc(handled)
                 self.published += handled
         return len(acked), handled
 
-    def _advance(self, acked: list[StoredEvent]) -> int:
-        """Move the tracked position over ``acked``, in one transaction; returns events passed.
-
-        ``acked`` is one stretch of the global order, read after the position
-        this relay last saw, every event of it acknowledged by JetStream; so
-        the position may move to its end from anywhere before it. Another
-        relay that got further first keeps its position.
-        """
-        last = acked[-1].position
+    def _advance(self, confirm: BatchHandler, count: int) -> int:
+        """Move the tracked position over ``count`` events, in one transaction."""
         lock = getattr(self._store, "write_lock", None) or contextlib.nullcontext()
-        with lock, self._store.engine.begin() as connection:
-            row = connection.execute(
-                select(tracking.c.position_tx, tracking.c.position_id)
-                .where(tracking.c.consumer == self._consumer)
-                .with_for_update()
-            ).one()
-            tracked = Position(int(row[0]), int(row[1]))
-            if tracked >= last:
-                return 0
-            connection.execute(
-                update(tracking)
-                .where(tracking.c.consumer == self._consumer)
-                .values(position_tx=last.transaction, position_id=last.id)
-            )
-        return sum(1 for stored in acked if stored.position > tracked)
-
-    def _ensure_tracking_row(self) -> None:
-        with self._store.engine.connect() as connection:
-            found = connection.execute(
-                select(tracking.c.consumer).where(tracking.c.consumer == self._consumer)
-            ).first()
-        if found is not None:
-            return
-        try:
-            with self._store.engine.begin() as connection:
-                connection.execute(
-                    insert(tracking).values(
-                        consumer=self._consumer,
-                        position_tx=Position.START.transaction,
-                        position_id=Position.START.id,
-                    )
-                )
-        except IntegrityError:
-            pass  # another relay made it
+        with lock:
+            return self._store.process_batch(self._consumer, confirm, limit=count)
