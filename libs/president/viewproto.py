@@ -7,6 +7,8 @@ viewer's. Set-aside cards stay hidden until the deal's secret is revealed.
 
 from __future__ import annotations
 
+import functools
+
 from google.protobuf.message import Message
 
 from president import codec
@@ -14,6 +16,7 @@ from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
 from president.rules import game as g
 from president.rules.cards import names
+from president.rules.options import Options
 from president.rules.round import NOBODY, legal_actions
 from president.rules.views import roles
 from president.tables import Table
@@ -21,6 +24,20 @@ from president.tables import Table
 
 def table_view(table: Table, seat: int | None) -> gpb.TableView:
     """The table as ``seat`` sees it (``None``: a spectator)."""
+    return seat_view(public_view(table), table, seat)
+
+
+@functools.lru_cache(maxsize=256)
+def _options_message(options: Options) -> gpb.TableOptions:
+    return gpb.TableOptions(preset=options.preset, options=codec.options_to_map(options))
+
+
+def public_view(table: Table) -> gpb.TableView:
+    """What everyone sees of the table: a spectator's view (no hand, no viewer seat).
+
+    :func:`seat_view` adds one seat's own part to a copy of it, so a server
+    that shows one change to many seats builds the common part once.
+    """
     game = table.game
     options = game.options
     state = game.round
@@ -29,7 +46,6 @@ def table_view(table: Table, seat: int | None) -> gpb.TableView:
         table_id=table.table_id,
         version=table.version,
         phase=game.phase,
-        options=gpb.TableOptions(preset=options.preset, options=codec.options_to_map(options)),
         game_no=game.game_no,
         last_standings=game.standings,
         winners=game.winners,
@@ -37,8 +53,7 @@ def table_view(table: Table, seat: int | None) -> gpb.TableView:
         host_player_id=table.host_player_id,
         visibility=table.visibility,
     )
-    if seat is not None:
-        view.viewer_seat = seat
+    view.options.CopyFrom(_options_message(options))
     for index, occupant in enumerate(game.seats):
         view.seats.append(
             gpb.SeatView(
@@ -70,18 +85,34 @@ def table_view(table: Table, seat: int | None) -> gpb.TableView:
             round_view.top_seat = state.top_seat
         if table.commitment is not None and table.commitment.round_no == state.round_no:
             round_view.fingerprint = table.commitment.fingerprint
-        if seat is not None and 0 <= seat < state.seat_count:
-            round_view.hand.extend(names(state.hands[seat]))
-            round_view.new_cards.extend(names(state.new_cards[seat] & state.hands[seat]))
-            round_view.same_or_nothing = state.same_or_nothing and state.to_act == seat
-            owed = [p for p in state.pending if p.giver == seat]
-            round_view.return_owed = owed[0].size if owed else 0
-            for verb, cards in legal_actions(state, seat):
-                round_view.legal.append(gpb.LegalAction(verb=verb, cards=names(cards)))
         if state.result is not None:
             round_view.standings.extend(state.result.standings)
             round_view.points.extend(state.result.points)
         view.round.CopyFrom(round_view)
+    return view
+
+
+def seat_view(public: gpb.TableView, table: Table, seat: int | None) -> gpb.TableView:
+    """``public`` (from :func:`public_view` of the same table) as ``seat`` sees it.
+
+    Only the seat's own cards are added: its hand, the cards it received,
+    what it owes in the exchange and its legal actions. ``public`` is not changed.
+    """
+    if seat is None:
+        return public
+    view = gpb.TableView()
+    view.CopyFrom(public)
+    view.viewer_seat = seat
+    state = table.game.round
+    if state is not None and 0 <= seat < state.seat_count:
+        round_view = view.round
+        round_view.hand.extend(names(state.hands[seat]))
+        round_view.new_cards.extend(names(state.new_cards[seat] & state.hands[seat]))
+        round_view.same_or_nothing = state.same_or_nothing and state.to_act == seat
+        owed = [p for p in state.pending if p.giver == seat]
+        round_view.return_owed = owed[0].size if owed else 0
+        for verb, cards in legal_actions(state, seat):
+            round_view.legal.append(gpb.LegalAction(verb=verb, cards=names(cards)))
     return view
 
 

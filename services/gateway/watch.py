@@ -43,7 +43,7 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.service.errors import ServiceError
 from president.service.nats import Subjects
 from president.tables import Table, fold, table_from_created
-from president.viewproto import redact, seat_of, table_view
+from president.viewproto import public_view, redact, seat_of, seat_view
 from services.gateway.upstream import TablePort
 
 HISTORY = 512
@@ -67,8 +67,10 @@ class Entry:
     envelope: epb.EventEnvelope
     message: Message
     table: Table
+    _public: gpb.TableView | None = None
     _views: dict[int | None, gpb.TableView] = field(default_factory=dict)
     _events: dict[int | None, epb.EventEnvelope] = field(default_factory=dict)
+    _responses: dict[int | None, pb.WatchResponse] = field(default_factory=dict)
 
     @property
     def version(self) -> int:
@@ -78,7 +80,18 @@ class Entry:
         """The table after this event as ``seat`` sees it (computed once per seat)."""
         cached = self._views.get(seat)
         if cached is None:
-            cached = self._views[seat] = table_view(self.table, seat)
+            if self._public is None:
+                self._public = public_view(self.table)
+            cached = self._views[seat] = seat_view(self._public, self.table, seat)
+        return cached
+
+    def response(self, seat: int | None) -> pb.WatchResponse:
+        """The change as ``seat`` sees it (built once per seat, shared by its watchers)."""
+        cached = self._responses.get(seat)
+        if cached is None:
+            cached = self._responses[seat] = pb.WatchResponse(
+                version=self.version, event=self.event(seat), view=self.view(seat)
+            )
         return cached
 
     def event(self, seat: int | None) -> epb.EventEnvelope:
@@ -400,7 +413,7 @@ def seat_resolver(player_id: str | None) -> SeatOf:
 
 def response(entry: Entry, seat: int | None) -> pb.WatchResponse:
     """A change as ``seat`` may see it."""
-    return pb.WatchResponse(version=entry.version, event=entry.event(seat), view=entry.view(seat))
+    return entry.response(seat)
 
 
 def snapshot(entry: Entry, seat: int | None) -> pb.WatchResponse:

