@@ -84,9 +84,10 @@ async def test_whole_games_of_every_preset_never_leak(
     contiguous with no duplicate. CheckDeal is refused before round 1 ends
     and verifies every round afterwards.
     """
-    humans = await table_of_humans(
-        client, preset, humans=3, seats=4, options={"game_end": "rounds:2"}
-    )
+    options = {"game_end": "rounds:2"}
+    if preset == "traditional":
+        options["change_seats"] = "true"  # players move between rounds: tokens follow them
+    humans = await table_of_humans(client, preset, humans=3, seats=4, options=options)
     table_id = client.table_id
     spectator = client.sibling()
     await spectator.spectate(table_id)
@@ -115,6 +116,8 @@ async def test_whole_games_of_every_preset_never_leak(
     views += [await human.get_table() for human in humans]
     truth = store.truth(table_id)
     assert truth.tables[truth.version].game.phase == "game_over"
+    if preset == "traditional":
+        assert any(e.type.endswith("SeatsChanged") for e in truth.events)
     for human, log in zip(humans, logs, strict=True):
         check_stream(log.responses, truth, human.player_id, 1)
         assert log.actions > 0
@@ -204,6 +207,61 @@ async def _wait_for_turn(client: GatewayClient) -> pb.GetTableResponse:
         if change.view.round.legal and change.view.round.phase == "play":
             return change.view  # type: ignore[return-value]
     raise AssertionError("the stream ended")
+
+
+# --------------------------------------------------------------------------- the host
+async def test_the_host_runs_the_table_from_lobby_to_lobby(
+    client: GatewayClient, store: Store
+) -> None:
+    """Listed while open; bots added and removed; a player removed mid-round; play again."""
+    await client.create_table(
+        "house",
+        options={"game_end": "rounds:1"},
+        seat_count=4,
+        visibility="public",
+        display_name="Host",
+    )
+    table_id = client.table_id
+    listed = {t.table_id: t for t in await client.sibling().list_tables()}
+    assert table_id in listed and listed[table_id].seated == 1
+    assert listed[table_id].seat_count == 4 and listed[table_id].options.preset == "house"
+    bot = await client.add_bot()
+    await client.remove_seat(bot)
+    assert not (await client.get_table()).seats[bot].occupied
+    guest = client.sibling()
+    await guest.join(table_id, "Guest", seat=2)
+    assert guest.seat == 2
+    await expect(
+        client.sibling().join(table_id, "Late", seat=2),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "SEAT_TAKEN",
+    )
+    await client.add_bot()
+    await client.add_bot()
+    assert table_id not in {t.table_id for t in await client.sibling().list_tables()}
+    await expect(client.remove_seat(0), grpc.StatusCode.FAILED_PRECONDITION, "OWN_SEAT")
+    await client.start()
+    await client.remove_seat(2)  # a bot finishes the guest's round
+    await expect(guest.pass_(), DENIED, "SEAT_LEFT")
+    first = await asyncio.wait_for(play_seat(client), GAME_SECONDS)
+    assert first.last_view is not None and first.last_view.phase == "game_over"
+    await _revealed(store, table_id, 1)
+    await client.host_action("play_again")
+    view = await client.get_table()
+    assert view.game_no == 2 and not view.seats[2].occupied  # freed when round 1 ended
+    second = await asyncio.wait_for(play_seat(client), GAME_SECONDS)
+    assert second.last_view is not None and second.last_view.game_no == 2
+    await _revealed(store, table_id, 2)
+    await client.host_action("back_to_lobby")
+    assert (await client.get_table()).phase == "lobby"
+    listed = {t.table_id: t for t in await client.sibling().list_tables()}
+    assert table_id in listed and listed[table_id].seated == 3
+    for _ in range(100):  # scoring follows the stream: it may be a moment behind
+        scores = await client.get_scores()
+        if len(scores.games) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert [game.game_no for game in scores.games] == [1, 2]
 
 
 # --------------------------------------------------------------------------- rapid mode
