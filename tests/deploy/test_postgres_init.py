@@ -61,7 +61,9 @@ def initialised() -> Iterator[PostgresServer]:
         server.close()
 
 
-def connect(server: PostgresServer, user: str, database: str) -> psycopg.Connection[tuple[object, ...]]:
+def connect(
+    server: PostgresServer, user: str, database: str
+) -> psycopg.Connection[tuple[object, ...]]:
     url = server.admin_url
     return psycopg.connect(
         host=url.host, port=url.port, user=user, dbname=database, connect_timeout=10
