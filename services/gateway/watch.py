@@ -35,6 +35,7 @@ from google.protobuf.message import Message
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
+from prometheus_client import Gauge
 
 from president import codec
 from president.events.v1 import events_pb2 as epb
@@ -53,6 +54,12 @@ POLL_SECONDS_WITHOUT_NATS = 0.25
 IDLE_SECONDS = 60.0
 NUDGE_SECONDS = 0.1
 READ_BATCH = 0
+
+
+WATCHERS = Gauge("president_gateway_watchers", "Watch streams open on this gateway.")
+FEEDS = Gauge(
+    "president_gateway_feeds", "Tables this gateway follows (one NATS subscription each)."
+)
 
 
 def not_found(table_id: str) -> ServiceError:
@@ -345,6 +352,7 @@ class FeedHub:
             feed = TableFeed(table_id, self._tables, self._subjects.table(table_id))
             await feed.start(self.client)
             self._feeds[table_id] = feed
+            FEEDS.set(len(self._feeds))
             future.set_result(feed)
             return feed
         except BaseException as error:
@@ -387,6 +395,7 @@ class FeedHub:
             for table_id, feed in list(self._feeds.items()):
                 if not feed.listeners and now - feed.last_used > IDLE_SECONDS:
                     del self._feeds[table_id]
+                    FEEDS.set(len(self._feeds))
                     await feed.close()
                 elif not feed.subscribed:
                     feed.request_catch_up()
@@ -467,6 +476,7 @@ async def watch(
                 f"the table is at version {feed.version}; there is no version {from_version} yet",
             )
     listener, current, history = feed.listen()
+    WATCHERS.inc()
     try:
         last: Entry
         backlog: Sequence[Entry]
@@ -508,3 +518,4 @@ async def watch(
             last = item
     finally:
         feed.unlisten(listener)
+        WATCHERS.dec()

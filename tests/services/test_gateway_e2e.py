@@ -8,6 +8,7 @@ auditor's check (:func:`president.audit.verify_table`).
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import grpc
@@ -262,6 +263,22 @@ async def test_the_host_runs_the_table_from_lobby_to_lobby(
             break
         await asyncio.sleep(0.05)
     assert [game.game_no for game in scores.games] == [1, 2]
+
+
+async def test_create_table_with_a_command_id_is_idempotent(
+    client: GatewayClient, store: Store
+) -> None:
+    command = f"create-{uuid.uuid4().hex}"
+    first = await client.create_table("club", display_name="Ada", command_id=command)
+    again = await client.sibling().create_table("club", display_name="Ada", command_id=command)
+    assert (first.table_id, first.player_id, first.seat) == (
+        again.table_id,
+        again.player_id,
+        again.seat,
+    )
+    view = await client.get_table()
+    assert [s.is_bot for s in view.seats] == [False, True, True, True]
+    assert sum(e.type.endswith("SeatTaken") for e in store.events(first.table_id)) == 4
 
 
 # --------------------------------------------------------------------------- rapid mode
