@@ -514,6 +514,13 @@ async def watch(
                         break
                     yield response(missed, seat_for(missed.table))
                     last = missed
+            if item.version != last.version + 1:
+                raise ServiceError(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "STREAM_BEHIND",
+                    f"the stream cannot continue after version {last.version}: "
+                    "watch again from that version",
+                )
             yield response(item, seat_for(item.table))
             last = item
     finally:

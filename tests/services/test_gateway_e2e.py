@@ -182,6 +182,24 @@ async def test_practice_table_with_bots_and_a_reconnect_mid_round(
     assert versions[-1] >= truth.version - 1  # the game's end (the secret's reveal may follow)
 
 
+async def test_a_crashed_gateway_is_resumed_from_the_last_version(
+    stack: Stack, client: GatewayClient, store: Store
+) -> None:
+    """kill -9 of the gateway mid-game: the bot client watches again from its last version."""
+    await client.create_table("house", display_name="Ada", visibility="practice")
+    await client.start()
+    log = SeatLog()
+    playing = asyncio.create_task(play_seat(client, log=log, host_rounds=2))
+    while len(log.responses) < 15 and not playing.done():
+        await asyncio.sleep(0.02)
+    stack.stop_one("gateway", kill=True)
+    await asyncio.to_thread(stack.start_one, "gateway")
+    await asyncio.wait_for(playing, GAME_SECONDS)
+    assert log.reconnects >= 1
+    truth = store.truth(client.table_id)
+    check_stream(log.responses, truth, client.player_id, log.responses[0].version)
+
+
 async def test_a_retried_command_id_plays_once(client: GatewayClient, store: Store) -> None:
     await client.create_table("house", display_name="Ada")
     await client.start()
