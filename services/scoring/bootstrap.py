@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 
 import grpc
@@ -12,7 +11,7 @@ from nats.aio.client import Client
 
 from president.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from president.service.config import Settings
-from president.service.nats import connect, ensure_stream
+from president.service.nats import close_all, connect, ensure_stream
 from president.service.partition import Partition
 from president.service.server import Service
 from president.service.table_client import TableClient
@@ -45,7 +44,7 @@ def build(settings: Settings) -> Service:
                 raise
             except Exception as error:  # NATS away: connect again; the durable keeps our place
                 log.warning("consumer restarts", error=repr(error))
-                await _close_all(nats_clients)
+                await close_all(nats_clients)
                 await asyncio.sleep(RECONNECT_SECONDS)
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
@@ -53,7 +52,7 @@ def build(settings: Settings) -> Service:
         return [scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name]
 
     async def close() -> None:
-        await _close_all(nats_clients)
+        await close_all(nats_clients)
         await table.close()
         store.close()
 
@@ -64,10 +63,3 @@ def build(settings: Settings) -> Service:
         background=[consume],
         on_stop=[close],
     )
-
-
-async def _close_all(clients: list[Client]) -> None:
-    while clients:
-        client = clients.pop()
-        with contextlib.suppress(Exception):
-            await client.close()

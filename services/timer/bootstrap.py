@@ -11,7 +11,7 @@ import structlog
 from nats.aio.client import Client
 
 from president.service.config import Settings
-from president.service.nats import connect, ensure_stream
+from president.service.nats import close_all, connect, ensure_stream
 from president.service.partition import Partition
 from president.service.server import Service
 from president.service.table_client import TableClient
@@ -48,7 +48,7 @@ def build(settings: Settings) -> Service:
                     raise
                 except Exception as error:  # NATS away: connect again, replay skips known events
                     log.warning("stream follower restarts", error=repr(error))
-                    await _close_all(nats_clients)
+                    await close_all(nats_clients)
                     await asyncio.sleep(RECONNECT_SECONDS)
         finally:
             firing.cancel()
@@ -60,7 +60,7 @@ def build(settings: Settings) -> Service:
         return [timer_pb2.DESCRIPTOR.services_by_name["TimerService"].full_name]
 
     async def close() -> None:
-        await _close_all(nats_clients)
+        await close_all(nats_clients)
         await table.close()
 
     return Service(
@@ -70,10 +70,3 @@ def build(settings: Settings) -> Service:
         background=[follow],
         on_stop=[close],
     )
-
-
-async def _close_all(clients: list[Client]) -> None:
-    while clients:
-        client = clients.pop()
-        with contextlib.suppress(Exception):
-            await client.close()

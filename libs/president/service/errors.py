@@ -94,12 +94,8 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -
     raise AssertionError("abort_with_status returned")  # pragma: no cover
 
 
-def error_info(error: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
-    """The ErrorInfo of a failed call, if it carries one."""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    if status is None:
-        return None
-    for detail in status.details:
+def _info_of(status: status_pb2.Status | None) -> error_details_pb2.ErrorInfo | None:
+    for detail in status.details if status is not None else ():
         if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
             info = error_details_pb2.ErrorInfo()
             detail.Unpack(info)
@@ -107,16 +103,16 @@ def error_info(error: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
     return None
 
 
+def error_info(error: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
+    """The ErrorInfo of a failed call, if it carries one."""
+    return _info_of(rpc_status.from_call(error))  # type: ignore[arg-type]
+
+
 async def aio_error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
     """The ErrorInfo of a failed grpc.aio call, if it carries one."""
     for key, value in error.trailing_metadata() or ():
         if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-                    info = error_details_pb2.ErrorInfo()
-                    detail.Unpack(info)
-                    return info
+            return _info_of(status_pb2.Status.FromString(value))
     return None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
@@ -104,3 +105,11 @@ async def publish(js: JetStreamContext, subjects: Subjects, stored: StoredEvent)
         envelope(stored).SerializeToString(deterministic=True),
         headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
     )
+
+
+async def close_all(clients: list[Client]) -> None:
+    """Close every NATS connection in ``clients`` (emptying the list), ignoring failures."""
+    while clients:
+        client = clients.pop()
+        with contextlib.suppress(Exception):
+            await client.close()
