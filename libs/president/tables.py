@@ -32,7 +32,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import to_mask
 from president.rules.errors import CommandError, ErrorCode, Rejected
-from president.rules.options import Options
+from president.rules.options import OptionError, Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent
 
 SERVER = "server"
@@ -258,19 +258,45 @@ class TableHost:
         is at that version (else :class:`VersionMismatch`).
         """
         with self.lock(table_id):
-            earlier = self._store.command_result(command_id, stream_id(table_id))
-            if earlier is not None:
-                self.load(table_id)
-                return Outcome(
-                    self._settled_version(table_id, command_id, earlier), len(earlier.versions)
-                )
-            table = self.load(table_id)
-            if expected_version is not None and expected_version != table.version:
-                raise VersionMismatch(table_id, expected_version, table.version)
-            events = g.decide(table.game, command)
-            result = self._commit(table, events, command_id, actor)
+            # Optimistic: decide on the cached table. The append's expected
+            # version catches a cache another replica made stale, and its
+            # command id catches a retry; the store is read again only when
+            # the engine refuses or the version does not match.
+            table = self._tables.get(table_id) or self.load(table_id)
+            try:
+                if expected_version is not None and expected_version != table.version:
+                    table = self.load(table_id)
+                    if expected_version != table.version:
+                        raise VersionMismatch(table_id, expected_version, table.version)
+                events = g.decide(table.game, command)
+            except (Rejected, CommandError, OptionError, VersionMismatch):
+                earlier = self._store.command_result(command_id, stream_id(table_id))
+                if earlier is not None:
+                    return self._earlier_outcome(table_id, command_id, earlier)
+                fresh = self.load(table_id)
+                if fresh.version == table.version:
+                    raise
+                table = fresh
+                if expected_version is not None and expected_version != table.version:
+                    raise VersionMismatch(table_id, expected_version, table.version) from None
+                events = g.decide(table.game, command)
+            try:
+                result = self._commit(table, events, command_id, actor)
+            except ConcurrencyConflict:
+                # Another replica wrote first: catch up and decide again, once.
+                table = self.load(table_id)
+                if expected_version is not None and expected_version != table.version:
+                    raise VersionMismatch(table_id, expected_version, table.version) from None
+                result = self._commit(table, g.decide(table.game, command), command_id, actor)
+            if result.first_version != table.version + 1:
+                return self._earlier_outcome(table_id, command_id, result)
             self._follow_up(table_id, command_id)
             return Outcome(self._tables[table_id].version, len(result.versions))
+
+    def _earlier_outcome(self, table_id: str, command_id: str, earlier: AppendResult) -> Outcome:
+        """The outcome a command that already ran had, for its retry."""
+        self.load(table_id)
+        return Outcome(self._settled_version(table_id, command_id, earlier), len(earlier.versions))
 
     def settle(self, table_id: str) -> int:
         """Finish what a command left undone (a crash, a dealer that did not answer).
@@ -339,15 +365,9 @@ class TableHost:
         messages = [
             event if isinstance(event, Message) else codec.encode(event) for event in events
         ]
-        try:
-            result = self._append(table.table_id, table.version, messages, command_id, actor)
-        except ConcurrencyConflict:
-            # Another replica wrote first: the caller sees a conflict; the cache reloads.
-            self._tables.pop(table.table_id, None)
-            raise
+        result = self._append(table.table_id, table.version, messages, command_id, actor)
         if result.first_version != table.version + 1:
-            self._tables.pop(table.table_id, None)  # a repeated command: reload
-            self.load(table.table_id)
+            self.load(table.table_id)  # a repeated command: catch up with the store
             return result
         for event in events:
             table = fold(table, event, table.version + 1)

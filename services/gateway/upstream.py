@@ -16,6 +16,7 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
+from president.service.channels import internal_channel_options
 from president.service.errors import ServiceError, aio_error_info, reraise_remote
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
@@ -52,15 +53,6 @@ class ScoringPort(Protocol):
         """A table's finished games (empty when scoring has not seen the table)."""
 
 
-def channel_options() -> list[tuple[str, Any]]:
-    """Options of the gateway's channels to its services."""
-    return [
-        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-        ("grpc.keepalive_time_ms", 30_000),
-        ("grpc.enable_retries", 1),
-    ]
-
-
 async def _call(call: Callable[[], Awaitable[T]]) -> T:
     try:
         return await call()
@@ -88,7 +80,9 @@ class _Lazy:
     @property
     def _stub(self) -> Any:
         if self._stub_instance is None:
-            self._channel = grpc.aio.insecure_channel(self._address, options=channel_options())
+            self._channel = grpc.aio.insecure_channel(
+                self._address, options=internal_channel_options()
+            )
             self._stub_instance = self._make_stub(self._channel)
         return self._stub_instance
 

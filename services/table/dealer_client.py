@@ -17,6 +17,7 @@ import grpc
 from president.dealer.v1 import dealer_pb2 as pb
 from president.dealer.v1 import dealer_pb2_grpc
 from president.rules.cards import CardSyntaxError, parse_card
+from president.service.channels import internal_channel_options
 from president.service.errors import ServiceError
 from president.tables import DealtCards, RoundKey
 
@@ -29,7 +30,7 @@ class GrpcDealer:
     """Commit, deal and reveal through the dealer service."""
 
     def __init__(self, address: str, timeout: float = CALL_SECONDS) -> None:
-        self._channel = grpc.insecure_channel(address)
+        self._channel = grpc.insecure_channel(address, options=internal_channel_options())
         self._stub: Any = dealer_pb2_grpc.DealerServiceStub(self._channel)
         self._timeout = timeout
 

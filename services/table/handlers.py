@@ -16,6 +16,7 @@ import grpc
 import structlog
 
 from president.game.v1 import game_pb2 as gpb
+from president.service.channels import internal_channel_options
 from president.service.errors import ServiceError, abort, aio_error_info, reraise_remote
 from president.service.metrics import REJECTIONS
 from president.service.nats import envelope, valid_table_id
@@ -68,7 +69,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         if owner == leases.address:
             return None
         if owner not in self._peers:
-            channel = grpc.aio.insecure_channel(owner)
+            channel = grpc.aio.insecure_channel(owner, options=internal_channel_options())
             self._peers[owner] = (channel, table_pb2_grpc.TableServiceStub(channel))
         peer = self._peers[owner][1]
         try:

@@ -8,6 +8,7 @@ from typing import Any
 import grpc
 
 from president.events.v1 import events_pb2 as events_pb
+from president.service.channels import internal_channel_options
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
 
@@ -43,7 +44,9 @@ class TableClient:
 
     def _table(self) -> Any:
         if self._stub is None:
-            self._channel = grpc.aio.insecure_channel(self.address)
+            self._channel = grpc.aio.insecure_channel(
+                self.address, options=internal_channel_options()
+            )
             self._stub = table_pb2_grpc.TableServiceStub(self._channel)
         return self._stub
 

@@ -1,0 +1,22 @@
+"""Options of the channels between services: one set for every internal client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Reconnect quickly after a peer restarts: gRPC's default backoff grows to
+#: two minutes, longer than any call here waits for a channel to be ready.
+RECONNECT_MS = 100
+MAX_RECONNECT_MS = 1_000
+
+
+def internal_channel_options() -> list[tuple[str, Any]]:
+    """Options for a channel from one service to another."""
+    return [
+        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.enable_retries", 1),
+        ("grpc.initial_reconnect_backoff_ms", RECONNECT_MS),
+        ("grpc.min_reconnect_backoff_ms", RECONNECT_MS),
+        ("grpc.max_reconnect_backoff_ms", MAX_RECONNECT_MS),
+    ]
