@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,11 +46,12 @@ if str(ROOT) not in sys.path:
 import grpc  # noqa: E402
 import nats  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
+from sqlalchemy import create_engine, make_url, text  # noqa: E402
 
 from president.client import GatewayClient, GatewayError, choose  # noqa: E402
 from president.events.v1 import events_pb2 as epb  # noqa: E402
 from president.service.launcher import NatsServer, Stack  # noqa: E402
-from president.store import EventStore, NewEvent  # noqa: E402
+from president.store import EventStore, NewEvent, migrate  # noqa: E402
 
 WARM_UP_SECONDS = 2.0
 PLAY_EVENTS = ("CardsPlayed", "Passed")
@@ -167,6 +169,25 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _floor_database(database_url: str) -> tuple[str, Callable[[], None]]:
+    """A fresh database beside the stack's (a sibling SQLite file, or one on the same server)."""
+    if database_url.startswith("sqlite:///"):
+        path = Path(database_url.removeprefix("sqlite:///"))
+        return f"sqlite:///{path.with_name('floor.db')}", lambda: None
+    url = make_url(database_url)
+    name = f"floor_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+
+    def drop() -> None:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+    return url.set(database=name).render_as_string(hide_password=False), drop
+
+
 async def _floor(stack: Stack, database_url: str, nats_url: str) -> dict[str, float]:
     """Medians of a bare gRPC round trip, one store append, one JetStream publish (seconds)."""
     out: dict[str, float] = {}
@@ -179,7 +200,11 @@ async def _floor(stack: Stack, database_url: str, nats_url: str) -> dict[str, fl
             await stub.Check(request)
             samples.append(time.perf_counter() - started)
         out["grpc round trip"] = statistics.median(samples)
-    store = EventStore.from_url(database_url)
+    # A store of the same kind, but not the stack's: its relay would publish
+    # the floor's events, and the followers would spend the run on them.
+    floor_url, drop = _floor_database(database_url)
+    migrate(floor_url)
+    store = EventStore.from_url(floor_url)
     stream = f"table-floor-{uuid.uuid4().hex[:8]}"
     payload = epb.CardsPlayed(seat=1, cards=["3C"], trick_version=1).SerializeToString()
     samples = []
@@ -189,6 +214,7 @@ async def _floor(stack: Stack, database_url: str, nats_url: str) -> dict[str, fl
         await asyncio.to_thread(store.append, stream, version, [event], uuid.uuid4().hex)
         samples.append(time.perf_counter() - started)
     store.close()
+    drop()
     out["store append"] = statistics.median(samples)
     client = await nats.connect(nats_url)
     js = client.jetstream()
