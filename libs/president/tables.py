@@ -167,7 +167,7 @@ class TableHost:
         store: EventStore,
         dealer: DealerPort,
         *,
-        on_appended: Callable[[str, int], None] | None = None,
+        on_appended: Callable[[AppendResult], None] | None = None,
     ) -> None:
         self._store = store
         self._dealer = dealer
@@ -389,7 +389,7 @@ class TableHost:
             command_id,
         )
         if self._on_appended is not None:
-            self._on_appended(table_id, result.last_version)
+            self._on_appended(result)
         return result
 
     def _follow_up(self, table_id: str, command_id: str) -> None:

@@ -45,7 +45,7 @@ def build(settings: Settings) -> Service:
         settings.nats_url,
         poll_seconds=_env_float("PRESIDENT_RELAY_POLL_SECONDS", 0.2),
     )
-    host = TableHost(store, dealer, on_appended=relay.wake)
+    host = TableHost(store, dealer, on_appended=relay.committed)
     directory = TableDirectory(store)
     app = TableApp(store, host, directory)
     lease_seconds = _env_float("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
@@ -81,6 +81,11 @@ def build(settings: Settings) -> Service:
         name="table",
         port=settings.table_port,
         register=register,
-        background=[prepare, relay.run, *([leases.run] if leases is not None else [])],
+        background=[
+            prepare,
+            relay.run,
+            relay.run_fast_path,
+            *([leases.run] if leases is not None else []),
+        ],
         on_stop=[close],
     )

@@ -139,13 +139,16 @@ class StoredEvent:
 class AppendResult:
     """What an append wrote: the stream's new versions and the events' positions.
 
-    A repeated command gets the result of its first append, unchanged.
+    A repeated command gets the result of its first append, without its events.
     """
 
     stream_id: str
     first_version: int
     last_version: int
     positions: tuple[Position, ...]
+    #: The events as committed, when this append wrote them (empty for a repeat):
+    #: what a relay can publish at once without reading them back.
+    events: tuple[StoredEvent, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def versions(self) -> range:

@@ -291,11 +291,25 @@ class EventStore:
             actual = self.current_version(stream_id)
             raise ConcurrencyConflict(stream_id, expected_version, actual) from None
         self._remember_head(stream_id, rows[-1]["version"], rows[-1]["hash"])
+        positions = tuple(Position(tx_id, row_id) for tx_id, row_id in inserted)
         return AppendResult(
             stream_id=stream_id,
             first_version=expected_version + 1,
             last_version=expected_version + len(rows),
-            positions=tuple(Position(tx_id, row_id) for tx_id, row_id in inserted),
+            positions=positions,
+            events=tuple(
+                StoredEvent(
+                    stream_id=stream_id,
+                    version=row["version"],
+                    type=row["type"],
+                    payload=row["payload"],
+                    metadata=MappingProxyType(json_object(row["metadata"])),
+                    position=position,
+                    hash=row["hash"],
+                    previous_hash=row["previous_hash"],
+                )
+                for row, position in zip(rows, positions, strict=True)
+            ),
         )
 
     def _insert_at_once(self, rows: list[dict[str, Any]]) -> list[tuple[int, int]]:
