@@ -83,7 +83,9 @@ class Gateway:
         """Create a table and seat its creator (the host); practice tables fill up with bots.
 
         A practice table then waits for StartGame like any other, so the
-        creator can open its Watch stream first.
+        creator can open its Watch stream first. With a command id, only the
+        first call creates the table and gets the host's token; a repeat is
+        ALREADY_EXISTS (a client whose answer was lost creates a new table).
         """
         name = checks.display_name(request.display_name)
         rules = checks.options(request.options)
@@ -92,24 +94,37 @@ class Gateway:
         if visibility is None:
             raise checks.invalid("INVALID_VISIBILITY", "visibility is practice, public or private")
         if request.command_id:
-            command = checks.command_id(request.command_id)
-            table_id = self._derived("table", command)[:12]
-            player_id = f"p-{self._derived('player', command)[:16]}"
+            # The command id names the table (so a retry creates no second
+            # one) but never who holds it: whoever sends a command id first
+            # gets the host's seat and token; a repeat, by the same client or
+            # by anyone who guessed the id, is refused TABLE_EXISTS.
+            table_id = self._derived("table", checks.command_id(request.command_id))[:12]
         else:
-            command = secrets.token_hex(12)
-            table_id, player_id = secrets.token_hex(6), new_player_id()
-        created = await self._tables.create_table(
-            tpb.CreateTableRequest(
-                table_id=table_id,
-                options=gpb.TableOptions(
-                    preset=rules.preset, options=dict(request.options.options.items())
-                ),
-                seat_count=seats,
-                visibility=visibility,
-                host_player_id=player_id,
-                command_id=f"create:{command}",
+            table_id = secrets.token_hex(6)
+        player_id = new_player_id()
+        try:
+            created = await self._tables.create_table(
+                tpb.CreateTableRequest(
+                    table_id=table_id,
+                    options=gpb.TableOptions(
+                        preset=rules.preset, options=dict(request.options.options.items())
+                    ),
+                    seat_count=seats,
+                    visibility=visibility,
+                    host_player_id=player_id,
+                    # Fresh each call: a repeat must not count as the same append.
+                    command_id=f"create:{secrets.token_hex(12)}",
+                )
             )
-        )
+        except ServiceError as error:
+            if request.command_id and _reason(error, "TABLE_EXISTS"):
+                raise ServiceError(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    "TABLE_EXISTS",
+                    "a table was created with this command id already; its host token went "
+                    "to that first call: create a table with a new command id",
+                ) from None
+            raise
         table_id = created.table_id or table_id
         await self._sit(table_id, 0, player_id, name, False, f"{table_id}/sit-host", player_id)
         if visibility == PRACTICE:

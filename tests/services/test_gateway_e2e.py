@@ -283,20 +283,26 @@ async def test_the_host_runs_the_table_from_lobby_to_lobby(
     assert [game.game_no for game in scores.games] == [1, 2]
 
 
-async def test_create_table_with_a_command_id_is_idempotent(
+async def test_replaying_a_create_table_command_id_gets_no_token(
     client: GatewayClient, store: Store
 ) -> None:
+    """Whoever repeats another's CreateTable command id gets neither the host token nor a seat."""
     command = f"create-{uuid.uuid4().hex}"
     first = await client.create_table("club", display_name="Ada", command_id=command)
-    again = await client.sibling().create_table("club", display_name="Ada", command_id=command)
-    assert (first.table_id, first.player_id, first.seat) == (
-        again.table_id,
-        again.player_id,
-        again.seat,
+    assert first.token
+    thief = client.sibling()
+    error = await expect(
+        thief.create_table("club", display_name="Eve", command_id=command),
+        grpc.StatusCode.ALREADY_EXISTS,
+        "TABLE_EXISTS",
     )
+    assert first.table_id not in str(error)
+    assert not thief.token and thief.table_id != first.table_id
     view = await client.get_table()
     assert [s.is_bot for s in view.seats] == [False, True, True, True]
+    assert view.seats[0].display_name == "Ada"
     assert sum(e.type.endswith("SeatTaken") for e in store.events(first.table_id)) == 4
+    assert sum(e.type.endswith("TableCreated") for e in store.events(first.table_id)) == 1
 
 
 # --------------------------------------------------------------------------- rapid mode

@@ -112,7 +112,10 @@ class CreateTableRequest(_message.Message):
     display_name: _builtins.str
     """The creator's name at the table."""
     command_id: _builtins.str
-    """Makes creation idempotent for retries."""
+    """Creates one table per id: a repeat of an id (a retry after a lost answer
+    included) is refused ALREADY_EXISTS (TABLE_EXISTS) and returns no token;
+    only the first call gets the host's token. Create anew with a new id.
+    """
     @_builtins.property
     def options(self) -> _game_pb2.TableOptions:
         """The rules."""
