@@ -2,9 +2,7 @@
 
 Each scenario file is one round written in the format of
 ``shared/conformance/FORMAT.md``; its ``expect`` list was derived by hand from
-the rulebooks. ``disputed/`` holds scenarios where the engine disagrees with
-the requirements: they are expected to fail until the engine is fixed (strict
-xfail, so a fix shows up as a failure asking to move the file back).
+the rulebooks, before the engine's output was looked at.
 """
 
 from __future__ import annotations
