@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
@@ -57,7 +56,6 @@ HOST_CHOICES: dict[int, Callable[[], gpb.Command]] = {
     pb.HOST_CHOICE_BACK_TO_LOBBY: lambda: gpb.Command(back_to_lobby=gpb.BackToLobby()),
 }
 SEAT_ATTEMPTS = 4
-LEFT_MEMORY = 100_000
 
 
 def _reason(error: ServiceError, *reasons: str) -> bool:
@@ -75,8 +73,6 @@ class Gateway:
         self._tokens = tokens
         self._hub = hub
         self._id_key = id_key
-        #: Players who left through this gateway: their tokens stop acting at once.
-        self._left: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     # -- tables and seats ---------------------------------------------------------
     async def create_table(self, request: pb.CreateTableRequest) -> pb.CreateTableResponse:
@@ -219,14 +215,12 @@ class Gateway:
                 "OWN_SEAT",
                 "the host leaves with Leave, not by removing their own seat",
             )
-        removed = seats[request.seat].player or ""
         await self._execute(
             claims,
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
             f"remove-{request.seat}-v{feed.version}",
             seat=self._host_seat(feed, claims),
         )
-        self._forget(claims.table_id, removed)
         return pb.RemoveSeatResponse()
 
     async def start_game(
@@ -309,7 +303,6 @@ class Gateway:
             lambda seat: gpb.Command(leave=gpb.Leave(seat=seat)),
             f"leave-{secrets.token_hex(6)}",
         )
-        self._forget(claims.table_id, claims.player_id)
         return pb.LeaveResponse()
 
     async def host_action(
@@ -380,11 +373,6 @@ class Gateway:
     def _derived(self, what: str, command_id: str) -> str:
         return hmac.new(self._id_key, f"{what}:{command_id}".encode(), hashlib.sha256).hexdigest()
 
-    def _forget(self, table_id: str, player_id: str) -> None:
-        self._left[(table_id, player_id)] = None
-        while len(self._left) > LEFT_MEMORY:
-            self._left.popitem(last=False)
-
     async def _sit(
         self,
         table_id: str,
@@ -440,9 +428,11 @@ class Gateway:
         return -1 if seat is None else seat
 
     async def _acting_seat(self, claims: Claims, feed: TableFeed, fresh: bool = False) -> int:
-        """The seat the token's player holds now; refused once they left or lost it."""
-        if (claims.table_id, claims.player_id) in self._left:
-            raise denied("SEAT_LEFT", "you left this table: this token acts no more")
+        """The seat the token's player holds now; refused once they left or lost it.
+
+        The feed may not show a Leave yet: the table service refuses a seat's
+        player who left (SEAT_LEFT) in any case.
+        """
         if fresh:
             await feed.catch_up()
         game = feed.table.game

@@ -202,10 +202,11 @@ class TableApp:
         check_table_id(table_id)
         check_command_id(command_id)
         table = self._settle(table_id)
-        occupant = None
+        occupant, leaving = None, False
         if translated.seat is not None and translated.seat < len(table.game.seats):
-            occupant = table.game.seats[translated.seat].player
-        check_actor(translated, actor, occupant, table.host_player_id)
+            seat = table.game.seats[translated.seat]
+            occupant, leaving = seat.player, seat.leaving
+        check_actor(translated, actor, occupant, table.host_player_id, leaving=leaving)
         player = actor.player_id or SERVER
         command = translated.command
         try:

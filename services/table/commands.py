@@ -133,13 +133,20 @@ def translate(command: gpb.Command) -> Translated:
 
 
 def check_actor(
-    translated: Translated, actor: gpb.Actor, occupant: str | None, host_player_id: str
+    translated: Translated,
+    actor: gpb.Actor,
+    occupant: str | None,
+    host_player_id: str,
+    *,
+    leaving: bool = False,
 ) -> None:
     """PERMISSION_DENIED (NOT_YOUR_SEAT) unless ``actor`` may send this command.
 
-    ``occupant`` is the player in the command's seat. A seat command needs
-    the actor's seat to be that seat and the seat to be the actor's; a host's
-    removal needs the table's host. ``server`` may do anything.
+    ``occupant`` is the player in the command's seat, ``leaving`` whether
+    they left it (a bot plays it until the round ends). A seat command needs
+    the actor's seat to be that seat and the seat to be the actor's, and the
+    actor not to have left it (SEAT_LEFT); a host's removal needs the table's
+    host. ``server`` may do anything.
     """
     if actor.player_id == SERVER:
         return
@@ -158,4 +165,10 @@ def check_actor(
             grpc.StatusCode.PERMISSION_DENIED,
             "NOT_YOUR_SEAT",
             f"seat {translated.seat} is not yours: you act only for your own seat",
+        )
+    if leaving:
+        raise ServiceError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            "SEAT_LEFT",
+            "you left this table: a bot plays your seat until the round ends",
         )

@@ -29,6 +29,7 @@ from president.tables import (
     stream_id,
 )
 from president.viewproto import table_view
+from services.table.app import TableApp
 from services.table.commands import React, check_actor, translate
 from services.table.directory import TableDirectory
 
@@ -102,6 +103,18 @@ def test_the_actor_acts_only_for_its_own_seat() -> None:
         check_actor(removal, gpb.Actor(player_id="ann", seat=0), "bob", "host")
     start = translate(gpb.Command(start_game=gpb.StartGame()))
     check_actor(start, gpb.Actor(player_id="ann", seat=0), None, "")
+
+
+def test_a_player_who_left_acts_no_more_for_the_seat() -> None:
+    play = translate(gpb.Command(**{"pass": gpb.Pass(seat=1)}))
+    with pytest.raises(ServiceError) as refused:
+        check_actor(play, gpb.Actor(player_id="bob", seat=1), "bob", "", leaving=True)
+    assert (refused.value.status, refused.value.reason) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "SEAT_LEFT",
+    )
+    assert refused.value.message
+    check_actor(play, gpb.Actor(player_id="server", seat=-1), "bob", "", leaving=True)
 
 
 # --------------------------------------------------------------------------- TableHost
@@ -222,3 +235,32 @@ def test_the_table_list_follows_the_store(store: EventStore) -> None:
     assert summaries["mine"].preset == "house" and summaries["mine"].phase == g.LOBBY
     assert directory.summaries(open_only=True) == []
     assert directory.refresh() == 0
+
+
+def test_the_table_service_refuses_a_player_who_left(store: EventStore) -> None:
+    """After Leave mid-round a bot plays the seat; its player's commands are SEAT_LEFT."""
+    host = TableHost(store, LocalDealer())
+    app = TableApp(store, host, TableDirectory(store))
+    host.create("t3", options_for("classic"), seat_count=4)
+    for seat, player, bot in (
+        (0, "ann", False),
+        (1, "bob", False),
+        (2, "b2", True),
+        (3, "b3", True),
+    ):
+        host.execute("t3", g.SitDown(seat, player, bot), f"sit-{seat}", "server")
+    host.execute("t3", g.StartGame(), "start", "server")
+    ann = gpb.Actor(player_id="ann", seat=0)
+    app.execute("t3", translate(gpb.Command(leave=gpb.Leave(seat=0))), "leave", ann, None)
+    assert host.load("t3").game.seats[0].leaving  # bob, a human, holds the round up
+    before = host.load("t3").version
+    for command in (
+        gpb.Command(**{"pass": gpb.Pass(seat=0)}),
+        gpb.Command(react=gpb.React(seat=0, reaction="wave")),
+        gpb.Command(return_cards=gpb.ReturnCards(seat=0, cards=["3C"])),
+        gpb.Command(leave=gpb.Leave(seat=0)),
+    ):
+        with pytest.raises(ServiceError) as refused:
+            app.execute("t3", translate(command), f"after-{command.WhichOneof('kind')}", ann, None)
+        assert refused.value.reason == "SEAT_LEFT"
+    assert host.load("t3").version == before
