@@ -11,8 +11,8 @@ from president.deal import DEAL_VERSION, fingerprint
 from president.dealer.v1 import dealer_pb2 as pb
 from president.dealer.v1 import dealer_pb2_grpc
 from president.rules.cards import card_name
+from president.service import checks
 from president.service.errors import ServiceError, abort
-from president.service.nats import valid_table_id
 from president.tables import RoundKey
 from services.dealer.vault import RoundNotOver, SecretVault, UnknownRound
 
@@ -20,16 +20,8 @@ MAX_PLAYERS = 27
 
 
 def _key(round_key: pb.RoundKey) -> RoundKey:
-    if not valid_table_id(round_key.table_id):
-        raise ServiceError(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "INVALID_TABLE_ID",
-            "a table id is 1 to 64 letters, digits, - or _",
-        )
-    if round_key.game_no < 1 or round_key.round_no < 1:
-        raise ServiceError(
-            grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ROUND", "game and round numbers start at 1"
-        )
+    checks.table_id(round_key.table_id)
+    checks.round_number(round_key.game_no, round_key.round_no)
     return RoundKey(round_key.table_id, round_key.game_no, round_key.round_no)
 
 

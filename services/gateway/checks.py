@@ -1,4 +1,8 @@
-"""Input checks before anything is forwarded: each failure is INVALID_ARGUMENT with a sentence."""
+"""Input checks before anything is forwarded: each failure is INVALID_ARGUMENT with a sentence.
+
+The checks other services share (table id, round numbers, reactions) live in
+:mod:`president.service.checks` and are re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,23 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 
-import grpc
-
 from president.game.v1 import game_pb2 as gpb
 from president.rules.cards import CardSyntaxError, parse_card
 from president.rules.game import MIN_TO_PLAY
 from president.rules.options import PRESETS, OptionError, Options, options_for
-from president.service.errors import ServiceError
-from president.service.nats import valid_table_id
+from president.service.checks import invalid, reaction, round_number, table_id
+
+__all__ = [
+    "cards",
+    "command_id",
+    "display_name",
+    "invalid",
+    "options",
+    "reaction",
+    "round_number",
+    "seat_count",
+    "table_id",
+]
 
 MAX_NAME = 40
 MAX_CARDS = 5
@@ -22,13 +35,7 @@ MAX_OPTIONS = 40
 MAX_OPTION_TEXT = 100
 USUAL_SEATS = 4
 DEFAULT_PRESET = "classic"
-REACTION = re.compile(r"^[a-z0-9_]{1,32}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def invalid(reason: str, message: str) -> ServiceError:
-    """An INVALID_ARGUMENT refusal."""
-    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
 
 
 def display_name(name: str) -> str:
@@ -44,13 +51,6 @@ def display_name(name: str) -> str:
     if _CONTROL.search(trimmed):
         raise invalid("INVALID_DISPLAY_NAME", "a display name cannot hold control characters")
     return trimmed
-
-
-def table_id(value: str) -> str:
-    """A table id that can name a stream and a subject."""
-    if not valid_table_id(value):
-        raise invalid("INVALID_TABLE_ID", "a table id is 1 to 64 letters, digits, - or _")
-    return value
 
 
 def options(message: gpb.TableOptions) -> Options:
@@ -120,19 +120,3 @@ def command_id(value: str) -> str:
     if _CONTROL.search(value):
         raise invalid("INVALID_COMMAND_ID", "a command id cannot hold control characters")
     return value
-
-
-def reaction(value: str) -> str:
-    """A reaction code: 1 to 32 lowercase letters, digits or _."""
-    if not REACTION.match(value):
-        raise invalid(
-            "INVALID_REACTION",
-            "a reaction is 1 to 32 lowercase letters, digits or _, such as thumbs_up",
-        )
-    return value
-
-
-def round_number(game_no: int, round_no: int) -> None:
-    """Game and round numbers start at 1."""
-    if game_no < 1 or round_no < 1:
-        raise invalid("INVALID_ROUND", "game and round numbers start at 1")

@@ -9,21 +9,11 @@ import grpc
 
 from president.scoring.v1 import scoring_pb2 as pb
 from president.scoring.v1 import scoring_pb2_grpc
+from president.service import checks
 from president.service.errors import ServiceError, abort
-from president.service.nats import valid_table_id
 from services.scoring.store import MAX_PLAYER_ID, ScoringStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
-
-
-def _table_id(table_id: str) -> str:
-    if not valid_table_id(table_id):
-        raise ServiceError(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "INVALID_TABLE_ID",
-            "a table id is 1 to 64 letters, digits, - or _",
-        )
-    return table_id
 
 
 def _table_not_found(table_id: str) -> ServiceError:
@@ -44,7 +34,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: pb.GetStandingsRequest, context: Context
     ) -> pb.GetStandingsResponse:
         try:
-            table_id = _table_id(request.table_id)
+            table_id = checks.table_id(request.table_id)
             model = await asyncio.to_thread(self._store.table, table_id)
             if model is None:
                 raise _table_not_found(table_id)
@@ -75,7 +65,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: pb.GetGameResultsRequest, context: Context
     ) -> pb.GetGameResultsResponse:
         try:
-            table_id = _table_id(request.table_id)
+            table_id = checks.table_id(request.table_id)
             model = await asyncio.to_thread(self._store.table, table_id)
             if model is None:
                 raise _table_not_found(table_id)

@@ -21,9 +21,10 @@ from president.game.v1 import game_pb2 as gpb
 from president.rules import round as rnd
 from president.rules.errors import CommandError, Rejected
 from president.rules.options import OptionError, options_for
+from president.service.checks import VISIBILITIES, invalid
+from president.service.checks import table_id as check_table_id
 from president.service.errors import ServiceError, from_domain
 from president.service.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
-from president.service.nats import valid_table_id
 from president.store import (
     AppendResult,
     CommandIdReused,
@@ -44,10 +45,9 @@ from president.tables import (
     stream_id,
 )
 from president.viewproto import table_view
-from services.table.commands import React, Translated, check_actor, invalid
+from services.table.commands import React, Translated, check_actor
 from services.table.directory import Summary, TableDirectory
 
-VISIBILITIES = ("practice", "public", "private")
 MAX_COMMAND_ID = 120
 _COUNTED = {
     "president.events.v1.CardsPlayed": ("play", PLAYS),
@@ -121,13 +121,6 @@ def refusal(error: Exception) -> ServiceError:
     if isinstance(error, Rejected | CommandError | OptionError):
         return from_domain(error)
     raise error
-
-
-def check_table_id(table_id: str) -> str:
-    """INVALID_ARGUMENT unless the id can name a stream and a subject."""
-    if not valid_table_id(table_id):
-        raise invalid("INVALID_TABLE_ID", "a table id is 1 to 64 letters, digits, - or _")
-    return table_id
 
 
 def check_command_id(command_id: str) -> str:

@@ -6,8 +6,8 @@ from typing import Any
 
 import grpc
 
+from president.service import checks
 from president.service.errors import ServiceError, abort
-from president.service.nats import valid_table_id
 from president.timer.v1 import timer_pb2 as pb
 from president.timer.v1 import timer_pb2_grpc
 from services.timer.deadlines import Deadline, DeadlineBoard
@@ -36,15 +36,10 @@ class TimerServicer(timer_pb2_grpc.TimerServiceServicer):
         self, request: pb.ListDeadlinesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListDeadlinesResponse:
         if request.table_id:
-            if not valid_table_id(request.table_id):
-                await abort(
-                    context,
-                    ServiceError(
-                        grpc.StatusCode.INVALID_ARGUMENT,
-                        "INVALID_TABLE_ID",
-                        "a table id is 1 to 64 letters, digits, - or _",
-                    ),
-                )
+            try:
+                checks.table_id(request.table_id)
+            except ServiceError as error:
+                await abort(context, error)
             due = self._board.get(request.table_id)
             deadlines = [due] if due is not None else []
         else:
