@@ -7,6 +7,7 @@ TableHost on a real SQLite event store (no mock of a database or of NATS).
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import grpc
@@ -71,11 +72,29 @@ def test_an_altered_token_is_forged() -> None:
 
 
 def test_an_expired_token_says_so() -> None:
-    now = [1_000_000.0]
+    """Expiry follows the injected clock, for a cached token and a newly decoded one alike."""
+    now = [1_000_000.0]  # long ago by the real clock's standards
     tokens = auth.Tokens("s3cret", 60, clock=lambda: now[0])
     token = tokens.issue("t1", "p-1", auth.PLAYER, 1)
+    assert tokens.verify(token).player_id == "p-1"  # decoded, then cached
+    now[0] += 59
+    assert tokens.verify(token).player_id == "p-1"
+    now[0] += 1
+    for verifier in (tokens, auth.Tokens("s3cret", 60, clock=lambda: now[0])):
+        with pytest.raises(ServiceError) as raised:
+            verifier.verify(token)
+        assert raised.value.reason == "TOKEN_EXPIRED"
+
+
+def test_a_cached_token_expires_by_the_injected_clock() -> None:
+    """A token verified once stops at its expiry on the gateway's clock, not the wall clock."""
+    later = [0.0]
+    tokens = auth.Tokens("s3cret", 60, clock=lambda: time.time() + later[0])
+    token = tokens.issue("t1", "p-1", auth.PLAYER, 1)
+    tokens.verify(token)
+    later[0] = 3600.0
     with pytest.raises(ServiceError) as raised:
-        tokens.verify(token)  # issued long ago by the real clock's standards
+        tokens.verify(token)
     assert raised.value.reason == "TOKEN_EXPIRED"
 
 
