@@ -31,13 +31,16 @@ order they were committed here, without reading them back. That takes the
 relay's reads off the path from a play to its watchers. The loop above stays
 the guarantee: it still follows the tracked position, counts what the fast
 path got acknowledged as sent, and publishes everything else (a fast publish
-that failed, appends of other replicas).
+that failed, appends of other replicas). What the fast path got acknowledged
+is remembered with its store position until the tracked position passes it
+(:class:`FastAcked`), whoever moved the position.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 from typing import Any
 
 import structlog
@@ -57,6 +60,53 @@ PUBLISH_SECONDS = 5.0
 DEBOUNCE_SECONDS = 0.05
 #: At most this many fast-published events wait for the loop to count them.
 FAST_MEMORY = 100_000
+
+
+class FastAcked:
+    """Events the fast path got acknowledged, until the tracked position passes them.
+
+    The loop counts an entry as sent when its batch reads the event
+    (:meth:`take`). Every entry at or below a position the tracked position
+    reached is dropped (:meth:`passed`), whether this relay's batch read the
+    event or not (the loop published it before the fast path did, or another
+    relay moved the position), and an event at or below it is never added.
+    """
+
+    def __init__(self, limit: int = FAST_MEMORY) -> None:
+        self.limit = limit
+        self._keys: dict[tuple[str, int], Position] = {}
+        self._order: list[tuple[Position, tuple[str, int]]] = []
+        self._floor = Position.START
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @property
+    def full(self) -> bool:
+        """At the limit: the fast path publishes nothing more until the loop catches up."""
+        return len(self._keys) >= self.limit
+
+    def add(self, stored: StoredEvent) -> None:
+        """JetStream acknowledged ``stored`` on the fast path."""
+        if stored.position <= self._floor:
+            return  # the tracked position already passed it
+        key = (stored.stream_id, stored.version)
+        self._keys[key] = stored.position
+        heapq.heappush(self._order, (stored.position, key))
+
+    def take(self, stored: StoredEvent) -> bool:
+        """Whether the fast path got ``stored`` acknowledged (forgetting it)."""
+        return self._keys.pop((stored.stream_id, stored.version), None) is not None
+
+    def passed(self, position: Position) -> None:
+        """The tracked position reached ``position``: forget every entry at or below it."""
+        if position <= self._floor:
+            return
+        self._floor = position
+        order = self._order
+        while order and order[0][0] <= position:
+            _position, key = heapq.heappop(order)
+            self._keys.pop(key, None)
 
 
 class OutboxRelay:
@@ -87,7 +137,8 @@ class OutboxRelay:
         self._log: Any = structlog.get_logger()
         self.published = 0
         self._fast: asyncio.Queue[tuple[StoredEvent, ...]] | None = None
-        self._fast_acked: set[tuple[str, int]] = set()
+        self._fast_acked = FastAcked()
+        self._fast_off_logged = False
 
     def wake(self, _result: AppendResult | None = None) -> None:
         """Something was appended: relay it soon. Safe from any thread."""
@@ -110,14 +161,24 @@ class OutboxRelay:
         while True:
             events = await self._fast.get()
             js = self._js
-            if js is None or len(self._fast_acked) >= FAST_MEMORY:
+            if js is None:
                 continue  # the loop publishes them
+            if self._fast_acked.full:
+                if not self._fast_off_logged:
+                    self._fast_off_logged = True
+                    self._log.warning(
+                        "fast path off: too many fast-published events wait for the relay "
+                        "loop; the loop publishes them until it catches up",
+                        waiting=len(self._fast_acked),
+                    )
+                continue
+            self._fast_off_logged = False
             try:
                 for stored in events:
                     await asyncio.wait_for(
                         jetstream.publish(js, self._subjects, stored), PUBLISH_SECONDS
                     )
-                    self._fast_acked.add((stored.stream_id, stored.version))
+                    self._fast_acked.add(stored)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
@@ -184,14 +245,12 @@ class OutboxRelay:
         loop = self._loop
         assert js is not None and loop is not None
         after = await asyncio.to_thread(self._store.tracked_position, self._consumer)
+        self._fast_acked.passed(after)
         batch = await asyncio.to_thread(self._store.read_all, after, self._batch)
         acked: set[Position] = set()
         try:
             for stored in batch:
-                key = (stored.stream_id, stored.version)
-                if key in self._fast_acked:
-                    self._fast_acked.discard(key)  # JetStream acknowledged it on the fast path
-                else:
+                if not self._fast_acked.take(stored):  # else acknowledged on the fast path
                     await asyncio.wait_for(
                         jetstream.publish(js, self._subjects, stored), PUBLISH_SECONDS
                     )
@@ -199,6 +258,7 @@ class OutboxRelay:
         finally:
             handled = 0
             if acked:
+                reached: list[Position] = []
 
                 def confirm(fresh: list[StoredEvent], _connection: Connection) -> None:
                     # Another relay moved the position past this one's batch: what this
@@ -208,8 +268,11 @@ class OutboxRelay:
                             asyncio.run_coroutine_threadsafe(
                                 jetstream.publish(js, self._subjects, stored), loop
                             ).result(PUBLISH_SECONDS)
+                    reached.append(fresh[-1].position)
 
                 handled = await asyncio.to_thread(self._advance, confirm, len(acked))
+                if reached:  # committed: the tracked position is there now
+                    self._fast_acked.passed(reached[-1])
                 EVENTS_PUBLISHED.inc(handled)
                 self.published += handled
         return len(acked), handled
