@@ -18,6 +18,7 @@ from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.service.channels import internal_channel_options
 from president.service.errors import ServiceError, aio_error_info, reraise_remote
+from president.service.table_client import MAX_READ_EVENTS, read_pages
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
 
@@ -40,7 +41,7 @@ class TablePort(Protocol):
     async def read_events(
         self, table_id: str, after: int, limit: int = 0
     ) -> list[epb.EventEnvelope]:
-        """Stored events after a version, not redacted."""
+        """Stored events after a version (at most ``limit``; 0: all), not redacted."""
 
     async def list_tables(self, open_only: bool) -> list[tpb.TableSummary]:
         """Tables."""
@@ -94,8 +95,10 @@ class _Lazy:
 class GrpcTables(_Lazy):
     """:class:`TablePort` over the table service's gRPC API."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, *, page: int = MAX_READ_EVENTS) -> None:
         super().__init__(address, table_pb2_grpc.TableServiceStub)
+        #: Events asked for per ReadEvents (the table service returns at most 5,000).
+        self.page = page
 
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
         response: tpb.CreateTableResponse = await _call(
@@ -121,11 +124,14 @@ class GrpcTables(_Lazy):
     async def read_events(
         self, table_id: str, after: int, limit: int = 0
     ) -> list[epb.EventEnvelope]:
-        request = tpb.ReadEventsRequest(table_id=table_id, after_version=after, limit=limit)
-        response: tpb.ReadEventsResponse = await _call(
-            lambda: self._stub.ReadEvents(request, timeout=CALL_TIMEOUT)
-        )
-        return list(response.events)
+        async def fetch(after: int, count: int) -> list[epb.EventEnvelope]:
+            request = tpb.ReadEventsRequest(table_id=table_id, after_version=after, limit=count)
+            response: tpb.ReadEventsResponse = await _call(
+                lambda: self._stub.ReadEvents(request, timeout=CALL_TIMEOUT)
+            )
+            return list(response.events)
+
+        return await read_pages(fetch, after, limit, self.page)
 
     async def list_tables(self, open_only: bool) -> list[tpb.TableSummary]:
         request = tpb.ListTablesRequest(open_only=open_only)

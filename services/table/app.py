@@ -25,6 +25,7 @@ from president.service.checks import VISIBILITIES, invalid
 from president.service.checks import table_id as check_table_id
 from president.service.errors import ServiceError, from_domain
 from president.service.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
+from president.service.table_client import MAX_READ_EVENTS
 from president.store import (
     AppendResult,
     CommandIdReused,
@@ -136,7 +137,16 @@ def check_command_id(command_id: str) -> str:
 class TableApp:
     """Tables: create, command, time out, view, read, list."""
 
-    def __init__(self, store: EventStore, host: TableHost, directory: TableDirectory) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        host: TableHost,
+        directory: TableDirectory,
+        *,
+        max_read: int = MAX_READ_EVENTS,
+    ) -> None:
+        #: The most events one ReadEvents returns.
+        self.max_read = max_read
         self._store = store
         self._host = host
         self._directory = directory
@@ -254,12 +264,14 @@ class TableApp:
         return table_view(table, seat)
 
     def read_events(self, table_id: str, after_version: int, limit: int) -> list[StoredEvent]:
-        """The table's stored events after a version, in order."""
+        """The table's stored events after a version, in order: at most ``limit``, and never
+        more than ``max_read`` (also for ``limit`` 0); a reader pages for the rest."""
         check_table_id(table_id)
-        stored = self._store.read_stream(stream_id(table_id), after_version + 1)
+        count = min(limit, self.max_read) if limit else self.max_read
+        stored = self._store.read_stream(stream_id(table_id), after_version + 1, count)
         if not stored and self._store.current_version(stream_id(table_id)) == 0:
             raise TableNotFound(f"no table {table_id!r}")
-        return stored[:limit] if limit else stored
+        return stored
 
     def list_tables(self, open_only: bool) -> list[Summary]:
         """Known tables, brought up to date with the store."""

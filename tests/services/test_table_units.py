@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from president.audit import verify_table
+from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.rules import game as g
 from president.rules import round as rnd
@@ -21,7 +22,9 @@ from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import options_for
 from president.service.errors import ServiceError
 from president.service.nats import Subjects
+from president.service.table_client import TableClient, read_pages
 from president.store import EventStore, NewEvent, Position, StoredEvent
+from president.table.v1 import table_pb2_grpc
 from president.tables import (
     DealtCards,
     LocalDealer,
@@ -31,10 +34,12 @@ from president.tables import (
     stream_id,
 )
 from president.viewproto import table_view
+from services.gateway.upstream import GrpcTables
 from services.table import relay as relay_module
 from services.table.app import TableApp
 from services.table.commands import React, check_actor, translate
 from services.table.directory import TableDirectory
+from services.table.handlers import TableServicer
 from services.table.relay import CONSUMER, FastAcked, OutboxRelay
 
 
@@ -322,3 +327,54 @@ async def test_the_relay_forgets_fast_acked_events_it_did_not_read(
     relay._fast_acked.add(third)
     await relay.drain()
     assert sent == [("table-r", 1)] and len(relay._fast_acked) == 0
+
+
+# --------------------------------------------------------------------------- paged reads
+async def test_readers_page_through_a_table_longer_than_one_response(store: EventStore) -> None:
+    """The service returns at most ``max_read`` events; the gateway and table client page."""
+    host = TableHost(store, LocalDealer())
+    app = TableApp(store, host, TableDirectory(store), max_read=7)
+    host.create("long", options_for("club"), seat_count=3)
+    host.execute("long", g.SitDown(0, "ann"), "sit", "ann")
+    for n in range(30):
+        host.react("long", 0, "wave", f"r{n}", "ann")
+    total = store.current_version(stream_id("long"))
+    assert total == 32
+    assert len(app.read_events("long", 0, 0)) == 7  # limit 0: one capped page
+    assert len(app.read_events("long", 0, 100)) == 7
+    assert [e.version for e in app.read_events("long", 5, 3)] == [6, 7, 8]
+    server = grpc.aio.server()
+    table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    address = f"127.0.0.1:{port}"
+    gateway, client = GrpcTables(address, page=7), TableClient(address, page=7)
+    try:
+        for read in (gateway.read_events, client.read_events):
+            assert [e.version for e in await read("long", 0)] == list(range(1, total + 1))
+            assert [e.version for e in await read("long", 3, 16)] == list(range(4, 20))
+            assert [e.version for e in await read("long", 25, 100)] == list(range(26, 33))
+            assert await read("long", total) == []
+        # A page smaller than the service's cap pages too.
+        small = TableClient(address, page=4)
+        assert len(await small.read_events("long", 0)) == total
+        await small.close()
+    finally:
+        await gateway.close()
+        await client.close()
+        await server.stop(None)
+
+
+async def test_read_pages_stops_at_the_limit_and_at_a_short_page() -> None:
+    calls: list[tuple[int, int]] = []
+    versions = list(range(1, 11))
+
+    async def fetch(after: int, count: int) -> list[epb.EventEnvelope]:
+        calls.append((after, count))
+        return [epb.EventEnvelope(version=v) for v in versions if v > after][:count]
+
+    assert [e.version for e in await read_pages(fetch, 0, 0, page=4)] == versions
+    assert calls == [(0, 4), (4, 4), (8, 4)]
+    calls.clear()
+    assert [e.version for e in await read_pages(fetch, 2, 5, page=4)] == [3, 4, 5, 6, 7]
+    assert calls == [(2, 4), (6, 1)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -23,6 +24,30 @@ REFUSED = (
     grpc.StatusCode.OUT_OF_RANGE,
 )
 
+#: The most events the table service returns for one ReadEvents (for limit 0 too).
+MAX_READ_EVENTS = 5000
+
+
+async def read_pages(
+    fetch: Callable[[int, int], Awaitable[Sequence[events_pb.EventEnvelope]]],
+    after_version: int,
+    limit: int = 0,
+    page: int = MAX_READ_EVENTS,
+) -> list[events_pb.EventEnvelope]:
+    """Every event after ``after_version`` (at most ``limit``; 0: all), ``page`` at a time.
+
+    ``fetch(after, count)`` is one ReadEvents; a page shorter than asked is the end.
+    """
+    out: list[events_pb.EventEnvelope] = []
+    after = after_version
+    while True:
+        count = min(page, limit - len(out)) if limit else page
+        got = await fetch(after, count)
+        out.extend(got)
+        if len(got) < count or (limit and len(out) >= limit):
+            return out
+        after = got[-1].version
+
 
 class TimeoutResult(enum.Enum):
     """How the table answered a Timeout."""
@@ -37,8 +62,9 @@ class TimeoutResult(enum.Enum):
 class TableClient:
     """A gRPC client of the table service; the channel opens on first use (inside the loop)."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, *, page: int = MAX_READ_EVENTS) -> None:
         self.address = address
+        self.page = page
         self._channel: grpc.aio.Channel | None = None
         self._stub: Any = None
 
@@ -53,10 +79,15 @@ class TableClient:
     async def read_events(
         self, table_id: str, after_version: int, limit: int = 0
     ) -> list[events_pb.EventEnvelope]:
-        """The table's stored events after ``after_version``, in version order."""
-        request = pb.ReadEventsRequest(table_id=table_id, after_version=after_version, limit=limit)
-        response = await self._table().ReadEvents(request, timeout=CALL_TIMEOUT_SECONDS)
-        return list(response.events)
+        """The table's stored events after ``after_version`` (at most ``limit``; 0: all), in
+        version order, read a page at a time."""
+
+        async def fetch(after: int, count: int) -> Sequence[events_pb.EventEnvelope]:
+            request = pb.ReadEventsRequest(table_id=table_id, after_version=after, limit=count)
+            response = await self._table().ReadEvents(request, timeout=CALL_TIMEOUT_SECONDS)
+            return list(response.events)
+
+        return await read_pages(fetch, after_version, limit, self.page)
 
     async def timeout(
         self, table_id: str, timer_key: int, game_no: int, round_no: int

@@ -404,13 +404,17 @@ class EventStore:
             ).scalar()
         return 0 if version is None else int(version)
 
-    def read_stream(self, stream_id: str, from_version: int = 1) -> list[StoredEvent]:
-        """The stream's events from ``from_version`` on, in version order."""
+    def read_stream(
+        self, stream_id: str, from_version: int = 1, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """The stream's events from ``from_version`` on (at most ``limit``), in version order."""
         query = (
             select(*_EVENT_COLUMNS)
             .where(events_table.c.stream_id == stream_id, events_table.c.version >= from_version)
             .order_by(events_table.c.version)
         )
+        if limit is not None:
+            query = query.limit(limit)
         with self._reading() as connection:
             stored = [_stored(row) for row in connection.execute(query)]
         if stored:

@@ -285,7 +285,11 @@ class ReadEventsRequest(_message.Message):
     after_version: _builtins.int
     """Events with a greater version are returned."""
     limit: _builtins.int
-    """At most this many (0: all)."""
+    """At most this many; never more than 5,000 in one response, also with 0 (the
+    table's events after after_version, up to 5,000). A reader wanting more
+    asks again after the last version it got; a response shorter than the
+    limit asked (5,000 for 0) ends the stream.
+    """
     def __init__(
         self,
         *,
