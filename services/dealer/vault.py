@@ -29,6 +29,9 @@ from president.events.v1 import events_pb2 as pb
 from president.store import EventStore, create_store_engine
 from president.tables import DealtCards, RoundKey, stream_id
 
+#: Events read at a time, backwards from the end, looking for a round's commitment and end.
+READ_WINDOW = 2000
+
 metadata = MetaData()
 dealer_secrets = Table(
     "dealer_secrets",
@@ -68,9 +71,10 @@ class Committed:
 class SecretVault:
     """Secrets by round, and the check that a round ended before its reveal."""
 
-    def __init__(self, url: str, events: EventStore) -> None:
+    def __init__(self, url: str, events: EventStore, *, window: int = READ_WINDOW) -> None:
         self._engine = create_store_engine(url)
         self._events = events
+        self._window = window
 
     def close(self) -> None:
         self._engine.dispose()
@@ -147,13 +151,26 @@ class SecretVault:
         )
 
     def _round_ended(self, key: RoundKey, committed_fingerprint: str) -> bool:
-        """Whether the table's log holds this round's commitment followed by a RoundEnded."""
-        committed_seen = False
-        for stored in self._events.read_stream(stream_id(key.table_id)):
-            name = stored.type.rsplit(".", 1)[-1]
-            if name == "DealCommitted":
-                message = pb.DealCommitted.FromString(stored.payload)
-                committed_seen = message.fingerprint == committed_fingerprint
-            elif name == "RoundEnded" and committed_seen:
-                return True
+        """Whether the table's log holds this round's commitment followed by a RoundEnded
+        (before any other commitment).
+
+        Read backwards from the stream's end, ``window`` events at a time: a
+        reveal follows its round's end closely, so one read usually finds both;
+        a long round reads further back, never the whole history of the table.
+        """
+        stream = stream_id(key.table_id)
+        end = self._events.current_version(stream) + 1
+        ended_after = False  # a RoundEnded after the events scanned so far
+        while end > 1:
+            start = max(1, end - self._window)
+            for stored in reversed(self._events.read_stream(stream, start, end - start)):
+                name = stored.type.rsplit(".", 1)[-1]
+                if name == "RoundEnded":
+                    ended_after = True
+                elif name == "DealCommitted":
+                    message = pb.DealCommitted.FromString(stored.payload)
+                    if message.fingerprint == committed_fingerprint:
+                        return ended_after
+                    ended_after = False  # that end was another round's
+            end = start
         return False
