@@ -40,7 +40,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from president import codec
-from president.deal import DEAL_VERSION, deal, verify_fingerprint
+from president.deal import DEAL_VERSION, hands_by_seat, verify_fingerprint
 from president.deal import fingerprint as deal_fingerprint
 from president.events.v1 import events_pb2 as pb
 from president.rules import game as g
@@ -763,12 +763,10 @@ class _Audit:
         secret: bytes,
         game: g.GameState,
     ) -> None:
-        order = pending.deal_order
-        dealt = deal(secret, range(len(order)), jokers=pending.jokers, hand_size=pending.hand_size)
-        expected = [0] * len(game.seats)
-        for position, seat in enumerate(order):
-            for card in dealt.hands[position]:
-                expected[seat] |= 1 << card
+        dealt = hands_by_seat(
+            secret, pending.deal_order, jokers=pending.jokers, hand_size=pending.hand_size
+        )
+        expected = dealt.masks(len(game.seats))
         hands = started.hands
         if len(hands) != len(expected):
             raise _Found(stored, f"it deals {len(hands)} hands to a table of {len(expected)} seats")
@@ -780,9 +778,7 @@ class _Audit:
                     f"{_cards(have & ~want)} that the revealed secret did not deal to this seat, "
                     f"and lacks {_cards(want & ~have)}",
                 )
-        aside = 0
-        for card in dealt.set_aside:
-            aside |= 1 << card
+        aside = dealt.set_aside_mask
         if started.set_aside != aside:
             raise _Found(
                 stored,

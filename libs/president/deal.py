@@ -16,8 +16,10 @@ import hashlib
 import hmac
 import secrets
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from president.rules.cards import to_mask
 
 DEAL_VERSION = "president-deal-v1"
 SECRET_SIZE = 32
@@ -268,3 +270,61 @@ def deal(
         hands=tuple(tuple(hand) for hand in hands),
         set_aside=tuple(deck[dealt:]),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SeatedDeal:
+    """One dealt round, by seat.
+
+    ``hands[seat]`` holds the cards of that seat in the order they were dealt
+    (card lists, not masks: a mask loses the dealt order), for the seats of the
+    deal order only; ``set_aside`` the cards left over, in deck order.
+    :meth:`masks` gives the hands as card bitmasks for a table's seats.
+    """
+
+    hands: Mapping[int, tuple[int, ...]]
+    set_aside: tuple[int, ...]
+
+    def masks(self, seats: int) -> tuple[int, ...]:
+        """The hands as bitmasks (bit ``c`` = card ``c``) for seats ``0 .. seats-1``.
+
+        A seat that was not dealt to has the empty mask.
+        """
+        return tuple(to_mask(self.hands.get(seat, ())) for seat in range(seats))
+
+    @property
+    def set_aside_mask(self) -> int:
+        """The set-aside cards as a bitmask."""
+        return to_mask(self.set_aside)
+
+
+def seated(
+    hands: Sequence[Sequence[int]], set_aside: Sequence[int], deal_order: Sequence[int]
+) -> SeatedDeal:
+    """A deal by position (``hands[k]`` = what position ``k`` received) turned into one by seat.
+
+    Position ``k`` is the seat ``deal_order[k]``: the dealer deals over positions
+    ``0 .. n-1`` and knows nothing of the table's seat numbers.
+    """
+    return SeatedDeal(
+        hands={seat: tuple(hands[position]) for position, seat in enumerate(deal_order)},
+        set_aside=tuple(set_aside),
+    )
+
+
+def hands_by_seat(
+    secret: bytes,
+    deal_order: Sequence[int],
+    *,
+    jokers: bool = False,
+    hand_size: int | None = None,
+) -> SeatedDeal:
+    """Deal one round from ``secret`` to the seats of ``deal_order``, first to receive first.
+
+    The seats may be any seat numbers (a table's occupied seats): the deal runs
+    over positions ``0 .. n-1`` as :func:`deal` does, and position ``k``'s hand
+    goes to seat ``deal_order[k]``.
+    """
+    order = list(deal_order)
+    dealt = deal(secret, range(len(order)), jokers=jokers, hand_size=hand_size)
+    return seated(dealt.hands, dealt.set_aside, order)

@@ -11,12 +11,10 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from president.deal import deal as committed_deal
-from president.deal import fingerprint
+from president.deal import fingerprint, hands_by_seat
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.cards import to_mask
 from president.rules.options import Options
 
 MAX_STEPS_PER_ROUND = 5_000
@@ -33,14 +31,10 @@ def deal_round(game: g.GameState, secret: bytes) -> g.DealRound:
     The deal runs over positions 0..n-1 of the engine's deal order; position
     ``k`` is the seat ``deal_order(game)[k]``.
     """
-    order = g.deal_order(game)
-    dealt = committed_deal(
-        secret, range(len(order)), jokers=game.options.jokers, hand_size=g.hand_size(game)
+    dealt = hands_by_seat(
+        secret, g.deal_order(game), jokers=game.options.jokers, hand_size=g.hand_size(game)
     )
-    hands = [0] * len(game.seats)
-    for position, seat in enumerate(order):
-        hands[seat] = to_mask(dealt.hands[position])
-    return g.DealRound(tuple(hands), to_mask(dealt.set_aside))
+    return g.DealRound(dealt.masks(len(game.seats)), dealt.set_aside_mask)
 
 
 @dataclass

@@ -23,14 +23,13 @@ from typing import Protocol
 from google.protobuf.message import Message
 
 from president import codec
-from president.deal import DEAL_VERSION, new_secret
+from president.deal import DEAL_VERSION, new_secret, seated
 from president.deal import deal as committed_deal
 from president.deal import fingerprint as deal_fingerprint
 from president.events.v1 import events_pb2 as pb
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.cards import to_mask
 from president.rules.errors import CommandError, ErrorCode, Rejected
 from president.rules.options import OptionError, Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent
@@ -457,10 +456,8 @@ class TableHost:
 
 def deal_command(game: g.GameState, order: Sequence[int], dealt: DealtCards) -> g.DealRound:
     """The engine's ``DealRound`` for hands dealt by position in ``order``."""
-    hands = [0] * len(game.seats)
-    for position, seat in enumerate(order):
-        hands[seat] = to_mask(dealt.hands[position])
-    return g.DealRound(tuple(hands), to_mask(dealt.set_aside))
+    by_seat = seated(dealt.hands, dealt.set_aside, order)
+    return g.DealRound(by_seat.masks(len(game.seats)), by_seat.set_aside_mask)
 
 
 def next_bot_command(game: g.GameState) -> tuple[int, rnd.Command] | None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import grpc
 
-from president.deal import deal, verify_fingerprint
+from president.deal import hands_by_seat, verify_fingerprint
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.cards import card_name, mask_of, to_mask
@@ -76,18 +76,17 @@ def _verify(
         problems.append(
             "the revealed secret does not match the fingerprint committed before the deal"
         )
-    order = list(committed.deal_order)
     try:
-        dealt = deal(
+        dealt = hands_by_seat(
             secret,
-            range(len(order)),
+            committed.deal_order,
             jokers=committed.jokers,
             hand_size=committed.hand_size or None,
         )
     except ValueError as error:
         out.problem = f"the deal cannot be re-created: {error}"
         return out
-    by_seat = {seat: dealt.hands[position] for position, seat in enumerate(order)}
+    by_seat = dealt.hands
     for seat in sorted(by_seat):
         out.hands.append(epb.Hand(seat=seat, cards=[card_name(card) for card in by_seat[seat]]))
     out.set_aside.extend(card_name(card) for card in dealt.set_aside)
@@ -99,7 +98,7 @@ def _verify(
         for seat in sorted(set(recorded) | set(expected)):
             if recorded.get(seat, 0) != expected.get(seat, 0):
                 problems.append(f"seat {seat} was dealt other cards than the secret gives")
-        if mask_of(list(started.set_aside)) != to_mask(dealt.set_aside):
+        if mask_of(list(started.set_aside)) != dealt.set_aside_mask:
             problems.append("the cards set aside are not those the secret gives")
     out.verified = not problems
     out.problem = "; ".join(problems)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from president import deal as deal_mod
-from president.deal import RandomStream
+from president.deal import RandomStream, deal, hands_by_seat
 
 SECRET = bytes(range(32))
 
@@ -364,3 +364,26 @@ def test_the_deal_order_only_says_who_gets_which_hand(
 def test_the_same_secret_deals_the_same_cards(secret: bytes) -> None:
     assert deal_mod.deal(secret, [0, 1, 2]) == deal_mod.deal(secret, (0, 1, 2))
     assert deal_mod.shuffled_deck(secret) == deal_mod.shuffled_deck(secret)
+
+
+def test_hands_by_seat_gives_position_k_to_seat_k_of_the_order() -> None:
+    secret = bytes(range(32))
+    order = [5, 0, 3]
+    by_position = deal(secret, range(3), hand_size=10)
+    seated = hands_by_seat(secret, order, hand_size=10)
+    assert seated.hands == {
+        5: by_position.hands[0],
+        0: by_position.hands[1],
+        3: by_position.hands[2],
+    }
+    assert seated.set_aside == by_position.set_aside
+    masks = seated.masks(6)
+    assert masks[1] == masks[2] == masks[4] == 0
+    assert masks[5] == sum(1 << card for card in by_position.hands[0])
+    assert seated.set_aside_mask == sum(1 << card for card in by_position.set_aside)
+
+
+def test_hands_by_seat_over_seats_0_to_n_is_the_deal_in_that_order() -> None:
+    secret = bytes(range(32))
+    order = [2, 0, 3, 1]
+    assert hands_by_seat(secret, order).hands == dict(enumerate(deal(secret, order).hands))
