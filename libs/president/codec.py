@@ -243,6 +243,6 @@ def decode(type_name: str, payload: bytes) -> g.GameEvent | Message:
     return to_engine(parse(type_name, payload))
 
 
-def type_name(message: Message) -> str:
-    """The full name stored as an event's type."""
+def type_name(message: Message | type[Message]) -> str:
+    """The full name stored as an event's type, of a message or a message class."""
     return str(message.DESCRIPTOR.full_name)

@@ -35,12 +35,21 @@ from president.rules.options import OptionError, Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent
 
 SERVER = "server"
+STREAM_PREFIX = "table-"
 MAX_FOLLOW_UPS = 2_000
 
 
 def stream_id(table_id: str) -> str:
     """The event stream of a table."""
-    return f"table-{table_id}"
+    return f"{STREAM_PREFIX}{table_id}"
+
+
+def table_id_of(stream: str) -> str:
+    """The table id of a table's event stream: the inverse of :func:`stream_id`.
+
+    A stream name without the table prefix is returned as it is.
+    """
+    return stream.removeprefix(STREAM_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -507,4 +516,5 @@ __all__ = [
     "new_table_id",
     "next_bot_command",
     "stream_id",
+    "table_id_of",
 ]

@@ -12,16 +12,16 @@ from collections.abc import Sequence
 
 import grpc
 
+from president import codec
 from president.deal import hands_by_seat, verify_fingerprint
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.cards import card_name, mask_of, to_mask
 from president.service.errors import ServiceError
 
-_PREFIX = epb.DESCRIPTOR.package + "."
-COMMITTED = _PREFIX + "DealCommitted"
-STARTED = _PREFIX + "RoundStarted"
-REVEALED = _PREFIX + "DealRevealed"
+COMMITTED = codec.type_name(epb.DealCommitted)
+STARTED = codec.type_name(epb.RoundStarted)
+REVEALED = codec.type_name(epb.DealRevealed)
 
 
 def check_deal(

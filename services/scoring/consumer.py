@@ -23,6 +23,7 @@ from president.events.v1 import events_pb2 as pb
 from president.service.metrics import EVENTS_CONSUMED
 from president.service.nats import Subjects
 from president.service.partition import Partition
+from president.tables import table_id_of
 from services.scoring.store import APPLIED, SKIPPED, BrokenStream, Gap, ScoringStore
 
 log = structlog.get_logger(service="scoring")
@@ -119,8 +120,7 @@ class Consumer:
         owned = [
             envelope
             for envelope in envelopes
-            if envelope is not None
-            and self._partition.owns(envelope.stream_id.removeprefix("table-"))
+            if envelope is not None and self._partition.owns(table_id_of(envelope.stream_id))
         ]
         try:
             done = iter(self._store.apply_batch(owned))
@@ -129,9 +129,7 @@ class Consumer:
             return [self._apply_one(envelope) for envelope in envelopes]
         results: list[str | Gap | None] = []
         for envelope in envelopes:
-            if envelope is None or not self._partition.owns(
-                envelope.stream_id.removeprefix("table-")
-            ):
+            if envelope is None or not self._partition.owns(table_id_of(envelope.stream_id)):
                 results.append(SKIPPED)
                 continue
             result = next(done)
@@ -147,7 +145,7 @@ class Consumer:
     def _apply_one(self, envelope: pb.EventEnvelope | None) -> str | Gap | None:
         if envelope is None:
             return SKIPPED
-        table_id = envelope.stream_id.removeprefix("table-")
+        table_id = table_id_of(envelope.stream_id)
         if not self._partition.owns(table_id):
             return SKIPPED
         try:
@@ -169,7 +167,7 @@ class Consumer:
 
     async def _after_gap(self, envelope: pb.EventEnvelope, gap: Gap) -> bool:
         """Read the missing events from the table service, apply them, then this one."""
-        table_id = envelope.stream_id.removeprefix("table-")
+        table_id = table_id_of(envelope.stream_id)
         again = await asyncio.to_thread(self._apply_one, envelope)
         if not isinstance(again, Gap):
             return again is not None  # an earlier envelope of the batch filled it

@@ -33,6 +33,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.store import create_store_engine
+from president.tables import table_id_of
 from services.scoring.readmodels import (
     GameRecord,
     PlayerDelta,
@@ -268,7 +269,7 @@ class _Batch:
 
     def apply(self, envelope: pb.EventEnvelope) -> str | Gap:
         stream_id = envelope.stream_id
-        table_id = stream_id.removeprefix("table-")
+        table_id = table_id_of(stream_id)
         progress = self._locked_progress(stream_id)
         if envelope.version <= progress:
             return SKIPPED

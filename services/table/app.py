@@ -17,6 +17,8 @@ from typing import Any
 
 import grpc
 
+from president import codec
+from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
 from president.rules import round as rnd
 from president.rules.errors import CommandError, Rejected
@@ -51,9 +53,10 @@ from services.table.directory import Summary, TableDirectory
 
 MAX_COMMAND_ID = 120
 _COUNTED = {
-    "president.events.v1.CardsPlayed": ("play", PLAYS),
-    "president.events.v1.Passed": ("pass", PLAYS),
+    codec.type_name(pb.CardsPlayed): ("play", PLAYS),
+    codec.type_name(pb.Passed): ("pass", PLAYS),
 }
+_ROUND_ENDED = codec.type_name(pb.RoundEnded)
 
 
 class MeteredStore(EventStore):
@@ -91,7 +94,7 @@ class MeteredStore(EventStore):
                 counted = _COUNTED.get(event.type)
                 if counted is not None:
                     counted[1].labels(counted[0]).inc()
-                elif event.type == "president.events.v1.RoundEnded":
+                elif event.type == _ROUND_ENDED:
                     ROUNDS.inc()
         return result
 

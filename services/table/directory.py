@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.store import EventStore, Position
-from president.tables import Table, fold, table_from_created
+from president.tables import STREAM_PREFIX, Table, fold, table_from_created, table_id_of
 
 BATCH = 2_000
 
@@ -75,12 +75,12 @@ class TableDirectory:
                 self._tables[table.table_id] = table
 
     def _fold(self, stream: str, type_name: str, payload: bytes, version: int) -> None:
-        if not stream.startswith("table-"):
+        if not stream.startswith(STREAM_PREFIX):
             return
-        table_id = stream.removeprefix("table-")
+        table_id = table_id_of(stream)
         table = self._tables.get(table_id)
         if table is None:
-            if type_name.endswith(".TableCreated"):
+            if type_name == codec.type_name(pb.TableCreated):
                 created = pb.TableCreated.FromString(payload)
                 self._tables[table_id] = table_from_created(created)
             return

@@ -29,7 +29,7 @@ from president.events.v1 import events_pb2 as pb
 from president.rules import game as g
 from president.rules import round as rnd
 from president.service.partition import Partition
-from president.tables import Table, fold, table_from_created
+from president.tables import Table, fold, table_from_created, table_id_of
 
 TURN = "turn"
 RAPID = "rapid"
@@ -259,7 +259,7 @@ class Clocks:
 
     def apply(self, envelope: pb.EventEnvelope, fallback_time: datetime) -> Gap | None:
         """Fold one event into its table; a :class:`Gap` when earlier events are missing."""
-        table_id = envelope.stream_id.removeprefix("table-")
+        table_id = table_id_of(envelope.stream_id)
         if not self.partition.owns(table_id):
             return None
         known = self.version(table_id)

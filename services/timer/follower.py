@@ -22,6 +22,7 @@ from nats.js.api import DeliverPolicy
 from president.events.v1 import events_pb2 as pb
 from president.service.metrics import EVENTS_CONSUMED
 from president.service.nats import Subjects
+from president.tables import table_id_of
 from services.timer.deadlines import Clocks, Gap
 
 log = structlog.get_logger(service="timer")
@@ -94,7 +95,7 @@ class Follower:
 
     async def apply(self, envelope: pb.EventEnvelope) -> None:
         """Fold one envelope, reading missing history first when there is a gap."""
-        table_id = envelope.stream_id.removeprefix("table-")
+        table_id = table_id_of(envelope.stream_id)
         try:
             gap = self._clocks.apply(envelope, datetime.now(UTC))
             if gap is not None:

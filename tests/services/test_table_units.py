@@ -32,6 +32,7 @@ from president.tables import (
     TableHost,
     VersionMismatch,
     stream_id,
+    table_id_of,
 )
 from president.viewproto import table_view
 from services.gateway.upstream import GrpcTables
@@ -378,3 +379,9 @@ async def test_read_pages_stops_at_the_limit_and_at_a_short_page() -> None:
     calls.clear()
     assert [e.version for e in await read_pages(fetch, 2, 5, page=4)] == [3, 4, 5, 6, 7]
     assert calls == [(2, 4), (6, 1)]
+
+
+def test_table_id_of_is_the_inverse_of_stream_id() -> None:
+    assert stream_id("t-1_x") == "table-t-1_x"
+    assert table_id_of(stream_id("t-1_x")) == "t-1_x"
+    assert table_id_of("other") == "other"

@@ -14,6 +14,7 @@ from nats.js.errors import BadRequestError
 
 from president.events.v1 import events_pb2 as pb
 from president.store import StoredEvent
+from president.tables import table_id_of
 
 DEFAULT_PREFIX = "events.table"
 DUPLICATE_WINDOW_SECONDS = 600.0
@@ -99,7 +100,7 @@ async def ensure_stream(js: JetStreamContext, subjects: Subjects) -> None:
 
 async def publish(js: JetStreamContext, subjects: Subjects, stored: StoredEvent) -> None:
     """Publish a stored event to its table's subject, de-duplicated by stream and version."""
-    table_id = stored.stream_id.removeprefix("table-")
+    table_id = table_id_of(stored.stream_id)
     await js.publish(
         subjects.table(table_id),
         envelope(stored).SerializeToString(deterministic=True),
