@@ -197,10 +197,6 @@ def _cards(mask: int) -> str:
     return " ".join(names(mask)) or "no cards"
 
 
-def _seat_list(seats: Sequence[int]) -> str:
-    return ", ".join(f"seat {seat}" for seat in seats) or "nobody"
-
-
 def _what(command: Command) -> str:
     """The command in words, for 'the rules refuse this ...'."""
     if isinstance(command, rnd.PlayCards):

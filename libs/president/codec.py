@@ -20,7 +20,6 @@ from president.rules import round as rnd
 from president.rules.cards import mask_of, names
 from president.rules.options import Options, options_for
 
-EventMessage = Message
 SERVICE_EVENTS = (pb.TableCreated, pb.DealCommitted, pb.DealRevealed, pb.ReactionShown)
 _PACKAGE = pb.DESCRIPTOR.package
 

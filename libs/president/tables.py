@@ -474,7 +474,7 @@ def next_bot_command(game: g.GameState) -> tuple[int, rnd.Command] | None:
     state = game.round
     if game.phase != g.ROUND or state is None:
         return None
-    bot_seats = [i for i, seat in enumerate(game.seats) if seat.bot_plays]
+    bot_seats = g.bot_seats(game)
     if not bot_seats:
         return None
     if state.phase == rnd.EXCHANGE:

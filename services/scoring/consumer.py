@@ -117,10 +117,14 @@ class Consumer:
         One transaction for the batch; if it fails, one per envelope, so one
         bad event does not hold back the others.
         """
+        mine = [
+            envelope is not None and self._partition.owns(table_id_of(envelope.stream_id))
+            for envelope in envelopes
+        ]
         owned = [
             envelope
-            for envelope in envelopes
-            if envelope is not None and self._partition.owns(table_id_of(envelope.stream_id))
+            for envelope, keep in zip(envelopes, mine, strict=True)
+            if keep and envelope is not None
         ]
         try:
             done = iter(self._store.apply_batch(owned))
@@ -128,8 +132,8 @@ class Consumer:
             log.warning("batch not applied, applying one by one", error=repr(error))
             return [self._apply_one(envelope) for envelope in envelopes]
         results: list[str | Gap | None] = []
-        for envelope in envelopes:
-            if envelope is None or not self._partition.owns(table_id_of(envelope.stream_id)):
+        for keep in mine:
+            if not keep:
                 results.append(SKIPPED)
                 continue
             result = next(done)

@@ -36,6 +36,7 @@ from president.store import (
     NewEvent,
     StoredEvent,
 )
+from president.store.engine import is_sqlite
 from president.tables import (
     SERVER,
     Outcome,
@@ -69,7 +70,7 @@ class MeteredStore(EventStore):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.write_lock = threading.Lock() if self.engine.dialect.name == "sqlite" else None
+        self.write_lock = threading.Lock() if is_sqlite(self.engine) else None
 
     def append(
         self,

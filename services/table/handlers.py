@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -186,8 +187,6 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
 
 def _fresh_command_id() -> str:
-    import uuid
-
     return f"cmd-{uuid.uuid4().hex}"
 
 

@@ -29,7 +29,6 @@ from nats.aio.client import Client
 from nats.js.errors import (
     KeyDeletedError,
     KeyNotFoundError,
-    KeyValueError,
     KeyWrongLastSequenceError,
 )
 from nats.js.kv import KeyValue
@@ -98,10 +97,7 @@ class Leases:
             return self.address  # no NATS: serve it here
         try:
             return await self._take_or_find(kv, table_id, now)
-        except (KeyValueError, TimeoutError, OSError) as error:
-            self._log.warning("lease lookup failed", table_id=table_id, error=repr(error))
-            return self.address
-        except Exception as error:  # a NATS connection error of another kind
+        except Exception as error:  # KeyValueError, TimeoutError, OSError or another NATS error
             self._log.warning("lease lookup failed", table_id=table_id, error=repr(error))
             return self.address
 

@@ -34,7 +34,6 @@ from president.tables import Table, fold, table_from_created, table_id_of
 TURN = "turn"
 RAPID = "rapid"
 EXCHANGE = "exchange"
-KINDS = (TURN, RAPID, EXCHANGE)
 
 
 @dataclass(frozen=True)

@@ -93,14 +93,6 @@ def mask_of(texts: Iterable[str] | str) -> int:
     return to_mask(parse_cards(texts))
 
 
-def rank_of(card: int) -> int:
-    return card >> 2
-
-
-def rank_count(mask: int, rank: int) -> int:
-    return (mask & RANK_MASKS[rank]).bit_count()
-
-
 def strongest(mask: int, count: int) -> int:
     """The ``count`` strongest cards in normal order; ties by suit S, H, D, C first.
 

@@ -24,7 +24,7 @@ from president.rules.cards import (
     names,
     strongest,
 )
-from president.rules.combos import SET, Combo, check_beats, classify, set_rank, strength
+from president.rules.combos import SET, Combo, check_beats, classify, set_rank
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError, Options, check_player_count
 
@@ -1012,7 +1012,3 @@ def _subsets_of_size(mask: int, size: int) -> list[int]:
 
     extend(0, 0, size)
     return out
-
-
-def stronger_in_current_order(state: RoundState, rank_a: int, rank_b: int) -> bool:
-    return strength(rank_a, state.revolution) > strength(rank_b, state.revolution)

@@ -8,13 +8,12 @@ collides with servers already on the machine (NATS on 4222, PostgreSQL on
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,15 +220,3 @@ def _sibling(database_url: str, suffix: str) -> str:
         path = Path(database_url.removeprefix("sqlite:///"))
         return f"sqlite:///{path.with_name(f'{path.stem}-{suffix}{path.suffix}')}"
     return database_url
-
-
-@contextlib.contextmanager
-def running_stack(
-    workdir: Path, database_url: str, nats_url: str, env: Mapping[str, str] | None = None
-) -> Iterator[Stack]:
-    """A started stack, stopped on exit."""
-    stack = Stack(workdir, database_url, nats_url, dict(env or {}))
-    try:
-        yield stack.start()
-    finally:
-        stack.stop()

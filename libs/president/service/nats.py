@@ -44,11 +44,6 @@ class Subjects:
         """The subject of a table's events."""
         return f"{self.prefix}.{table_id}"
 
-    @staticmethod
-    def table_of(subject_name: str) -> str:
-        """The table id of an events subject."""
-        return subject_name.rsplit(".", 1)[-1]
-
 
 def message_id(stream_id: str, version: int) -> str:
     """The ``Nats-Msg-Id`` of a stored event: consumers de-duplicate on it."""
