@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 from nats.errors import TimeoutError as NatsTimeout
@@ -23,6 +23,7 @@ from president.events.v1 import events_pb2 as pb
 from president.service.metrics import EVENTS_CONSUMED
 from president.service.nats import Subjects
 from president.service.partition import Partition
+from president.service.ports import HistoryPort
 from president.tables import table_id_of
 from services.scoring.store import APPLIED, SKIPPED, BrokenStream, Gap, ScoringStore
 
@@ -35,15 +36,6 @@ FETCH_SECONDS = 1.0
 FILL_SECONDS = 0.1
 RETRY_DELAY_SECONDS = 1.0
 ACK_WAIT_SECONDS = 30.0
-
-
-class HistoryPort(Protocol):
-    """Where a table's stored events can be read again."""
-
-    async def read_events(
-        self, table_id: str, after_version: int, limit: int = 0
-    ) -> list[pb.EventEnvelope]:
-        """The table's events after ``after_version``."""
 
 
 class Consumer:

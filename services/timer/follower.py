@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Protocol
 
 import structlog
 from nats.errors import TimeoutError as NatsTimeout
@@ -22,20 +21,12 @@ from nats.js.api import DeliverPolicy
 from president.events.v1 import events_pb2 as pb
 from president.service.metrics import EVENTS_CONSUMED
 from president.service.nats import Subjects
+from president.service.ports import HistoryPort
 from president.tables import table_id_of
 from services.timer.deadlines import Clocks, Gap
 
 log = structlog.get_logger(service="timer")
 POLL_SECONDS = 1.0
-
-
-class HistoryPort(Protocol):
-    """Where a table's stored events can be read again."""
-
-    async def read_events(
-        self, table_id: str, after_version: int, limit: int = 0
-    ) -> list[pb.EventEnvelope]:
-        """The table's events after ``after_version``."""
 
 
 class Follower:
