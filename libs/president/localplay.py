@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from president import tables
 from president.deal import fingerprint, hands_by_seat
 from president.rules import bots
 from president.rules import game as g
@@ -51,14 +52,19 @@ Listener = Callable[[g.GameEvent, g.GameState], None]
 
 
 def next_bot_command(game: g.GameState, rapid_turn: int) -> rnd.Command | None:
-    """What the bots do next in the round under way (None: nobody acts; the timer runs)."""
+    """What the bots do next in the round under way (None: nobody acts; the timer runs).
+
+    The exchange and turn-based play: the table host's choice
+    (:func:`president.tables.next_bot_command`; every seat here is a bot).
+    Rapid play: the bots are asked round-robin from seat ``rapid_turn``, where
+    the table host asks the lowest seat first; the golden logs of local games
+    keep this order.
+    """
     state = game.round
     assert state is not None
-    if state.phase == rnd.EXCHANGE:
-        for owed in state.pending:
-            return rnd.ReturnCards(owed.giver, bots.choose_return(state, owed.giver, owed.size))
-    if not state.options.rapid:
-        return bots.choose_action(state, state.to_act)
+    if state.phase == rnd.EXCHANGE or not state.options.rapid:
+        move = tables.next_bot_command(game)
+        return move[1] if move is not None else None
     seat_count = state.seat_count
     for offset in range(seat_count):
         seat = (rapid_turn + offset) % seat_count
