@@ -31,7 +31,7 @@ from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.errors import CommandError, ErrorCode, Rejected
-from president.rules.options import OptionError, Options
+from president.rules.options import Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent
 
 SERVER = "server"
@@ -258,13 +258,22 @@ class TableHost:
         actor: str,
         *,
         expected_version: int | None = None,
+        authorize: Callable[[Table], None] | None = None,
     ) -> Outcome:
         """Run a command and what follows from it (deal, reveal, bot moves).
 
         A command id that ran before returns its first outcome and runs
         nothing. With ``expected_version``, the command runs only if the table
-        is at that version (else :class:`VersionMismatch`).
+        is at that version (else :class:`VersionMismatch`). ``authorize`` is
+        called with the very table the engine decides on (raising refuses the
+        command), so a check of who may act never sees an older table.
         """
+
+        def decide_on(table: Table) -> list[g.GameEvent]:
+            if authorize is not None:
+                authorize(table)
+            return g.decide(table.game, command)
+
         with self.lock(table_id):
             # Optimistic: decide on the cached table. The append's expected
             # version catches a cache another replica made stale, and its
@@ -276,8 +285,8 @@ class TableHost:
                     table = self.load(table_id)
                     if expected_version != table.version:
                         raise VersionMismatch(table_id, expected_version, table.version)
-                events = g.decide(table.game, command)
-            except (Rejected, CommandError, OptionError, VersionMismatch):
+                events = decide_on(table)
+            except Exception:  # refused: a retry of a command that ran, or a stale cache?
                 earlier = self._store.command_result(command_id, stream_id(table_id))
                 if earlier is not None:
                     return self._earlier_outcome(table_id, command_id, earlier)
@@ -287,7 +296,7 @@ class TableHost:
                 table = fresh
                 if expected_version is not None and expected_version != table.version:
                     raise VersionMismatch(table_id, expected_version, table.version) from None
-                events = g.decide(table.game, command)
+                events = decide_on(table)
             try:
                 result = self._commit(table, events, command_id, actor)
             except ConcurrencyConflict:
@@ -295,7 +304,7 @@ class TableHost:
                 table = self.load(table_id)
                 if expected_version is not None and expected_version != table.version:
                     raise VersionMismatch(table_id, expected_version, table.version) from None
-                result = self._commit(table, g.decide(table.game, command), command_id, actor)
+                result = self._commit(table, decide_on(table), command_id, actor)
             if result.first_version != table.version + 1:
                 return self._earlier_outcome(table_id, command_id, result)
             self._follow_up(table_id, command_id)

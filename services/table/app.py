@@ -208,29 +208,32 @@ class TableApp:
         """Run a command as ``actor``; once per command id."""
         check_table_id(table_id)
         check_command_id(command_id)
-        table = self._settle(table_id)
-        occupant, leaving = None, False
-        if translated.seat is not None and translated.seat < len(table.game.seats):
-            seat = table.game.seats[translated.seat]
-            occupant, leaving = seat.player, seat.leaving
-        check_actor(translated, actor, occupant, table.host_player_id, leaving=leaving)
+
+        def authorize(table: Table) -> None:
+            occupant, leaving = None, False
+            if translated.seat is not None and translated.seat < len(table.game.seats):
+                seat = table.game.seats[translated.seat]
+                occupant, leaving = seat.player, seat.leaving
+            check_actor(translated, actor, occupant, table.host_player_id, leaving=leaving)
+
+        self._settle(table_id)
         player = actor.player_id or SERVER
         command = translated.command
         try:
-            for attempt in range(2):
-                try:
-                    if isinstance(command, React):
-                        return self._host.react(
-                            table_id, command.seat, command.reaction, command_id, player
-                        )
-                    return self._host.execute(
-                        table_id, command, command_id, player, expected_version=expected_version
-                    )
-                except ConcurrencyConflict:
-                    # Another replica wrote first: the host dropped its copy; decide again.
-                    if attempt == 1:
-                        raise
-            raise AssertionError("unreachable")  # pragma: no cover
+            if isinstance(command, React):
+                authorize(self._load(table_id))
+                return self._host.react(
+                    table_id, command.seat, command.reaction, command_id, player
+                )
+            # The host catches up and decides again once if another replica wrote first.
+            return self._host.execute(
+                table_id,
+                command,
+                command_id,
+                player,
+                expected_version=expected_version,
+                authorize=authorize,
+            )
         except ServiceError:
             self._settled.discard(table_id)  # the dealer failed mid-command: settle next time
             raise
@@ -288,14 +291,18 @@ class TableApp:
             return self._host.load(table_id)
 
     def _settle(self, table_id: str) -> Table:
-        """The table, with whatever an interrupted command left undone finished first."""
+        """The table, with whatever an interrupted command left undone finished first.
+
+        Settled once per table in this process; after that the host's own copy
+        serves (its appends check the version, so a stale copy is caught).
+        """
         if table_id not in self._settled:
             try:
                 self._host.settle(table_id)
                 self._settled.add(table_id)
             except ConcurrencyConflict:
                 pass  # another replica is moving the table on right now
-        return self._load(table_id)
+        return self._host.cached(table_id) or self._load(table_id)
 
     def _noted(self, table_id: str) -> None:
         """Tell the table list how this replica left the table; update the gauge."""
