@@ -9,7 +9,6 @@ one's own seat) must come from the actor holding that seat; the actor
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,10 +19,10 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import CardSyntaxError, card_name, has_duplicates, parse_card, to_mask
 from president.rules.errors import ErrorCode, Rejected
+from president.service.checks import invalid, reaction
 from president.service.errors import ServiceError
 from president.tables import SERVER
 
-REACTION = re.compile(r"^[a-z0-9_]{1,32}$")
 MAX_CARDS = 54
 MAX_PLAYER_ID = 64
 MAX_SEAT = 64
@@ -49,13 +48,6 @@ class Translated:
     seat: int | None = None
     #: Leave by the host: removes another player.
     removal: bool = False
-    #: ``play`` or ``pass`` for the plays metric, else empty.
-    kind: str = ""
-
-
-def invalid(reason: str, message: str) -> ServiceError:
-    """An INVALID_ARGUMENT refusal."""
-    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
 
 
 def parse_card_texts(texts: Sequence[str], *, allow_empty: bool = False) -> int:
@@ -93,24 +85,19 @@ def translate(command: gpb.Command) -> Translated:
         version = play.trick_version if play.HasField("trick_version") else None
         seat = _seat(play.seat)
         mask = parse_card_texts(play.cards)
-        return Translated(rnd.PlayCards(seat, mask, version), seat=seat, kind="play")
+        return Translated(rnd.PlayCards(seat, mask, version), seat=seat)
     if kind == "pass":
         passing = getattr(command, "pass")
         version = passing.trick_version if passing.HasField("trick_version") else None
         seat = _seat(passing.seat)
-        return Translated(rnd.Pass(seat, version), seat=seat, kind="pass")
+        return Translated(rnd.Pass(seat, version), seat=seat)
     if kind == "return_cards":
         returned = command.return_cards
         seat = _seat(returned.seat)
         return Translated(rnd.ReturnCards(seat, parse_card_texts(returned.cards)), seat=seat)
     if kind == "react":
         seat = _seat(command.react.seat)
-        if not REACTION.match(command.react.reaction):
-            raise invalid(
-                "INVALID_REACTION",
-                "a reaction is 1 to 32 lowercase letters, digits or _, such as thumbs_up",
-            )
-        return Translated(React(seat, command.react.reaction), seat=seat)
+        return Translated(React(seat, reaction(command.react.reaction)), seat=seat)
     if kind == "leave":
         seat = _seat(command.leave.seat)
         removed = command.leave.removed
