@@ -7,7 +7,7 @@ UNAVAILABLE with the reason UPSTREAM_UNAVAILABLE.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 import grpc
@@ -17,6 +17,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.service.channels import internal_channel_options
+from president.service.command_stream import CommandStream
 from president.service.errors import ServiceError, aio_error_info, reraise_remote
 from president.service.table_client import MAX_READ_EVENTS, read_pages
 from president.table.v1 import table_pb2 as tpb
@@ -99,6 +100,8 @@ class GrpcTables(_Lazy):
         super().__init__(address, table_pb2_grpc.TableServiceStub)
         #: Events asked for per ReadEvents (the table service returns at most 5,000).
         self.page = page
+        #: Commands travel on one ExecuteCommands stream, opened on first use.
+        self._commands = CommandStream(self._open_commands)
 
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
         response: tpb.CreateTableResponse = await _call(
@@ -106,11 +109,15 @@ class GrpcTables(_Lazy):
         )
         return response
 
+    def _open_commands(self, requests: AsyncIterator[tpb.ExecuteCommandsRequest]) -> Any:
+        return self._stub.ExecuteCommands(requests)  # the channel opens on first use
+
     async def execute(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
-        response: tpb.ExecuteCommandResponse = await _call(
-            lambda: self._stub.ExecuteCommand(request, timeout=CALL_TIMEOUT)
-        )
-        return response
+        return await self._commands.execute(request)
+
+    async def close(self) -> None:
+        await self._commands.close()
+        await super().close()
 
     async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
         request = tpb.GetTableRequest(table_id=table_id)

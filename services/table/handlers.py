@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -18,8 +19,9 @@ import structlog
 
 from president.game.v1 import game_pb2 as gpb
 from president.service.channels import internal_channel_options
+from president.service.command_stream import refused
 from president.service.errors import ServiceError, abort, aio_error_info, reraise_remote
-from president.service.metrics import REJECTIONS
+from president.service.metrics import REJECTIONS, observe_call
 from president.service.nats import envelope, valid_table_id
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
@@ -61,10 +63,20 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     async def _forward(self, table_id: str, method: str, request: Any, context: Context) -> Any:
         """The holder's answer when another replica holds the table, else None (serve here)."""
+        if any(key == FORWARDED for key, _ in context.invocation_metadata() or ()):
+            return None
+        try:
+            return await self._forward_to_holder(table_id, method, request)
+        except ServiceError as refused:
+            await abort(context, refused)
+
+    async def _forward_to_holder(self, table_id: str, method: str, request: Any) -> Any:
+        """The holder's answer when another replica holds the table, else None.
+
+        Raises the holder's refusal as a :class:`ServiceError`.
+        """
         leases = self._leases
         if leases is None or not valid_table_id(table_id):
-            return None
-        if any(key == FORWARDED for key, _ in context.invocation_metadata() or ()):
             return None
         owner = await leases.owner(table_id)
         if owner == leases.address:
@@ -88,10 +100,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 leases.forget(table_id)
                 await leases.take_over(table_id)
                 return None
-            try:
-                reraise_remote(error, info)
-            except ServiceError as refused:
-                await abort(context, refused)
+            reraise_remote(error, info)
 
     async def close(self) -> None:
         """Close the channels to other replicas."""
@@ -129,25 +138,72 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         forwarded = await self._forward(request.table_id, "ExecuteCommand", request, context)
         if forwarded is not None:
             return forwarded  # type: ignore[no-any-return]
-        expected = request.expected_version if request.HasField("expected_version") else None
+        try:
+            return await asyncio.to_thread(self._execute_here, request)
+        except Exception as error:
+            await abort(context, _refused(error))
 
-        def work() -> Any:
-            if not request.actor.player_id:
-                raise ServiceError(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    "MISSING_ACTOR",
-                    "say who acts: actor.player_id (and actor.seat for a seat's command)",
+    async def ExecuteCommands(
+        self, requests: AsyncIterator[pb.ExecuteCommandsRequest], context: Context
+    ) -> AsyncIterator[pb.ExecuteCommandsResponse]:
+        """Each command as ExecuteCommand runs it, several at once, answered as they finish."""
+        answers: asyncio.Queue[pb.ExecuteCommandsResponse | None] = asyncio.Queue()
+        running: set[asyncio.Task[None]] = set()
+
+        async def answer(item: pb.ExecuteCommandsRequest) -> None:
+            started = time.perf_counter()
+            try:
+                done = await self._forward_to_holder(
+                    item.command.table_id, "ExecuteCommand", item.command
                 )
-            translated = translate(request.command)
-            return self._app.execute(
-                request.table_id,
-                translated,
-                request.command_id or _fresh_command_id(),
-                request.actor,
-                expected,
-            )
+                if done is None:
+                    done = await asyncio.to_thread(self._execute_here, item.command)
+                out = pb.ExecuteCommandsResponse(request_id=item.request_id, done=done)
+                code = "OK"
+            except Exception as error:
+                rejection = _refused(error)
+                out = pb.ExecuteCommandsResponse(
+                    request_id=item.request_id, refused=refused(rejection)
+                )
+                code = rejection.status.name
+            observe_call("table", "ExecuteCommands", code, time.perf_counter() - started)
+            answers.put_nowait(out)
 
-        outcome = await self._run(context, work)
+        async def read() -> None:
+            try:
+                async for item in requests:
+                    task = asyncio.create_task(answer(item))
+                    running.add(task)
+                    task.add_done_callback(running.discard)
+                await asyncio.gather(*running)
+            finally:
+                answers.put_nowait(None)
+
+        reader = asyncio.create_task(read(), name="execute-commands-reader")
+        try:
+            while (out := await answers.get()) is not None:
+                yield out
+        finally:
+            reader.cancel()
+            for task in list(running):
+                task.cancel()
+
+    def _execute_here(self, request: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
+        """Run a command on this replica (in a worker thread)."""
+        if not request.actor.player_id:
+            raise ServiceError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "MISSING_ACTOR",
+                "say who acts: actor.player_id (and actor.seat for a seat's command)",
+            )
+        expected = request.expected_version if request.HasField("expected_version") else None
+        outcome = self._app.execute(
+            request.table_id,
+            translate(request.command),
+            request.command_id or _fresh_command_id(),
+            request.actor,
+            expected,
+        )
         return pb.ExecuteCommandResponse(version=outcome.version, events=outcome.events)
 
     async def Timeout(self, request: pb.TimeoutRequest, context: Context) -> pb.TimeoutResponse:
@@ -190,13 +246,18 @@ def _fresh_command_id() -> str:
     return f"cmd-{uuid.uuid4().hex}"
 
 
-async def _refuse(context: Context, error: Exception) -> NoReturn:
+def _refused(error: Exception) -> ServiceError:
+    """The refusal of a failed use case (counted); an unexpected failure is logged, INTERNAL."""
     try:
-        refused = refusal(error)
+        rejection = refusal(error)
     except Exception:
         _log.exception("table call failed", error=repr(error))
-        refused = ServiceError(
+        rejection = ServiceError(
             grpc.StatusCode.INTERNAL, "INTERNAL", "the table service failed; see its log"
         )
-    REJECTIONS.labels(refused.reason).inc()
-    await abort(context, refused)
+    REJECTIONS.labels(rejection.reason).inc()
+    return rejection
+
+
+async def _refuse(context: Context, error: Exception) -> NoReturn:
+    await abort(context, _refused(error))

@@ -22,7 +22,8 @@ import nats
 
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
-from president.service.errors import aio_error_info
+from president.service.command_stream import CommandStream
+from president.service.errors import ServiceError, aio_error_info
 from president.service.launcher import Stack, free_port, wait_healthy
 from president.store import EventStore, StoredEvent
 from president.table.v1 import table_pb2 as pb
@@ -43,11 +44,17 @@ def command_id(prefix: str = "c") -> str:
 
 @dataclass
 class Tables:
-    """A client of one table service replica."""
+    """A client of one table service replica.
+
+    ``streamed``: commands go on one ExecuteCommands stream (as the gateway
+    sends them) instead of an ExecuteCommand call each.
+    """
 
     address: str
     channel: Any = None
     stub: Any = None
+    streamed: bool = False
+    commands: CommandStream | None = None
 
     async def __aenter__(self) -> Tables:
         # A subchannel of its own: a restarted server is not seen through an old failure.
@@ -55,9 +62,13 @@ class Tables:
             self.address, options=[("grpc.use_local_subchannel_pool", 1)]
         )
         self.stub = table_pb2_grpc.TableServiceStub(self.channel)
+        if self.streamed:
+            self.commands = CommandStream(self.stub.ExecuteCommands)
         return self
 
     async def __aexit__(self, *_: object) -> None:
+        if self.commands is not None:
+            await self.commands.close()
         await self.channel.close()
 
     async def create(
@@ -92,6 +103,8 @@ class Tables:
         )
         if expected_version is not None:
             request.expected_version = expected_version
+        if self.commands is not None:
+            return await self.commands.execute(request)
         response: pb.ExecuteCommandResponse = await self.stub.ExecuteCommand(request, timeout=60)
         return response
 
@@ -162,6 +175,8 @@ async def refusal(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str, str]:
     except grpc.aio.AioRpcError as error:
         info = await aio_error_info(error)
         return error.code(), info.reason if info is not None else "", error.details() or ""
+    except ServiceError as error:  # a command refused on an ExecuteCommands stream
+        return error.status, error.reason, error.message
     raise AssertionError("the call was accepted")
 
 

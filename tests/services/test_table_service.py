@@ -20,7 +20,7 @@ import pytest
 from president.audit import verify_table
 from president.game.v1 import game_pb2 as gpb
 from president.rules.cards import FULL_DECK, names
-from president.service.errors import aio_error_info
+from president.service.errors import ServiceError, aio_error_info
 from president.service.launcher import NatsServer, Stack
 from president.store import StoredEvent, verify_chain
 from president.table.v1 import table_pb2 as pb
@@ -100,8 +100,11 @@ async def test_a_bot_game_ends_and_its_log_verifies(table_stack: Stack) -> None:
     assert actors["bot"] > 0 and actors["p0"] > 0 and actors["server"] > 0
 
 
-async def test_refusals_carry_status_and_reason_and_change_nothing(table_stack: Stack) -> None:
-    async with Tables(table_stack.address("table")) as tables:
+@pytest.mark.parametrize("streamed", [False, True], ids=["calls", "stream"])
+async def test_refusals_carry_status_and_reason_and_change_nothing(
+    table_stack: Stack, streamed: bool
+) -> None:
+    async with Tables(table_stack.address("table"), streamed=streamed) as tables:
         table_id = await tables.bot_table()
         view = await tables.view(table_id, 0)
         assert view.round.to_act == 0  # bots moved until the human's turn
@@ -190,6 +193,68 @@ async def test_refusals_carry_status_and_reason_and_change_nothing(table_stack: 
     assert verify_chain(events) is None and verify_table(events).ok
 
 
+async def test_one_stream_answers_commands_sent_at_once_each_by_its_request(
+    table_stack: Stack,
+) -> None:
+    """Answers come back as commands finish, each to its own caller, refusals included."""
+    async with Tables(table_stack.address("table"), streamed=True) as tables:
+        table_id = await tables.bot_table()
+        others = [await tables.bot_table() for _ in range(3)]
+        view = await tables.view(table_id, 0)
+        hand = list(view.round.hand)
+        trick = view.round.trick_version
+
+        def play(cards: list[str], seat: int = 0) -> gpb.Command:
+            return gpb.Command(
+                play_cards=gpb.PlayCards(seat=seat, cards=cards, trick_version=trick)
+            )
+
+        wave = gpb.Command(react=gpb.React(seat=0, reaction="wave"))
+        refused = {
+            "MALFORMED_CARDS": tables.execute(table_id, play(["ZZ"]), player(0)),
+            "NOT_YOUR_SEAT": tables.execute(table_id, play([hand[0]], seat=1), player(0)),
+            "MISSING_COMMAND": tables.execute(table_id, gpb.Command(), player(0)),
+            "TABLE_NOT_FOUND": tables.execute("nosuchtable", play([hand[0]]), player(0)),
+            "INVALID_TABLE_ID": tables.execute("bad id!", play([hand[0]]), player(0)),
+        }
+        accepted = [tables.execute(other, wave, player(0)) for other in others]
+        results = await asyncio.gather(*(refusal(call) for call in refused.values()), *accepted)
+    reasons = [reason for _code, reason, _message in results[: len(refused)]]
+    assert reasons == list(refused)
+    for other, answer in zip(others, results[len(refused) :], strict=True):
+        assert isinstance(answer, pb.ExecuteCommandResponse) and answer.events == 1
+        assert table_events(table_stack, other)[-1].version == answer.version
+
+
+async def test_a_command_stream_reopens_after_the_table_service_restarts(
+    table_stack: Stack,
+) -> None:
+    """While the service is down a command is UNAVAILABLE; the same client goes on after."""
+    async with Tables(table_stack.address("table"), streamed=True) as tables:
+        table_id = await tables.bot_table()
+        wave = gpb.Command(react=gpb.React(seat=0, reaction="wave"))
+        before = await tables.execute(table_id, wave, player(0))
+        table_stack.stop_one("table", kill=True)
+        try:
+            code, reason, message = await refusal(tables.execute(table_id, wave, player(0)))
+            assert (code, reason) == (StatusCode.UNAVAILABLE, "UPSTREAM_UNAVAILABLE"), message
+        finally:
+            table_stack.start_one("table")
+        cid = command_id("after-restart")
+        for _attempt in range(100):  # as a client would: retry with the same command id
+            try:
+                after = await tables.execute(table_id, wave, player(0), cid=cid)
+                break
+            except ServiceError as error:
+                assert error.reason == "UPSTREAM_UNAVAILABLE", error
+                await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the stream never reopened")
+        again = await tables.execute(table_id, wave, player(0), cid=cid)
+    assert again == after and after.version == before.version + 1
+    assert sum(1 for e in table_events(table_stack, table_id) if e.command_id == cid) == 1
+
+
 async def test_metrics_count_plays_refusals_and_published_events(table_stack: Stack) -> None:
     async with Tables(table_stack.address("table")) as tables:
         table_id = await tables.bot_table(options={"game_end": "rounds:1"})
@@ -222,8 +287,9 @@ async def test_metrics_count_plays_refusals_and_published_events(table_stack: St
     assert published > 0
 
 
-async def test_a_retried_command_id_plays_once(table_stack: Stack) -> None:
-    async with Tables(table_stack.address("table")) as tables:
+@pytest.mark.parametrize("streamed", [False, True], ids=["calls", "stream"])
+async def test_a_retried_command_id_plays_once(table_stack: Stack, streamed: bool) -> None:
+    async with Tables(table_stack.address("table"), streamed=streamed) as tables:
         table_id = await tables.bot_table()
         step = await tables.next_move(table_id, 0)
         assert step is not None

@@ -37,6 +37,12 @@ def serve_metrics(port: int) -> int:
     return int(server.server_port)
 
 
+def observe_call(service: str, method: str, code: str, seconds: float) -> None:
+    """Count and time one request (or one command on a stream) by method and code."""
+    GRPC_REQUESTS.labels(service, method, code).inc()
+    GRPC_LATENCY.labels(service, method, code).observe(seconds)
+
+
 def _code_name(context: grpc.aio.ServicerContext[Any, Any]) -> str:
     code = context.code()
     if code is None:
@@ -75,10 +81,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
                     code = "UNKNOWN" if code == "OK" else code
                     raise
                 finally:
-                    GRPC_REQUESTS.labels(service, method, code).inc()
-                    GRPC_LATENCY.labels(service, method, code).observe(
-                        time.perf_counter() - started
-                    )
+                    observe_call(service, method, code, time.perf_counter() - started)
 
             return grpc.unary_unary_rpc_method_handler(
                 unary,
@@ -102,10 +105,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
                     code = "CANCELLED" if code == "OK" else code
                     raise
                 finally:
-                    GRPC_REQUESTS.labels(service, method, code).inc()
-                    GRPC_LATENCY.labels(service, method, code).observe(
-                        time.perf_counter() - started
-                    )
+                    observe_call(service, method, code, time.perf_counter() - started)
 
             return grpc.unary_stream_rpc_method_handler(
                 stream,

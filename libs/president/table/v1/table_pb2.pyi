@@ -164,6 +164,128 @@ class ExecuteCommandResponse(_message.Message):
 Global___ExecuteCommandResponse: _TypeAlias = ExecuteCommandResponse  # noqa: Y015
 
 @_typing.final
+class ExecuteCommandsRequest(_message.Message):
+    """One command on an ExecuteCommands stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.int
+    """Chosen by the caller, unique among the stream's unanswered requests."""
+    @_builtins.property
+    def command(self) -> Global___ExecuteCommandRequest:
+        """The command, exactly as ExecuteCommand takes it."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.int = ...,
+        command: Global___ExecuteCommandRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExecuteCommandsRequest: _TypeAlias = ExecuteCommandsRequest  # noqa: Y015
+
+@_typing.final
+class ExecuteCommandsResponse(_message.Message):
+    """The answer to one command on an ExecuteCommands stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    DONE_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.int
+    """The request this answers."""
+    @_builtins.property
+    def done(self) -> Global___ExecuteCommandResponse:
+        """Accepted: what ExecuteCommand would have returned."""
+
+    @_builtins.property
+    def refused(self) -> Global___CommandRefused:
+        """Refused: what ExecuteCommand's error status would have carried."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.int = ...,
+        done: Global___ExecuteCommandResponse | None = ...,
+        refused: Global___CommandRefused | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["done", b"done", "outcome", b"outcome", "refused", b"refused"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["done", b"done", "outcome", b"outcome", "refused", b"refused", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["done", "refused"]  # noqa: Y015
+    _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
+
+Global___ExecuteCommandsResponse: _TypeAlias = ExecuteCommandsResponse  # noqa: Y015
+
+@_typing.final
+class CommandRefused(_message.Message):
+    """A refused command: the status code, the ErrorInfo reason and metadata, and
+    the sentence for a person, as ExecuteCommand fails with them.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class MetadataEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """The gRPC status code's name, e.g. "INVALID_ARGUMENT" or "ABORTED"."""
+    reason: _builtins.str
+    """The stable machine-readable reason (FORMAT.md's codes, or TABLE_NOT_FOUND...)."""
+    message: _builtins.str
+    """What was wrong, in words a person understands."""
+    @_builtins.property
+    def metadata(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The ErrorInfo metadata."""
+
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        metadata: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "metadata", b"metadata", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CommandRefused: _TypeAlias = CommandRefused  # noqa: Y015
+
+@_typing.final
 class TimeoutRequest(_message.Message):
     """A timer expired."""
 

@@ -45,6 +45,11 @@ class TableServiceStub:
                 request_serializer=president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandRequest.SerializeToString,
                 response_deserializer=president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandResponse.FromString,
                 _registered_method=True)
+        self.ExecuteCommands = channel.stream_stream(
+                '/president.table.v1.TableService/ExecuteCommands',
+                request_serializer=president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandsRequest.SerializeToString,
+                response_deserializer=president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandsResponse.FromString,
+                _registered_method=True)
         self.Timeout = channel.unary_unary(
                 '/president.table.v1.TableService/Timeout',
                 request_serializer=president_dot_table_dot_v1_dot_table__pb2.TimeoutRequest.SerializeToString,
@@ -80,6 +85,16 @@ class TableServiceServicer:
 
     def ExecuteCommand(self, request, context):
         """Runs one command; a rejected command changes nothing and fails with the reason.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExecuteCommands(self, request_iterator, context):
+        """Runs commands sent over one long-lived stream, as ExecuteCommand would,
+        each answered on the response stream with its request_id; answers may
+        come in another order than the requests. A stream message costs a
+        fraction of a call, so a gateway sends its players' commands this way.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -125,6 +140,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.ExecuteCommand,
                     request_deserializer=president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandRequest.FromString,
                     response_serializer=president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandResponse.SerializeToString,
+            ),
+            'ExecuteCommands': grpc.stream_stream_rpc_method_handler(
+                    servicer.ExecuteCommands,
+                    request_deserializer=president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandsRequest.FromString,
+                    response_serializer=president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandsResponse.SerializeToString,
             ),
             'Timeout': grpc.unary_unary_rpc_method_handler(
                     servicer.Timeout,
@@ -202,6 +222,33 @@ class TableService:
             '/president.table.v1.TableService/ExecuteCommand',
             president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandRequest.SerializeToString,
             president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExecuteCommands(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/president.table.v1.TableService/ExecuteCommands',
+            president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandsRequest.SerializeToString,
+            president_dot_table_dot_v1_dot_table__pb2.ExecuteCommandsResponse.FromString,
             options,
             channel_credentials,
             insecure,

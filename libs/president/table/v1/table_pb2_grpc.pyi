@@ -40,6 +40,12 @@ class TableServiceStub:
     """Creates a table in the lobby."""
     ExecuteCommand: _grpc.UnaryUnaryMultiCallable[_table_pb2.ExecuteCommandRequest, _table_pb2.ExecuteCommandResponse]
     """Runs one command; a rejected command changes nothing and fails with the reason."""
+    ExecuteCommands: _grpc.StreamStreamMultiCallable[_table_pb2.ExecuteCommandsRequest, _table_pb2.ExecuteCommandsResponse]
+    """Runs commands sent over one long-lived stream, as ExecuteCommand would,
+    each answered on the response stream with its request_id; answers may
+    come in another order than the requests. A stream message costs a
+    fraction of a call, so a gateway sends its players' commands this way.
+    """
     Timeout: _grpc.UnaryUnaryMultiCallable[_table_pb2.TimeoutRequest, _table_pb2.TimeoutResponse]
     """The timer expired on timer_key; ignored (ABORTED, STALE) when the table moved on."""
     GetTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetTableRequest, _table_pb2.GetTableResponse]
@@ -58,6 +64,12 @@ class TableServiceAsyncStub(TableServiceStub):
     """Creates a table in the lobby."""
     ExecuteCommand: _aio.UnaryUnaryMultiCallable[_table_pb2.ExecuteCommandRequest, _table_pb2.ExecuteCommandResponse]  # type: ignore[assignment]
     """Runs one command; a rejected command changes nothing and fails with the reason."""
+    ExecuteCommands: _aio.StreamStreamMultiCallable[_table_pb2.ExecuteCommandsRequest, _table_pb2.ExecuteCommandsResponse]  # type: ignore[assignment]
+    """Runs commands sent over one long-lived stream, as ExecuteCommand would,
+    each answered on the response stream with its request_id; answers may
+    come in another order than the requests. A stream message costs a
+    fraction of a call, so a gateway sends its players' commands this way.
+    """
     Timeout: _aio.UnaryUnaryMultiCallable[_table_pb2.TimeoutRequest, _table_pb2.TimeoutResponse]  # type: ignore[assignment]
     """The timer expired on timer_key; ignored (ABORTED, STALE) when the table moved on."""
     GetTable: _aio.UnaryUnaryMultiCallable[_table_pb2.GetTableRequest, _table_pb2.GetTableResponse]  # type: ignore[assignment]
@@ -85,6 +97,18 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.ExecuteCommandResponse, _abc.Awaitable[_table_pb2.ExecuteCommandResponse]]:
         """Runs one command; a rejected command changes nothing and fails with the reason."""
+
+    @_abc_1.abstractmethod
+    def ExecuteCommands(
+        self,
+        request_iterator: _MaybeAsyncIterator[_table_pb2.ExecuteCommandsRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_table_pb2.ExecuteCommandsResponse], _abc.AsyncIterator[_table_pb2.ExecuteCommandsResponse]]:
+        """Runs commands sent over one long-lived stream, as ExecuteCommand would,
+        each answered on the response stream with its request_id; answers may
+        come in another order than the requests. A stream message costs a
+        fraction of a call, so a gateway sends its players' commands this way.
+        """
 
     @_abc_1.abstractmethod
     def Timeout(

@@ -1,0 +1,150 @@
+"""Commands to the table service over one long-lived ExecuteCommands stream.
+
+A unary call costs grpc.aio several times what one message on an open
+stream does, and a gateway sends a command for nearly every play. So the
+gateway keeps one bidirectional stream to the table service open and sends
+each command on it with a request id; the table service answers each on the
+response stream, in whatever order they finish.
+
+A refusal travels as a :class:`~president.table.v1.table_pb2.CommandRefused`
+(:func:`refused`) and becomes the same :class:`ServiceError` the unary call
+would have raised (:func:`service_error`), so the client sees the same status,
+reason and sentence either way.
+
+If the stream breaks (the table service restarted), every command waiting on
+it fails with UNAVAILABLE and the next command opens a new stream. A command
+that was sent on a broken stream is sent once more on the next one: its
+command id makes that safe (the table service runs a command id once and
+answers a repeat with the first result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+
+from president.service.errors import ServiceError
+from president.table.v1 import table_pb2 as pb
+
+#: How long a command waits for its answer, as the unary call's deadline.
+ANSWER_SECONDS = 15.0
+
+
+def refused(error: ServiceError) -> pb.CommandRefused:
+    """A refusal as it travels on the stream."""
+    return pb.CommandRefused(
+        code=error.status.name, reason=error.reason, message=error.message, metadata=error.metadata
+    )
+
+
+def service_error(message: pb.CommandRefused) -> ServiceError:
+    """The refusal the unary call would have raised."""
+    status = getattr(grpc.StatusCode, message.code, grpc.StatusCode.UNKNOWN)
+    return ServiceError(status, message.reason, message.message, dict(message.metadata))
+
+
+def unavailable() -> ServiceError:
+    """The table service cannot be reached (the stream broke or could not open)."""
+    return ServiceError(
+        grpc.StatusCode.UNAVAILABLE,
+        "UPSTREAM_UNAVAILABLE",
+        "the table service cannot be reached right now: try again shortly",
+    )
+
+
+class _Broken(Exception):
+    """The stream a command was sent on broke before its answer came."""
+
+
+class _Stream:
+    """One open ExecuteCommands call: requests in through a queue, answers to futures."""
+
+    def __init__(self, open_call: Callable[[AsyncIterator[Any]], Any]) -> None:
+        self._outbox: asyncio.Queue[pb.ExecuteCommandsRequest | None] = asyncio.Queue()
+        self._waiting: dict[int, asyncio.Future[pb.ExecuteCommandResponse]] = {}
+        self._ids = itertools.count(1)
+        self.broken = False
+        self._call = open_call(self._requests())
+        self._reader = asyncio.create_task(self._read(), name="command-stream-reader")
+
+    async def _requests(self) -> AsyncIterator[pb.ExecuteCommandsRequest]:
+        while (request := await self._outbox.get()) is not None:
+            yield request
+
+    async def _read(self) -> None:
+        try:
+            async for answer in self._call:
+                future = self._waiting.pop(answer.request_id, None)
+                if future is None or future.done():
+                    continue  # its caller gave up waiting
+                if answer.HasField("refused"):
+                    future.set_exception(service_error(answer.refused))
+                else:
+                    future.set_result(answer.done)
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.CancelledError):
+            pass
+        finally:
+            self.broken = True
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(_Broken())
+            self._waiting.clear()
+
+    async def execute(self, command: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
+        request_id = next(self._ids)
+        future: asyncio.Future[pb.ExecuteCommandResponse] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._waiting[request_id] = future
+        self._outbox.put_nowait(pb.ExecuteCommandsRequest(request_id=request_id, command=command))
+        try:
+            return await asyncio.wait_for(future, ANSWER_SECONDS)
+        finally:
+            self._waiting.pop(request_id, None)
+
+    async def close(self) -> None:
+        self._outbox.put_nowait(None)
+        self._call.cancel()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._reader
+
+
+class CommandStream:
+    """Sends commands to the table service on one shared stream, reopened when it breaks.
+
+    ``open_call`` starts the call from a request iterator, e.g.
+    ``lambda requests: stub.ExecuteCommands(requests)``.
+    """
+
+    def __init__(self, open_call: Callable[[AsyncIterator[Any]], Any]) -> None:
+        self._open_call = open_call
+        self._stream: _Stream | None = None
+
+    def _current(self) -> _Stream:
+        if self._stream is None or self._stream.broken:
+            self._stream = _Stream(self._open_call)
+        return self._stream
+
+    async def execute(self, command: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
+        """The table service's answer, or the refusal it gave, raised as a ServiceError."""
+        for attempt in (1, 2):
+            try:
+                return await self._current().execute(command)
+            except _Broken:
+                if attempt == 2:
+                    raise unavailable() from None
+            except TimeoutError:
+                raise unavailable() from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def close(self) -> None:
+        """Close the stream; commands still waiting fail with UNAVAILABLE."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.close()
