@@ -28,12 +28,13 @@ from president.tables import table_id_of
 from services.scoring.store import APPLIED, SKIPPED, BrokenStream, Gap, ScoringStore
 
 log = structlog.get_logger(service="scoring")
-BATCH = 200
+BATCH = 1000
 FETCH_SECONDS = 1.0
 #: After the first messages, keep fetching this long to fill the batch: one
-#: transaction for many events costs far less than one each, and standings
-#: may lag a tenth of a second.
-FILL_SECONDS = 0.1
+#: transaction for many events costs far less than one each (a busy table's
+#: progress and standings rows are written once per batch, not per event),
+#: and standings may lag half a second.
+FILL_SECONDS = 0.5
 RETRY_DELAY_SECONDS = 1.0
 ACK_WAIT_SECONDS = 30.0
 
