@@ -29,8 +29,9 @@ from president.events.v1 import events_pb2 as pb
 from president.store import EventStore, create_store_engine
 from president.tables import DealtCards, RoundKey, stream_id
 
-#: Events read at a time, backwards from the end, looking for a round's commitment and end.
-READ_WINDOW = 2000
+#: Events read at a time, backwards from the end, looking for a round's commitment and end:
+#: a round of four players is about 100 events, so one read usually finds both.
+READ_WINDOW = 200
 
 metadata = MetaData()
 dealer_secrets = Table(
