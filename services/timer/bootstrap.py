@@ -43,7 +43,7 @@ def build(settings: Settings) -> Service:
                     client, js = await connect(settings.nats_url, "timer")
                     nats_clients.append(client)
                     await ensure_stream(js, settings.subjects)
-                    await follower.follow(js, settings.subjects)
+                    await follower.follow(js, settings.subjects, client)
                 except asyncio.CancelledError:
                     raise
                 except Exception as error:  # NATS away: connect again, replay skips known events

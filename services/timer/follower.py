@@ -10,11 +10,13 @@ not in the stream) is read from the table service's ReadEvents.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 import structlog
-from nats.errors import TimeoutError as NatsTimeout
+from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
 
@@ -26,7 +28,7 @@ from president.tables import table_id_of
 from services.timer.deadlines import Clocks, Gap
 
 log = structlog.get_logger(service="timer")
-POLL_SECONDS = 1.0
+CLOSED_CHECK_SECONDS = 1.0
 
 
 class Follower:
@@ -45,33 +47,47 @@ class Follower:
         self._on_ready = on_ready
         self.applied = 0
 
-    async def follow(self, js: JetStreamContext, subjects: Subjects) -> None:
-        """Replay the stream from its start, then follow it forever."""
+    async def follow(
+        self, js: JetStreamContext, subjects: Subjects, client: Client | None = None
+    ) -> None:
+        """Replay the stream from its start, then follow it until ``client`` closes for good.
+
+        (nats-py reconnects on its own, and the ordered consumer resumes where it was.)
+        """
         info = await js.stream_info(subjects.stream)
         target = info.state.last_seq
         ready = target == 0
         if ready:
             self._on_ready()
+        replayed = asyncio.Event()
+
+        async def received(message: Msg) -> None:
+            nonlocal ready
+            await self.handle(message.data)
+            if not ready:
+                metadata = message.metadata
+                if metadata.sequence.stream >= target or metadata.num_pending == 0:
+                    ready = True
+                    replayed.set()
+
+        # A callback, not next_msg(): a wait with a timeout per message costs
+        # more than folding the event. nats-py awaits callbacks one at a time.
         subscription = await js.subscribe(
             subjects.all_tables,
             stream=subjects.stream,
             ordered_consumer=True,
             deliver_policy=DeliverPolicy.ALL,
+            cb=received,
         )
         log.info("replaying", stream=subjects.stream, last_seq=target)
         try:
-            while True:
-                try:
-                    message = await subscription.next_msg(timeout=POLL_SECONDS)
-                except (NatsTimeout, TimeoutError):
-                    continue
-                await self.handle(message.data)
-                if not ready:
-                    metadata = message.metadata
-                    if metadata.sequence.stream >= target or metadata.num_pending == 0:
-                        ready = True
-                        log.info("replayed", tables=len(self._clocks), events=self.applied)
-                        self._on_ready()
+            if not ready:
+                await replayed.wait()
+                log.info("replayed", tables=len(self._clocks), events=self.applied)
+                self._on_ready()
+            while client is None or not client.is_closed:
+                await asyncio.sleep(CLOSED_CHECK_SECONDS)
+            raise ConnectionError("the NATS connection closed")
         finally:
             await subscription.unsubscribe()
 
