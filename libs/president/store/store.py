@@ -144,6 +144,8 @@ class EventStore:
         self._autocommit = autocommit_engine or engine
         # Stream id -> (version, hash) of an event known to be committed.
         self._known_heads: dict[str, tuple[int, str]] = {}
+        # Consumers whose tracking row this store has seen or written.
+        self._tracking_rows: set[str] = set()
 
     @classmethod
     def from_url(cls, url: str | URL, *, migrate: bool = False, **engine_options: Any) -> Self:
@@ -552,23 +554,25 @@ class EventStore:
             yield connection, Position(int(row[0]), int(row[1]))
 
     def _ensure_tracking_row(self, consumer: str) -> None:
+        if consumer in self._tracking_rows:
+            return  # tracking rows are never deleted
         with self._reading() as connection:
             exists = connection.execute(
                 select(tracking.c.consumer).where(tracking.c.consumer == consumer)
             ).first()
-        if exists is not None:
-            return
-        try:
-            with self._engine.begin() as connection:
-                connection.execute(
-                    insert(tracking).values(
-                        consumer=consumer,
-                        position_tx=Position.START.transaction,
-                        position_id=Position.START.id,
+        if exists is None:
+            try:
+                with self._engine.begin() as connection:
+                    connection.execute(
+                        insert(tracking).values(
+                            consumer=consumer,
+                            position_tx=Position.START.transaction,
+                            position_id=Position.START.id,
+                        )
                     )
-                )
-        except IntegrityError:
-            pass  # another instance created it
+            except IntegrityError:
+                pass  # another instance created it
+        self._tracking_rows.add(consumer)
 
     # -- plumbing --------------------------------------------------------------
 
