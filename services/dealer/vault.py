@@ -29,9 +29,10 @@ from president.events.v1 import events_pb2 as pb
 from president.store import EventStore, create_store_engine
 from president.tables import DealtCards, RoundKey, stream_id
 
-#: Events read at a time, backwards from the end, looking for a round's commitment and end:
-#: a round of four players is about 100 events, so one read usually finds both.
-READ_WINDOW = 200
+#: Commitments and round ends read at a time, newest first, looking for a round's.
+READ_WINDOW = 16
+ROUND_ENDED = pb.RoundEnded.DESCRIPTOR.full_name
+DEAL_COMMITTED = pb.DealCommitted.DESCRIPTOR.full_name
 
 metadata = MetaData()
 dealer_secrets = Table(
@@ -155,23 +156,25 @@ class SecretVault:
         """Whether the table's log holds this round's commitment followed by a RoundEnded
         (before any other commitment).
 
-        Read backwards from the stream's end, ``window`` events at a time: a
-        reveal follows its round's end closely, so one read usually finds both;
-        a long round reads further back, never the whole history of the table.
+        Reads only commitments and round ends, newest first, ``window`` at a
+        time: the round's commitment is usually among the first few, and the
+        events in between are never read.
         """
         stream = stream_id(key.table_id)
-        end = self._events.current_version(stream) + 1
         ended_after = False  # a RoundEnded after the events scanned so far
-        while end > 1:
-            start = max(1, end - self._window)
-            for stored in reversed(self._events.read_stream(stream, start, end - start)):
-                name = stored.type.rsplit(".", 1)[-1]
-                if name == "RoundEnded":
+        before: int | None = None
+        while True:
+            found = self._events.read_stream_backwards(
+                stream, (ROUND_ENDED, DEAL_COMMITTED), before, self._window
+            )
+            for stored in found:
+                if stored.type == ROUND_ENDED:
                     ended_after = True
-                elif name == "DealCommitted":
+                else:
                     message = pb.DealCommitted.FromString(stored.payload)
                     if message.fingerprint == committed_fingerprint:
                         return ended_after
                     ended_after = False  # that end was another round's
-            end = start
-        return False
+            if len(found) < self._window:
+                return False
+            before = found[-1].version

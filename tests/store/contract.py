@@ -188,6 +188,26 @@ class EventStoreContract:
         assert keys(store.read_stream("table-1")) == [("table-1", 1)]
         assert keys(store.read_stream("table-2")) == [("table-2", 1)]
 
+    def test_reading_backwards_finds_only_the_asked_types_newest_first(
+        self, store: EventStore
+    ) -> None:
+        kinds = ["a", "b", "a", "c", "b", "a"]
+        store.append("table-1", 0, [NewEvent(f"test.v1.{k}", b"x") for k in kinds], "cmd-1")
+        store.append("table-2", 0, [NewEvent("test.v1.a", b"x")], "cmd-2")
+
+        def versions(before: int | None = None, limit: int = 100) -> list[int]:
+            found = store.read_stream_backwards(
+                "table-1", ["test.v1.a", "test.v1.c"], before, limit
+            )
+            assert all(e.stream_id == "table-1" for e in found)
+            return [e.version for e in found]
+
+        assert versions() == [6, 4, 3, 1]
+        assert versions(limit=2) == [6, 4]
+        assert versions(before=4, limit=2) == [3, 1]
+        assert versions(before=1) == []
+        assert store.read_stream_backwards("table-nobody", ["test.v1.a"]) == []
+
     def test_an_unknown_stream_is_empty_at_version_zero(self, store: EventStore) -> None:
         assert store.current_version("table-nobody") == 0
         assert store.read_stream("table-nobody") == []

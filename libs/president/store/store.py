@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import MappingProxyType, TracebackType
@@ -422,6 +422,28 @@ class EventStore:
         if stored:
             self._remember_head(stream_id, stored[-1].version, stored[-1].hash)
         return stored
+
+    def read_stream_backwards(
+        self,
+        stream_id: str,
+        types: Collection[str],
+        before_version: int | None = None,
+        limit: int = 100,
+    ) -> list[StoredEvent]:
+        """The stream's events of ``types`` (full type names), newest first, at most ``limit``.
+
+        Only those before ``before_version`` when given: pass the last one's
+        version to read on. The database skips the other events, so looking
+        for a few kinds of event near the end of a long stream stays cheap.
+        """
+        query = select(*_EVENT_COLUMNS).where(
+            events_table.c.stream_id == stream_id, events_table.c.type.in_(list(types))
+        )
+        if before_version is not None:
+            query = query.where(events_table.c.version < before_version)
+        query = query.order_by(events_table.c.version.desc()).limit(limit)
+        with self._reading() as connection:
+            return [_stored(row) for row in connection.execute(query)]
 
     def read_all(self, after: Position | None = None, limit: int = 1000) -> list[StoredEvent]:
         """Up to ``limit`` committed events after position ``after`` (``None``: from the start).
