@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -32,7 +33,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.errors import CommandError, ErrorCode, Rejected
 from president.rules.options import Options
-from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent
+from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent, StoredEvent
 
 SERVER = "server"
 STREAM_PREFIX = "table-"
@@ -142,6 +143,10 @@ class Outcome:
 
     version: int
     events: int
+    #: Every event the command and its follow-ups committed, in version order
+    #: (empty for a command id that ran before: it committed nothing now). Not
+    #: compared: a retry has the first run's outcome.
+    committed: tuple[StoredEvent, ...] = field(default=(), compare=False)
 
 
 def fold(table: Table, event: g.GameEvent | Message, version: int) -> Table:
@@ -183,6 +188,8 @@ class TableHost:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._on_appended = on_appended
+        # Table id -> the events committed by the command running on it (under its lock).
+        self._committing: dict[str, list[StoredEvent]] = {}
 
     # -- loading -------------------------------------------------------------
     def lock(self, table_id: str) -> threading.Lock:
@@ -274,7 +281,7 @@ class TableHost:
                 authorize(table)
             return g.decide(table.game, command)
 
-        with self.lock(table_id):
+        with self.lock(table_id), self._collecting(table_id) as committed:
             # Optimistic: decide on the cached table. The append's expected
             # version catches a cache another replica made stale, and its
             # command id catches a retry; the store is read again only when
@@ -308,7 +315,7 @@ class TableHost:
             if result.first_version != table.version + 1:
                 return self._earlier_outcome(table_id, command_id, result)
             self._follow_up(table_id, command_id)
-            return Outcome(self._tables[table_id].version, len(result.versions))
+            return Outcome(self._tables[table_id].version, len(result.versions), tuple(committed))
 
     def _earlier_outcome(self, table_id: str, command_id: str, earlier: AppendResult) -> Outcome:
         """The outcome a command that already ran had, for its retry."""
@@ -331,7 +338,7 @@ class TableHost:
         self, table_id: str, seat: int, reaction: str, command_id: str, actor: str
     ) -> Outcome:
         """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
-        with self.lock(table_id):
+        with self.lock(table_id), self._collecting(table_id) as committed:
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
                 self.load(table_id)
@@ -342,7 +349,7 @@ class TableHost:
                 raise CommandError("NO_SUCH_SEAT", f"nobody sits in seat {seat}")
             shown = pb.ReactionShown(seat=seat, reaction=reaction)
             result = self._commit(table, [shown], command_id, actor)
-            return Outcome(result.last_version, len(result.versions))
+            return Outcome(result.last_version, len(result.versions), tuple(committed))
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
@@ -362,6 +369,16 @@ class TableHost:
         return self.execute(table_id, rnd.Timeout(timer_key), command_id, SERVER)
 
     # -- internals -----------------------------------------------------------
+    @contextmanager
+    def _collecting(self, table_id: str) -> Iterator[list[StoredEvent]]:
+        """Collect what the appends to ``table_id`` commit meanwhile (hold its lock)."""
+        committed: list[StoredEvent] = []
+        self._committing[table_id] = committed
+        try:
+            yield committed
+        finally:
+            del self._committing[table_id]
+
     def _settled_version(self, table_id: str, command_id: str, earlier: AppendResult) -> int:
         """The version after a command that ran before and the follow-ups it set off."""
         version = earlier.last_version
@@ -405,6 +422,9 @@ class TableHost:
             [NewEvent.from_message(message, {"actor": actor}) for message in messages],
             command_id,
         )
+        collected = self._committing.get(table_id)
+        if collected is not None and result.first_version == expected + 1:
+            collected.extend(result.events)
         if self._on_appended is not None:
             self._on_appended(result)
         return result

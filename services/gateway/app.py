@@ -395,7 +395,7 @@ class Gateway:
                 ),
             )
         )
-        self._hub.nudge(table_id, response.version)
+        self._hub.nudge(table_id, response.version, response.committed)
         return response.version
 
     async def _take_seat(
@@ -475,7 +475,7 @@ class Gateway:
                 command=command,
             )
         )
-        self._hub.nudge(claims.table_id, response.version)
+        self._hub.nudge(claims.table_id, response.version, response.committed)
         return response.version
 
     async def _view(self, claims: Claims) -> gpb.TableView:

@@ -291,6 +291,17 @@ class TableFeed:
                     self._apply(envelope)
             self._drain_pending()
 
+    def offer(self, envelopes: Sequence[epb.EventEnvelope]) -> None:
+        """Events a command through this gateway committed: apply them now, in order.
+
+        NATS brings them too, a little later: dropped then as duplicates.
+        """
+        for envelope in envelopes:
+            if envelope.version > self.version:
+                self._pending[envelope.version] = envelope
+        if self.current is not None:
+            self._drain_pending()
+
     def _drain_pending(self) -> None:
         while self.version + 1 in self._pending:
             self._apply(self._pending.pop(self.version + 1))
@@ -362,10 +373,18 @@ class FeedHub:
         finally:
             del self._starting[table_id]
 
-    def nudge(self, table_id: str, version: int) -> None:
-        """A command through this gateway reached ``version``: make sure watchers get there."""
+    def nudge(
+        self, table_id: str, version: int, committed: Sequence[epb.EventEnvelope] = ()
+    ) -> None:
+        """A command through this gateway reached ``version``: make sure watchers get there.
+
+        ``committed``: the events it committed, shown to the watchers at once.
+        """
         feed = self._feeds.get(table_id)
-        if feed is None or feed.version >= version:
+        if feed is None:
+            return
+        feed.offer(committed)
+        if feed.version >= version:
             return
 
         def check() -> None:

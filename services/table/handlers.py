@@ -204,7 +204,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             request.actor,
             expected,
         )
-        return pb.ExecuteCommandResponse(version=outcome.version, events=outcome.events)
+        return pb.ExecuteCommandResponse(
+            version=outcome.version,
+            events=outcome.events,
+            committed=[envelope(stored) for stored in outcome.committed],
+        )
 
     async def Timeout(self, request: pb.TimeoutRequest, context: Context) -> pb.TimeoutResponse:
         forwarded = await self._forward(request.table_id, "Timeout", request, context)

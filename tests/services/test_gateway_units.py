@@ -325,6 +325,33 @@ async def test_a_feed_drops_duplicates_and_fills_gaps(tables: LocalTables) -> No
     await hub.close()
 
 
+async def test_a_commands_events_reach_watchers_without_nats_or_a_store_read(
+    tables: LocalTables,
+) -> None:
+    """The events a command's answer carries are shown at once, in order, then never again."""
+    bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    start = feed.version
+    stream = watch(hub, "t1", 0, seat_resolver("p0"))
+    assert (await stream.__anext__()).snapshot
+    play_human(tables, "t1", 3)
+    committed = await tables.read_events("t1", start)
+    reads = tables.reads
+    hub.nudge("t1", committed[1].version, committed[1:2])  # ahead of the feed: held back
+    assert feed.version == start
+    hub.nudge("t1", committed[0].version, committed[:1])  # the gap closes: both shown
+    assert feed.version == committed[1].version
+    hub.nudge("t1", committed[-1].version, committed)  # again, and the rest
+    for item in committed:  # then NATS brings them all once more
+        await feed._received(item)
+    changes = await _collect(stream, len(committed))
+    await stream.aclose()
+    assert [c.version for c in changes] == [e.version for e in committed]
+    assert tables.reads == reads, "the feed read the store for events it was handed"
+    await hub.close()
+
+
 async def test_watch_resumes_from_history_and_from_the_store(tables: LocalTables) -> None:
     bot_table(tables)
     play_human(tables, "t1", 30)

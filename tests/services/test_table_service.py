@@ -251,7 +251,9 @@ async def test_a_command_stream_reopens_after_the_table_service_restarts(
         else:
             raise AssertionError("the stream never reopened")
         again = await tables.execute(table_id, wave, player(0), cid=cid)
-    assert again == after and after.version == before.version + 1
+    assert (again.version, again.events) == (after.version, after.events)
+    assert after.version == before.version + 1
+    assert [e.version for e in after.committed] == [after.version] and not again.committed
     assert sum(1 for e in table_events(table_stack, table_id) if e.command_id == cid) == 1
 
 
@@ -296,11 +298,16 @@ async def test_a_retried_command_id_plays_once(table_stack: Stack, streamed: boo
         cid = command_id("retry")
         first = await tables.execute(table_id, step[0], step[1], cid=cid)
         again = await tables.execute(table_id, step[0], step[1], cid=cid)
-        assert again == first
+        assert (again.version, again.events) == (first.version, first.events)
+        # The first answer carries every event committed (bots' moves too); a repeat none.
+        assert [e.version for e in first.committed] == list(
+            range(first.version - len(first.committed) + 1, first.version + 1)
+        )
+        assert len(first.committed) >= first.events and not again.committed
         assert (await tables.view(table_id)).version == first.version
         # The same id with another command still answers the first result, running nothing.
         other = await tables.execute(table_id, gpb.Command(start_game=gpb.StartGame()), cid=cid)
-        assert other == first
+        assert other == again
         # The same id for another table is refused.
         elsewhere = await tables.bot_table()
         code, reason, _ = await refusal(tables.execute(elsewhere, step[0], step[1], cid=cid))

@@ -209,7 +209,13 @@ def test_expected_version_and_the_retried_outcome(store: EventStore) -> None:
     bot_table(host)
     first = host.execute("t1", g.StartGame(), "start", "server")
     assert first.version == host.load("t1").version  # the deal and the bots' moves included
-    assert host.execute("t1", g.StartGame(), "start", "server") == first
+    retried = host.execute("t1", g.StartGame(), "start", "server")
+    assert retried == first and not retried.committed
+    stored = store.read_stream("table-t1")
+    assert [e.version for e in first.committed] == [
+        e.version for e in stored if e.command_id.startswith("start")
+    ]
+    assert first.committed[-1].version == first.version
     command = human_move(host, "t1")
     assert command is not None
     with pytest.raises(VersionMismatch) as stale:

@@ -145,19 +145,28 @@ class ExecuteCommandResponse(_message.Message):
 
     VERSION_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
+    COMMITTED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The table's version after the command (and the bot moves it set off)."""
     events: _builtins.int
     """How many events the command itself appended."""
+    @_builtins.property
+    def committed(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.EventEnvelope]:
+        """Every event the command and the moves it set off committed, in version
+        order and not redacted (internal: the gateway shows them to its watchers
+        without waiting for NATS). Empty for a command id that ran before.
+        """
+
     def __init__(
         self,
         *,
         version: _builtins.int = ...,
         events: _builtins.int = ...,
+        committed: _abc.Iterable[_events_pb2.EventEnvelope] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["committed", b"committed", "events", b"events", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
