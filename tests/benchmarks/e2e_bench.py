@@ -334,6 +334,11 @@ def _report(
             f"p99 {_quantile(calls, 0.99) * 1000:.1f} ms"
         )
     actions = client_plays + sum(run.returns for run in runs) + 1
+    streamed = sum(len(seen) for run in runs for seen in run.seen)
+    print(
+        f"  watch messages streamed to clients: {streamed} "
+        f"({streamed / actions:.1f} per client action)"
+    )
     spent = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
     print(
         f"  CPU per client action ({wall:.0f} s wall, "
