@@ -92,16 +92,22 @@ def public_view(table: Table) -> gpb.TableView:
     return view
 
 
-def seat_view(public: gpb.TableView, table: Table, seat: int | None) -> gpb.TableView:
+def seat_view(
+    public: gpb.TableView, table: Table, seat: int | None, into: gpb.TableView | None = None
+) -> gpb.TableView:
     """``public`` (from :func:`public_view` of the same table) as ``seat`` sees it.
 
     Only the seat's own cards are added: its hand, the cards it received,
-    what it owes in the exchange and its legal actions. ``public`` is not changed.
+    what it owes in the exchange and its legal actions. ``public`` is not
+    changed. With ``into`` (an empty message, e.g. a response's field), the
+    view is built there and returned.
     """
-    if seat is None:
+    if seat is None and into is None:
         return public
-    view = gpb.TableView()
+    view = into if into is not None else gpb.TableView()
     view.CopyFrom(public)
+    if seat is None:
+        return view
     view.viewer_seat = seat
     state = table.game.round
     if state is not None and 0 <= seat < state.seat_count:

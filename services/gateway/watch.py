@@ -83,22 +83,37 @@ class Entry:
     def version(self) -> int:
         return self.envelope.version
 
+    def _public_view(self) -> gpb.TableView:
+        if self._public is None:
+            self._public = public_view(self.table)
+        return self._public
+
     def view(self, seat: int | None) -> gpb.TableView:
         """The table after this event as ``seat`` sees it (computed once per seat)."""
+        built = self._responses.get(seat)
+        if built is not None:
+            return built.view
         cached = self._views.get(seat)
         if cached is None:
-            if self._public is None:
-                self._public = public_view(self.table)
-            cached = self._views[seat] = seat_view(self._public, self.table, seat)
+            cached = self._views[seat] = seat_view(self._public_view(), self.table, seat)
         return cached
 
     def response(self, seat: int | None) -> pb.WatchResponse:
-        """The change as ``seat`` sees it (built once per seat, shared by its watchers)."""
+        """The change as ``seat`` sees it (built once per seat, shared by its watchers).
+
+        The seat's view is built inside the response: copying a finished view
+        into it would cost as much again.
+        """
         cached = self._responses.get(seat)
         if cached is None:
-            cached = self._responses[seat] = pb.WatchResponse(
-                version=self.version, event=self.event(seat), view=self.view(seat)
-            )
+            cached = pb.WatchResponse(version=self.version)
+            cached.event.CopyFrom(self.event(seat))
+            view = self._views.get(seat)
+            if view is not None:
+                cached.view.CopyFrom(view)
+            else:
+                seat_view(self._public_view(), self.table, seat, into=cached.view)
+            self._responses[seat] = cached
         return cached
 
     def event(self, seat: int | None) -> epb.EventEnvelope:
