@@ -715,6 +715,25 @@ class EventStoreContract:
         assert store.process_batch("scores", handler) == 3
         assert len(self._seen(store)) == 3
 
+    def test_advance_over_skips_known_events_only_when_nothing_else_lies_between(
+        self, store: EventStore
+    ) -> None:
+        first = store.append("table-1", 0, [new_event(1), new_event(2)], "cmd-1").events
+        third = store.append("table-2", 0, [new_event(3)], "cmd-2").events
+        p1, p2, p3 = (e.position for e in [*first, *third])
+        settle(store)
+        assert store.advance_over("relay", [p2, p1]) == p2
+        assert store.tracked_position("relay") == p2
+        assert store.advance_over("relay", [p1]) == p2  # behind it already: nothing moves
+        later = store.append("table-1", 2, [new_event(4), new_event(5)], "cmd-3").events
+        settle(store)
+        # Event 3 and event 4 lie between: told only of event 5, nothing moves.
+        assert store.advance_over("relay", [later[1].position]) is None
+        assert store.tracked_position("relay") == p2
+        assert store.advance_over("relay", [p3, later[1].position]) is None
+        assert store.advance_over("relay", [p3, *(e.position for e in later)]) == later[1].position
+        assert store.read_all(store.tracked_position("relay")) == []
+
     def test_consumers_track_their_own_positions(self, store: EventStore, seen_table: str) -> None:
         store.append("table-1", 0, [new_event(1)], "cmd-1")
         counts: Counter[str] = Counter()

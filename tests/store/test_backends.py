@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlalchemy import Connection, insert, text
 
-from president.store import EventStore, NewEvent, StoredEvent, migrate
+from president.store import EventStore, NewEvent, Position, StoredEvent, migrate
 from president.store.schema import events
 
 from .contract import EventStoreContract, keys, new_event, settle
@@ -128,6 +128,30 @@ class TestPostgresStore(EventStoreContract):
             assert store.read_all() == []  # ours waits
             slow.commit()
 
+        assert keys(settle(store).read_all()) == [("table-slow", 1), ("table-fast", 1)]
+
+    def test_advance_over_never_skips_an_older_transaction_still_running(
+        self, store: EventStore
+    ) -> None:
+        """Told of a later commit only, a consumer does not jump over a running append."""
+        row = {
+            "stream_id": "table-slow",
+            "version": 1,
+            "type": "test.v1.Happened",
+            "payload": b"",
+            "metadata": "{}",
+            "command_id": "slow",
+            "command_seq": 0,
+            "hash": "0" * 64,
+            "previous_hash": "0" * 64,
+        }
+        with store.engine.connect() as slow:
+            slow.begin()
+            slow.execute(insert(events).values(row))  # transaction still open
+            fast = store.append("table-fast", 0, [NewEvent("test.v1.Happened", b"")], "fast")
+            assert store.advance_over("relay", [fast.events[0].position]) is None
+            slow.commit()
+        assert store.tracked_position("relay") == Position.START
         assert keys(settle(store).read_all()) == [("table-slow", 1), ("table-fast", 1)]
 
     def test_a_handler_that_has_not_written_holds_back_no_follower(

@@ -549,6 +549,40 @@ class EventStore:
             _advance(connection, consumer, fresh[-1].position)
         return len(fresh)
 
+    def advance_over(self, consumer: str, positions: Sequence[Position]) -> Position | None:
+        """Move ``consumer`` past ``positions`` without reading them, if nothing else lies between.
+
+        For a consumer that already handled these events another way (the
+        outbox relay's fast path had them acknowledged): in one transaction,
+        if the committed events after the consumer's position up to the
+        greatest of ``positions`` are exactly those of ``positions`` after it
+        (one count, no event read), the position moves to that greatest one.
+        Returns the consumer's position then, or None, moving nothing, when
+        other events lie between (the caller reads them with ``process_batch``).
+        """
+        _check_id("consumer name", consumer)
+        self._ensure_tracking_row(consumer)
+        with self._tracking_lock(consumer) as (connection, current):
+            ahead = sorted({position for position in positions if position > current})
+            if not ahead:
+                return current
+            last = ahead[-1]
+            query = select(func.count()).select_from(events_table)
+            if self._postgres:
+                query = query.where(
+                    tuple_(events_table.c.tx_id, events_table.c.id)
+                    > tuple_(current.transaction, current.id),
+                    tuple_(events_table.c.tx_id, events_table.c.id)
+                    <= tuple_(last.transaction, last.id),
+                    events_table.c.tx_id < select(_PG_VISIBLE_BELOW).scalar_subquery(),
+                )
+            else:
+                query = query.where(events_table.c.id > current.id, events_table.c.id <= last.id)
+            if connection.execute(query).scalar_one() != len(ahead):
+                return None
+            _advance(connection, consumer, last)
+        return last
+
     def _unprocessed(
         self, consumer: str, source: EventStore | None, limit: int
     ) -> list[StoredEvent]:
