@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -279,6 +281,10 @@ class GatewayClient:
         )
         return checked
 
+    def session(self, from_version: int = 0) -> Session:
+        """Watch and act on one Session stream (see :class:`Session`)."""
+        return Session(self, from_version)
+
     async def watch(self, from_version: int = 0) -> AsyncIterator[pb.WatchResponse]:
         """The token's view as a stream (a snapshot, then every change; or resume)."""
         call = self.stub.Watch(pb.WatchRequest(from_version=from_version), metadata=self.metadata())
@@ -289,6 +295,138 @@ class GatewayClient:
             raise GatewayError.of(error) from None
         finally:
             call.cancel()
+
+
+# --------------------------------------------------------------------------- sessions
+class Session:
+    """One Session stream: the seat's changes, and its commands sent on the same stream.
+
+    ::
+
+        async with client.session() as session:
+            async for change in session.changes():
+                await session.play(["3C"])
+
+    The changes are those :meth:`GatewayClient.watch` yields. ``play``,
+    ``pass_``, ``return_cards`` and ``host_action`` work as the client's
+    calls do (a refusal raises :class:`GatewayError`), but travel on the open
+    stream, which costs the gateway and the client far less than a call.
+    """
+
+    def __init__(self, client: GatewayClient, from_version: int = 0) -> None:
+        self._outbox: asyncio.Queue[pb.SessionRequest | None] = asyncio.Queue()
+        self._outbox.put_nowait(pb.SessionRequest(watch=pb.WatchRequest(from_version=from_version)))
+        self._changes: asyncio.Queue[pb.WatchResponse | GatewayError | None] = asyncio.Queue()
+        self._waiting: deque[tuple[str, asyncio.Future[int]]] = deque()
+        self._call = client.stub.Session(self._requests(), metadata=client.metadata())
+        self._reader = asyncio.create_task(self._read(), name="session-reader")
+        self._ended: GatewayError | None = None
+
+    async def _requests(self) -> AsyncIterator[pb.SessionRequest]:
+        while (request := await self._outbox.get()) is not None:
+            yield request
+
+    async def _read(self) -> None:
+        ended: GatewayError | None = None
+        try:
+            async for response in self._call:
+                if response.HasField("change"):
+                    self._changes.put_nowait(response.change)
+                    continue
+                result = response.result
+                command_id, future = self._waiting.popleft()
+                if future.done():
+                    continue
+                if result.command_id != command_id:
+                    future.set_exception(
+                        GatewayError(
+                            grpc.StatusCode.INTERNAL, "OUT_OF_ORDER", "a result for another command"
+                        )
+                    )
+                elif result.HasField("refused"):
+                    refused = result.refused
+                    code = getattr(grpc.StatusCode, refused.code, grpc.StatusCode.UNKNOWN)
+                    future.set_exception(GatewayError(code, refused.reason, refused.message))
+                else:
+                    future.set_result(result.version)
+        except grpc.aio.AioRpcError as error:
+            ended = GatewayError.of(error)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._ended = ended or GatewayError(
+                grpc.StatusCode.UNAVAILABLE, "SESSION_ENDED", "the session stream ended"
+            )
+            for _command_id, future in self._waiting:
+                if not future.done():
+                    future.set_exception(self._ended)
+            self._waiting.clear()
+            self._changes.put_nowait(ended)
+
+    async def changes(self) -> AsyncIterator[pb.WatchResponse]:
+        """The changes, as Watch streams them; raises the stream's error if it failed."""
+        while (item := await self._changes.get()) is not None:
+            if isinstance(item, GatewayError):
+                raise item
+            yield item
+
+    async def _send(self, request: pb.SessionRequest, command_id: str) -> int:
+        if self._reader.done():
+            raise self._ended or GatewayError(
+                grpc.StatusCode.UNAVAILABLE, "SESSION_ENDED", "the session stream ended"
+            )
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._waiting.append((command_id, future))
+        self._outbox.put_nowait(request)
+        return await future
+
+    async def play(
+        self, cards: Sequence[str], trick_version: int | None = None, command_id: str = ""
+    ) -> int:
+        """Play cards; the table's version after the play."""
+        command_id = command_id or uuid.uuid4().hex
+        play = pb.PlayRequest(cards=list(cards), command_id=command_id)
+        if trick_version is not None:
+            play.trick_version = trick_version
+        return await self._send(pb.SessionRequest(play=play), command_id)
+
+    async def pass_(self, trick_version: int | None = None, command_id: str = "") -> int:
+        """Pass; the table's version after it."""
+        command_id = command_id or uuid.uuid4().hex
+        passing = pb.PassRequest(command_id=command_id)
+        if trick_version is not None:
+            passing.trick_version = trick_version
+        request = pb.SessionRequest()
+        getattr(request, "pass").CopyFrom(passing)
+        return await self._send(request, command_id)
+
+    async def return_cards(self, cards: Sequence[str], command_id: str = "") -> int:
+        """Return cards in the exchange."""
+        command_id = command_id or uuid.uuid4().hex
+        returning = pb.ReturnCardsRequest(cards=list(cards), command_id=command_id)
+        return await self._send(pb.SessionRequest(return_cards=returning), command_id)
+
+    async def host_action(self, choice: str, command_id: str = "") -> int:
+        """Host: ``next_round``, ``end_game``, ``play_again`` or ``back_to_lobby``."""
+        command_id = command_id or uuid.uuid4().hex
+        action = pb.HostActionRequest(
+            choice=HOST_CHOICES.get(choice, pb.HOST_CHOICE_UNSPECIFIED), command_id=command_id
+        )
+        return await self._send(pb.SessionRequest(host_action=action), command_id)
+
+    async def close(self) -> None:
+        """End the stream (commands still waiting fail)."""
+        self._outbox.put_nowait(None)
+        self._call.cancel()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
 
 
 # --------------------------------------------------------------------------- the bot client
@@ -335,7 +473,21 @@ class SeatLog:
         return self.responses[-1].view if self.responses else None
 
 
-async def act(client: GatewayClient, view: gpb.TableView, policy: Policy = choose) -> int | None:
+class SeatActions(Protocol):
+    """What a seat does: through its calls (:class:`GatewayClient`) or a :class:`Session`."""
+
+    async def play(
+        self, cards: Sequence[str], trick_version: int | None = None, command_id: str = ""
+    ) -> int: ...
+
+    async def pass_(self, trick_version: int | None = None, command_id: str = "") -> int: ...
+
+    async def return_cards(self, cards: Sequence[str], command_id: str = "") -> int: ...
+
+    async def host_action(self, choice: str, command_id: str = "") -> int: ...
+
+
+async def act(client: SeatActions, view: gpb.TableView, policy: Policy = choose) -> int | None:
     """Take the policy's action on ``view``; the version after it, None when refused or idle."""
     action = policy(view)
     if action is None:
@@ -360,21 +512,26 @@ async def play_seat(
     log: SeatLog | None = None,
     keep: bool = True,
     from_version: int = 0,
+    session: bool = False,
 ) -> SeatLog:
     """Play the client's seat from its watch stream until the game is over (or ``until``).
 
     With ``host_rounds``, the client is the host: between rounds it asks for
     the next round, and ends the game after that many rounds. The stream
     starts with a snapshot, or after ``from_version``, and is resumed from
-    the last version after a dropped connection.
+    the last version after a dropped connection. With ``session``, it
+    watches and acts on one Session stream instead of Watch and calls.
     """
     log = log or SeatLog()
     last_version = from_version
     # A replayed past is watched, not acted on: act from the table's present version.
     acted_to = (await client.get_table()).version if from_version else 0
     while True:
+        opened = client.session(last_version) if session else None
+        seat: SeatActions = opened if opened is not None else client
+        changes = opened.changes() if opened is not None else client.watch(last_version)
         try:
-            async for change in client.watch(last_version):
+            async for change in changes:
                 last_version = change.version
                 if keep:
                     log.responses.append(change)
@@ -387,10 +544,10 @@ async def play_seat(
                     continue  # our last action is not in this view yet
                 if host_rounds is not None and view.phase == "between_rounds":
                     choice = "end_game" if view.round.round_no >= host_rounds else "next_round"
-                    acted_to = await _tolerant(client.host_action(choice), log) or acted_to
+                    acted_to = await _tolerant(seat.host_action(choice), log) or acted_to
                     continue
                 if view.phase == "round":
-                    after = await _tolerant(act(client, view, policy), log)
+                    after = await _tolerant(act(seat, view, policy), log)
                     if after is not None:
                         log.actions += 1
                         acted_to = after
@@ -400,6 +557,9 @@ async def play_seat(
                 raise
             log.reconnects += 1
             await asyncio.sleep(0.2)
+        finally:
+            if opened is not None:
+                await opened.close()
 
 
 async def _tolerant(call: Awaitable[int | None], log: SeatLog) -> int | None:

@@ -10,21 +10,13 @@ import structlog
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
-from president.rules.errors import CommandError, Rejected
-from president.rules.options import OptionError
-from president.service.errors import ServiceError, abort
+from president.service.errors import abort
 from services.gateway.app import Gateway
 from services.gateway.auth import Claims, Tokens
+from services.gateway.session import DOMAIN_ERRORS, internal, session
 
 T = TypeVar("T")
 Context = grpc.aio.ServicerContext[Any, Any]
-DOMAIN_ERRORS = (ServiceError, Rejected, CommandError, OptionError)
-
-
-def internal() -> ServiceError:
-    return ServiceError(
-        grpc.StatusCode.INTERNAL, "INTERNAL", "the gateway failed on this call; try again"
-    )
 
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
@@ -128,15 +120,24 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     ) -> pb.CheckDealResponse:
         return await self._authed(context, lambda claims: self._gateway.check_deal(claims, request))
 
-    async def Watch(
-        self, request: pb.WatchRequest, context: Context
-    ) -> AsyncIterator[pb.WatchResponse]:
+    def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
+        return self._streamed(context, lambda claims: self._gateway.watch(claims, request))
+
+    def Session(
+        self, requests: AsyncIterator[pb.SessionRequest], context: Context
+    ) -> AsyncIterator[pb.SessionResponse]:
+        return self._streamed(context, lambda claims: session(self._gateway, claims, requests))
+
+    async def _streamed(
+        self, context: Context, open_stream: Callable[[Claims], AsyncIterator[T]]
+    ) -> AsyncIterator[T]:
+        """A stream that acts with the bearer token's claims; its failure ends the call."""
         try:
             claims = self._tokens.from_metadata(context.invocation_metadata())
-            async for item in self._gateway.watch(claims, request):
+            async for item in open_stream(claims):
                 yield item
         except DOMAIN_ERRORS as error:
             await abort(context, error)
         except Exception as error:
-            self._log.exception("watch failed", error=repr(error))
+            self._log.exception("stream failed", error=repr(error))
             await abort(context, internal())

@@ -19,8 +19,13 @@ import structlog
 
 from president.game.v1 import game_pb2 as gpb
 from president.service.channels import internal_channel_options
-from president.service.command_stream import refused
-from president.service.errors import ServiceError, abort, aio_error_info, reraise_remote
+from president.service.errors import (
+    ServiceError,
+    abort,
+    aio_error_info,
+    reraise_remote,
+    to_refusal,
+)
 from president.service.metrics import REJECTIONS, observe_call
 from president.service.nats import envelope, valid_table_id
 from president.table.v1 import table_pb2 as pb
@@ -163,7 +168,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             except Exception as error:
                 rejection = _refused(error)
                 out = pb.ExecuteCommandsResponse(
-                    request_id=item.request_id, refused=refused(rejection)
+                    request_id=item.request_id, refused=to_refusal(rejection)
                 )
                 code = rejection.status.name
             observe_call("table", "ExecuteCommands", code, time.perf_counter() - started)

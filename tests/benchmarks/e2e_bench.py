@@ -9,9 +9,11 @@ once its event is committed to the store.
 Each table has four seats, each played by a bot client of
 :mod:`president.client` through the public gateway: it watches its own
 stream and answers with a legal action from its view; the host asks for the
-next round. For each accepted play or pass, the latency is from the moment
-the client called ``Play``/``Pass`` to the moment the last of the table's
-four watchers received the play's version on its stream.
+next round. By default each client watches and acts on one ``Session``
+stream; ``--calls`` makes it use ``Watch`` and a ``Play``/``Pass`` call per
+action instead. For each accepted play or pass, the latency is from the
+moment the client sent it to the moment the last of the table's four
+watchers received the play's version on its stream.
 
 Next to it, a floor measured in the same run on the same machine: a bare
 grpc.aio round trip (the gateway's health check), one store append (one
@@ -35,7 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,8 +50,9 @@ import nats  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 from sqlalchemy import create_engine, make_url, text  # noqa: E402
 
-from president.client import GatewayClient, GatewayError, choose  # noqa: E402
+from president.client import GatewayClient, GatewayError, SeatActions, choose  # noqa: E402
 from president.events.v1 import events_pb2 as epb  # noqa: E402
+from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
 from president.service.launcher import NatsServer, Stack  # noqa: E402
 from president.store import EventStore, NewEvent, migrate  # noqa: E402
 
@@ -75,11 +78,29 @@ class TableRun:
     returns: int = 0
 
 
-async def _seat(run: TableRun, index: int, counting_from: float) -> None:
+async def _seat(run: TableRun, index: int, counting_from: float, calls: bool) -> None:
     client = run.clients[index]
     seen = run.seen[index]
+    session = None if calls else client.session()
+    seat: SeatActions = session if session is not None else client
+    changes = session.changes() if session is not None else client.watch()
+    try:
+        await _follow(run, index, seat, changes, seen, counting_from)
+    finally:
+        if session is not None:
+            await session.close()
+
+
+async def _follow(
+    run: TableRun,
+    index: int,
+    client: SeatActions,
+    changes: AsyncIterator[pb.WatchResponse],
+    seen: list[tuple[int, float]],
+    counting_from: float,
+) -> None:
     acted_to = 0
-    async for change in client.watch():
+    async for change in changes:
         now = time.perf_counter()
         seen.append((change.version, now))
         if index == 0 and change.event.type.endswith(PLAY_EVENTS):
@@ -232,7 +253,7 @@ async def _floor(stack: Stack, database_url: str, nats_url: str) -> dict[str, fl
 
 
 async def _load(
-    stack: Stack, tables: int, clients: int, seconds: float
+    stack: Stack, tables: int, clients: int, seconds: float, calls: bool = False
 ) -> tuple[list[TableRun], float, float]:
     shared = GatewayClient.connect(stack.gateway)
     runs = await asyncio.gather(*(_table(shared, n, clients) for n in range(tables)))
@@ -240,7 +261,7 @@ async def _load(
     counting_from = begin + WARM_UP_SECONDS
     stop_at = counting_from + seconds
     seats = [
-        asyncio.create_task(_seat(run, index, counting_from))
+        asyncio.create_task(_seat(run, index, counting_from, calls))
         for run in runs
         for index in range(clients)
     ]
@@ -262,6 +283,11 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time after warm-up")
     parser.add_argument("--db", default="", help="a PostgreSQL URL (default: a SQLite file)")
+    parser.add_argument(
+        "--calls",
+        action="store_true",
+        help="clients watch with Watch and act with a call each (default: one Session stream)",
+    )
     args = parser.parse_args()
     if not 1 <= args.tables <= 200 or not 1 <= args.seconds <= 300 or not 1 <= args.clients <= 4:
         parser.error("--tables 1..200, --clients 1..4, --seconds 1..300")
@@ -280,7 +306,7 @@ def main() -> None:
             cpu_before = _cpu_of(stack, nats_server)
             wall_before = time.perf_counter()
             runs, counting_from, stop_at = asyncio.run(
-                _load(stack, args.tables, args.clients, args.seconds)
+                _load(stack, args.tables, args.clients, args.seconds, args.calls)
             )
             wall = time.perf_counter() - wall_before
             cpu_after = _cpu_of(stack, nats_server)
@@ -308,11 +334,12 @@ def _report(
     print(
         f"e2e through the gateway: {args.tables} tables x ({args.clients} bot clients"
         + (f" + {bots} table-side bots" if bots else "")
-        + f"), {store_name}, {os.cpu_count()} cores, {seconds:.0f} s measured"
+        + f"), {'Watch and calls' if args.calls else 'Session streams'}, {store_name}, "
+        f"{os.cpu_count()} cores, {seconds:.0f} s measured"
         f" after {WARM_UP_SECONDS:.0f} s warm-up"
     )
     print(
-        f"  plays and passes by the clients, each a durable Play/Pass call: {client_plays} "
+        f"  plays and passes by the clients, each durable before it is answered: {client_plays} "
         f"({client_plays / seconds:.0f}/s); exchange returns {sum(r.returns for r in runs)}; "
         f"refused {sum(r.refused for r in runs)}"
     )
@@ -330,7 +357,7 @@ def _report(
     calls = [c for run in runs for c in run.calls]
     if calls:
         print(
-            f"  the Play/Pass call alone: p50 {_quantile(calls, 0.5) * 1000:.1f} ms, "
+            f"  the play or pass until its answer: p50 {_quantile(calls, 0.5) * 1000:.1f} ms, "
             f"p99 {_quantile(calls, 0.99) * 1000:.1f} ms"
         )
     actions = client_plays + sum(run.returns for run in runs) + 1

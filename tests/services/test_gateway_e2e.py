@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 
 import grpc
 import pytest
@@ -79,11 +79,11 @@ async def test_whole_games_of_every_preset_never_leak(
 ) -> None:
     """Three human clients and a bot play a game (ending by the rules after two rounds).
 
-    Each human watches its own stream from version 1; a spectator and an
-    auditor watch too. Every change and every GetTable is checked against
-    the stored log: own cards only, no secret before its reveal, versions
-    contiguous with no duplicate. CheckDeal is refused before round 1 ends
-    and verifies every round afterwards.
+    Each human watches its own stream from version 1 (one of them on a Session
+    stream, acting on it too); a spectator and an auditor watch too. Every
+    change and every GetTable is checked against the stored log: own cards
+    only, no secret before its reveal, versions contiguous with no duplicate.
+    CheckDeal is refused before round 1 ends and verifies every round afterwards.
     """
     options = {"game_end": "rounds:2"}
     if preset == "traditional":
@@ -107,8 +107,14 @@ async def test_whole_games_of_every_preset_never_leak(
         return out
 
     logs = [SeatLog() for _ in humans]
-    plays = [
-        play_seat(human, log=log, from_version=1, host_rounds=10 if human is client else None)
+    plays = [  # the second human watches and acts on one Session stream
+        play_seat(
+            human,
+            log=log,
+            from_version=1,
+            host_rounds=10 if human is client else None,
+            session=human is humans[1],
+        )
         for human, log in zip(humans, logs, strict=True)
     ]
     results = await asyncio.wait_for(
@@ -182,14 +188,15 @@ async def test_practice_table_with_bots_and_a_reconnect_mid_round(
     assert versions[-1] >= truth.version - 1  # the game's end (the secret's reveal may follow)
 
 
+@pytest.mark.parametrize("session", [False, True], ids=["watch", "session"])
 async def test_a_crashed_gateway_is_resumed_from_the_last_version(
-    stack: Stack, client: GatewayClient, store: Store
+    stack: Stack, client: GatewayClient, store: Store, session: bool
 ) -> None:
     """kill -9 of the gateway mid-game: the bot client watches again from its last version."""
     await client.create_table("house", display_name="Ada", visibility="practice")
     await client.start()
     log = SeatLog()
-    playing = asyncio.create_task(play_seat(client, log=log, host_rounds=2))
+    playing = asyncio.create_task(play_seat(client, log=log, host_rounds=2, session=session))
     while len(log.responses) < 15 and not playing.done():
         await asyncio.sleep(0.02)
     stack.stop_one("gateway", kill=True)
@@ -219,6 +226,102 @@ async def test_a_retried_command_id_plays_once(client: GatewayClient, store: Sto
         if e.metadata.get("command_id") == f"{client.player_id}:my-play-1"
     ]
     assert mine and mine.count("CardsPlayed") + mine.count("Passed") == 1, mine
+
+
+async def test_a_session_answers_each_command_and_refusals_change_nothing(
+    stack: Stack, client: GatewayClient, store: Store
+) -> None:
+    """Commands on a Session stream run as the calls do; a refusal is a result, not the end."""
+    humans = await table_of_humans(client, "house", humans=2, seats=4, visibility="private")
+    table_id = client.table_id
+    spectator = client.sibling()
+    await spectator.spectate(table_id)
+    await client.start()
+    view = await _wait_for_turn_of(humans)
+    on_turn = next(h for h in humans if h.seat == view.round.to_act)
+    off_turn = next(h for h in humans if h is not on_turn)
+    guest = humans[1]
+    held = sorted(view.round.hand)
+    not_held = next(c for c in ("3C", "3D", "3H", "3S", "4C", "4D") if c not in held)
+    before = store.version(table_id)
+    async with (
+        on_turn.session(before) as mine,
+        off_turn.session() as theirs,
+        spectator.session() as watching,
+        guest.session() as guests,
+    ):
+        cases = [
+            (mine.play(["11H"]), INVALID, "MALFORMED_CARDS"),
+            (mine.play([not_held]), INVALID, "NOT_IN_HAND"),
+            (mine.play(held[:1], command_id="x" * 101), INVALID, "INVALID_COMMAND_ID"),
+            (theirs.pass_(), grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN"),
+            (watching.pass_(), DENIED, "READ_ONLY"),
+            (guests.host_action("end_game"), DENIED, "NOT_HOST"),
+            (mine.host_action("nonsense"), INVALID, "INVALID_CHOICE"),
+        ]  # fmt: skip
+        for call, code, reason in cases:
+            await expect(call, code, reason)
+        assert store.version(table_id) == before, "a refused command changed the table"
+        action = choose(view)  # type: ignore[arg-type]
+        assert action is not None
+        verb, cards = action
+
+        def send() -> Awaitable[int]:
+            if verb == "play":
+                return mine.play(cards, command_id="s-1")
+            return mine.pass_(command_id="s-1")
+
+        version = await send()
+        again = await send()
+        assert again == version > before
+        seen: list[pb.WatchResponse] = []
+        async for change in mine.changes():  # the play arrives on the same stream
+            seen.append(change)
+            if change.version >= version:
+                break
+    assert [c.version for c in seen] == list(range(before + 1, version + 1))
+    check_stream(seen, store.truth(table_id), on_turn.player_id, before)
+    played = [
+        e
+        for e in store.events(table_id)
+        if e.metadata.get("command_id") == f"{on_turn.player_id}:s-1"
+    ]
+    assert sum(e.type.endswith(("CardsPlayed", "Passed")) for e in played) == 1
+
+
+async def test_a_session_must_start_with_a_watch_and_a_valid_token(
+    stack: Stack, client: GatewayClient
+) -> None:
+    await client.create_table("house", display_name="Ada")
+
+    async def first_response(
+        requests: list[pb.SessionRequest], metadata: tuple[tuple[str, str], ...]
+    ) -> object:
+        async def sent() -> AsyncIterator[pb.SessionRequest]:
+            for request in requests:
+                yield request
+            await asyncio.sleep(5)
+
+        call = client.stub.Session(sent(), metadata=metadata)
+        try:
+            async for response in call:
+                return response
+        except grpc.aio.AioRpcError as error:
+            raise GatewayError.of(error) from None
+        finally:
+            call.cancel()
+        return None
+
+    play_first = [pb.SessionRequest(play=pb.PlayRequest(cards=["3C"]))]
+    await expect(first_response(play_first, client.metadata()), INVALID, "SESSION_NOT_STARTED")
+    watch = [pb.SessionRequest(watch=pb.WatchRequest())]
+    forged = (("authorization", "Bearer forged.token.value"),)
+    await expect(first_response(watch, forged), UNAUTHENTICATED, "TOKEN_INVALID")
+    first = await first_response(watch, client.metadata())
+    assert isinstance(first, pb.SessionResponse) and first.change.snapshot
+    async with client.session() as session:
+        empty = session._send(pb.SessionRequest(), "")
+        await expect(empty, INVALID, "NOT_A_SESSION_COMMAND")
 
 
 async def _wait_for_turn(client: GatewayClient) -> pb.GetTableResponse:

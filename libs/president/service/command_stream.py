@@ -6,10 +6,11 @@ gateway keeps one bidirectional stream to the table service open and sends
 each command on it with a request id; the table service answers each on the
 response stream, in whatever order they finish.
 
-A refusal travels as a :class:`~president.table.v1.table_pb2.CommandRefused`
-(:func:`refused`) and becomes the same :class:`ServiceError` the unary call
-would have raised (:func:`service_error`), so the client sees the same status,
-reason and sentence either way.
+A refusal travels as a :class:`~president.game.v1.game_pb2.Refusal`
+(:func:`~president.service.errors.to_refusal`) and becomes the same
+:class:`ServiceError` the unary call would have raised
+(:func:`~president.service.errors.from_refusal`), so the client sees the same
+status, reason and sentence either way.
 
 If the stream breaks (the table service restarted), every command waiting on
 it fails with UNAVAILABLE and the next command opens a new stream. A command
@@ -28,24 +29,11 @@ from typing import Any
 
 import grpc
 
-from president.service.errors import ServiceError
+from president.service.errors import ServiceError, from_refusal
 from president.table.v1 import table_pb2 as pb
 
 #: How long a command waits for its answer, as the unary call's deadline.
 ANSWER_SECONDS = 15.0
-
-
-def refused(error: ServiceError) -> pb.CommandRefused:
-    """A refusal as it travels on the stream."""
-    return pb.CommandRefused(
-        code=error.status.name, reason=error.reason, message=error.message, metadata=error.metadata
-    )
-
-
-def service_error(message: pb.CommandRefused) -> ServiceError:
-    """The refusal the unary call would have raised."""
-    status = getattr(grpc.StatusCode, message.code, grpc.StatusCode.UNKNOWN)
-    return ServiceError(status, message.reason, message.message, dict(message.metadata))
 
 
 def unavailable() -> ServiceError:
@@ -83,7 +71,7 @@ class _Stream:
                 if future is None or future.done():
                     continue  # its caller gave up waiting
                 if answer.HasField("refused"):
-                    future.set_exception(service_error(answer.refused))
+                    future.set_exception(from_refusal(answer.refused))
                 else:
                     future.set_result(answer.done)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.CancelledError):

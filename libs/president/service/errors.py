@@ -15,6 +15,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from president.game.v1 import game_pb2 as gpb
 from president.rules.errors import CommandError, ErrorCode, Rejected
 from president.rules.options import OptionError
 
@@ -86,6 +87,19 @@ def to_status(error: ServiceError) -> grpc.Status:
         code=getattr(code_pb2, error.status.name), message=error.message, details=[detail]
     )
     return rpc_status.to_status(status)
+
+
+def to_refusal(error: ServiceError) -> gpb.Refusal:
+    """A refusal as a message, for a command answered on a stream."""
+    return gpb.Refusal(
+        code=error.status.name, reason=error.reason, message=error.message, metadata=error.metadata
+    )
+
+
+def from_refusal(message: gpb.Refusal) -> ServiceError:
+    """The refusal a call would have raised, from its message."""
+    status = getattr(grpc.StatusCode, message.code, grpc.StatusCode.UNKNOWN)
+    return ServiceError(status, message.reason, message.message, dict(message.metadata))
 
 
 async def abort(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> NoReturn:

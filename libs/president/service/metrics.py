@@ -88,28 +88,33 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
-        if handler.unary_stream is not None:
-            inner_stream: Any = handler.unary_stream
+        streaming: Any = handler.unary_stream or handler.stream_stream
+        if streaming is None:
+            return handler
 
-            async def stream(
-                request: Any, context: grpc.aio.ServicerContext[Any, Any]
-            ) -> AsyncIterator[Any]:
-                started = time.perf_counter()
-                code = "UNKNOWN"
-                try:
-                    async for item in inner_stream(request, context):
-                        yield item
-                    code = _code_name(context)
-                except BaseException:
-                    code = _code_name(context)
-                    code = "CANCELLED" if code == "OK" else code
-                    raise
-                finally:
-                    observe_call(service, method, code, time.perf_counter() - started)
+        async def stream(
+            request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
+            started = time.perf_counter()
+            code = "UNKNOWN"
+            try:
+                async for item in streaming(request, context):
+                    yield item
+                code = _code_name(context)
+            except BaseException:
+                code = _code_name(context)
+                code = "CANCELLED" if code == "OK" else code
+                raise
+            finally:
+                observe_call(service, method, code, time.perf_counter() - started)
 
-            return grpc.unary_stream_rpc_method_handler(
-                stream,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        make = (
+            grpc.unary_stream_rpc_method_handler
+            if handler.unary_stream is not None
+            else grpc.stream_stream_rpc_method_handler
+        )
+        return make(
+            stream,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )

@@ -713,3 +713,63 @@ class TableView(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__viewer_seat) -> _WhichOneofReturnType__viewer_seat | None: ...
 
 Global___TableView: _TypeAlias = TableView  # noqa: Y015
+
+@_typing.final
+class Refusal(_message.Message):
+    """A refused command, as a message: what a call would have failed with (its
+    status code, and its google.rpc.ErrorInfo reason, metadata and sentence).
+    Commands sent on a stream (the gateway's Session, the table service's
+    ExecuteCommands) are refused this way, the stream going on.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class MetadataEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """The gRPC status code's name, e.g. "INVALID_ARGUMENT" or "ABORTED"."""
+    reason: _builtins.str
+    """The stable machine-readable reason (FORMAT.md's codes, or TABLE_NOT_FOUND...)."""
+    message: _builtins.str
+    """What was wrong, in words a person understands."""
+    @_builtins.property
+    def metadata(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The ErrorInfo metadata."""
+
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        metadata: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "metadata", b"metadata", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Refusal: _TypeAlias = Refusal  # noqa: Y015

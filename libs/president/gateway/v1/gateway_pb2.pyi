@@ -1056,3 +1056,116 @@ class WatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchResponse: _TypeAlias = WatchResponse  # noqa: Y015
+
+@_typing.final
+class SessionRequest(_message.Message):
+    """One message from the client on a Session stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WATCH_FIELD_NUMBER: _builtins.int
+    PLAY_FIELD_NUMBER: _builtins.int
+    PASS_FIELD_NUMBER: _builtins.int
+    RETURN_CARDS_FIELD_NUMBER: _builtins.int
+    HOST_ACTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def watch(self) -> Global___WatchRequest:
+        """Where the changes start: the first request, and only the first."""
+
+    @_builtins.property
+    def play(self) -> Global___PlayRequest:
+        """Play cards, as the Play call."""
+
+    @_builtins.property
+    def return_cards(self) -> Global___ReturnCardsRequest:
+        """Return cards in the exchange, as the ReturnCards call."""
+
+    @_builtins.property
+    def host_action(self) -> Global___HostActionRequest:
+        """A host action, as the HostAction call."""
+
+    def __init__(
+        self,
+        *,
+        watch: Global___WatchRequest | None = ...,
+        play: Global___PlayRequest | None = ...,
+        return_cards: Global___ReturnCardsRequest | None = ...,
+        host_action: Global___HostActionRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["host_action", b"host_action", "pass", b"pass", "play", b"play", "request", b"request", "return_cards", b"return_cards", "watch", b"watch"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["host_action", b"host_action", "pass", b"pass", "play", b"play", "request", b"request", "return_cards", b"return_cards", "watch", b"watch"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["watch", "play", "pass", "return_cards", "host_action"]  # noqa: Y015
+    _WhichOneofArgType_request: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_request) -> _WhichOneofReturnType_request | None: ...
+
+Global___SessionRequest: _TypeAlias = SessionRequest  # noqa: Y015
+
+@_typing.final
+class SessionResponse(_message.Message):
+    """One message from the gateway on a Session stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHANGE_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def change(self) -> Global___WatchResponse:
+        """A change (or the first snapshot), exactly as Watch streams it."""
+
+    @_builtins.property
+    def result(self) -> Global___CommandResult:
+        """The outcome of one command sent on this stream."""
+
+    def __init__(
+        self,
+        *,
+        change: Global___WatchResponse | None = ...,
+        result: Global___CommandResult | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "response", b"response", "result", b"result"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "response", b"response", "result", b"result"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_response: _TypeAlias = _typing.Literal["change", "result"]  # noqa: Y015
+    _WhichOneofArgType_response: _TypeAlias = _typing.Literal["response", b"response"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_response) -> _WhichOneofReturnType_response | None: ...
+
+Global___SessionResponse: _TypeAlias = SessionResponse  # noqa: Y015
+
+@_typing.final
+class CommandResult(_message.Message):
+    """The outcome of a command sent on a Session stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    command_id: _builtins.str
+    """The command_id the command carried: give each command its own to match
+    the results (they come in the order the commands were sent).
+    """
+    version: _builtins.int
+    """Accepted: the table's version after the command."""
+    @_builtins.property
+    def refused(self) -> _game_pb2.Refusal:
+        """Refused: the status code, ErrorInfo reason and sentence the call would
+        have failed with. Absent when accepted.
+        """
+
+    def __init__(
+        self,
+        *,
+        command_id: _builtins.str = ...,
+        version: _builtins.int = ...,
+        refused: _game_pb2.Refusal | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["refused", b"refused"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "refused", b"refused", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CommandResult: _TypeAlias = CommandResult  # noqa: Y015

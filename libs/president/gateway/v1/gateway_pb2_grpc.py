@@ -120,6 +120,11 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WatchRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WatchResponse.FromString,
                 _registered_method=True)
+        self.Session = channel.stream_stream(
+                '/president.gateway.v1.GatewayService/Session',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -245,6 +250,18 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Session(self, request_iterator, context):
+        """Watch and act on one stream. The first request is a WatchRequest, and
+        the changes come as Watch sends them; the seat's plays, passes, returns
+        and host actions may then be sent on the same stream, each answered by a
+        CommandResult carrying its command_id (refusals included, the stream
+        going on). Same tokens and rights as the calls; a read-only token only
+        watches. A message on an open stream costs far less than a call.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -332,6 +349,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WatchRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WatchResponse.SerializeToString,
+            ),
+            'Session': grpc.stream_stream_rpc_method_handler(
+                    servicer.Session,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -794,6 +816,33 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/Watch',
             president_dot_gateway_dot_v1_dot_gateway__pb2.WatchRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.WatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Session(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/president.gateway.v1.GatewayService/Session',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -80,6 +80,14 @@ class GatewayServiceStub:
     """The committed deal of a finished round: fingerprint, secret, and the check."""
     Watch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]
     """The token's view of the table as a stream: a snapshot, then every change."""
+    Session: _grpc.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]
+    """Watch and act on one stream. The first request is a WatchRequest, and
+    the changes come as Watch sends them; the seat's plays, passes, returns
+    and host actions may then be sent on the same stream, each answered by a
+    CommandResult carrying its command_id (refusals included, the stream
+    going on). Same tokens and rights as the calls; a read-only token only
+    watches. A message on an open stream costs far less than a call.
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -120,6 +128,14 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """The committed deal of a finished round: fingerprint, secret, and the check."""
     Watch: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]  # type: ignore[assignment]
     """The token's view of the table as a stream: a snapshot, then every change."""
+    Session: _aio.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]  # type: ignore[assignment]
+    """Watch and act on one stream. The first request is a WatchRequest, and
+    the changes come as Watch sends them; the seat's plays, passes, returns
+    and host actions may then be sent on the same stream, each answered by a
+    CommandResult carrying its command_id (refusals included, the stream
+    going on). Same tokens and rights as the calls; a read-only token only
+    watches. A message on an open stream costs far less than a call.
+    """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API."""
@@ -259,5 +275,19 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_gateway_pb2.WatchResponse], _abc.AsyncIterator[_gateway_pb2.WatchResponse]]:
         """The token's view of the table as a stream: a snapshot, then every change."""
+
+    @_abc_1.abstractmethod
+    def Session(
+        self,
+        request_iterator: _MaybeAsyncIterator[_gateway_pb2.SessionRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_gateway_pb2.SessionResponse], _abc.AsyncIterator[_gateway_pb2.SessionResponse]]:
+        """Watch and act on one stream. The first request is a WatchRequest, and
+        the changes come as Watch sends them; the seat's plays, passes, returns
+        and host actions may then be sent on the same stream, each answered by a
+        CommandResult carrying its command_id (refusals included, the stream
+        going on). Same tokens and rights as the calls; a read-only token only
+        watches. A message on an open stream costs far less than a call.
+        """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -216,7 +216,7 @@ class ExecuteCommandsResponse(_message.Message):
         """Accepted: what ExecuteCommand would have returned."""
 
     @_builtins.property
-    def refused(self) -> Global___CommandRefused:
+    def refused(self) -> _game_pb2.Refusal:
         """Refused: what ExecuteCommand's error status would have carried."""
 
     def __init__(
@@ -224,7 +224,7 @@ class ExecuteCommandsResponse(_message.Message):
         *,
         request_id: _builtins.int = ...,
         done: Global___ExecuteCommandResponse | None = ...,
-        refused: Global___CommandRefused | None = ...,
+        refused: _game_pb2.Refusal | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["done", b"done", "outcome", b"outcome", "refused", b"refused"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -235,64 +235,6 @@ class ExecuteCommandsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
 
 Global___ExecuteCommandsResponse: _TypeAlias = ExecuteCommandsResponse  # noqa: Y015
-
-@_typing.final
-class CommandRefused(_message.Message):
-    """A refused command: the status code, the ErrorInfo reason and metadata, and
-    the sentence for a person, as ExecuteCommand fails with them.
-    """
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    @_typing.final
-    class MetadataEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.str
-        value: _builtins.str
-        def __init__(
-            self,
-            *,
-            key: _builtins.str = ...,
-            value: _builtins.str = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-    CODE_FIELD_NUMBER: _builtins.int
-    REASON_FIELD_NUMBER: _builtins.int
-    MESSAGE_FIELD_NUMBER: _builtins.int
-    METADATA_FIELD_NUMBER: _builtins.int
-    code: _builtins.str
-    """The gRPC status code's name, e.g. "INVALID_ARGUMENT" or "ABORTED"."""
-    reason: _builtins.str
-    """The stable machine-readable reason (FORMAT.md's codes, or TABLE_NOT_FOUND...)."""
-    message: _builtins.str
-    """What was wrong, in words a person understands."""
-    @_builtins.property
-    def metadata(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """The ErrorInfo metadata."""
-
-    def __init__(
-        self,
-        *,
-        code: _builtins.str = ...,
-        reason: _builtins.str = ...,
-        message: _builtins.str = ...,
-        metadata: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "metadata", b"metadata", "reason", b"reason"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___CommandRefused: _TypeAlias = CommandRefused  # noqa: Y015
 
 @_typing.final
 class TimeoutRequest(_message.Message):
