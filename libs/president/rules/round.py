@@ -968,7 +968,14 @@ def legal_actions(state: RoundState, seat: int) -> list[Action]:
     if state.phase != PLAY or not 0 <= seat < state.seat_count or not state.hands[seat]:
         return []
     actions: list[Action] = []
-    for cards in candidate_plays(state.hands[seat], state.options.poker_hands):
+    candidates = candidate_plays(state.hands[seat], state.options.poker_hands)
+    if not state.options.rapid and seat != state.to_act:
+        # Out of turn only the social rule's four of a kind may be played: a set of
+        # the trick's rank. Trying only those spares a refusal per other candidate.
+        if not (state.options.social and state.top):
+            candidates = []
+        candidates = [cards for cards in candidates if set_rank(cards) == state.run_rank]
+    for cards in candidates:
         try:
             check_play(state, seat, cards)
         except Rejected:
