@@ -9,11 +9,9 @@ the table list, and the game's metrics. Every refusal is a domain error or a
 from __future__ import annotations
 
 import hashlib
-import threading
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import grpc
 
@@ -36,7 +34,6 @@ from president.store import (
     NewEvent,
     StoredEvent,
 )
-from president.store.engine import is_sqlite
 from president.tables import (
     SERVER,
     Outcome,
@@ -61,16 +58,7 @@ _ROUND_ENDED = codec.type_name(pb.RoundEnded)
 
 
 class MeteredStore(EventStore):
-    """The event store, counting the plays, passes and rounds this replica appends.
-
-    On SQLite, this process's writers queue on a lock of their own: SQLite's
-    busy handler makes a waiting writer sleep in steps of up to 100 ms, which
-    under many tables turned into seconds of tail latency.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.write_lock = threading.Lock() if is_sqlite(self.engine) else None
+    """The event store, counting the plays, passes and rounds this replica appends."""
 
     def append(
         self,
@@ -81,15 +69,9 @@ class MeteredStore(EventStore):
         *,
         time: datetime | None = None,
     ) -> AppendResult:
-        if self.write_lock is None:
-            result = super().append(
-                stream_id, expected_version, events_to_append, command_id, time=time
-            )
-        else:
-            with self.write_lock:
-                result = super().append(
-                    stream_id, expected_version, events_to_append, command_id, time=time
-                )
+        result = super().append(
+            stream_id, expected_version, events_to_append, command_id, time=time
+        )
         if result.first_version == expected_version + 1:  # written now, not a repeat
             for event in events_to_append:
                 counted = _COUNTED.get(event.type)

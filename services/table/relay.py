@@ -257,7 +257,7 @@ class OutboxRelay:
         assert js is not None and loop is not None
         fast = self._fast_acked.positions()
         if fast:  # the usual case: the fast path sent them all; one count, no event read
-            skipped_to = await asyncio.to_thread(self._skip_fast_acked, fast)
+            skipped_to = await asyncio.to_thread(self._store.advance_over, self._consumer, fast)
             if skipped_to is not None:
                 moved = sum(1 for position in fast if position <= skipped_to)
                 self._fast_acked.passed(skipped_to)
@@ -297,15 +297,6 @@ class OutboxRelay:
                 self.published += handled
         return len(acked), handled
 
-    def _skip_fast_acked(self, acked: list[Position]) -> Position | None:
-        """Move the tracked position over fast-acknowledged events, if nothing else lies
-        between (:meth:`EventStore.advance_over`); None when something does."""
-        lock = getattr(self._store, "write_lock", None) or contextlib.nullcontext()
-        with lock:
-            return self._store.advance_over(self._consumer, acked)
-
     def _advance(self, confirm: BatchHandler, count: int) -> int:
         """Move the tracked position over ``count`` events, in one transaction."""
-        lock = getattr(self._store, "write_lock", None) or contextlib.nullcontext()
-        with lock:
-            return self._store.process_batch(self._consumer, confirm, limit=count)
+        return self._store.process_batch(self._consumer, confirm, limit=count)

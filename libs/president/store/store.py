@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from types import MappingProxyType, TracebackType
 from typing import Any, Self
@@ -146,6 +147,12 @@ class EventStore:
         self._known_heads: dict[str, tuple[int, str]] = {}
         # Consumers whose tracking row this store has seen or written.
         self._tracking_rows: set[str] = set()
+        # SQLite lets one writer in at a time, and its busy handler makes a waiting
+        # writer sleep in steps of up to 100 ms: under many writers that became
+        # seconds of tail latency. So this process's writers queue here instead.
+        self._writers: AbstractContextManager[Any] = (
+            nullcontext() if self._postgres else threading.RLock()
+        )
 
     @classmethod
     def from_url(cls, url: str | URL, *, migrate: bool = False, **engine_options: Any) -> Self:
@@ -268,9 +275,10 @@ class EventStore:
                 # right after it; if another append got there first, the unique
                 # (stream_id, version) index refuses the rows.
                 rows = rows_after(known[1])
-                inserted = self._insert_at_once(rows)
+                with self._writers:
+                    inserted = self._insert_at_once(rows)
             else:
-                with self._engine.begin() as connection:
+                with self._writers, self._engine.begin() as connection:
                     head = connection.execute(_STREAM_HEAD, {"stream_id": stream_id}).first()
                     actual = 0 if head is None else int(head.version)
                     if actual != expected_version:
@@ -599,7 +607,7 @@ class EventStore:
         does not hold back ``read_all``. SQLite: ``BEGIN IMMEDIATE`` already
         lets one writer in at a time.
         """
-        with self._engine.begin() as connection:
+        with self._writers, self._engine.begin() as connection:
             if self._postgres:
                 connection.execute(_ADVISORY_LOCK, {"key": _lock_key(consumer)})
             row = connection.execute(
@@ -618,7 +626,7 @@ class EventStore:
             ).first()
         if exists is None:
             try:
-                with self._engine.begin() as connection:
+                with self._writers, self._engine.begin() as connection:
                     connection.execute(
                         insert(tracking).values(
                             consumer=consumer,
