@@ -16,7 +16,7 @@ from typing import Protocol
 
 import structlog
 
-from president.service.metrics import TIMEOUTS
+from president.service.metrics import DEADLINES_FIRED
 from president.service.table_client import TimeoutResult
 from services.timer.deadlines import Clocks, Deadline
 
@@ -136,8 +136,8 @@ class Scheduler:
             "round_no": due.round_no,
             "detail": detail,
         }
+        DEADLINES_FIRED.labels(due.kind, result.value).inc()
         if result is TimeoutResult.ACTED:
-            TIMEOUTS.labels(due.kind).inc()
             log.info("timeout acted", **fields)
         elif result is TimeoutResult.STALE:
             log.info("timeout stale", **fields)

@@ -8,6 +8,7 @@ stale Timeout is refused by the table and changes nothing.
 
 from __future__ import annotations
 
+import urllib.request
 from collections.abc import Iterator
 
 import grpc
@@ -82,6 +83,42 @@ def test_the_server_acts_for_a_human_who_does_not(tables: Tables) -> None:
     assert event_name(acted) in ("CardsPlayed", "Passed")
     assert message(acted).seat == 0
     tables.leave("turn", 0)  # a bot finishes the round: no more timeouts
+
+
+def test_timeouts_are_counted_once_where_each_thing_happens(
+    timer_stack: Stack, tables: Tables
+) -> None:
+    """The table counts the timeouts it acted on; the timer counts what it sent, by result."""
+    tables.create("counted", "classic", 4, turn_seconds="1", game_end="rounds:3")
+    tables.sit("counted", 0, "carol", bot=False)
+    for seat in (1, 2, 3):
+        tables.sit("counted", seat, f"countbot{seat}", bot=True)
+    first_after(tables, "counted", "TimedOut", tables.start("counted"))
+    tables.leave("counted", 0)
+
+    def scrape(service: str) -> str:
+        port = timer_stack.metrics_ports[service]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as page:
+            return str(page.read().decode())
+
+    def sample(text: str, name: str, **labels: str) -> float:
+        wanted = ",".join(f'{key}="{value}"' for key, value in sorted(labels.items()))
+        for line in text.splitlines():
+            if line.startswith(f"{name}{{{wanted}}} "):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    timer = wait_until(
+        lambda: (
+            (page := scrape("timer"))
+            and sample(page, "president_timer_deadlines_fired_total", kind="turn", result="acted")
+            and page
+        ),
+        10,
+        "the timer's count",
+    )
+    assert "\npresident_timeouts_total{" not in timer  # not counted a second time here
+    assert sample(scrape("table"), "president_timeouts_total", kind="turn") >= 1
 
 
 def test_rapid_timer_opens_an_empty_trick_and_closes_a_full_one(tables: Tables) -> None:

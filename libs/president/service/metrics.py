@@ -23,7 +23,15 @@ GRPC_LATENCY = Histogram(
 PLAYS = Counter("president_plays_total", "Accepted plays and passes.", ["kind"])
 REJECTIONS = Counter("president_rejections_total", "Refused commands, by error code.", ["code"])
 ROUNDS = Counter("president_rounds_total", "Rounds finished.")
-TIMEOUTS = Counter("president_timeouts_total", "Timeouts acted on, by kind.", ["kind"])
+TIMEOUTS = Counter(
+    "president_timeouts_total", "Timeouts the table service acted on, by kind.", ["kind"]
+)
+DEADLINES_FIRED = Counter(
+    "president_timer_deadlines_fired_total",
+    "Deadlines the timer sent to the table service, by kind and what the table said "
+    "(acted, stale, gone, refused, retry).",
+    ["kind", "result"],
+)
 ACTIVE_TABLES = Gauge("president_active_tables", "Tables loaded in this process.")
 EVENTS_PUBLISHED = Counter("president_events_published_total", "Events the outbox relay published.")
 EVENTS_CONSUMED = Counter(
