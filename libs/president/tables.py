@@ -15,6 +15,7 @@ It does no networking itself: the table service wraps it in gRPC, the
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -187,6 +188,8 @@ class TableHost:
         self._tables: dict[str, Table] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        # Table id -> when a command last took its lock (time.monotonic()).
+        self._last_used: dict[str, float] = {}
         self._on_appended = on_appended
         # Table id -> the events committed by the command running on it (under its lock).
         self._committing: dict[str, list[StoredEvent]] = {}
@@ -195,7 +198,34 @@ class TableHost:
     def lock(self, table_id: str) -> threading.Lock:
         """The lock that serialises commands to one table in this process."""
         with self._locks_guard:
+            self._last_used[table_id] = time.monotonic()
             return self._locks.setdefault(table_id, threading.Lock())
+
+    def forget_idle(self, idle_seconds: float, now: float | None = None) -> list[str]:
+        """Drop from memory the tables no command touched for ``idle_seconds``.
+
+        The store keeps them: the next command loads the table again. A table
+        whose lock is held stays. (A command that took the lock object just
+        before its table was dropped may run beside one that takes the new
+        lock: the append's expected version still lets only one of them write.)
+        Returns the ids dropped.
+        """
+        cutoff = (time.monotonic() if now is None else now) - idle_seconds
+        dropped: list[str] = []
+        with self._locks_guard:
+            for table_id, used in list(self._last_used.items()):
+                if used > cutoff:
+                    continue
+                lock = self._locks.get(table_id)
+                if lock is not None and not lock.acquire(blocking=False):
+                    continue
+                self._tables.pop(table_id, None)
+                self._locks.pop(table_id, None)
+                del self._last_used[table_id]
+                dropped.append(table_id)
+                if lock is not None:
+                    lock.release()
+        return dropped
 
     def load(self, table_id: str) -> Table:
         """The table, brought up to date with its stream."""

@@ -286,6 +286,14 @@ class TableApp:
                 pass  # another replica is moving the table on right now
         return self._host.cached(table_id) or self._load(table_id)
 
+    def forget_idle(self, idle_seconds: float) -> int:
+        """Drop the tables idle for ``idle_seconds`` from memory; how many went."""
+        dropped = self._host.forget_idle(idle_seconds)
+        for table_id in dropped:
+            self._settled.discard(table_id)
+        ACTIVE_TABLES.set(len(self._host.table_ids()))
+        return len(dropped)
+
     def _noted(self, table_id: str) -> None:
         """Tell the table list how this replica left the table; update the gauge."""
         table = self._host.cached(table_id)

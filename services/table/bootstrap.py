@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
-from president.service.config import Settings
+from president.service.config import Settings, env_seconds
 from president.service.server import Service
 from president.store import migrate
 from president.table.v1 import table_pb2, table_pb2_grpc
@@ -22,14 +22,8 @@ from services.table.leases import Leases
 from services.table.relay import OutboxRelay
 
 WORKER_THREADS = 32
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "")
-    try:
-        return float(raw) if raw else default
-    except ValueError:
-        raise SystemExit(f"{name} must be a number of seconds, not {raw!r}") from None
+#: A table no command touched for this long leaves memory (the store keeps it).
+IDLE_SECONDS = 600.0
 
 
 def build(settings: Settings) -> Service:
@@ -37,18 +31,18 @@ def build(settings: Settings) -> Service:
     migrate(settings.database_url)
     store = MeteredStore.from_url(settings.database_url)
     dealer = GrpcDealer(
-        settings.address("dealer"), _env_float("PRESIDENT_DEALER_CALL_SECONDS", CALL_SECONDS)
+        settings.address("dealer"), env_seconds("PRESIDENT_DEALER_CALL_SECONDS", CALL_SECONDS)
     )
     relay = OutboxRelay(
         store,
         settings.subjects,
         settings.nats_url,
-        poll_seconds=_env_float("PRESIDENT_RELAY_POLL_SECONDS", 0.2),
+        poll_seconds=env_seconds("PRESIDENT_RELAY_POLL_SECONDS", 0.2),
     )
     host = TableHost(store, dealer, on_appended=relay.committed)
     directory = TableDirectory(store)
     app = TableApp(store, host, directory)
-    lease_seconds = _env_float("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
+    lease_seconds = env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
     leases = None
     if lease_seconds > 0:
         address = os.environ.get("PRESIDENT_TABLE_ADVERTISE", "") or (
@@ -62,12 +56,16 @@ def build(settings: Settings) -> Service:
         table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
         return [table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name]
 
+    idle_seconds = env_seconds("PRESIDENT_TABLE_IDLE_SECONDS", IDLE_SECONDS)
+
     async def prepare() -> None:
-        """More worker threads than asyncio's default, then the table list, then idle."""
+        """More worker threads than asyncio's default, the table list, then drop idle tables."""
         executor = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="table")
         asyncio.get_running_loop().set_default_executor(executor)
         await asyncio.to_thread(directory.refresh)
-        await asyncio.Event().wait()
+        while True:
+            await asyncio.sleep(min(idle_seconds, 60.0))
+            await asyncio.to_thread(app.forget_idle, idle_seconds)
 
     async def close() -> None:
         if leases is not None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 import grpc
 import structlog
 from nats.aio.client import Client
 
-from president.service.config import Settings
+from president.service.config import Settings, env_seconds
 from president.service.nats import close_all, connect, ensure_stream
 from president.service.partition import Partition
 from president.service.server import Service
@@ -22,6 +23,8 @@ from services.timer.handlers import TimerServicer
 from services.timer.scheduler import Scheduler
 
 RECONNECT_SECONDS = 1.0
+#: A table with no deadline and no event for this long leaves memory.
+IDLE_SECONDS = 600.0
 log = structlog.get_logger(service="timer")
 
 
@@ -55,6 +58,16 @@ def build(settings: Settings) -> Service:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await firing
 
+    idle = timedelta(seconds=env_seconds("PRESIDENT_TIMER_IDLE_SECONDS", IDLE_SECONDS))
+
+    async def tidy() -> None:
+        """Drop tables that have had no deadline and no event for a while."""
+        while True:
+            await asyncio.sleep(min(idle.total_seconds(), 60.0))
+            dropped = clocks.forget_idle(datetime.now(UTC) - idle)
+            if dropped:
+                log.info("idle tables forgotten", tables=len(dropped))
+
     def register(server: grpc.aio.Server) -> Sequence[str]:
         timer_pb2_grpc.add_TimerServiceServicer_to_server(TimerServicer(board), server)
         return [timer_pb2.DESCRIPTOR.services_by_name["TimerService"].full_name]
@@ -67,6 +80,6 @@ def build(settings: Settings) -> Service:
         name="timer",
         port=settings.timer_port,
         register=register,
-        background=[follow],
+        background=[follow, tidy],
         on_stop=[close],
     )

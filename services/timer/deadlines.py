@@ -247,6 +247,8 @@ class Clocks:
         self.board = board
         self.partition = partition or Partition()
         self._clocks: dict[str, TableClock] = {}
+        # Table id -> when its last event was applied (the caller's clock).
+        self._applied_at: dict[str, datetime] = {}
 
     def version(self, table_id: str) -> int:
         """The last version folded for the table (0: unknown)."""
@@ -277,10 +279,27 @@ class Clocks:
         else:
             clock = advance(clock, event, envelope.version, event_time(envelope, fallback_time))
         self._clocks[table_id] = clock
+        self._applied_at[table_id] = fallback_time
         self.board.put(table_id, clock.deadline)
         return None
+
+    def forget_idle(self, before: datetime) -> list[str]:
+        """Drop the tables with no deadline whose last event came before ``before``.
+
+        Their next event finds no history here and reads it from the table
+        service (a :class:`Gap` from version 0), so nothing is lost but memory.
+        """
+        idle = [
+            table_id
+            for table_id, at in self._applied_at.items()
+            if at < before and self.board.get(table_id) is None
+        ]
+        for table_id in idle:
+            self.forget(table_id)
+        return idle
 
     def forget(self, table_id: str) -> None:
         """Drop a table (it is gone, or its history could not be read): no deadline for it."""
         self._clocks.pop(table_id, None)
+        self._applied_at.pop(table_id, None)
         self.board.put(table_id, None)

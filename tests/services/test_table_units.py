@@ -5,6 +5,7 @@ TableHost's settle / expected version / retried outcome, and the table list (SQL
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,6 +224,24 @@ def test_expected_version_and_the_retried_outcome(store: EventStore) -> None:
     assert stale.value.actual == first.version
     moved = host.execute("t1", command, "on-time", "p0", expected_version=first.version)
     assert moved.version > first.version
+
+
+def test_idle_tables_leave_memory_and_come_back_from_the_store(store: EventStore) -> None:
+    host = TableHost(store, LocalDealer())
+    bot_table(host)
+    host.execute("t1", g.StartGame(), "start", "server")
+    host.create("t2", options_for("club"), seat_count=3)
+    version = host.load("t1").version
+    now = time.monotonic()
+    assert host.forget_idle(600, now=now) == []
+    with host.lock("t2"):  # a table in use stays, however long it was idle
+        assert host.forget_idle(600, now=now + 601) == ["t1"]
+    assert host.cached("t1") is None and host.table_ids() == ["t2"]
+    command = human_move(host, "t1")  # loads it again from the store
+    assert command is not None
+    moved = host.execute("t1", command, "after-idle", "p0")
+    assert moved.version > version
+    assert store.read_stream("table-t1")[-1].version == moved.version
 
 
 def test_react_needs_an_occupied_seat(store: EventStore) -> None:

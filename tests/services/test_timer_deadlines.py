@@ -287,6 +287,23 @@ def test_repeated_events_are_ignored_and_gaps_reported() -> None:
     assert unknown.apply(driver.envelopes[3], T0) == Gap("t1", 0)
 
 
+def test_idle_tables_without_a_deadline_are_forgotten_and_read_again_later() -> None:
+    lobby = Driver("classic", table_id="lobby")  # created, nobody plays: no deadline
+    playing = Driver("classic", table_id="playing")
+    playing.start(at(0))
+    clocks = Clocks(DeadlineBoard())
+    for envelope in lobby.envelopes:
+        assert clocks.apply(envelope, at(10)) is None
+    for envelope in playing.envelopes:
+        assert clocks.apply(envelope, at(10)) is None
+    assert clocks.board.get("playing") is not None and clocks.board.get("lobby") is None
+    assert clocks.forget_idle(at(10)) == []  # not idle long enough
+    assert clocks.forget_idle(at(700)) == ["lobby"]  # a running deadline keeps its table
+    assert clocks.version("lobby") == 0 and len(clocks) == 1
+    lobby.start(at(800))
+    assert clocks.apply(lobby.envelopes[-1], at(800)) == Gap("lobby", 0)  # its history is read
+
+
 def test_partitions_split_tables_between_replicas() -> None:
     ids = [f"table{i}" for i in range(40)]
     owners = [[p for p in range(3) if Partition(p, 3).owns(table_id)] for table_id in ids]

@@ -15,6 +15,15 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+def env_seconds(name: str, default: float) -> float:
+    """A duration in seconds from the environment variable ``name`` (``default`` if unset)."""
+    raw = os.environ.get(name, "")
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise SystemExit(f"{name} must be a number of seconds, not {raw!r}") from None
+
+
 def _env_int(name: str, default: int) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
