@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from president.service.config import Settings
-from president.service.server import run
+from president.service.server import serve
 from services.dealer.bootstrap import build
 
 
 def main() -> None:
-    settings = Settings()
-    asyncio.run(run(build(settings), settings))
+    serve(build)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ if str(ROOT) not in sys.path:
 
 import grpc  # noqa: E402
 import nats  # noqa: E402
+import uvloop  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 from sqlalchemy import create_engine, make_url, text  # noqa: E402
 
@@ -302,10 +303,10 @@ def main() -> None:
         stack = Stack(workdir / "stack", database_url, nats_server.url, env)
         try:
             stack.start()
-            floor = asyncio.run(_floor(stack, database_url, nats_server.url))
+            floor = uvloop.run(_floor(stack, database_url, nats_server.url))
             cpu_before = _cpu_of(stack, nats_server)
             wall_before = time.perf_counter()
-            runs, counting_from, stop_at = asyncio.run(
+            runs, counting_from, stop_at = uvloop.run(
                 _load(stack, args.tables, args.clients, args.seconds, args.calls)
             )
             wall = time.perf_counter() - wall_before

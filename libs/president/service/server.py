@@ -50,6 +50,23 @@ def _options() -> list[tuple[str, Any]]:
     ]
 
 
+def serve(build: Callable[[Settings], Service]) -> None:
+    """A service process's ``main``: settings from the environment, then :func:`run`.
+
+    On uvloop where it is installed (Linux and macOS): with the services'
+    calls on streams, the event loop's own overhead is a good part of their
+    CPU, and uvloop's is smaller (in alternating end-to-end runs, about 6%
+    more plays/s; the machine's noise was larger than that).
+    """
+    settings = Settings()
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - Windows
+        asyncio.run(run(build(settings), settings))
+    else:
+        uvloop.run(run(build(settings), settings))
+
+
 async def run(service: Service, settings: Settings) -> None:
     """Serve until SIGTERM or SIGINT, then drain."""
     log = configure(service.name, settings.log_level)
