@@ -186,9 +186,7 @@ class OutboxRelay:
             self._fast_off_logged = False
             try:
                 for stored in events:
-                    await asyncio.wait_for(
-                        jetstream.publish(js, self._subjects, stored), PUBLISH_SECONDS
-                    )
+                    await jetstream.publish(js, self._subjects, stored, PUBLISH_SECONDS)
                     self._fast_acked.add(stored)
             except asyncio.CancelledError:
                 raise
@@ -271,9 +269,7 @@ class OutboxRelay:
         try:
             for stored in batch:
                 if not self._fast_acked.take(stored):  # else acknowledged on the fast path
-                    await asyncio.wait_for(
-                        jetstream.publish(js, self._subjects, stored), PUBLISH_SECONDS
-                    )
+                    await jetstream.publish(js, self._subjects, stored, PUBLISH_SECONDS)
                 acked.add(stored.position)
         finally:
             handled = 0
@@ -286,7 +282,7 @@ class OutboxRelay:
                     for stored in fresh:
                         if stored.position not in acked:
                             asyncio.run_coroutine_threadsafe(
-                                jetstream.publish(js, self._subjects, stored), loop
+                                jetstream.publish(js, self._subjects, stored, PUBLISH_SECONDS), loop
                             ).result(PUBLISH_SECONDS)
                     reached.append(fresh[-1].position)
 

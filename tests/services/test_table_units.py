@@ -326,7 +326,9 @@ async def test_the_relay_forgets_fast_acked_events_it_did_not_read(
 ) -> None:
     sent: list[tuple[str, int]] = []
 
-    async def publish(_js: object, _subjects: object, stored: StoredEvent) -> None:
+    async def publish(
+        _js: object, _subjects: object, stored: StoredEvent, _timeout: float | None = None
+    ) -> None:
         sent.append((stored.stream_id, stored.version))
 
     monkeypatch.setattr(relay_module.jetstream, "publish", publish)

@@ -93,12 +93,19 @@ async def ensure_stream(js: JetStreamContext, subjects: Subjects) -> None:
         await js.update_stream(config)
 
 
-async def publish(js: JetStreamContext, subjects: Subjects, stored: StoredEvent) -> None:
-    """Publish a stored event to its table's subject, de-duplicated by stream and version."""
+async def publish(
+    js: JetStreamContext, subjects: Subjects, stored: StoredEvent, timeout: float | None = None
+) -> None:
+    """Publish a stored event to its table's subject, de-duplicated by stream and version.
+
+    Waits for JetStream's acknowledgement (at most ``timeout`` seconds; None:
+    the context's default), raising if none comes.
+    """
     table_id = table_id_of(stored.stream_id)
     await js.publish(
         subjects.table(table_id),
         envelope(stored).SerializeToString(deterministic=True),
+        timeout=timeout,
         headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
     )
 
