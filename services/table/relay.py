@@ -27,7 +27,9 @@ retries with backoff; nothing is lost meanwhile.
 
 The fast path: the table host hands over each append's committed events
 (:meth:`OutboxRelay.committed`), and one task publishes them at once, in the
-order they were committed here, without reading them back. That takes the
+order they were committed here, without reading them back; what was
+committed while it waited goes out together, pipelined on the connection
+(one write, then the acknowledgements). That takes the
 relay's reads off the path from a play to its watchers. The loop above stays
 the guarantee: it still follows the tracked position, counts what the fast
 path got acknowledged as sent, and publishes everything else (a fast publish
@@ -170,7 +172,9 @@ class OutboxRelay:
         """Publish handed-over events in commit order until cancelled; failures are the loop's."""
         self._fast = asyncio.Queue()
         while True:
-            events = await self._fast.get()
+            events = list(await self._fast.get())
+            while not self._fast.empty():  # everything committed meanwhile goes out together
+                events.extend(self._fast.get_nowait())
             js = self._js
             if js is None:
                 continue  # the loop publishes them
@@ -185,13 +189,22 @@ class OutboxRelay:
                 continue
             self._fast_off_logged = False
             try:
-                for stored in events:
-                    await jetstream.publish(js, self._subjects, stored, PUBLISH_SECONDS)
-                    self._fast_acked.add(stored)
+                acknowledged = await jetstream.publish_all(
+                    js, self._subjects, events, PUBLISH_SECONDS
+                )
             except asyncio.CancelledError:
                 raise
             except Exception as error:
                 self._log.warning("fast publish failed; the relay loop sends it", error=repr(error))
+                continue
+            for stored, acked in zip(events, acknowledged, strict=True):
+                if acked:
+                    self._fast_acked.add(stored)
+            if not all(acknowledged):
+                self._log.warning(
+                    "fast publish not acknowledged; the relay loop sends it",
+                    missing=acknowledged.count(False),
+                )
 
     async def run(self) -> None:
         """Relay until cancelled."""

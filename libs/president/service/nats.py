@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import nats
@@ -108,6 +110,34 @@ async def publish(
         timeout=timeout,
         headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
     )
+
+
+async def publish_all(
+    js: JetStreamContext, subjects: Subjects, events: Sequence[StoredEvent], timeout: float
+) -> list[bool]:
+    """Publish stored events in order without waiting for each acknowledgement.
+
+    The messages go out back to back on the connection, and JetStream stores
+    them in that order; then the acknowledgements are awaited together, for
+    at most ``timeout`` seconds. Returns, per event, whether it was
+    acknowledged (an unacknowledged one may still have been stored: publish
+    it again, its ``Nats-Msg-Id`` keeps it single).
+    """
+    if not events:
+        return []
+    pending = []
+    for stored in events:
+        pending.append(
+            await js.publish_async(
+                subjects.table(table_id_of(stored.stream_id)),
+                envelope(stored).SerializeToString(deterministic=True),
+                headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
+            )
+        )
+    done, late = await asyncio.wait(pending, timeout=timeout)
+    for future in late:
+        future.cancel()
+    return [future in done and future.exception() is None for future in pending]
 
 
 async def close_all(clients: list[Client]) -> None:
