@@ -39,7 +39,7 @@ from services.gateway.auth import (
 )
 from services.gateway.dealcheck import check_deal
 from services.gateway.upstream import ScoringPort, TablePort
-from services.gateway.watch import FeedHub, TableFeed, seat_resolver, watch
+from services.gateway.watch import FeedHub, TableFeed, seat_resolver, watch, watch_session
 
 T = TypeVar("T")
 PRACTICE, PUBLIC, PRIVATE = "practice", "public", "private"
@@ -368,6 +368,15 @@ class Gateway:
         """The token's view as a stream: a snapshot then every change, or resume after a version."""
         player = None if claims.read_only else claims.player_id
         return watch(self._hub, claims.table_id, request.from_version, seat_resolver(player))
+
+    def watch_session(
+        self, claims: Claims, request: pb.WatchRequest
+    ) -> AsyncIterator[pb.SessionResponse]:
+        """:meth:`watch`, each change as a Session stream carries it."""
+        player = None if claims.read_only else claims.player_id
+        return watch_session(
+            self._hub, claims.table_id, request.from_version, seat_resolver(player)
+        )
 
     # -- internals ------------------------------------------------------------------------
     def _derived(self, what: str, command_id: str) -> str:

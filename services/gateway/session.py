@@ -71,8 +71,8 @@ async def session(
 
     async def changes() -> None:
         try:
-            async for change in gateway.watch(claims, first.watch):
-                await out.put(pb.SessionResponse(change=change))
+            async for change in gateway.watch_session(claims, first.watch):
+                await out.put(change)
         except Exception as error:  # watching failed: the stream fails with it
             await out.put(error)
         else:

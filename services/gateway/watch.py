@@ -27,7 +27,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import structlog
@@ -47,6 +47,7 @@ from president.tables import Table, fold, table_from_created
 from president.viewproto import public_view, redact, seat_of, seat_view
 from services.gateway.upstream import TablePort
 
+T = TypeVar("T")
 HISTORY = 512
 LISTENER_LIMIT = 4096
 POLL_SECONDS = 2.0
@@ -78,6 +79,7 @@ class Entry:
     _views: dict[int | None, gpb.TableView] = field(default_factory=dict)
     _events: dict[int | None, epb.EventEnvelope] = field(default_factory=dict)
     _responses: dict[int | None, pb.WatchResponse] = field(default_factory=dict)
+    _sessions: dict[int | None, pb.SessionResponse] = field(default_factory=dict)
 
     @property
     def version(self) -> int:
@@ -99,22 +101,34 @@ class Entry:
         return cached
 
     def response(self, seat: int | None) -> pb.WatchResponse:
-        """The change as ``seat`` sees it (built once per seat, shared by its watchers).
-
-        The seat's view is built inside the response: copying a finished view
-        into it would cost as much again.
-        """
+        """The change as ``seat`` sees it (built once per seat, shared by its watchers)."""
         cached = self._responses.get(seat)
         if cached is None:
-            cached = pb.WatchResponse(version=self.version)
-            cached.event.CopyFrom(self.event(seat))
-            view = self._views.get(seat)
-            if view is not None:
-                cached.view.CopyFrom(view)
-            else:
-                seat_view(self._public_view(), self.table, seat, into=cached.view)
-            self._responses[seat] = cached
+            cached = self._responses[seat] = self._fill(pb.WatchResponse(), seat)
         return cached
+
+    def session_response(self, seat: int | None) -> pb.SessionResponse:
+        """The change as ``seat`` sees it, as a Session stream carries it (built once per seat)."""
+        cached = self._sessions.get(seat)
+        if cached is None:
+            cached = self._sessions[seat] = pb.SessionResponse()
+            self._fill(cached.change, seat)
+        return cached
+
+    def _fill(self, response: pb.WatchResponse, seat: int | None) -> pb.WatchResponse:
+        """Build the change into ``response``, the seat's view in place: building it apart
+        and copying it in would cost as much again."""
+        response.version = self.version
+        response.event.CopyFrom(self.event(seat))
+        view = self._views.get(seat)
+        built = self._responses.get(seat)
+        if view is not None:
+            response.view.CopyFrom(view)
+        elif built is not None:
+            response.view.CopyFrom(built.view)
+        else:
+            seat_view(self._public_view(), self.table, seat, into=response.view)
+        return response
 
     def event(self, seat: int | None) -> epb.EventEnvelope:
         """The envelope with other seats' cards removed."""
@@ -464,6 +478,24 @@ def snapshot(entry: Entry, seat: int | None) -> pb.WatchResponse:
     return pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
 
 
+def session_response(entry: Entry, seat: int | None) -> pb.SessionResponse:
+    """A change as ``seat`` may see it, on a Session stream."""
+    return entry.session_response(seat)
+
+
+def session_snapshot(entry: Entry, seat: int | None) -> pb.SessionResponse:
+    """The view that starts a fresh Session stream."""
+    out = pb.SessionResponse()
+    out.change.version = entry.version
+    out.change.view.CopyFrom(entry.view(seat))
+    out.change.snapshot = True
+    return out
+
+
+#: How a watcher's stream shapes each change and its first snapshot.
+Shape = Callable[[Entry, int | None], T]
+
+
 async def rebuild(tables: TablePort, table_id: str, after: int) -> tuple[Entry | None, list[Entry]]:
     """From the store: the entry at ``after`` (None for 0) and every entry after it."""
     events = await tables.read_events(table_id, 0, READ_BATCH)
@@ -496,10 +528,28 @@ async def continue_from(tables: TablePort, table_id: str, last: Entry) -> list[E
     return out
 
 
-async def watch(
+def watch(
     hub: FeedHub, table_id: str, from_version: int, seat_for: SeatOf
 ) -> AsyncIterator[pb.WatchResponse]:
     """The stream of one watcher: a snapshot (fresh) or the changes after ``from_version``."""
+    return _watch(hub, table_id, from_version, seat_for, response, snapshot)
+
+
+def watch_session(
+    hub: FeedHub, table_id: str, from_version: int, seat_for: SeatOf
+) -> AsyncIterator[pb.SessionResponse]:
+    """:func:`watch`, each change shaped as a Session stream carries it."""
+    return _watch(hub, table_id, from_version, seat_for, session_response, session_snapshot)
+
+
+async def _watch(
+    hub: FeedHub,
+    table_id: str,
+    from_version: int,
+    seat_for: SeatOf,
+    change: Shape[T],
+    first: Shape[T],
+) -> AsyncIterator[T]:
     feed = await hub.feed(table_id)
     if from_version > feed.version:
         await feed.catch_up()
@@ -516,7 +566,7 @@ async def watch(
         backlog: Sequence[Entry]
         if from_version == 0:
             last = current
-            yield snapshot(current, seat_for(current.table))
+            yield first(current, seat_for(current.table))
             backlog = ()
         else:
             at = next((entry for entry in history if entry.version == from_version), None)
@@ -528,7 +578,7 @@ async def watch(
             last = at
         for entry in backlog:
             if entry.version == last.version + 1:
-                yield response(entry, seat_for(entry.table))
+                yield change(entry, seat_for(entry.table))
                 last = entry
         while True:
             item = await listener.next()
@@ -537,7 +587,7 @@ async def watch(
                     return
                 listener.overflowed = False  # too slow a reader: read the store instead
                 for missed in await continue_from(hub.tables, table_id, last):
-                    yield response(missed, seat_for(missed.table))
+                    yield change(missed, seat_for(missed.table))
                     last = missed
                 continue
             if item.version <= last.version:
@@ -546,7 +596,7 @@ async def watch(
                 for missed in await continue_from(hub.tables, table_id, last):
                     if missed.version >= item.version:
                         break
-                    yield response(missed, seat_for(missed.table))
+                    yield change(missed, seat_for(missed.table))
                     last = missed
             if item.version != last.version + 1:
                 raise ServiceError(
@@ -555,7 +605,7 @@ async def watch(
                     f"the stream cannot continue after version {last.version}: "
                     "watch again from that version",
                 )
-            yield response(item, seat_for(item.table))
+            yield change(item, seat_for(item.table))
             last = item
     finally:
         feed.unlisten(listener)

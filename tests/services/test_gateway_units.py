@@ -26,7 +26,7 @@ from president.table.v1 import table_pb2 as tpb
 from president.tables import LocalDealer, TableHost, stream_id
 from services.gateway import auth, checks
 from services.gateway.dealcheck import check_deal
-from services.gateway.watch import FeedHub, seat_resolver, watch
+from services.gateway.watch import FeedHub, seat_resolver, watch, watch_session
 
 
 # --------------------------------------------------------------------------- tokens
@@ -349,6 +349,29 @@ async def test_a_commands_events_reach_watchers_without_nats_or_a_store_read(
     await stream.aclose()
     assert [c.version for c in changes] == [e.version for e in committed]
     assert tables.reads == reads, "the feed read the store for events it was handed"
+    await hub.close()
+
+
+async def test_a_session_stream_carries_exactly_what_watch_does(tables: LocalTables) -> None:
+    bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    viewers = [seat_resolver("p0"), seat_resolver(None)]  # a player and a spectator
+    watched = [watch(hub, "t1", 0, viewer) for viewer in viewers]
+    carried = [watch_session(hub, "t1", 0, viewer) for viewer in viewers]
+    for plain, session in zip(watched, carried, strict=True):
+        assert (await session.__anext__()).change == await plain.__anext__()  # snapshots
+    start = feed.version
+    play_human(tables, "t1", 2)
+    await feed.catch_up()
+    count = feed.version - start
+    assert count > 0
+    for plain, session in zip(watched, carried, strict=True):
+        changes = await asyncio.wait_for(_collect(plain, count), 10)
+        shaped = await asyncio.wait_for(_collect(session, count), 10)
+        await plain.aclose()
+        await session.aclose()
+        assert [c.change for c in shaped] == changes
     await hub.close()
 
 
