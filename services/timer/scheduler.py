@@ -41,6 +41,10 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+#: After the board changed, wait this long for more changes before looking again.
+COALESCE_SECONDS = 0.02
+
+
 class Scheduler:
     """Fires the board's deadlines through a :class:`TimeoutPort`."""
 
@@ -72,11 +76,16 @@ class Scheduler:
             while True:
                 self.changed.clear()
                 wait = self._fire_due()
-                if wait is None or wait > 0:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.changed.wait(), wait or IDLE_WAKE_SECONDS)
-                else:
+                if wait is not None and wait <= 0:
                     await asyncio.sleep(0)  # let in-flight calls run before looking again
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait or IDLE_WAKE_SECONDS):
+                        await self.changed.wait()
+                if self.changed.is_set():
+                    # A busy stream changes the board with every event: let a burst
+                    # land, then look once (a deadline fires at most this much late).
+                    await asyncio.sleep(COALESCE_SECONDS)
         finally:
             for task in list(self._tasks):
                 task.cancel()
