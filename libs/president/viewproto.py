@@ -97,21 +97,27 @@ def seat_view(
 ) -> gpb.TableView:
     """``public`` (from :func:`public_view` of the same table) as ``seat`` sees it.
 
-    Only the seat's own cards are added: its hand, the cards it received,
-    what it owes in the exchange and its legal actions. ``public`` is not
-    changed. With ``into`` (an empty message, e.g. a response's field), the
-    view is built there and returned.
+    Only the seat's own cards are added (:func:`seat_part`): its hand, the
+    cards it received, what it owes in the exchange and its legal actions.
+    ``public`` is not changed. With ``into`` (an empty message, e.g. a
+    response's field), the view is built there and returned.
     """
     if seat is None and into is None:
         return public
     view = into if into is not None else gpb.TableView()
     view.CopyFrom(public)
-    if seat is None:
-        return view
-    view.viewer_seat = seat
+    if seat is not None:
+        view.MergeFrom(seat_part(table, seat))
+    return view
+
+
+def seat_part(table: Table, seat: int) -> gpb.TableView:
+    """What only ``seat`` sees, and nothing else: merged into the public view it makes the
+    seat's view (as :meth:`MergeFrom`, or as serialized bytes appended to the public ones)."""
+    part = gpb.TableView(viewer_seat=seat)
     state = table.game.round
     if state is not None and 0 <= seat < state.seat_count:
-        round_view = view.round
+        round_view = part.round
         round_view.hand.extend(names(state.hands[seat]))
         round_view.new_cards.extend(names(state.new_cards[seat] & state.hands[seat]))
         round_view.same_or_nothing = state.same_or_nothing and state.to_act == seat
@@ -119,7 +125,7 @@ def seat_view(
         round_view.return_owed = owed[0].size if owed else 0
         for verb, cards in legal_actions(state, seat):
             round_view.legal.append(gpb.LegalAction(verb=verb, cards=names(cards)))
-    return view
+    return part
 
 
 def redact(message: Message, seat: int | None) -> Message:

@@ -369,10 +369,8 @@ class Gateway:
         player = None if claims.read_only else claims.player_id
         return watch(self._hub, claims.table_id, request.from_version, seat_resolver(player))
 
-    def watch_session(
-        self, claims: Claims, request: pb.WatchRequest
-    ) -> AsyncIterator[pb.SessionResponse]:
-        """:meth:`watch`, each change as a Session stream carries it."""
+    def watch_session(self, claims: Claims, request: pb.WatchRequest) -> AsyncIterator[bytes]:
+        """:meth:`watch`, each change a serialized ``SessionResponse`` (see ``Entry``)."""
         player = None if claims.read_only else claims.player_id
         return watch_session(
             self._hub, claims.table_id, request.from_version, seat_resolver(player)

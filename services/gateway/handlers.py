@@ -123,9 +123,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
         return self._streamed(context, lambda claims: self._gateway.watch(claims, request))
 
-    def Session(
+    def Session(  # type: ignore[override]  # changes come serialized (server.PreSerialized)
         self, requests: AsyncIterator[pb.SessionRequest], context: Context
-    ) -> AsyncIterator[pb.SessionResponse]:
+    ) -> AsyncIterator[pb.SessionResponse | bytes]:
         return self._streamed(context, lambda claims: session(self._gateway, claims, requests))
 
     async def _streamed(

@@ -57,8 +57,12 @@ def internal(what: str = "call") -> ServiceError:
 
 async def session(
     gateway: Gateway, claims: Claims, requests: AsyncIterator[pb.SessionRequest]
-) -> AsyncIterator[pb.SessionResponse]:
-    """The responses of one Session: changes and command results, as they come."""
+) -> AsyncIterator[pb.SessionResponse | bytes]:
+    """The responses of one Session: changes and command results, as they come.
+
+    Changes come serialized already (built once per seat and change, see
+    ``Entry.session_response``); the server passes bytes through as they are.
+    """
     first = await anext(requests, None)
     if first is None:
         return
@@ -67,7 +71,7 @@ async def session(
             "SESSION_NOT_STARTED",
             "a session starts with a watch request saying where the changes begin",
         )
-    out: asyncio.Queue[pb.SessionResponse | BaseException | None] = asyncio.Queue(OUTBOX)
+    out: asyncio.Queue[pb.SessionResponse | bytes | BaseException | None] = asyncio.Queue(OUTBOX)
 
     async def changes() -> None:
         try:

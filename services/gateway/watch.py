@@ -44,7 +44,7 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.service.errors import ServiceError
 from president.service.nats import Subjects
 from president.tables import Table, fold, table_from_created
-from president.viewproto import public_view, redact, seat_of, seat_view
+from president.viewproto import public_view, redact, seat_of, seat_part, seat_view
 from services.gateway.upstream import TablePort
 
 T = TypeVar("T")
@@ -79,7 +79,8 @@ class Entry:
     _views: dict[int | None, gpb.TableView] = field(default_factory=dict)
     _events: dict[int | None, epb.EventEnvelope] = field(default_factory=dict)
     _responses: dict[int | None, pb.WatchResponse] = field(default_factory=dict)
-    _sessions: dict[int | None, pb.SessionResponse] = field(default_factory=dict)
+    _sessions: dict[int | None, bytes] = field(default_factory=dict)
+    _session_prefix: bytes | None = None
 
     @property
     def version(self) -> int:
@@ -107,12 +108,26 @@ class Entry:
             cached = self._responses[seat] = self._fill(pb.WatchResponse(), seat)
         return cached
 
-    def session_response(self, seat: int | None) -> pb.SessionResponse:
-        """The change as ``seat`` sees it, as a Session stream carries it (built once per seat)."""
+    def session_response(self, seat: int | None) -> bytes:
+        """The change as ``seat`` sees it, as a Session stream carries it, serialized.
+
+        Built from two serialized parts, the way protobuf merges a message
+        that appears twice: what everyone sees (serialized once per change)
+        followed by what only this seat sees (its event and :func:`seat_part`).
+        That spares a copy and a serialization of the whole view per seat.
+        """
         cached = self._sessions.get(seat)
         if cached is None:
-            cached = self._sessions[seat] = pb.SessionResponse()
-            self._fill(cached.change, seat)
+            if self._session_prefix is None:
+                prefix = pb.SessionResponse()
+                prefix.change.version = self.version
+                prefix.change.view.CopyFrom(self._public_view())
+                self._session_prefix = prefix.SerializeToString()
+            own = pb.SessionResponse()
+            own.change.event.CopyFrom(self.event(seat))
+            if seat is not None:
+                own.change.view.CopyFrom(seat_part(self.table, seat))
+            cached = self._sessions[seat] = self._session_prefix + own.SerializeToString()
         return cached
 
     def _fill(self, response: pb.WatchResponse, seat: int | None) -> pb.WatchResponse:
@@ -478,18 +493,18 @@ def snapshot(entry: Entry, seat: int | None) -> pb.WatchResponse:
     return pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
 
 
-def session_response(entry: Entry, seat: int | None) -> pb.SessionResponse:
-    """A change as ``seat`` may see it, on a Session stream."""
+def session_response(entry: Entry, seat: int | None) -> bytes:
+    """A change as ``seat`` may see it, on a Session stream (serialized)."""
     return entry.session_response(seat)
 
 
-def session_snapshot(entry: Entry, seat: int | None) -> pb.SessionResponse:
-    """The view that starts a fresh Session stream."""
+def session_snapshot(entry: Entry, seat: int | None) -> bytes:
+    """The view that starts a fresh Session stream (serialized)."""
     out = pb.SessionResponse()
     out.change.version = entry.version
     out.change.view.CopyFrom(entry.view(seat))
     out.change.snapshot = True
-    return out
+    return out.SerializeToString()
 
 
 #: How a watcher's stream shapes each change and its first snapshot.
@@ -537,8 +552,8 @@ def watch(
 
 def watch_session(
     hub: FeedHub, table_id: str, from_version: int, seat_for: SeatOf
-) -> AsyncIterator[pb.SessionResponse]:
-    """:func:`watch`, each change shaped as a Session stream carries it."""
+) -> AsyncIterator[bytes]:
+    """:func:`watch`, each change a serialized ``SessionResponse``."""
     return _watch(hub, table_id, from_version, seat_for, session_response, session_snapshot)
 
 

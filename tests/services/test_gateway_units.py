@@ -353,14 +353,20 @@ async def test_a_commands_events_reach_watchers_without_nats_or_a_store_read(
 
 
 async def test_a_session_stream_carries_exactly_what_watch_does(tables: LocalTables) -> None:
+    """Sessions get each change as the public part's bytes and the seat's own appended:
+    parsed, that is exactly the message Watch sends (own cards only, event redacted)."""
     bot_table(tables)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
     viewers = [seat_resolver("p0"), seat_resolver(None)]  # a player and a spectator
     watched = [watch(hub, "t1", 0, viewer) for viewer in viewers]
     carried = [watch_session(hub, "t1", 0, viewer) for viewer in viewers]
+
+    def parsed(data: bytes) -> pb.WatchResponse:
+        return pb.SessionResponse.FromString(data).change
+
     for plain, session in zip(watched, carried, strict=True):
-        assert (await session.__anext__()).change == await plain.__anext__()  # snapshots
+        assert parsed(await session.__anext__()) == await plain.__anext__()  # snapshots
     start = feed.version
     play_human(tables, "t1", 2)
     await feed.catch_up()
@@ -371,7 +377,7 @@ async def test_a_session_stream_carries_exactly_what_watch_does(tables: LocalTab
         shaped = await asyncio.wait_for(_collect(session, count), 10)
         await plain.aclose()
         await session.aclose()
-        assert [c.change for c in shaped] == changes
+        assert [parsed(c) for c in shaped] == changes  # the same messages, byte for byte apart
     await hub.close()
 
 

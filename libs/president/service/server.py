@@ -42,6 +42,40 @@ class Service:
     on_stop: list[Hook] = field(default_factory=list)
 
 
+class PreSerialized(grpc.aio.ServerInterceptor):
+    """Lets a streaming handler yield messages it serialized itself (``bytes``).
+
+    A server that sends one message to many streams (the gateway's changes)
+    builds its bytes once; gRPC would otherwise serialize it again per stream.
+    Anything else is serialized as usual.
+    """
+
+    async def intercept_service(  # handlers are untyped in grpc's stubs
+        self, continuation: Any, handler_call_details: Any
+    ) -> Any:
+        handler: Any = await continuation(handler_call_details)
+        if handler is None or handler.response_serializer is None:
+            return handler
+        if handler.unary_stream is None and handler.stream_stream is None:
+            return handler
+        serialize = handler.response_serializer
+
+        def passing_bytes(message: Any) -> bytes:
+            return message if isinstance(message, bytes) else serialize(message)
+
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                handler.unary_stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=passing_bytes,
+            )
+        return grpc.stream_stream_rpc_method_handler(
+            handler.stream_stream,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=passing_bytes,
+        )
+
+
 def _options() -> list[tuple[str, Any]]:
     return [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -70,7 +104,9 @@ def serve(build: Callable[[Settings], Service]) -> None:
 async def run(service: Service, settings: Settings) -> None:
     """Serve until SIGTERM or SIGINT, then drain."""
     log = configure(service.name, settings.log_level)
-    server = grpc.aio.server(interceptors=[MetricsInterceptor(service.name)], options=_options())
+    server = grpc.aio.server(
+        interceptors=[MetricsInterceptor(service.name), PreSerialized()], options=_options()
+    )
     names = list(service.register(server))
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
