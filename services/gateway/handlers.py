@@ -123,10 +123,18 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
         return self._streamed(context, lambda claims: self._gateway.watch(claims, request))
 
-    def Session(  # type: ignore[override]  # changes come serialized (server.PreSerialized)
+    async def Session(  # type: ignore[override]  # changes come serialized (server.PreSerialized)
         self, requests: AsyncIterator[pb.SessionRequest], context: Context
     ) -> AsyncIterator[pb.SessionResponse | bytes]:
-        return self._streamed(context, lambda claims: session(self._gateway, claims, requests))
+        # Take the first request before anything can refuse the call: a refusal
+        # that races the client's first write reaches it as INTERNAL instead of
+        # its own status (grpc.aio, grpc/grpc#36066).
+        first = await anext(requests, None)
+        stream = self._streamed(
+            context, lambda claims: session(self._gateway, claims, first, requests)
+        )
+        async for item in stream:
+            yield item
 
     async def _streamed(
         self, context: Context, open_stream: Callable[[Claims], AsyncIterator[T]]

@@ -56,14 +56,17 @@ def internal(what: str = "call") -> ServiceError:
 
 
 async def session(
-    gateway: Gateway, claims: Claims, requests: AsyncIterator[pb.SessionRequest]
+    gateway: Gateway,
+    claims: Claims,
+    first: pb.SessionRequest | None,
+    requests: AsyncIterator[pb.SessionRequest],
 ) -> AsyncIterator[pb.SessionResponse | bytes]:
-    """The responses of one Session: changes and command results, as they come.
+    """The responses of one Session (``first`` is its first request, already read):
+    changes and command results, as they come.
 
     Changes come serialized already (built once per seat and change, see
     ``Entry.session_response``); the server passes bytes through as they are.
     """
-    first = await anext(requests, None)
     if first is None:
         return
     if first.WhichOneof("request") != "watch":
