@@ -21,6 +21,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from president.service.channels import internal_channel_options
+
 SERVICES = ("dealer", "table", "scoring", "timer", "gateway")
 
 
@@ -104,7 +106,9 @@ def wait_healthy(
 ) -> None:
     """Wait until the gRPC health service at ``address`` answers SERVING."""
     deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
+    # Reconnect quickly: with gRPC's default backoff a service that comes up
+    # a second after the first refused connection is seen up to half a minute late.
+    with grpc.insecure_channel(address, options=internal_channel_options()) as channel:
         stub: Any = health_pb2_grpc.HealthStub(channel)
         while True:
             try:
