@@ -52,6 +52,9 @@ VISIBILITIES = {
     "private": pb.VISIBILITY_PRIVATE,
 }
 RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+#: Reasons of a failure that says nothing about the command, only that the
+#: connection was lost (none: the gateway went away), so it is sent again.
+CONNECTION_LOST = ("", "UPSTREAM_UNAVAILABLE", "SESSION_ENDED")
 
 
 class GatewayError(Exception):
@@ -499,8 +502,10 @@ class SeatActions(Protocol):
     async def host_action(self, choice: str, command_id: str = "") -> int: ...
 
 
-async def act(client: SeatActions, view: gpb.TableView, policy: Policy = choose) -> int | None:
-    """Take the policy's action on ``view``; the version after it, None when refused or idle."""
+async def act(
+    client: SeatActions, view: gpb.TableView, policy: Policy = choose, command_id: str = ""
+) -> int | None:
+    """Take the policy's action on ``view``; the version after it, None when idle."""
     action = policy(view)
     if action is None:
         return None
@@ -508,10 +513,10 @@ async def act(client: SeatActions, view: gpb.TableView, policy: Policy = choose)
     rapid = not view.round.HasField("to_act")
     trick = view.round.trick_version if rapid else None
     if verb == "give":
-        return await client.return_cards(cards)
+        return await client.return_cards(cards, command_id=command_id)
     if verb == "play":
-        return await client.play(cards, trick_version=trick)
-    return await client.pass_(trick_version=trick)
+        return await client.play(cards, trick_version=trick, command_id=command_id)
+    return await client.pass_(trick_version=trick, command_id=command_id)
 
 
 async def play_seat(
@@ -538,11 +543,33 @@ async def play_seat(
     last_version = from_version
     # A replayed past is watched, not acted on: act from the table's present version.
     acted_to = (await client.get_table()).version if from_version else 0
+    unanswered: gpb.TableView | None = None  # a view whose action the connection lost
+
+    async def decide(seat: SeatActions, view: gpb.TableView) -> None:
+        """Act on ``view`` if it calls for it. The command id is the view's version: sent
+        again after a lost connection, a command that went through runs only once."""
+        nonlocal acted_to, unanswered
+        if view.version < acted_to:
+            return  # our last action is not in this view yet
+        command_id = f"v{view.version}"
+        unanswered = view
+        if host_rounds is not None and view.phase == "between_rounds":
+            choice = "end_game" if view.round.round_no >= host_rounds else "next_round"
+            acted_to = await _tolerant(seat.host_action(choice, command_id), log) or acted_to
+        elif view.phase == "round":
+            after = await _tolerant(act(seat, view, policy, command_id), log)
+            if after is not None:
+                log.actions += 1
+                acted_to = after
+        unanswered = None
+
     while True:
         opened = client.session(last_version) if session else None
         seat: SeatActions = opened if opened is not None else client
         changes = opened.changes() if opened is not None else client.watch(last_version)
         try:
+            if unanswered is not None:  # nothing new may come to act on: send it again
+                await decide(seat, unanswered)
             async for change in changes:
                 last_version = change.version
                 if keep:
@@ -552,17 +579,7 @@ async def play_seat(
                 view = change.view
                 if view.phase == "game_over" or (until is not None and until(view)):
                     return log
-                if view.version < acted_to:
-                    continue  # our last action is not in this view yet
-                if host_rounds is not None and view.phase == "between_rounds":
-                    choice = "end_game" if view.round.round_no >= host_rounds else "next_round"
-                    acted_to = await _tolerant(seat.host_action(choice), log) or acted_to
-                    continue
-                if view.phase == "round":
-                    after = await _tolerant(act(seat, view, policy), log)
-                    if after is not None:
-                        log.actions += 1
-                        acted_to = after
+                await decide(seat, view)
             return log
         except GatewayError as error:
             if error.code not in RESUMABLE:
@@ -575,11 +592,20 @@ async def play_seat(
 
 
 async def _tolerant(call: Awaitable[int | None], log: SeatLog) -> int | None:
-    """The call's result; a refusal (lost race, the timer was faster) is counted and skipped."""
+    """The call's result; a refusal (lost race, the timer was faster) is counted and skipped.
+
+    A lost connection is raised: the caller reconnects and sends the command again.
+    """
     try:
         return await call
     except GatewayError as error:
         if error.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+            raise
+        if error.code in RESUMABLE and error.reason in (
+            "",
+            "UPSTREAM_UNAVAILABLE",
+            "SESSION_ENDED",
+        ):
             raise
         log.refused[error.reason] = log.refused.get(error.reason, 0) + 1
         return None

@@ -205,6 +205,10 @@ async def test_a_crashed_gateway_is_resumed_from_the_last_version(
     assert log.reconnects >= 1
     truth = store.truth(client.table_id)
     check_stream(log.responses, truth, client.player_id, log.responses[0].version)
+    # A command the crash cut off was sent again with its id: it ran once, and
+    # the game went on without waiting for the turn timer to act for the player.
+    assert not log.refused, log.refused
+    assert not any(e.type.endswith("TimedOut") for e in truth.events)
 
 
 async def test_a_retried_command_id_plays_once(client: GatewayClient, store: Store) -> None:
