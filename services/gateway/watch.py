@@ -105,7 +105,15 @@ class Entry:
         """The change as ``seat`` sees it (built once per seat, shared by its watchers)."""
         cached = self._responses.get(seat)
         if cached is None:
-            cached = self._responses[seat] = self._fill(pb.WatchResponse(), seat)
+            # The seat's view is built in place: building it apart and copying it
+            # in would cost as much again.
+            cached = self._responses[seat] = pb.WatchResponse(version=self.version)
+            cached.event.CopyFrom(self.event(seat))
+            view = self._views.get(seat)
+            if view is not None:
+                cached.view.CopyFrom(view)
+            else:
+                seat_view(self._public_view(), self.table, seat, into=cached.view)
         return cached
 
     def session_response(self, seat: int | None) -> bytes:
@@ -129,21 +137,6 @@ class Entry:
                 own.change.view.CopyFrom(seat_part(self.table, seat))
             cached = self._sessions[seat] = self._session_prefix + own.SerializeToString()
         return cached
-
-    def _fill(self, response: pb.WatchResponse, seat: int | None) -> pb.WatchResponse:
-        """Build the change into ``response``, the seat's view in place: building it apart
-        and copying it in would cost as much again."""
-        response.version = self.version
-        response.event.CopyFrom(self.event(seat))
-        view = self._views.get(seat)
-        built = self._responses.get(seat)
-        if view is not None:
-            response.view.CopyFrom(view)
-        elif built is not None:
-            response.view.CopyFrom(built.view)
-        else:
-            seat_view(self._public_view(), self.table, seat, into=response.view)
-        return response
 
     def event(self, seat: int | None) -> epb.EventEnvelope:
         """The envelope with other seats' cards removed."""
