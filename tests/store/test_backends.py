@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlalchemy import Connection, insert, text
 
-from president.store import EventStore, NewEvent, Position, StoredEvent, migrate
+from president.store import (
+    AppendResult,
+    ConcurrencyConflict,
+    EventStore,
+    NewEvent,
+    Position,
+    StoredEvent,
+    migrate,
+)
 from president.store.schema import events
 
 from .contract import EventStoreContract, keys, new_event, settle
@@ -59,6 +67,86 @@ class TestSQLiteStore(EventStoreContract):
         appending.join(timeout=10)
         assert len(outcome) == 1
         assert keys(store.read_stream("table-1")) == [("table-1", 1)]
+
+    def test_appends_that_queue_for_the_writer_share_one_commit(self, store: EventStore) -> None:
+        outcomes = self._queued_appends(store, [(f"table-{n}", 1, f"c{n}") for n in range(1, 8)])
+        group = store.group_commit
+        assert group is not None
+        assert all(isinstance(outcome, AppendResult) for outcome in outcomes.values())
+        for n in range(8):
+            assert keys(store.read_stream(f"table-{n}")) == [(f"table-{n}", 1), (f"table-{n}", 2)]
+        # The first append's commit, then the seven that queued meanwhile: one more.
+        assert (group.commits, group.statements) == (2, 8)
+
+    def test_a_refused_append_in_a_group_fails_alone(self, store: EventStore) -> None:
+        # Two appends to table-1 at version 1 in the same group: one takes
+        # version 2, the other is a conflict; the others of the group commit.
+        wanted = [("table-1", 1, "first"), ("table-1", 1, "second")]
+        wanted += [(f"table-{n}", 1, f"c{n}") for n in range(2, 7)]
+        outcomes = self._queued_appends(store, wanted)
+        refused = [key for key, outcome in outcomes.items() if isinstance(outcome, Exception)]
+        assert len(refused) == 1 and refused[0][0] == "table-1"
+        assert isinstance(outcomes[refused[0]], ConcurrencyConflict)
+        assert "'table-1' is at version 2, not at the expected version 1" in str(
+            outcomes[refused[0]]
+        )
+        assert store.current_version("table-1") == 2
+        for n in range(2, 7):
+            assert store.current_version(f"table-{n}") == 2
+
+    def test_a_command_retried_within_a_group_runs_once(self, store: EventStore) -> None:
+        outcomes = self._queued_appends(
+            store, [("table-1", 1, "same"), ("table-1", 1, "same"), ("table-2", 1, "other")]
+        )
+        first, again = outcomes[("table-1", 1, "same", 0)], outcomes[("table-1", 1, "same", 1)]
+        assert isinstance(first, AppendResult) and first == again
+        assert keys(store.read_stream("table-1")) == [("table-1", 1), ("table-1", 2)]
+
+    @staticmethod
+    def _queued_appends(
+        store: EventStore, wanted: list[tuple[str, int, str]]
+    ) -> dict[tuple[str, int, str, int], object]:
+        """Append ``wanted`` (stream, expected version, command id) so that they share a commit.
+
+        Every stream first gets one event (an append right after a known event
+        takes the group commit's path), and table-0 one more. Another
+        connection then holds SQLite's write lock: the append to table-0 leads,
+        waiting for the lock; the wanted appends queue behind it; the lock goes.
+        """
+        for stream in {"table-0", *(stream for stream, _, _ in wanted)}:
+            store.append(stream, 0, [new_event(0)], f"first-{stream}")
+        group = store.group_commit
+        assert group is not None
+        group.commits = group.statements = 0
+        outcomes: dict[tuple[str, int, str, int], object] = {}
+
+        def append(key: tuple[str, int, str, int]) -> None:
+            stream, version, command_id, _ = key
+            try:
+                outcomes[key] = store.append(stream, version, [new_event(key[3])], command_id)
+            except Exception as error:
+                outcomes[key] = error
+
+        threads = []
+        with store.engine.connect() as other_writer:
+            other_writer.begin()  # BEGIN IMMEDIATE: holds the write lock
+            other_writer.execute(text("DELETE FROM tracking"))
+            leader = threading.Thread(target=append, args=(("table-0", 1, "lead", 9),))
+            leader.start()
+            time.sleep(0.3)  # the leader took its group of one and waits for the lock
+            for n, (stream, version, command_id) in enumerate(wanted):
+                thread = threading.Thread(target=append, args=((stream, version, command_id, n),))
+                thread.start()
+                threads.append(thread)
+            deadline = time.monotonic() + 10
+            while group.waiting < len(wanted) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert group.waiting == len(wanted)
+            other_writer.commit()
+        for thread in [leader, *threads]:
+            thread.join(timeout=10)
+        assert isinstance(outcomes.pop(("table-0", 1, "lead", 9)), AppendResult)
+        return outcomes
 
     def test_a_memory_database_is_refused(self) -> None:
         with pytest.raises(ValueError, match="in a file, not in memory"):
