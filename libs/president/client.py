@@ -345,25 +345,10 @@ class Session:
         ended: GatewayError | None = None
         try:
             async for response in self._call:
-                if response.HasField("change"):
-                    self._changes.put_nowait(response.change)
-                    continue
-                result = response.result
-                command_id, future = self._waiting.popleft()
-                if future.done():
-                    continue
-                if result.command_id != command_id:
-                    future.set_exception(
-                        GatewayError(
-                            grpc.StatusCode.INTERNAL, "OUT_OF_ORDER", "a result for another command"
-                        )
-                    )
-                elif result.HasField("refused"):
-                    refused = result.refused
-                    code = getattr(grpc.StatusCode, refused.code, grpc.StatusCode.UNKNOWN)
-                    future.set_exception(GatewayError(code, refused.reason, refused.message))
-                else:
-                    future.set_result(result.version)
+                for change in response.changes:
+                    self._changes.put_nowait(change)
+                for result in response.results:
+                    self._resolve(result)
         except grpc.aio.AioRpcError as error:
             ended = GatewayError.of(error)
         except asyncio.CancelledError:
@@ -377,6 +362,24 @@ class Session:
                     future.set_exception(self._ended)
             self._waiting.clear()
             self._changes.put_nowait(ended)
+
+    def _resolve(self, result: pb.CommandResult) -> None:
+        """The outcome of the oldest command waiting for one."""
+        command_id, future = self._waiting.popleft()
+        if future.done():
+            return
+        if result.command_id != command_id:
+            future.set_exception(
+                GatewayError(
+                    grpc.StatusCode.INTERNAL, "OUT_OF_ORDER", "a result for another command"
+                )
+            )
+        elif result.HasField("refused"):
+            refused = result.refused
+            code = getattr(grpc.StatusCode, refused.code, grpc.StatusCode.UNKNOWN)
+            future.set_exception(GatewayError(code, refused.reason, refused.message))
+        else:
+            future.set_result(result.version)
 
     async def changes(self) -> AsyncIterator[pb.WatchResponse]:
         """The changes, as Watch streams them; raises the stream's error if it failed."""

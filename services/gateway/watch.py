@@ -63,6 +63,26 @@ FEEDS = Gauge(
 )
 
 
+#: The tag of SessionResponse.changes on the wire: its field number, length-delimited.
+_CHANGES_TAG = bytes([pb.SessionResponse.DESCRIPTOR.fields_by_name["changes"].number << 3 | 2])
+
+
+def session_change(change: bytes) -> bytes:
+    """A serialized ``WatchResponse`` as a serialized ``SessionResponse`` carrying it.
+
+    Serialized messages of one type concatenate into one message whose
+    repeated fields hold all their elements, so a session sends several
+    changes (and results) by joining their bytes.
+    """
+    size = len(change)
+    length = bytearray()
+    while size > 0x7F:
+        length.append(size & 0x7F | 0x80)
+        size >>= 7
+    length.append(size)
+    return _CHANGES_TAG + bytes(length) + change
+
+
 def not_found(table_id: str) -> ServiceError:
     """NOT_FOUND for a table nobody created."""
     return ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", f"no table {table_id!r}")
@@ -80,7 +100,7 @@ class Entry:
     _events: dict[int | None, epb.EventEnvelope] = field(default_factory=dict)
     _responses: dict[int | None, pb.WatchResponse] = field(default_factory=dict)
     _sessions: dict[int | None, bytes] = field(default_factory=dict)
-    _session_prefix: bytes | None = None
+    _public_change: bytes | None = None
 
     @property
     def version(self) -> int:
@@ -119,23 +139,25 @@ class Entry:
     def session_response(self, seat: int | None) -> bytes:
         """The change as ``seat`` sees it, as a Session stream carries it, serialized.
 
-        Built from two serialized parts, the way protobuf merges a message
-        that appears twice: what everyone sees (serialized once per change)
-        followed by what only this seat sees (its event and :func:`seat_part`).
-        That spares a copy and a serialization of the whole view per seat.
+        The ``WatchResponse`` is built from two serialized parts, the way
+        protobuf merges a message that appears twice: what everyone sees
+        (serialized once per change) followed by what only this seat sees
+        (its event and :func:`seat_part`). That spares a copy and a
+        serialization of the whole view per seat. Then it is framed as a
+        ``SessionResponse`` holding that one change (:func:`session_change`).
         """
         cached = self._sessions.get(seat)
         if cached is None:
-            if self._session_prefix is None:
-                prefix = pb.SessionResponse()
-                prefix.change.version = self.version
-                prefix.change.view.CopyFrom(self._public_view())
-                self._session_prefix = prefix.SerializeToString()
-            own = pb.SessionResponse()
-            own.change.event.CopyFrom(self.event(seat))
+            if self._public_change is None:
+                public = pb.WatchResponse(version=self.version)
+                public.view.CopyFrom(self._public_view())
+                self._public_change = public.SerializeToString()
+            own = pb.WatchResponse()
+            own.event.CopyFrom(self.event(seat))
             if seat is not None:
-                own.change.view.CopyFrom(seat_part(self.table, seat))
-            cached = self._sessions[seat] = self._session_prefix + own.SerializeToString()
+                own.view.CopyFrom(seat_part(self.table, seat))
+            cached = session_change(self._public_change + own.SerializeToString())
+            self._sessions[seat] = cached
         return cached
 
     def event(self, seat: int | None) -> epb.EventEnvelope:
@@ -494,9 +516,7 @@ def session_response(entry: Entry, seat: int | None) -> bytes:
 def session_snapshot(entry: Entry, seat: int | None) -> bytes:
     """The view that starts a fresh Session stream (serialized)."""
     out = pb.SessionResponse()
-    out.change.version = entry.version
-    out.change.view.CopyFrom(entry.view(seat))
-    out.change.snapshot = True
+    out.changes.add(version=entry.version, snapshot=True).view.CopyFrom(entry.view(seat))
     return out.SerializeToString()
 
 

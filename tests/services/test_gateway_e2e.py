@@ -322,7 +322,7 @@ async def test_a_session_must_start_with_a_watch_and_a_valid_token(
     forged = (("authorization", "Bearer forged.token.value"),)
     await expect(first_response(watch, forged), UNAUTHENTICATED, "TOKEN_INVALID")
     first = await first_response(watch, client.metadata())
-    assert isinstance(first, pb.SessionResponse) and first.change.snapshot
+    assert isinstance(first, pb.SessionResponse) and first.changes[0].snapshot
     async with client.session() as session:
         empty = session._send(pb.SessionRequest(), "")
         await expect(empty, INVALID, "NOT_A_SESSION_COMMAND")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -26,6 +27,7 @@ from president.table.v1 import table_pb2 as tpb
 from president.tables import LocalDealer, TableHost, stream_id
 from services.gateway import auth, checks
 from services.gateway.dealcheck import check_deal
+from services.gateway.session import session as session_stream
 from services.gateway.watch import FeedHub, seat_resolver, watch, watch_session
 
 
@@ -363,7 +365,8 @@ async def test_a_session_stream_carries_exactly_what_watch_does(tables: LocalTab
     carried = [watch_session(hub, "t1", 0, viewer) for viewer in viewers]
 
     def parsed(data: bytes) -> pb.WatchResponse:
-        return pb.SessionResponse.FromString(data).change
+        (change,) = pb.SessionResponse.FromString(data).changes
+        return change
 
     for plain, session in zip(watched, carried, strict=True):
         assert parsed(await session.__anext__()) == await plain.__anext__()  # snapshots
@@ -378,6 +381,45 @@ async def test_a_session_stream_carries_exactly_what_watch_does(tables: LocalTab
         await plain.aclose()
         await session.aclose()
         assert [parsed(c) for c in shaped] == changes  # the same messages, byte for byte apart
+    await hub.close()
+
+
+async def test_a_session_sends_the_changes_ready_together_in_one_message(
+    tables: LocalTables,
+) -> None:
+    """Several changes that arrive at once (one commit's events) leave in one
+    SessionResponse, in version order, each exactly as Watch shapes it."""
+    bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+
+    class Watching:  # the one part of the Gateway a session's changes use
+        def watch_session(self, _claims: object, request: pb.WatchRequest) -> object:
+            return watch_session(hub, "t1", request.from_version, seat_resolver("p0"))
+
+    no_commands = asyncio.Event()
+
+    async def requests() -> AsyncIterator[pb.SessionRequest]:
+        await no_commands.wait()
+        yield pb.SessionRequest()
+
+    claims = auth.Claims("t1", "p0", auth.PLAYER, 0, 0)
+    first = pb.SessionRequest(watch=pb.WatchRequest(from_version=0))
+    stream = session_stream(Watching(), claims, first, requests())  # type: ignore[arg-type]
+    plain = watch(hub, "t1", 0, seat_resolver("p0"))
+    opening = pb.SessionResponse.FromString(await stream.__anext__())
+    assert [c.snapshot for c in opening.changes] == [True] and not opening.results
+    await plain.__anext__()
+    start = feed.version
+    play_human(tables, "t1", 3)
+    await feed.catch_up()  # the events after start reach the watchers at once
+    count = feed.version - start
+    assert count > 1
+    message = pb.SessionResponse.FromString(await asyncio.wait_for(stream.__anext__(), 10))
+    assert list(message.changes) == await asyncio.wait_for(_collect(plain, count), 10)
+    assert [c.version for c in message.changes] == list(range(start + 1, feed.version + 1))
+    await stream.aclose()
+    await plain.aclose()
     await hub.close()
 
 

@@ -1104,33 +1104,40 @@ Global___SessionRequest: _TypeAlias = SessionRequest  # noqa: Y015
 
 @_typing.final
 class SessionResponse(_message.Message):
-    """One message from the gateway on a Session stream."""
+    """One message from the gateway on a Session stream: what was ready to send
+    together. Changes that come out of one commit (a play and the trick it
+    closes), and a command's result with the changes it made, usually share a
+    message; a message on a stream costs far more than its size.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    CHANGE_FIELD_NUMBER: _builtins.int
-    RESULT_FIELD_NUMBER: _builtins.int
+    CHANGES_FIELD_NUMBER: _builtins.int
+    RESULTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def change(self) -> Global___WatchResponse:
-        """A change (or the first snapshot), exactly as Watch streams it."""
+    def changes(self) -> _containers.RepeatedCompositeFieldContainer[Global___WatchResponse]:
+        """Changes (the first one may be the snapshot), in version order, each
+        exactly as Watch streams it; they go on from the last message's.
+        """
 
     @_builtins.property
-    def result(self) -> Global___CommandResult:
-        """The outcome of one command sent on this stream."""
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___CommandResult]:
+        """Outcomes of commands sent on this stream, in the order they were sent. A
+        result may come with the changes its command made, or before or after
+        them.
+        """
 
     def __init__(
         self,
         *,
-        change: Global___WatchResponse | None = ...,
-        result: Global___CommandResult | None = ...,
+        changes: _abc.Iterable[Global___WatchResponse] | None = ...,
+        results: _abc.Iterable[Global___CommandResult] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "response", b"response", "result", b"result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "response", b"response", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "results", b"results"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_response: _TypeAlias = _typing.Literal["change", "result"]  # noqa: Y015
-    _WhichOneofArgType_response: _TypeAlias = _typing.Literal["response", b"response"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType_response) -> _WhichOneofReturnType_response | None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionResponse: _TypeAlias = SessionResponse  # noqa: Y015
 

@@ -252,10 +252,10 @@ class GatewayServiceServicer:
 
     def Session(self, request_iterator, context):
         """Watch and act on one stream. The first request is a WatchRequest, and
-        the changes come as Watch sends them; the seat's plays, passes, returns
-        and host actions may then be sent on the same stream, each answered by a
-        CommandResult carrying its command_id (refusals included, the stream
-        going on). Same tokens and rights as the calls; a read-only token only
+        the changes come as Watch sends them, several to a message when they are
+        ready together; the seat's plays, passes, returns and host actions may
+        then be sent on the same stream, each answered by a CommandResult
+        carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
         watches. A message on an open stream costs far less than a call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

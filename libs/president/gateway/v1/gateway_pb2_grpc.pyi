@@ -82,10 +82,10 @@ class GatewayServiceStub:
     """The token's view of the table as a stream: a snapshot, then every change."""
     Session: _grpc.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]
     """Watch and act on one stream. The first request is a WatchRequest, and
-    the changes come as Watch sends them; the seat's plays, passes, returns
-    and host actions may then be sent on the same stream, each answered by a
-    CommandResult carrying its command_id (refusals included, the stream
-    going on). Same tokens and rights as the calls; a read-only token only
+    the changes come as Watch sends them, several to a message when they are
+    ready together; the seat's plays, passes, returns and host actions may
+    then be sent on the same stream, each answered by a CommandResult
+    carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
     watches. A message on an open stream costs far less than a call.
     """
 
@@ -130,10 +130,10 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """The token's view of the table as a stream: a snapshot, then every change."""
     Session: _aio.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]  # type: ignore[assignment]
     """Watch and act on one stream. The first request is a WatchRequest, and
-    the changes come as Watch sends them; the seat's plays, passes, returns
-    and host actions may then be sent on the same stream, each answered by a
-    CommandResult carrying its command_id (refusals included, the stream
-    going on). Same tokens and rights as the calls; a read-only token only
+    the changes come as Watch sends them, several to a message when they are
+    ready together; the seat's plays, passes, returns and host actions may
+    then be sent on the same stream, each answered by a CommandResult
+    carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
     watches. A message on an open stream costs far less than a call.
     """
 
@@ -283,10 +283,10 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_gateway_pb2.SessionResponse], _abc.AsyncIterator[_gateway_pb2.SessionResponse]]:
         """Watch and act on one stream. The first request is a WatchRequest, and
-        the changes come as Watch sends them; the seat's plays, passes, returns
-        and host actions may then be sent on the same stream, each answered by a
-        CommandResult carrying its command_id (refusals included, the stream
-        going on). Same tokens and rights as the calls; a read-only token only
+        the changes come as Watch sends them, several to a message when they are
+        ready together; the seat's plays, passes, returns and host actions may
+        then be sent on the same stream, each answered by a CommandResult
+        carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
         watches. A message on an open stream costs far less than a call.
         """
 
