@@ -18,6 +18,7 @@ import grpc
 import structlog
 
 from president.game.v1 import game_pb2 as gpb
+from president.service.batching import take_ready
 from president.service.channels import internal_channel_options
 from president.service.errors import (
     ServiceError,
@@ -151,11 +152,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def ExecuteCommands(
         self, requests: AsyncIterator[pb.ExecuteCommandsRequest], context: Context
     ) -> AsyncIterator[pb.ExecuteCommandsResponse]:
-        """Each command as ExecuteCommand runs it, several at once, answered as they finish."""
-        answers: asyncio.Queue[pb.ExecuteCommandsResponse | None] = asyncio.Queue()
+        """Each command as ExecuteCommand runs it, several at once, answered as they finish:
+        the answers ready together (one commit of the store often ends several) in one message."""
+        answers: asyncio.Queue[pb.TaggedAnswer | None] = asyncio.Queue()
         running: set[asyncio.Task[None]] = set()
 
-        async def answer(item: pb.ExecuteCommandsRequest) -> None:
+        async def answer(item: pb.TaggedCommand) -> None:
             started = time.perf_counter()
             try:
                 done = await self._forward_to_holder(
@@ -163,31 +165,33 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 )
                 if done is None:
                     done = await asyncio.to_thread(self._execute_here, item.command)
-                out = pb.ExecuteCommandsResponse(request_id=item.request_id, done=done)
+                out = pb.TaggedAnswer(request_id=item.request_id, done=done)
                 code = "OK"
             except Exception as error:
                 rejection = _refused(error)
-                out = pb.ExecuteCommandsResponse(
-                    request_id=item.request_id, refused=to_refusal(rejection)
-                )
+                out = pb.TaggedAnswer(request_id=item.request_id, refused=to_refusal(rejection))
                 code = rejection.status.name
             observe_call("table", "ExecuteCommands", code, time.perf_counter() - started)
             answers.put_nowait(out)
 
         async def read() -> None:
             try:
-                async for item in requests:
-                    task = asyncio.create_task(answer(item))
-                    running.add(task)
-                    task.add_done_callback(running.discard)
+                async for message in requests:
+                    for item in message.commands:
+                        task = asyncio.create_task(answer(item))
+                        running.add(task)
+                        task.add_done_callback(running.discard)
                 await asyncio.gather(*running)
             finally:
                 answers.put_nowait(None)
 
         reader = asyncio.create_task(read(), name="execute-commands-reader")
         try:
-            while (out := await answers.get()) is not None:
-                yield out
+            while (first := await answers.get()) is not None:
+                ready, end = take_ready(first, answers)
+                yield pb.ExecuteCommandsResponse(answers=ready)
+                if end:
+                    return
         finally:
             reader.cancel()
             for task in list(running):

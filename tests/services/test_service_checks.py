@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import grpc
 import pytest
 
 from president.service import checks
+from president.service.batching import take_ready
 from president.service.errors import ServiceError
 
 
@@ -35,3 +37,16 @@ def test_valid_inputs_pass_through() -> None:
     assert checks.table_id("table-1_A") == "table-1_A"
     assert checks.reaction("thumbs_up") == "thumbs_up"
     checks.round_number(1, 1)
+
+
+async def test_take_ready_takes_what_is_queued_already_and_sees_the_end() -> None:
+    queue: asyncio.Queue[int | None] = asyncio.Queue()
+    assert take_ready(1, queue) == ([1], False)  # a lone item goes at once
+    for item in (2, 3):
+        queue.put_nowait(item)
+    assert take_ready(1, queue) == ([1, 2, 3], False)
+    assert queue.empty()
+    for item in (5, None, 6):
+        queue.put_nowait(item)
+    assert take_ready(4, queue) == ([4, 5], True)  # the end stops it; what follows stays
+    assert queue.get_nowait() == 6

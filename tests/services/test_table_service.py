@@ -11,8 +11,9 @@ import asyncio
 import itertools
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from president.audit import verify_table
 from president.game.v1 import game_pb2 as gpb
 from president.rules.cards import FULL_DECK, names
+from president.service.command_stream import CommandStream
 from president.service.errors import ServiceError, aio_error_info
 from president.service.launcher import NatsServer, Stack
 from president.store import StoredEvent, verify_chain
@@ -196,8 +198,38 @@ async def test_refusals_carry_status_and_reason_and_change_nothing(
 async def test_one_stream_answers_commands_sent_at_once_each_by_its_request(
     table_stack: Stack,
 ) -> None:
-    """Answers come back as commands finish, each to its own caller, refusals included."""
+    """Answers come back as commands finish, each to its own caller, refusals included.
+
+    The commands, sent at once, go in one stream message; the answers come in
+    as few as finish together.
+    """
+    sent: list[int] = []  # commands per request message
+    answered: list[int] = []  # answers per response message
+
+    class Observed:
+        """The ExecuteCommands call, counting what each message carries."""
+
+        def __init__(self, stub: Any, requests: AsyncIterator[pb.ExecuteCommandsRequest]) -> None:
+            async def counted() -> AsyncIterator[pb.ExecuteCommandsRequest]:
+                async for message in requests:
+                    sent.append(len(message.commands))
+                    yield message
+
+            self._call = stub.ExecuteCommands(counted())
+
+        def cancel(self) -> bool:
+            return bool(self._call.cancel())
+
+        async def _answers(self) -> AsyncIterator[pb.ExecuteCommandsResponse]:
+            async for message in self._call:
+                answered.append(len(message.answers))
+                yield message
+
+        def __aiter__(self) -> AsyncIterator[pb.ExecuteCommandsResponse]:
+            return self._answers()
+
     async with Tables(table_stack.address("table"), streamed=True) as tables:
+        tables.commands = CommandStream(lambda requests: Observed(tables.stub, requests))
         table_id = await tables.bot_table()
         others = [await tables.bot_table() for _ in range(3)]
         view = await tables.view(table_id, 0)
@@ -221,6 +253,9 @@ async def test_one_stream_answers_commands_sent_at_once_each_by_its_request(
         results = await asyncio.gather(*(refusal(call) for call in refused.values()), *accepted)
     reasons = [reason for _code, reason, _message in results[: len(refused)]]
     assert reasons == list(refused)
+    commands = len(refused) + len(accepted)
+    assert sent[-1] == commands  # the bot tables' commands went before, one by one
+    assert sum(answered) == sum(sent)  # each command answered once
     for other, answer in zip(others, results[len(refused) :], strict=True):
         assert isinstance(answer, pb.ExecuteCommandResponse) and answer.events == 1
         assert table_events(table_stack, other)[-1].version == answer.version

@@ -4,7 +4,9 @@ A unary call costs grpc.aio several times what one message on an open
 stream does, and a gateway sends a command for nearly every play. So the
 gateway keeps one bidirectional stream to the table service open and sends
 each command on it with a request id; the table service answers each on the
-response stream, in whatever order they finish.
+response stream, in whatever order they finish. Commands sent while the
+stream was busy writing go together in one message, as the table service's
+answers that finish together do.
 
 A refusal travels as a :class:`~president.game.v1.game_pb2.Refusal`
 (:func:`~president.service.errors.to_refusal`) and becomes the same
@@ -29,6 +31,7 @@ from typing import Any
 
 import grpc
 
+from president.service.batching import take_ready
 from president.service.errors import ServiceError, from_refusal
 from president.table.v1 import table_pb2 as pb
 
@@ -53,7 +56,7 @@ class _Stream:
     """One open ExecuteCommands call: requests in through a queue, answers to futures."""
 
     def __init__(self, open_call: Callable[[AsyncIterator[Any]], Any]) -> None:
-        self._outbox: asyncio.Queue[pb.ExecuteCommandsRequest | None] = asyncio.Queue()
+        self._outbox: asyncio.Queue[pb.TaggedCommand | None] = asyncio.Queue()
         self._waiting: dict[int, asyncio.Future[pb.ExecuteCommandResponse]] = {}
         self._ids = itertools.count(1)
         self.broken = False
@@ -61,19 +64,24 @@ class _Stream:
         self._reader = asyncio.create_task(self._read(), name="command-stream-reader")
 
     async def _requests(self) -> AsyncIterator[pb.ExecuteCommandsRequest]:
-        while (request := await self._outbox.get()) is not None:
-            yield request
+        """Messages of the commands queued meanwhile (one or several each)."""
+        while (first := await self._outbox.get()) is not None:
+            ready, end = take_ready(first, self._outbox)
+            yield pb.ExecuteCommandsRequest(commands=ready)
+            if end:
+                return
 
     async def _read(self) -> None:
         try:
-            async for answer in self._call:
-                future = self._waiting.pop(answer.request_id, None)
-                if future is None or future.done():
-                    continue  # its caller gave up waiting
-                if answer.HasField("refused"):
-                    future.set_exception(from_refusal(answer.refused))
-                else:
-                    future.set_result(answer.done)
+            async for message in self._call:
+                for answer in message.answers:
+                    future = self._waiting.pop(answer.request_id, None)
+                    if future is None or future.done():
+                        continue  # its caller gave up waiting
+                    if answer.HasField("refused"):
+                        future.set_exception(from_refusal(answer.refused))
+                    else:
+                        future.set_result(answer.done)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.CancelledError):
             pass
         finally:
@@ -89,7 +97,7 @@ class _Stream:
             asyncio.get_running_loop().create_future()
         )
         self._waiting[request_id] = future
-        self._outbox.put_nowait(pb.ExecuteCommandsRequest(request_id=request_id, command=command))
+        self._outbox.put_nowait(pb.TaggedCommand(request_id=request_id, command=command))
         try:
             return await asyncio.wait_for(future, ANSWER_SECONDS)
         finally:

@@ -174,6 +174,32 @@ Global___ExecuteCommandResponse: _TypeAlias = ExecuteCommandResponse  # noqa: Y0
 
 @_typing.final
 class ExecuteCommandsRequest(_message.Message):
+    """What the caller has ready to send on an ExecuteCommands stream: one
+    command or several (a message on a stream costs far more than its size).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMMANDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def commands(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaggedCommand]:
+        """The commands, each with its request id."""
+
+    def __init__(
+        self,
+        *,
+        commands: _abc.Iterable[Global___TaggedCommand] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commands", b"commands"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExecuteCommandsRequest: _TypeAlias = ExecuteCommandsRequest  # noqa: Y015
+
+@_typing.final
+class TaggedCommand(_message.Message):
     """One command on an ExecuteCommands stream."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -198,10 +224,36 @@ class ExecuteCommandsRequest(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___ExecuteCommandsRequest: _TypeAlias = ExecuteCommandsRequest  # noqa: Y015
+Global___TaggedCommand: _TypeAlias = TaggedCommand  # noqa: Y015
 
 @_typing.final
 class ExecuteCommandsResponse(_message.Message):
+    """The answers the table service has ready on an ExecuteCommands stream: one
+    or several, in any order.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ANSWERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def answers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaggedAnswer]:
+        """The answers, each with the request id it answers."""
+
+    def __init__(
+        self,
+        *,
+        answers: _abc.Iterable[Global___TaggedAnswer] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answers", b"answers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExecuteCommandsResponse: _TypeAlias = ExecuteCommandsResponse  # noqa: Y015
+
+@_typing.final
+class TaggedAnswer(_message.Message):
     """The answer to one command on an ExecuteCommands stream."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -234,7 +286,7 @@ class ExecuteCommandsResponse(_message.Message):
     _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
 
-Global___ExecuteCommandsResponse: _TypeAlias = ExecuteCommandsResponse  # noqa: Y015
+Global___TaggedAnswer: _TypeAlias = TaggedAnswer  # noqa: Y015
 
 @_typing.final
 class TimeoutRequest(_message.Message):

@@ -94,7 +94,8 @@ class TableServiceServicer:
         """Runs commands sent over one long-lived stream, as ExecuteCommand would,
         each answered on the response stream with its request_id; answers may
         come in another order than the requests. A stream message costs a
-        fraction of a call, so a gateway sends its players' commands this way.
+        fraction of a call, so a gateway sends its players' commands this way;
+        what is ready together on either side shares a message.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

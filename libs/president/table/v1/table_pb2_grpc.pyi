@@ -44,7 +44,8 @@ class TableServiceStub:
     """Runs commands sent over one long-lived stream, as ExecuteCommand would,
     each answered on the response stream with its request_id; answers may
     come in another order than the requests. A stream message costs a
-    fraction of a call, so a gateway sends its players' commands this way.
+    fraction of a call, so a gateway sends its players' commands this way;
+    what is ready together on either side shares a message.
     """
     Timeout: _grpc.UnaryUnaryMultiCallable[_table_pb2.TimeoutRequest, _table_pb2.TimeoutResponse]
     """The timer expired on timer_key; ignored (ABORTED, STALE) when the table moved on."""
@@ -68,7 +69,8 @@ class TableServiceAsyncStub(TableServiceStub):
     """Runs commands sent over one long-lived stream, as ExecuteCommand would,
     each answered on the response stream with its request_id; answers may
     come in another order than the requests. A stream message costs a
-    fraction of a call, so a gateway sends its players' commands this way.
+    fraction of a call, so a gateway sends its players' commands this way;
+    what is ready together on either side shares a message.
     """
     Timeout: _aio.UnaryUnaryMultiCallable[_table_pb2.TimeoutRequest, _table_pb2.TimeoutResponse]  # type: ignore[assignment]
     """The timer expired on timer_key; ignored (ABORTED, STALE) when the table moved on."""
@@ -107,7 +109,8 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         """Runs commands sent over one long-lived stream, as ExecuteCommand would,
         each answered on the response stream with its request_id; answers may
         come in another order than the requests. A stream message costs a
-        fraction of a call, so a gateway sends its players' commands this way.
+        fraction of a call, so a gateway sends its players' commands this way;
+        what is ready together on either side shares a message.
         """
 
     @_abc_1.abstractmethod
