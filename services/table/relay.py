@@ -26,8 +26,9 @@ every ``poll_seconds`` for appends by other replicas. When NATS is down it
 retries with backoff; nothing is lost meanwhile.
 
 The fast path: the table host hands over each append's committed events
-(:meth:`OutboxRelay.committed`), and one task publishes them at once, in the
-order they were committed here, without reading them back; what was
+(:meth:`OutboxRelay.committed`), and one task publishes them in the order
+they were committed here, without reading them back, a moment later
+(``FAST_GATHER_SECONDS``: the command's answer goes first); what was
 committed while it waited goes out together, pipelined on the connection
 (one write, then the acknowledgements). That takes the
 relay's reads off the path from a play to its watchers. The loop above stays
@@ -65,8 +66,12 @@ from president.store import AppendResult, BatchHandler, EventStore, Position, St
 CONSUMER = "outbox-relay"
 PUBLISH_SECONDS = 5.0
 #: After a wake-up, the loop waits this long so one pass moves the position
-#: over many events (the fast path has already published them).
-DEBOUNCE_SECONDS = 0.05
+#: over many events (the fast path has already published them). Each pass
+#: writes the position, and on SQLite that commit holds up the appends.
+DEBOUNCE_SECONDS = 0.25
+#: The fast path waits this long before publishing: the command's answer goes
+#: out first, and what commits meanwhile goes in the same write.
+FAST_GATHER_SECONDS = 0.002
 #: At most this many fast-published events wait for the loop to count them.
 FAST_MEMORY = 100_000
 
@@ -173,6 +178,7 @@ class OutboxRelay:
         self._fast = asyncio.Queue()
         while True:
             events = list(await self._fast.get())
+            await asyncio.sleep(FAST_GATHER_SECONDS)
             while not self._fast.empty():  # everything committed meanwhile goes out together
                 events.extend(self._fast.get_nowait())
             js = self._js
