@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    bindparam,
     insert,
     select,
     update,
@@ -88,6 +89,38 @@ APPLIED = "applied"
 SKIPPED = "skipped"
 READ = {"sqlite_begin": "DEFERRED"}
 MAX_PLAYER_ID = 200
+
+# Built once: a batch runs them many times (executemany where it can), and
+# building SQLAlchemy statements per row cost scoring most of its CPU.
+_PROGRESS_FOR_UPDATE = (
+    select(scoring_progress.c.version)
+    .where(scoring_progress.c.stream_id == bindparam("stream_id"))
+    .with_for_update()
+)
+_READ_TABLE = select(scoring_tables).where(scoring_tables.c.table_id == bindparam("table_id"))
+_TABLE_FIELDS = ("game_no", "rounds_played", "totals", "last_standings", "players", "version")
+_UPDATE_TABLE = (
+    update(scoring_tables)
+    .where(scoring_tables.c.table_id == bindparam("key_table_id"))
+    .values({name: bindparam(name) for name in _TABLE_FIELDS})
+)
+_UPDATE_PROGRESS = (
+    update(scoring_progress)
+    .where(scoring_progress.c.stream_id == bindparam("key_stream_id"))
+    .values(version=bindparam("version"))
+)
+_PLAYERS_FOR_UPDATE = (
+    select(scoring_players)
+    .where(scoring_players.c.player_id.in_(bindparam("player_ids", expanding=True)))
+    .order_by(scoring_players.c.player_id)
+    .with_for_update()
+)
+_PLAYER_FIELDS = ("rounds_played", "rounds_won", "games_played", "games_won", "points", "places")
+_UPDATE_PLAYER = (
+    update(scoring_players)
+    .where(scoring_players.c.player_id == bindparam("key_player_id"))
+    .values({name: bindparam(name) for name in _PLAYER_FIELDS})
+)
 
 
 @dataclass(frozen=True)
@@ -203,18 +236,16 @@ def _player_from(row: Any) -> PlayerStats:
     )
 
 
-def _insert_ignore(connection: Connection, table: Table, values: dict[str, Any]) -> None:
-    """Insert a row unless its key exists (waits for a concurrent insert of it)."""
-    if connection.dialect.name == "postgresql":
-        connection.execute(postgresql.insert(table).values(values).on_conflict_do_nothing())
-    else:
-        connection.execute(sqlite.insert(table).values(values).on_conflict_do_nothing())
+def _insert_ignore(
+    connection: Connection, table: Table, rows: dict[str, Any] | list[dict[str, Any]]
+) -> None:
+    """Insert rows unless their key exists (waits for a concurrent insert of it)."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    connection.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
 
 
 def _read_table(connection: Connection, table_id: str) -> TableModel | None:
-    row = connection.execute(
-        select(scoring_tables).where(scoring_tables.c.table_id == table_id)
-    ).first()
+    row = connection.execute(_READ_TABLE, {"table_id": table_id}).first()
     if row is None:
         return None
     players = json.loads(row.players)
@@ -245,17 +276,11 @@ class _Batch:
     def _locked_progress(self, stream_id: str) -> int:
         if stream_id in self._progress:
             return self._progress[stream_id]
-        query = (
-            select(scoring_progress.c.version)
-            .where(scoring_progress.c.stream_id == stream_id)
-            .with_for_update()
-        )
-        version = self._connection.execute(query).scalar()
+        key = {"stream_id": stream_id}
+        version = self._connection.execute(_PROGRESS_FOR_UPDATE, key).scalar()
         if version is None:
-            _insert_ignore(
-                self._connection, scoring_progress, {"stream_id": stream_id, "version": 0}
-            )
-            version = self._connection.execute(query).scalar_one()
+            _insert_ignore(self._connection, scoring_progress, {**key, "version": 0})
+            version = self._connection.execute(_PROGRESS_FOR_UPDATE, key).scalar_one()
         self._progress[stream_id] = int(version)
         return int(version)
 
@@ -296,6 +321,7 @@ class _Batch:
     def flush(self) -> None:
         """Write what the batch changed (players in id order: replicas lock them alike)."""
         connection = self._connection
+        new_tables, known_tables = [], []
         for table_id, model in self._models.items():
             values = {
                 "game_no": model.game_no,
@@ -306,22 +332,24 @@ class _Batch:
                 "version": model.version,
             }
             if table_id in self._new_tables:
-                connection.execute(insert(scoring_tables).values(table_id=table_id, **values))
+                new_tables.append({"table_id": table_id, **values})
             else:
-                connection.execute(
-                    update(scoring_tables)
-                    .where(scoring_tables.c.table_id == table_id)
-                    .values(**values)
-                )
+                known_tables.append({"key_table_id": table_id, **values})
+        if new_tables:
+            connection.execute(insert(scoring_tables), new_tables)
+        if known_tables:
+            connection.execute(_UPDATE_TABLE, known_tables)
         for game in self._games.values():
             self._write_game(game)
-        for player_id in sorted(self._deltas):
-            self._add_to_player(player_id, self._deltas[player_id])
-        for stream_id in self._moved:
+        if self._deltas:
+            self._add_to_players()
+        if self._moved:
             connection.execute(
-                update(scoring_progress)
-                .where(scoring_progress.c.stream_id == stream_id)
-                .values(version=self._progress[stream_id])
+                _UPDATE_PROGRESS,
+                [
+                    {"key_stream_id": stream_id, "version": self._progress[stream_id]}
+                    for stream_id in sorted(self._moved)
+                ],
             )
 
     def _write_game(self, game: GameRecord) -> None:
@@ -343,19 +371,22 @@ class _Batch:
             .values(**values)
         )
 
-    def _add_to_player(self, player_id: str, deltas: list[PlayerDelta]) -> None:
+    def _add_to_players(self) -> None:
+        """Add the batch's deltas to each player's statistics (rows locked in id order)."""
         connection = self._connection
-        _insert_ignore(connection, scoring_players, _player_values(PlayerStats(player_id)))
-        row = connection.execute(
-            select(scoring_players)
-            .where(scoring_players.c.player_id == player_id)
-            .with_for_update()
-        ).one()
-        stats = _player_from(row)
-        for delta in deltas:
-            stats = stats.add(delta)
-        values = _player_values(stats)
-        del values["player_id"]
-        connection.execute(
-            update(scoring_players).where(scoring_players.c.player_id == player_id).values(**values)
+        player_ids = sorted(self._deltas)
+        _insert_ignore(
+            connection,
+            scoring_players,
+            [_player_values(PlayerStats(player_id)) for player_id in player_ids],
         )
+        rows = connection.execute(_PLAYERS_FOR_UPDATE, {"player_ids": player_ids}).all()
+        updates = []
+        for row in rows:
+            stats = _player_from(row)
+            for delta in self._deltas[stats.player_id]:
+                stats = stats.add(delta)
+            values = _player_values(stats)
+            values["key_player_id"] = values.pop("player_id")
+            updates.append(values)
+        connection.execute(_UPDATE_PLAYER, updates)
