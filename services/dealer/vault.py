@@ -18,6 +18,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    bindparam,
     insert,
     select,
     update,
@@ -29,8 +30,9 @@ from president.events.v1 import events_pb2 as pb
 from president.store import EventStore, create_store_engine
 from president.tables import DealtCards, RoundKey, stream_id
 
-#: Commitments and round ends read at a time, newest first, looking for a round's.
-READ_WINDOW = 16
+#: Commitments and round ends read at a time, newest first, looking for a round's
+#: (a reveal finds its round's end and commitment among the first two).
+READ_WINDOW = 4
 ROUND_ENDED = pb.RoundEnded.DESCRIPTOR.full_name
 DEAL_COMMITTED = pb.DealCommitted.DESCRIPTOR.full_name
 
@@ -49,6 +51,23 @@ dealer_secrets = Table(
     Column("created_at", String(40), nullable=False),
     Column("revealed_at", String(40), nullable=True),
 )
+
+
+_ROUND = (
+    (dealer_secrets.c.table_id == bindparam("key_table_id"))
+    & (dealer_secrets.c.game_no == bindparam("key_game_no"))
+    & (dealer_secrets.c.round_no == bindparam("key_round_no"))
+)
+_READ_ROUND = select(dealer_secrets).where(_ROUND)
+_MARK_REVEALED = (
+    update(dealer_secrets)
+    .where(_ROUND & dealer_secrets.c.revealed_at.is_(None))
+    .values(revealed_at=bindparam("now"))
+)
+
+
+def _round_of(key: RoundKey) -> dict[str, object]:
+    return {"key_table_id": key.table_id, "key_game_no": key.game_no, "key_round_no": key.round_no}
 
 
 class UnknownRound(LookupError):
@@ -98,9 +117,9 @@ class SecretVault:
         try:
             with self._engine.begin() as connection:
                 connection.execute(insert(dealer_secrets), row)
-        except IntegrityError:
-            pass  # committed before: keep the first secret
-        return self._get(key).fingerprint
+        except IntegrityError:  # committed before: keep the first secret
+            return self._get(key).fingerprint
+        return str(row["fingerprint"])
 
     def deal(self, key: RoundKey) -> DealtCards:
         """The committed round's deal, by position in the deal order."""
@@ -123,26 +142,13 @@ class SecretVault:
             )
         with self._engine.begin() as connection:
             connection.execute(
-                update(dealer_secrets)
-                .where(
-                    dealer_secrets.c.table_id == key.table_id,
-                    dealer_secrets.c.game_no == key.game_no,
-                    dealer_secrets.c.round_no == key.round_no,
-                    dealer_secrets.c.revealed_at.is_(None),
-                )
-                .values(revealed_at=datetime.now(UTC).isoformat())
+                _MARK_REVEALED, {**_round_of(key), "now": datetime.now(UTC).isoformat()}
             )
         return committed
 
     def _get(self, key: RoundKey) -> Committed:
         with self._engine.connect() as connection:
-            row = connection.execute(
-                select(dealer_secrets).where(
-                    dealer_secrets.c.table_id == key.table_id,
-                    dealer_secrets.c.game_no == key.game_no,
-                    dealer_secrets.c.round_no == key.round_no,
-                )
-            ).first()
+            row = connection.execute(_READ_ROUND, _round_of(key)).first()
         if row is None:
             raise UnknownRound(
                 f"no deal was committed for round {key.round_no} of game {key.game_no} "

@@ -87,3 +87,15 @@ def test_an_end_after_another_commitment_does_not_count(
     append(events, epb.DealCommitted(fingerprint="0" * 64), epb.RoundEnded())
     with pytest.raises(RoundNotOver):
         vault.reveal(KEY)
+
+
+def test_a_repeated_commit_keeps_the_first_secret(
+    stores: tuple[CountingStore, SecretVault],
+) -> None:
+    _events, vault = stores
+    fingerprint = vault.commit(KEY, 4, False, None)
+    assert vault.commit(KEY, 4, False, None) == fingerprint  # a retry: same fingerprint
+    dealt = vault.deal(KEY)
+    assert vault.commit(KEY, 4, False, None) == fingerprint
+    assert vault.deal(KEY) == dealt  # and the same cards
+    assert vault.commit(RoundKey("v1", 1, 2), 4, False, None) != fingerprint  # a new round
