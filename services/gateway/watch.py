@@ -42,7 +42,7 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.service.errors import ServiceError
-from president.service.nats import Subjects
+from president.service.nats import Subjects, version_in
 from president.tables import Table, fold, table_from_created
 from president.viewproto import public_view, redact, seat_of, seat_part, seat_view
 from services.gateway.upstream import TablePort
@@ -275,11 +275,14 @@ class TableFeed:
             return
 
         async def received(message: Msg) -> None:
+            self.last_message = time.monotonic()
+            known = version_in(message.headers)
+            if known is not None and known <= self.version:
+                return  # shown already (a command's answer brought it): not parsed again
             try:
                 envelope = epb.EventEnvelope.FromString(message.data)
             except Exception:
                 return
-            self.last_message = time.monotonic()
             self._inbox.put_nowait(envelope)
 
         self._subscription = await client.subscribe(self.subject, cb=received)

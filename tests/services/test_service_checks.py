@@ -1,4 +1,4 @@
-"""The input checks the services share."""
+"""The small parts the services share: input checks, stream batching, NATS message ids."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from president.service import checks
 from president.service.batching import take_ready
 from president.service.errors import ServiceError
+from president.service.nats import message_id, version_in
 
 
 @pytest.mark.parametrize(
@@ -50,3 +51,10 @@ async def test_take_ready_takes_what_is_queued_already_and_sees_the_end() -> Non
         queue.put_nowait(item)
     assert take_ready(4, queue) == ([4, 5], True)  # the end stops it; what follows stays
     assert queue.get_nowait() == 6
+
+
+def test_a_message_id_names_its_event_version() -> None:
+    assert version_in({"Nats-Msg-Id": message_id("table-abc", 42)}) == 42
+    assert version_in({"Nats-Msg-Id": "table-a:b:7"}) == 7
+    for unreadable in (None, {}, {"Nats-Msg-Id": "table-abc"}, {"Nats-Msg-Id": "x:-1"}):
+        assert version_in(unreadable) is None

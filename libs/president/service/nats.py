@@ -52,6 +52,14 @@ def message_id(stream_id: str, version: int) -> str:
     return f"{stream_id}:{version}"
 
 
+def version_in(headers: dict[str, str] | None) -> int | None:
+    """The event version a message's ``Nats-Msg-Id`` names (None without a readable one)."""
+    if not headers:
+        return None
+    _stream, _, version = headers.get("Nats-Msg-Id", "").rpartition(":")
+    return int(version) if version.isdigit() else None
+
+
 def envelope(stored: StoredEvent) -> pb.EventEnvelope:
     """The message that carries a stored event on NATS."""
     return pb.EventEnvelope(
