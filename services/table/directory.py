@@ -1,24 +1,74 @@
-"""Which tables exist: a small in-memory index for ``ListTables``.
+"""Which tables exist, for ``ListTables``: a read model in the event store's database.
 
-Built by reading the store's global order once at start, then brought up to
-date before each listing (only the events appended since, by any replica),
-and told of each table this replica changes as soon as it changes.
+One row per table (``table_directory``, migration 0004), kept by the tracked
+consumer ``table-directory`` of the store's global order: each refresh folds
+the events appended since the consumer's position (by any replica) and
+writes the rows of the tables they changed together with the new position,
+in one transaction. So a replica that starts, or a second replica, lists
+from the rows and folds only what is new; nothing reads the whole log again,
+and the list does not live in memory.
+
 Each table is folded with the engine, so its phase and seats are exactly
-what the table service itself sees. Nothing here is stored: a restart
-rebuilds it.
+what the table service itself sees. The folding happens before the write
+transaction (on SQLite that one holds up the appends), from a bounded cache
+of tables; a table missing from it, or left behind by another replica's
+refresh, is folded again from its own stream. A replica also notes each
+table it changes (:meth:`TableDirectory.note`), so its own changes are
+listed at once, before the global order shows them (PostgreSQL holds an
+event back while older transactions run).
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    select,
+)
+from sqlalchemy.dialects import postgresql, sqlite
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
-from president.store import EventStore, Position
-from president.tables import STREAM_PREFIX, Table, fold, table_from_created, table_id_of
+from president.store import EventStore, StoredEvent
+from president.tables import STREAM_PREFIX, fold, table_from_created, table_id_of
+from president.tables import Table as TableState
 
-BATCH = 2_000
+CONSUMER = "table-directory"
+#: Events folded per refresh transaction.
+BATCH = 500
+#: Tables kept folded in memory between refreshes (the busy ones).
+CACHED_TABLES = 2_000
+#: Tables this replica changed, listed from memory until the rows catch up.
+NOTED_TABLES = 10_000
+
+metadata = MetaData()
+table_directory = Table(
+    "table_directory",
+    metadata,
+    Column("table_id", String(200), primary_key=True),
+    Column("version", Integer, nullable=False),
+    Column("preset", String(64), nullable=False),
+    Column("options", Text, nullable=False),
+    Column("seated", Integer, nullable=False),
+    Column("seat_count", Integer, nullable=False),
+    Column("phase", String(32), nullable=False),
+    Column("visibility", String(32), nullable=False),
+    Column("open", Boolean, nullable=False),
+)
+_TABLE_CREATED = codec.type_name(pb.TableCreated)
 
 
 @dataclass(frozen=True)
@@ -40,70 +90,185 @@ class Summary:
             self.visibility == "public" and self.phase == "lobby" and self.seated < self.seat_count
         )
 
+    @classmethod
+    def of(cls, table: TableState) -> Summary:
+        game = table.game
+        return cls(
+            table_id=table.table_id,
+            preset=game.options.preset,
+            options=codec.options_to_map(game.options),
+            seated=len(game.occupied),
+            seat_count=len(game.seats),
+            phase=game.phase,
+            visibility=table.visibility,
+        )
+
+
+class _Moved(Exception):
+    """Another replica moved the position while this one folded: fold again."""
+
 
 class TableDirectory:
-    """Tables by id, folded from the store's global order."""
+    """The table list: rows in the store's database, brought up to date on refresh."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, *, cached_tables: int = CACHED_TABLES) -> None:
         self._store = store
-        self._tables: dict[str, Table] = {}
-        self._position = Position.START
-        self._guard = threading.Lock()
+        self._cache: OrderedDict[str, TableState] = OrderedDict()
+        self._cached_tables = cached_tables
+        self._noted: dict[str, TableState] = {}
+        self._noting = threading.Lock()  # taken after every command: never held long
+        self._guard = threading.Lock()  # one refresh at a time
 
     def refresh(self) -> int:
-        """Fold the events appended since the last refresh; returns how many."""
+        """Fold the events appended since the consumer's position; returns how many."""
         with self._guard:
             folded = 0
             while True:
-                batch = self._store.read_all(self._position, BATCH)
-                for stored in batch:
-                    self._fold(stored.stream_id, stored.type, stored.payload, stored.version)
-                    self._position = stored.position
-                folded += len(batch)
+                after = self._store.tracked_position(CONSUMER)
+                batch = self._store.read_all(after, BATCH)
+                if not batch:
+                    return folded
+                rows = [self._row(table) for table in self._fold(batch).values()]
+                try:
+                    folded += self._write(batch, rows)
+                except _Moved:
+                    continue
                 if len(batch) < BATCH:
                     return folded
 
-    def note(self, table: Table) -> None:
-        """A table as this replica just left it: listed at once, before the global order shows it.
+    def _write(self, batch: list[StoredEvent], rows: list[dict[str, Any]]) -> int:
+        """The rows and the position past ``batch``, in one transaction, if nobody moved it."""
+        expected = [stored.position for stored in batch]
 
-        On PostgreSQL the global order holds an event back while older
-        transactions run; this keeps a replica's own changes in its list.
-        """
-        with self._guard:
-            known = self._tables.get(table.table_id)
+        def write(fresh: list[StoredEvent], connection: Connection) -> None:
+            if [stored.position for stored in fresh] != expected:
+                raise _Moved
+            if rows:
+                _upsert(connection, rows)
+
+        return self._store.process_batch(CONSUMER, write, limit=len(batch))
+
+    def note(self, table: TableState) -> None:
+        """A table as this replica just left it: listed at once, before the rows show it."""
+        with self._noting:
+            known = self._noted.get(table.table_id)
             if known is None or known.version < table.version:
-                self._tables[table.table_id] = table
-
-    def _fold(self, stream: str, type_name: str, payload: bytes, version: int) -> None:
-        if not stream.startswith(STREAM_PREFIX):
-            return
-        table_id = table_id_of(stream)
-        table = self._tables.get(table_id)
-        if table is None:
-            if type_name == codec.type_name(pb.TableCreated):
-                created = pb.TableCreated.FromString(payload)
-                self._tables[table_id] = table_from_created(created)
-            return
-        if version <= table.version:
-            return
-        self._tables[table_id] = fold(table, codec.decode(type_name, payload), version)
+                if len(self._noted) >= NOTED_TABLES:
+                    self._noted.clear()
+                self._noted[table.table_id] = table
 
     def summaries(self, open_only: bool = False) -> list[Summary]:
-        """Every known table (or only open ones), by id."""
-        with self._guard:
-            tables = list(self._tables.values())
-        out = []
-        for table in sorted(tables, key=lambda t: t.table_id):
-            game = table.game
-            summary = Summary(
-                table_id=table.table_id,
-                preset=game.options.preset,
-                options=codec.options_to_map(game.options),
-                seated=len(game.occupied),
-                seat_count=len(game.seats),
-                phase=game.phase,
-                visibility=table.visibility,
+        """Every table (or only open ones), by id."""
+        query = select(table_directory).order_by(table_directory.c.table_id)
+        if open_only:
+            query = query.where(table_directory.c.open.is_(True))
+        with self._store.engine.connect() as connection:
+            rows = connection.execute(query).all()
+        listed = {row.table_id: (int(row.version), _summary(row)) for row in rows}
+        with self._noting:
+            noted = list(self._noted.values())
+        for table in noted:
+            version, _ = listed.get(table.table_id, (0, None))
+            if table.version <= version:
+                with self._noting:  # the rows caught up: no need to remember it
+                    if self._noted.get(table.table_id) is table:
+                        del self._noted[table.table_id]
+                continue
+            if not open_only:
+                listed[table.table_id] = (table.version, Summary.of(table))
+                continue
+            summary = Summary.of(table)
+            if summary.open:
+                listed[table.table_id] = (table.version, summary)
+            else:
+                listed.pop(table.table_id, None)
+        return [listed[table_id][1] for table_id in sorted(listed)]
+
+    # -- folding ---------------------------------------------------------------
+    def _fold(self, batch: Sequence[StoredEvent]) -> dict[str, TableState]:
+        """Each table the batch changed, folded to its last event in the batch."""
+        changed: dict[str, TableState] = {}
+        for stored in batch:
+            if not stored.stream_id.startswith(STREAM_PREFIX):
+                continue
+            table_id = table_id_of(stored.stream_id)
+            table = changed.get(table_id) or self._before(table_id, stored)
+            if table is None:
+                continue  # a stream that does not begin with TableCreated
+            if table.version >= stored.version:
+                changed[table_id] = table  # already folded past it (another refresh)
+                continue
+            changed[table_id] = fold(
+                table, codec.decode(stored.type, stored.payload), stored.version
             )
-            if summary.open or not open_only:
-                out.append(summary)
-        return out
+        for table_id, table in changed.items():
+            self._cache[table_id] = table
+            self._cache.move_to_end(table_id)
+        while len(self._cache) > self._cached_tables:
+            self._cache.popitem(last=False)
+        return changed
+
+    def _before(self, table_id: str, stored: StoredEvent) -> TableState | None:
+        """The table just before ``stored`` (or at it or later, if the cache is ahead)."""
+        if stored.version == 1:
+            if stored.type != _TABLE_CREATED:
+                return None
+            return table_from_created(pb.TableCreated.FromString(stored.payload))
+        cached = self._cache.get(table_id)
+        if cached is not None and cached.version >= stored.version - 1:
+            return cached
+        return self._replay(stored.stream_id, stored.version - 1)
+
+    def _replay(self, stream_id: str, version: int) -> TableState | None:
+        """The table at ``version``, folded from its own stream."""
+        table: TableState | None = None
+        for stored in self._store.read_stream(stream_id, 1, version):
+            if table is None:
+                if stored.type != _TABLE_CREATED:
+                    return None
+                table = table_from_created(pb.TableCreated.FromString(stored.payload))
+            else:
+                table = fold(table, codec.decode(stored.type, stored.payload), stored.version)
+        return table
+
+    @staticmethod
+    def _row(table: TableState) -> dict[str, Any]:
+        summary = Summary.of(table)
+        return {
+            "table_id": summary.table_id,
+            "version": table.version,
+            "preset": summary.preset,
+            "options": json.dumps(summary.options, sort_keys=True, separators=(",", ":")),
+            "seated": summary.seated,
+            "seat_count": summary.seat_count,
+            "phase": summary.phase,
+            "visibility": summary.visibility,
+            "open": summary.open,
+        }
+
+
+def _upsert(connection: Connection, rows: list[dict[str, Any]]) -> None:
+    """Insert the rows, or update those whose table is listed at an older version."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    insert = dialect.insert(table_directory)
+    fields = {name: insert.excluded[name] for name in rows[0] if name != "table_id"}
+    connection.execute(
+        insert.on_conflict_do_update(
+            index_elements=[table_directory.c.table_id],
+            set_=fields,
+            where=table_directory.c.version < insert.excluded.version,
+        ),
+        rows,
+    )
+
+
+def _summary(row: Any) -> Summary:
+    return Summary(
+        table_id=row.table_id,
+        preset=row.preset,
+        options=json.loads(row.options),
+        seated=row.seated,
+        seat_count=row.seat_count,
+        phase=row.phase,
+        visibility=row.visibility,
+    )

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 import pytest
@@ -40,9 +41,12 @@ from services.gateway.upstream import GrpcTables
 from services.table import relay as relay_module
 from services.table.app import TableApp
 from services.table.commands import React, check_actor, translate
-from services.table.directory import TableDirectory
+from services.table.directory import Summary, TableDirectory
 from services.table.handlers import TableServicer
 from services.table.relay import CONSUMER, FastAcked, OutboxRelay
+
+if TYPE_CHECKING:
+    from tests.conftest import PostgresServer
 
 
 def test_translates_each_kind_of_command() -> None:
@@ -270,6 +274,98 @@ def test_the_table_list_follows_the_store(store: EventStore) -> None:
     assert summaries["mine"].preset == "house" and summaries["mine"].phase == g.LOBBY
     assert directory.summaries(open_only=True) == []
     assert directory.refresh() == 0
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def either_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
+    """An event store on each backend."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        url = server.create_database("directory")
+    with EventStore.from_url(url, migrate=True) as opened:
+        yield opened
+
+
+class ReadCounting(EventStore):
+    """The event store, counting the events read back."""
+
+    events_read = 0
+
+    def read_all(self, after: Position | None, limit: int = 1000) -> list[StoredEvent]:
+        stored = super().read_all(after, limit)
+        self.events_read += len(stored)
+        return stored
+
+    def read_stream(
+        self, stream_id: str, from_version: int = 1, limit: int | None = None
+    ) -> list[StoredEvent]:
+        stored = super().read_stream(stream_id, from_version, limit)
+        self.events_read += len(stored)
+        return stored
+
+
+def _seat_all(host: TableHost, table_id: str, seats: int) -> None:
+    for seat in range(seats):
+        host.execute(table_id, g.SitDown(seat, f"{table_id}-p{seat}"), f"{table_id}-s{seat}", "x")
+
+
+def test_a_new_replica_lists_the_tables_without_reading_the_log_again(
+    either_store: EventStore,
+) -> None:
+    host = TableHost(either_store, LocalDealer())
+    for n in range(5):
+        host.create(f"t{n}", options_for("house"), seat_count=3, visibility="public")
+    _seat_all(host, "t0", 3)
+    host.execute("t0", g.StartGame(), "go", "server")
+    first = TableDirectory(either_store)
+    first.refresh()
+    listed = first.summaries()
+    assert [s.table_id for s in listed] == [f"t{n}" for n in range(5)]
+    assert [s.table_id for s in first.summaries(open_only=True)] == ["t1", "t2", "t3", "t4"]
+    # A replica that starts now (or this one after a restart) reads the rows.
+    counting = ReadCounting(either_store.engine)
+    again = TableDirectory(counting)
+    assert again.summaries() == listed
+    assert again.refresh() == 0 and counting.events_read == 0
+    host.execute("t1", g.SitDown(0, "late"), "late", "late")
+    assert again.refresh() == 1 and counting.events_read <= 3  # the event, and t1's stream
+    assert next(s for s in again.summaries() if s.table_id == "t1").seated == 1
+
+
+@pytest.mark.parametrize("cached_tables", [2_000, 1], ids=["cached", "evicted"])
+def test_replicas_taking_turns_keep_every_row_right(
+    either_store: EventStore, cached_tables: int
+) -> None:
+    """Each replica folds what the other did not, from its cache or the table's stream."""
+    host = TableHost(either_store, LocalDealer())
+    replicas = [TableDirectory(either_store, cached_tables=cached_tables) for _ in range(2)]
+    for n in range(3):
+        host.create(f"t{n}", options_for("house"), seat_count=3, visibility="public")
+    for step, (table_id, seat) in enumerate(
+        [("t0", 0), ("t1", 0), ("t0", 1), ("t2", 0), ("t0", 2), ("t1", 1), ("t1", 2)]
+    ):
+        host.execute(table_id, g.SitDown(seat, f"{table_id}-{seat}"), f"c{step}", "x")
+        replicas[step % 2].refresh()
+    host.execute("t0", g.StartGame(), "go", "server")
+    replicas[1].refresh()
+    expected = [Summary.of(host.load(f"t{n}")) for n in range(3)]
+    for replica in replicas:
+        assert replica.summaries() == expected
+        assert [s.table_id for s in replica.summaries(open_only=True)] == ["t2"]
+
+
+def test_a_replica_lists_its_own_change_before_the_rows_show_it(store: EventStore) -> None:
+    host = TableHost(store, LocalDealer())
+    directory = TableDirectory(store)
+    host.create("t1", options_for("house"), seat_count=3, visibility="public")
+    directory.refresh()
+    assert [s.table_id for s in directory.summaries(open_only=True)] == ["t1"]
+    _seat_all(host, "t1", 3)
+    directory.note(host.load("t1"))  # no refresh: the rows still say it is open
+    assert directory.summaries(open_only=True) == []
+    assert directory.summaries()[0].seated == 3
 
 
 def test_the_table_service_refuses_a_player_who_left(store: EventStore) -> None:
