@@ -364,8 +364,9 @@ def _report(
     actions = client_plays + sum(run.returns for run in runs) + 1
     streamed = sum(len(seen) for run in runs for seen in run.seen)
     print(
-        f"  watch messages streamed to clients: {streamed} "
-        f"({streamed / actions:.1f} per client action)"
+        f"  changes streamed to clients: {streamed} "
+        f"({streamed / actions:.1f} per client action; a Session message carries what is ready "
+        "together)"
     )
     spent = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
     print(
