@@ -193,6 +193,7 @@ def settings_variables() -> dict[str, str]:
         with (
             mock.patch.object(config, "_env", record),
             mock.patch.object(config, "_env_int", record),
+            mock.patch.object(config, "env_seconds", record),
         ):
             factory()
         assert len(read) == 1, f"Settings.{item.name} reads {read}: expected one variable"

@@ -1,4 +1,5 @@
-"""PRESIDENT_STREAM_REPLICAS: the events stream's copies in a NATS cluster."""
+"""The events stream's copies in a NATS cluster (PRESIDENT_STREAM_REPLICAS) and how long
+it keeps events (PRESIDENT_STREAM_MAX_AGE_SECONDS)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,32 @@ async def test_ensure_stream_creates_the_stream_with_its_replicas(nats_url: str)
             # A single server cannot keep three copies: NATS says so, nothing is changed.
             await ensure_stream(js, Subjects(subjects.prefix, name, replicas=3))
         assert (await js.stream_info(name)).config.num_replicas == 1
+    finally:
+        await client.jetstream().delete_stream(name)
+        await client.close()
+
+
+def test_settings_carry_how_long_the_stream_keeps_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().subjects.max_age_seconds == 7 * 24 * 3600
+    monkeypatch.setenv("PRESIDENT_STREAM_MAX_AGE_SECONDS", "0")
+    assert Settings().subjects.max_age_seconds == 0  # for ever
+    monkeypatch.setenv("PRESIDENT_STREAM_MAX_AGE_SECONDS", "60")
+    with pytest.raises(SystemExit, match=r"at least 600 s .* not 60 s"):
+        Settings()
+
+
+async def test_ensure_stream_limits_how_long_events_stay(nats_url: str) -> None:  # noqa: F811
+    name = f"DEPLOY_TEST_{secrets.token_hex(4).upper()}"
+    forever = Subjects(prefix=f"deploytest.{name.lower()}", stream=name, max_age_seconds=0)
+    client = await nats.connect(nats_url)
+    try:
+        js = client.jetstream()
+        await ensure_stream(js, forever)  # as an earlier version made it: no limit
+        assert not (await js.stream_info(name)).config.max_age
+        await ensure_stream(js, Subjects(forever.prefix, name, max_age_seconds=86_400))
+        assert (await js.stream_info(name)).config.max_age == 86_400
     finally:
         await client.jetstream().delete_stream(name)
         await client.close()

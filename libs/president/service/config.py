@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from president.service.nats import Subjects
+from president.service.nats import DEFAULT_MAX_AGE_SECONDS, Subjects
 
 
 def _env(name: str, default: str) -> str:
@@ -80,12 +80,26 @@ class Settings:
         default_factory=lambda: _env("PRESIDENT_SUBJECT_PREFIX", "events.table")
     )
     stream_replicas: int = field(default_factory=lambda: _env_int("PRESIDENT_STREAM_REPLICAS", 1))
+    stream_max_age: float = field(
+        default_factory=lambda: env_seconds(
+            "PRESIDENT_STREAM_MAX_AGE_SECONDS", DEFAULT_MAX_AGE_SECONDS
+        )
+    )
+
+    def __post_init__(self) -> None:
+        try:
+            self.subjects  # noqa: B018  # its checks, at start rather than at first use
+        except ValueError as error:
+            raise SystemExit(f"PRESIDENT_STREAM_MAX_AGE_SECONDS: {error}") from None
 
     @property
     def subjects(self) -> Subjects:
         """The JetStream stream and subjects of table events."""
         return Subjects(
-            prefix=self.subject_prefix, stream=self.stream_name, replicas=self.stream_replicas
+            prefix=self.subject_prefix,
+            stream=self.stream_name,
+            replicas=self.stream_replicas,
+            max_age_seconds=self.stream_max_age,
         )
 
     def address(self, service: str) -> str:

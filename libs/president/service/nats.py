@@ -20,6 +20,7 @@ from president.tables import table_id_of
 
 DEFAULT_PREFIX = "events.table"
 DUPLICATE_WINDOW_SECONDS = 600.0
+DEFAULT_MAX_AGE_SECONDS = 7 * 24 * 3600.0
 _TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -36,6 +37,17 @@ class Subjects:
     stream: str = "PRESIDENT_EVENTS"
     #: Copies of the stream in a NATS cluster (1 on a single server; 3 in the k8s manifests).
     replicas: int = 1
+    #: How long JetStream keeps an event (0: for ever). The event store keeps it
+    #: for ever; a follower that finds older events gone fills the gap from the
+    #: table service, and a restarted timer replays only this much.
+    max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.max_age_seconds and self.max_age_seconds < DUPLICATE_WINDOW_SECONDS:
+            raise ValueError(
+                f"the events stream keeps events at least {DUPLICATE_WINDOW_SECONDS:.0f} s "
+                f"(its de-duplication window), or for ever (0), not {self.max_age_seconds:g} s"
+            )
 
     @property
     def all_tables(self) -> str:
@@ -84,10 +96,11 @@ async def connect(url: str, name: str) -> tuple[Client, JetStreamContext]:
 
 
 async def ensure_stream(js: JetStreamContext, subjects: Subjects) -> None:
-    """Create the events stream if it is missing (file storage, de-duplication window).
+    """Create the events stream if it is missing (file storage, de-duplication window,
+    events kept ``max_age_seconds``).
 
     An existing stream is updated to this configuration, its number of
-    replicas included (a NATS cluster moves the copies).
+    replicas and its age limit included (a NATS cluster moves the copies).
     """
     config = StreamConfig(
         name=subjects.stream,
@@ -96,6 +109,7 @@ async def ensure_stream(js: JetStreamContext, subjects: Subjects) -> None:
         storage=StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW_SECONDS,
         num_replicas=subjects.replicas,
+        max_age=subjects.max_age_seconds,
     )
     try:
         await js.add_stream(config)
