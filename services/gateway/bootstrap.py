@@ -13,11 +13,12 @@ import structlog
 from nats.aio.client import Client
 
 from president.gateway.v1 import gateway_pb2, gateway_pb2_grpc
-from president.service.config import Settings
+from president.service.config import Settings, env_seconds
 from president.service.server import Service
 from services.gateway.app import Gateway
 from services.gateway.auth import Tokens, random_secret
 from services.gateway.handlers import GatewayServicer
+from services.gateway.owners import LeaseOwners
 from services.gateway.upstream import GrpcScoring, GrpcTables
 from services.gateway.watch import FeedHub
 
@@ -41,7 +42,12 @@ def build(settings: Settings) -> Service:
     """Wire the table and scoring clients, the feeds (NATS) and the tokens into the servicer."""
     secret, random = token_secret(settings)
     tokens = Tokens(secret, settings.token_ttl_seconds)
-    tables = GrpcTables(settings.address("table"))
+    owners = (
+        LeaseOwners(settings.lease_bucket)
+        if env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0) > 0
+        else None
+    )
+    tables = GrpcTables(settings.address("table"), owners=owners)
     scoring = GrpcScoring(settings.address("scoring"))
     hub = FeedHub(tables, settings.subjects)
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
@@ -77,6 +83,8 @@ def build(settings: Settings) -> Service:
                 await asyncio.sleep(RECONNECT_SECONDS)
                 continue
             client.append(connection)
+            if owners is not None:
+                owners.attach(connection)
             await hub.attach(connection)
             log.info("NATS connected", url=settings.nats_url)
         await asyncio.Event().wait()

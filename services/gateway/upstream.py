@@ -22,6 +22,7 @@ from president.service.errors import ServiceError, aio_error_info, reraise_remot
 from president.service.table_client import MAX_READ_EVENTS, read_pages
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
+from services.gateway.owners import LeaseOwners
 
 T = TypeVar("T")
 CALL_TIMEOUT = 15.0
@@ -94,14 +95,24 @@ class _Lazy:
 
 
 class GrpcTables(_Lazy):
-    """:class:`TablePort` over the table service's gRPC API."""
+    """:class:`TablePort` over the table service's gRPC API.
 
-    def __init__(self, address: str, *, page: int = MAX_READ_EVENTS) -> None:
+    With ``owners`` (table leases on), a table's commands go straight to the
+    replica holding its lease, on a stream of their own; otherwise, or when
+    that replica does not answer, to ``address``.
+    """
+
+    def __init__(
+        self, address: str, *, page: int = MAX_READ_EVENTS, owners: LeaseOwners | None = None
+    ) -> None:
         super().__init__(address, table_pb2_grpc.TableServiceStub)
         #: Events asked for per ReadEvents (the table service returns at most 5,000).
         self.page = page
         #: Commands travel on one ExecuteCommands stream, opened on first use.
         self._commands = CommandStream(self._open_commands)
+        self._owners = owners
+        self._address = address
+        self._replicas: dict[str, GrpcTables] = {}
 
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
         response: tpb.CreateTableResponse = await _call(
@@ -113,10 +124,30 @@ class GrpcTables(_Lazy):
         return self._stub.ExecuteCommands(requests)  # the channel opens on first use
 
     async def execute(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
+        owner = await self._owners.owner(request.table_id) if self._owners else None
+        if owner is not None and owner != self._address:
+            try:
+                return await self._replica(owner).execute(request)
+            except ServiceError as error:
+                if error.reason != "UPSTREAM_UNAVAILABLE" or self._owners is None:
+                    raise
+                # The holder does not answer: the service address takes over (a retry
+                # of the same command id runs once).
+                self._owners.forget(request.table_id)
         return await self._commands.execute(request)
+
+    def _replica(self, address: str) -> GrpcTables:
+        """One replica of the table service, reached directly (its channel opens on first use)."""
+        replica = self._replicas.get(address)
+        if replica is None:
+            replica = self._replicas[address] = GrpcTables(address, page=self.page)
+        return replica
 
     async def close(self) -> None:
         await self._commands.close()
+        for replica in self._replicas.values():
+            await replica.close()
+        self._replicas.clear()
         await super().close()
 
     async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:

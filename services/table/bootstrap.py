@@ -48,8 +48,7 @@ def build(settings: Settings) -> Service:
         address = os.environ.get("PRESIDENT_TABLE_ADVERTISE", "") or (
             f"{settings.host}:{settings.table_port}"
         )
-        bucket = f"{settings.stream_name}_TABLE_LEASES"
-        leases = Leases(settings.nats_url, bucket, address, lease_seconds)
+        leases = Leases(settings.nats_url, settings.lease_bucket, address, lease_seconds)
     servicer = TableServicer(app, leases)
 
     def register(server: grpc.aio.Server) -> Sequence[str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import nats
 import pytest
 
 from president.audit import verify_table
@@ -26,9 +27,12 @@ from president.service.errors import ServiceError, aio_error_info
 from president.service.launcher import NatsServer, Stack
 from president.store import StoredEvent, verify_chain
 from president.table.v1 import table_pb2 as pb
+from services.gateway.owners import LeaseOwners
+from services.gateway.upstream import GrpcTables
 from tests.services.conftest import _delete_stream, isolated_env
 from tests.services.table_helpers import (
     SERVER,
+    Replica,
     Tables,
     check_exactly_once,
     command_id,
@@ -603,6 +607,66 @@ async def test_with_leases_one_replica_serves_a_table_and_another_takes_over(
             prefix_of(table_stack),
         )
     finally:
+        holder.stop()
+        other.stop()
+        await delete_bucket(table_stack.nats_url, f"{stream_of(table_stack)}_TABLE_LEASES")
+
+
+def handled(replica: Replica, method: str) -> float:
+    """How many table requests (stream commands included) of ``method`` a replica answered."""
+    url = f"http://127.0.0.1:{replica.metrics_port}/metrics"
+    text = urllib.request.urlopen(url, timeout=5).read().decode()
+    return sum(
+        float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith("president_grpc_requests_total{") and f'method="{method}"' in line
+    )
+
+
+async def test_the_gateway_sends_commands_straight_to_the_lease_holder(
+    table_stack: Stack,
+) -> None:
+    """The gateway's table client reads the lease and skips the forwarding hop; when the
+    holder dies, the service address takes the table over and the command still runs once."""
+    env = {"PRESIDENT_TABLE_LEASE_SECONDS": "1.5"}
+    holder = start_replica(table_stack, "lease-a", env)
+    other = start_replica(table_stack, "lease-b", env)
+    client = await nats.connect(table_stack.nats_url)
+    owners = LeaseOwners(f"{stream_of(table_stack)}_TABLE_LEASES")
+    owners.attach(client)
+    # The table service's address is the replica without the lease.
+    gateway_side = GrpcTables(other.address, owners=owners)
+    try:
+        async with Tables(holder.address) as direct:
+            table_id = await direct.bot_table(options={"game_end": "rounds:2"})
+            calls_before = await asyncio.to_thread(handled, holder, "ExecuteCommand")
+            for _ in range(6):
+                step = await direct.next_move(table_id, 0)
+                assert step is not None
+                request = pb.ExecuteCommandRequest(
+                    table_id=table_id, command_id=command_id(), actor=step[1], command=step[0]
+                )
+                await gateway_side.execute(request)
+        assert await asyncio.to_thread(handled, holder, "ExecuteCommands") == 6
+        assert await asyncio.to_thread(handled, other, "ExecuteCommands") == 0
+        # None came forwarded (as a call) from the other replica.
+        assert await asyncio.to_thread(handled, holder, "ExecuteCommand") == calls_before
+        holder.stop(kill=True)
+        async with Tables(other.address) as survivor:
+            step = await survivor.next_move(table_id, 0)
+            assert step is not None
+            request = pb.ExecuteCommandRequest(
+                table_id=table_id, command_id=command_id(), actor=step[1], command=step[0]
+            )
+            version = (await gateway_side.execute(request)).version
+            assert (await survivor.view(table_id, 0)).version >= version
+        assert await asyncio.to_thread(handled, other, "ExecuteCommands") == 1
+        events = table_events(table_stack, table_id)
+        assert verify_table(events).ok
+        assert Counter(e.command_id for e in events)[request.command_id] == 1
+    finally:
+        await gateway_side.close()
+        await client.close()
         holder.stop()
         other.stop()
         await delete_bucket(table_stack.nats_url, f"{stream_of(table_stack)}_TABLE_LEASES")

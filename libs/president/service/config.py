@@ -102,6 +102,11 @@ class Settings:
             max_age_seconds=self.stream_max_age,
         )
 
+    @property
+    def lease_bucket(self) -> str:
+        """The JetStream key-value bucket of table leases (``PRESIDENT_TABLE_LEASE_SECONDS``)."""
+        return f"{self.stream_name}_TABLE_LEASES"
+
     def address(self, service: str) -> str:
         """Where a client reaches ``service`` (the *_ADDRESS variable, else host:port)."""
         explicit = {
