@@ -132,8 +132,11 @@ class GrpcTables(_Lazy):
                 if error.reason != "UPSTREAM_UNAVAILABLE" or self._owners is None:
                     raise
                 # The holder does not answer: the service address takes over (a retry
-                # of the same command id runs once).
+                # of the same command id runs once), and its connection goes.
                 self._owners.forget(request.table_id)
+                gone = self._replicas.pop(owner, None)
+                if gone is not None:
+                    await gone.close()
         return await self._commands.execute(request)
 
     def _replica(self, address: str) -> GrpcTables:
