@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -161,6 +161,22 @@ def fold(table: Table, event: g.GameEvent | Message, version: int) -> Table:
     return replace(table, game=g.evolve(table.game, event), version=version)
 
 
+def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | None:
+    """``table`` after more stored events of its stream, in order (None: before its first).
+
+    A stream begins with ``TableCreated``; ValueError if it does not.
+    """
+    for event in stored:
+        decoded = codec.decode(event.type, event.payload)
+        if table is None:
+            if not isinstance(decoded, pb.TableCreated):
+                raise ValueError(f"stream {event.stream_id} does not begin with TableCreated")
+            table = table_from_created(decoded)
+        else:
+            table = fold(table, decoded, event.version)
+    return table
+
+
 def table_from_created(created: pb.TableCreated) -> Table:
     """The empty table a ``TableCreated`` event describes."""
     options = codec.options_from_map(created.preset, created.options)
@@ -234,17 +250,7 @@ class TableHost:
         stored = self._store.read_stream(stream_id(table_id), after + 1)
         if cached is None and not stored:
             raise TableNotFound(f"no table {table_id!r}")
-        table = cached
-        for event in stored:
-            decoded = codec.decode(event.type, event.payload)
-            if table is None:
-                if not isinstance(decoded, pb.TableCreated):
-                    raise ValueError(
-                        f"stream {stream_id(table_id)} does not begin with TableCreated"
-                    )
-                table = table_from_created(decoded)
-                continue
-            table = fold(table, decoded, event.version)
+        table = fold_stored(cached, stored)
         assert table is not None
         self._tables[table_id] = table
         return table

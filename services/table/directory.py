@@ -41,9 +41,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 
 from president import codec
-from president.events.v1 import events_pb2 as pb
 from president.store import EventStore, StoredEvent
-from president.tables import STREAM_PREFIX, fold, table_from_created, table_id_of
+from president.tables import STREAM_PREFIX, fold_stored, table_id_of
 from president.tables import Table as TableState
 
 CONSUMER = "table-directory"
@@ -68,7 +67,6 @@ table_directory = Table(
     Column("visibility", String(32), nullable=False),
     Column("open", Boolean, nullable=False),
 )
-_TABLE_CREATED = codec.type_name(pb.TableCreated)
 
 
 @dataclass(frozen=True)
@@ -192,15 +190,18 @@ class TableDirectory:
             if not stored.stream_id.startswith(STREAM_PREFIX):
                 continue
             table_id = table_id_of(stored.stream_id)
-            table = changed.get(table_id) or self._before(table_id, stored)
-            if table is None:
-                continue  # a stream that does not begin with TableCreated
-            if table.version >= stored.version:
-                changed[table_id] = table  # already folded past it (another refresh)
-                continue
-            changed[table_id] = fold(
-                table, codec.decode(stored.type, stored.payload), stored.version
-            )
+            table = changed.get(table_id)
+            try:
+                if table is None and stored.version > 1:
+                    table = self._before(table_id, stored)
+                if table is not None and table.version >= stored.version:
+                    changed[table_id] = table  # already folded past it (another refresh)
+                    continue
+                folded = fold_stored(table, [stored])
+            except ValueError:
+                continue  # a stream that does not begin with TableCreated: not a table
+            if folded is not None:
+                changed[table_id] = folded
         for table_id, table in changed.items():
             self._cache[table_id] = table
             self._cache.move_to_end(table_id)
@@ -209,27 +210,13 @@ class TableDirectory:
         return changed
 
     def _before(self, table_id: str, stored: StoredEvent) -> TableState | None:
-        """The table just before ``stored`` (or at it or later, if the cache is ahead)."""
-        if stored.version == 1:
-            if stored.type != _TABLE_CREATED:
-                return None
-            return table_from_created(pb.TableCreated.FromString(stored.payload))
+        """The table just before ``stored`` (or later, if the cache is ahead): from the
+        cache, else folded from its own stream."""
         cached = self._cache.get(table_id)
         if cached is not None and cached.version >= stored.version - 1:
             return cached
-        return self._replay(stored.stream_id, stored.version - 1)
-
-    def _replay(self, stream_id: str, version: int) -> TableState | None:
-        """The table at ``version``, folded from its own stream."""
-        table: TableState | None = None
-        for stored in self._store.read_stream(stream_id, 1, version):
-            if table is None:
-                if stored.type != _TABLE_CREATED:
-                    return None
-                table = table_from_created(pb.TableCreated.FromString(stored.payload))
-            else:
-                table = fold(table, codec.decode(stored.type, stored.payload), stored.version)
-        return table
+        earlier = self._store.read_stream(stored.stream_id, 1, stored.version - 1)
+        return fold_stored(None, earlier)
 
     @staticmethod
     def _row(table: TableState) -> dict[str, Any]:
