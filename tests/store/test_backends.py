@@ -153,6 +153,20 @@ class TestSQLiteStore(EventStoreContract):
             EventStore.from_url("sqlite://")
 
 
+#: An event inserted by hand in a transaction left open: an append still running.
+SLOW_ROW = {
+    "stream_id": "table-slow",
+    "version": 1,
+    "type": "test.v1.Happened",
+    "payload": b"",
+    "metadata": "{}",
+    "command_id": "slow",
+    "command_seq": 0,
+    "hash": "0" * 64,
+    "previous_hash": "0" * 64,
+}
+
+
 class TestPostgresStore(EventStoreContract):
     """PostgreSQL: one database for the class, emptied before each test."""
 
@@ -194,20 +208,9 @@ class TestPostgresStore(EventStoreContract):
         """The case a plain ``id > last`` follower gets wrong: a transaction takes a
         lower id, a later one commits a higher id first. Until the first ends,
         ``read_all`` shows neither, so the follower cannot move past the lower id."""
-        row = {
-            "stream_id": "table-slow",
-            "version": 1,
-            "type": "test.v1.Happened",
-            "payload": b"",
-            "metadata": "{}",
-            "command_id": "slow",
-            "command_seq": 0,
-            "hash": "0" * 64,
-            "previous_hash": "0" * 64,
-        }
         with store.engine.connect() as slow:
             slow.begin()
-            slow.execute(insert(events).values(row))  # id 1, transaction still open
+            slow.execute(insert(events).values(SLOW_ROW))  # id 1, transaction still open
             store.append("table-fast", 0, [NewEvent("test.v1.Happened", b"")], "fast")  # id 2
 
             with store.engine.connect() as naive:
@@ -222,20 +225,9 @@ class TestPostgresStore(EventStoreContract):
         self, store: EventStore
     ) -> None:
         """Told of a later commit only, a consumer does not jump over a running append."""
-        row = {
-            "stream_id": "table-slow",
-            "version": 1,
-            "type": "test.v1.Happened",
-            "payload": b"",
-            "metadata": "{}",
-            "command_id": "slow",
-            "command_seq": 0,
-            "hash": "0" * 64,
-            "previous_hash": "0" * 64,
-        }
         with store.engine.connect() as slow:
             slow.begin()
-            slow.execute(insert(events).values(row))  # transaction still open
+            slow.execute(insert(events).values(SLOW_ROW))  # transaction still open
             fast = store.append("table-fast", 0, [NewEvent("test.v1.Happened", b"")], "fast")
             assert store.advance_over("relay", [fast.events[0].position]) is None
             slow.commit()
