@@ -148,6 +148,15 @@ class Outcome:
     #: (empty for a command id that ran before: it committed nothing now). Not
     #: compared: a retry has the first run's outcome.
     committed: tuple[StoredEvent, ...] = field(default=(), compare=False)
+    #: Set when the command ran with ``call_dealer=False`` and its follow-ups
+    #: stopped before a step that needs the dealer: the number of that step,
+    #: where :meth:`TableHost.finish` goes on. None: nothing is left to do.
+    stopped_at: int | None = None
+
+    @property
+    def settled(self) -> bool:
+        """Nothing of the command is left to do."""
+        return self.stopped_at is None
 
 
 def fold(table: Table, event: g.GameEvent | Message, version: int) -> Table:
@@ -302,6 +311,7 @@ class TableHost:
         *,
         expected_version: int | None = None,
         authorize: Callable[[Table], None] | None = None,
+        call_dealer: bool = True,
     ) -> Outcome:
         """Run a command and what follows from it (deal, reveal, bot moves).
 
@@ -310,6 +320,10 @@ class TableHost:
         is at that version (else :class:`VersionMismatch`). ``authorize`` is
         called with the very table the engine decides on (raising refuses the
         command), so a check of who may act never sees an older table.
+
+        With ``call_dealer=False`` the follow-ups stop before a step that
+        needs the dealer (a network call): the outcome is then not
+        ``settled``, and :meth:`finish` does the rest, as this call would have.
         """
 
         def decide_on(table: Table) -> list[g.GameEvent]:
@@ -350,8 +364,27 @@ class TableHost:
                 result = self._commit(table, decide_on(table), command_id, actor)
             if result.first_version != table.version + 1:
                 return self._earlier_outcome(table_id, command_id, result)
-            self._follow_up(table_id, command_id)
-            return Outcome(self._tables[table_id].version, len(result.versions), tuple(committed))
+            stopped_at = self._follow_up(table_id, command_id, call_dealer=call_dealer)
+            return Outcome(
+                self._tables[table_id].version,
+                len(result.versions),
+                tuple(committed),
+                stopped_at=stopped_at,
+            )
+
+    def finish(self, table_id: str, command_id: str, started: Outcome) -> Outcome:
+        """Finish a command that stopped before the dealer (``call_dealer=False``).
+
+        Its follow-ups run under the same command id as they would have in
+        one go; the outcome is the whole command's.
+        """
+        with self.lock(table_id), self._collecting(table_id) as committed:
+            self._follow_up(table_id, command_id, first_step=started.stopped_at or 0)
+            return Outcome(
+                self._tables[table_id].version,
+                started.events,
+                (*started.committed, *committed),
+            )
 
     def _earlier_outcome(self, table_id: str, command_id: str, earlier: AppendResult) -> Outcome:
         """The outcome a command that already ran had, for its retry."""
@@ -465,12 +498,22 @@ class TableHost:
             self._on_appended(result)
         return result
 
-    def _follow_up(self, table_id: str, command_id: str) -> None:
-        """Deal when the table waits for cards, reveal ended rounds, let bots move."""
-        for step in range(MAX_FOLLOW_UPS):
+    def _follow_up(
+        self, table_id: str, command_id: str, *, call_dealer: bool = True, first_step: int = 0
+    ) -> int | None:
+        """Deal when the table waits for cards, reveal ended rounds, let bots move.
+
+        None once nothing is left to do. With ``call_dealer`` off, the number
+        of the step that needs the dealer, where it stopped: the steps are
+        numbered so that going on from there gives each its own command id.
+        """
+        for step in range(first_step, MAX_FOLLOW_UPS):
             table = self._tables[table_id]
             game = table.game
-            if self._needs_reveal(table):
+            needs_reveal = self._needs_reveal(table)
+            if (needs_reveal or game.phase == g.DEALING) and not call_dealer:
+                return step
+            if needs_reveal:
                 self._reveal(table, f"{command_id}/reveal")
                 continue
             if game.phase == g.DEALING:
@@ -478,7 +521,7 @@ class TableHost:
                 continue
             command = next_bot_command(game)
             if command is None:
-                return
+                return None
             seat, bot_command = command
             events = g.decide(game, bot_command)
             self._commit(table, events, f"{command_id}/bot-{step}", f"bot:{seat}")

@@ -186,8 +186,14 @@ class TableApp:
         command_id: str,
         actor: gpb.Actor,
         expected_version: int | None,
+        *,
+        call_dealer: bool = True,
     ) -> Outcome:
-        """Run a command as ``actor``; once per command id."""
+        """Run a command as ``actor``; once per command id.
+
+        ``call_dealer=False``: stop before a step that needs the dealer (see
+        :meth:`TableHost.execute`); :meth:`finish` does the rest.
+        """
         check_table_id(table_id)
         check_command_id(command_id)
 
@@ -215,12 +221,35 @@ class TableApp:
                 player,
                 expected_version=expected_version,
                 authorize=authorize,
+                call_dealer=call_dealer,
             )
         except ServiceError:
             self._settled.discard(table_id)  # the dealer failed mid-command: settle next time
             raise
         finally:
             self._noted(table_id)
+
+    def finish(self, table_id: str, command_id: str, started: Outcome) -> Outcome:
+        """Finish a command that stopped before the dealer; the whole command's outcome."""
+        try:
+            return self._host.finish(table_id, command_id, started)
+        except ServiceError:
+            self._settled.discard(table_id)
+            raise
+        finally:
+            self._noted(table_id)
+
+    def runs_on_loop(self, table_id: str) -> bool:
+        """A command to this table may run on the event loop (``call_dealer=False``):
+        the table is in memory and settled here, so nothing is read first, and the
+        store commits to a local SQLite file with no commit under way."""
+        group = self._store.group_commit
+        return (
+            group is not None
+            and group.idle
+            and table_id in self._settled
+            and self._host.cached(table_id) is not None
+        )
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired; STALE when the table moved on."""

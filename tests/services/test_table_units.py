@@ -5,6 +5,8 @@ TableHost's settle / expected version / retried outcome, and the table list (SQL
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -13,23 +15,26 @@ from typing import TYPE_CHECKING
 
 import grpc
 import pytest
+from sqlalchemy import text
 
 from president.audit import verify_table
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.cards import mask_of
+from president.rules.cards import card_name, cards_of, mask_of
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import options_for
 from president.service.errors import ServiceError
 from president.service.nats import Subjects
 from president.service.table_client import TableClient, read_pages
 from president.store import EventStore, NewEvent, Position, StoredEvent
+from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
 from president.tables import (
     DealtCards,
     LocalDealer,
+    Outcome,
     RoundKey,
     TableHost,
     VersionMismatch,
@@ -228,6 +233,216 @@ def test_expected_version_and_the_retried_outcome(store: EventStore) -> None:
     assert stale.value.actual == first.version
     moved = host.execute("t1", command, "on-time", "p0", expected_version=first.version)
     assert moved.version > first.version
+
+
+START = translate(gpb.Command(start_game=gpb.StartGame()))
+AS_SERVER = gpb.Actor(player_id="server", seat=-1)
+
+
+def fixed_secret(key: RoundKey) -> bytes:
+    """The same secret for the same round, whatever store it is dealt in."""
+    return hashlib.sha256(f"{key.table_id}/{key.game_no}/{key.round_no}".encode()).digest()
+
+
+@dataclass
+class WatchedDealer(LocalDealer):
+    """A local dealer that notes the thread of every call, and fails one made while
+    ``forbidden`` is set."""
+
+    forbidden: bool = False
+    threads: list[int] = field(default_factory=list)
+
+    def _called(self) -> None:
+        if self.forbidden:
+            raise AssertionError("the dealer was called by a command told not to call it")
+        self.threads.append(threading.get_ident())
+
+    def commit(self, key: RoundKey, players: int, jokers: bool, hand_size: int | None) -> str:
+        self._called()
+        return super().commit(key, players, jokers, hand_size)
+
+    def deal(self, key: RoundKey) -> DealtCards:
+        self._called()
+        return super().deal(key)
+
+    def reveal(self, key: RoundKey) -> bytes:
+        self._called()
+        return super().reveal(key)
+
+
+def play_a_game(
+    host: TableHost, dealer: WatchedDealer, *, stop_before_dealer: bool
+) -> tuple[dict[str, Outcome], list[int]]:
+    """Start the bot table and play seat 0 to the end of the game: each command's
+    outcome by command id, and the steps where commands stopped before the dealer.
+
+    ``stop_before_dealer``: each command runs with ``call_dealer=False`` (the
+    dealer refuses to be called then), and ``finish`` does what is left.
+    """
+    outcomes: dict[str, Outcome] = {}
+    stops: list[int] = []
+    command: rnd.Command | g.GameCommand | None = g.StartGame()
+    while command is not None:
+        command_id = f"m{len(outcomes)}"
+        if stop_before_dealer:
+            dealer.forbidden = True
+            outcome = host.execute("t1", command, command_id, "p0", call_dealer=False)
+            dealer.forbidden = False
+            if outcome.stopped_at is not None:
+                stops.append(outcome.stopped_at)
+                outcome = host.finish("t1", command_id, outcome)
+        else:
+            outcome = host.execute("t1", command, command_id, "p0")
+        outcomes[command_id] = outcome
+        command = human_move(host, "t1")
+    return outcomes, stops
+
+
+def test_a_command_stopped_before_the_dealer_finishes_as_if_run_in_one_go(
+    tmp_path: Path,
+) -> None:
+    """The table service runs a play on its event loop without calling the dealer, and a
+    worker thread finishes it: the stored log must be the one a single run writes."""
+    runs = {}
+    for stopping in (False, True):
+        with EventStore.from_url(f"sqlite:///{tmp_path / f'{stopping}.db'}", migrate=True) as store:
+            dealer = WatchedDealer(secret_for=fixed_secret)
+            host = TableHost(store, dealer)
+            bot_table(host)
+            outcomes, stops = play_a_game(host, dealer, stop_before_dealer=stopping)
+            stored = store.read_stream(stream_id("t1"))
+            runs[stopping] = (outcomes, stops, stored)
+            assert verify_table(stored).ok
+            for command_id, outcome in outcomes.items():  # a retry: the whole command's version
+                assert host.execute("t1", g.EndGame(), command_id, "p0") == outcome
+    (whole, no_stops, stored_whole), (parts, stops, stored_parts) = runs[False], runs[True]
+    assert no_stops == []
+    assert 0 in stops, "no command needed the dealer right after its own events"
+    assert any(step > 0 for step in stops), "no command needed the dealer after bots moved"
+    assert [(e.version, e.type, e.payload, e.command_id) for e in stored_parts] == [
+        (e.version, e.type, e.payload, e.command_id) for e in stored_whole
+    ]
+    assert parts == whole
+    for command_id, one_go in whole.items():
+        assert [e.version for e in parts[command_id].committed] == [
+            e.version for e in one_go.committed
+        ]
+
+
+async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventStore) -> None:
+    """Plays and passes on the loop; the dealer, and every other command, in worker threads;
+    a play that ends a round answers with the reveal a worker thread made."""
+    loop_thread = threading.get_ident()
+    dealer = WatchedDealer(secret_for=fixed_secret)
+    appended: list[tuple[int, str]] = []
+    host = TableHost(
+        store,
+        dealer,
+        on_appended=lambda result: appended.append(
+            (threading.get_ident(), result.events[0].command_id)
+        ),
+    )
+    app = TableApp(store, host, TableDirectory(store))
+    bot_table(host)
+    appended.clear()
+    server = grpc.aio.server()
+    table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = table_pb2_grpc.TableServiceStub(channel)
+    p0 = gpb.Actor(player_id="p0", seat=0)
+    answers: dict[str, tpb.ExecuteCommandResponse] = {}
+    try:
+        command: rnd.Command | g.GameCommand | None = g.StartGame()
+        n = 0
+        while command is not None:
+            if isinstance(command, rnd.PlayCards):
+                cards = [card_name(card) for card in cards_of(command.cards)]
+                message = gpb.Command(play_cards=gpb.PlayCards(seat=0, cards=cards))
+            elif isinstance(command, rnd.Pass):
+                message = gpb.Command(**{"pass": gpb.Pass(seat=0)})
+            elif isinstance(command, rnd.ReturnCards):
+                cards = [card_name(card) for card in cards_of(command.cards)]
+                message = gpb.Command(return_cards=gpb.ReturnCards(seat=0, cards=cards))
+            elif isinstance(command, g.NextRound):
+                message = gpb.Command(next_round=gpb.NextRound())
+            else:
+                message = gpb.Command(start_game=gpb.StartGame())
+            kind = message.WhichOneof("kind")
+            command_id = f"{kind}-{n}"
+            answers[command_id] = await stub.ExecuteCommand(
+                tpb.ExecuteCommandRequest(
+                    table_id="t1", command_id=command_id, actor=p0, command=message
+                )
+            )
+            command = human_move(host, "t1")
+            n += 1
+    finally:
+        await channel.close()
+        await server.stop(None)
+    on_loop = {command_id for thread, command_id in appended if thread == loop_thread}
+    seat_moves = {c for c in answers if c.startswith(("play_cards-", "pass-"))}
+    # Every play and pass, and the bots' moves after them; nothing of the dealer's.
+    assert seat_moves and {c.split("/")[0] for c in on_loop} == seat_moves
+    assert all(c.split("/")[-1].startswith(("bot-", "pass-", "play_cards-")) for c in on_loop)
+    assert any("/bot-" in c for c in on_loop)
+    assert dealer.threads and loop_thread not in dealer.threads
+    revealing = [
+        response
+        for command_id, response in answers.items()
+        if command_id in seat_moves
+        and any(e.type.endswith("DealRevealed") for e in response.committed)
+    ]
+    assert revealing, "no play ended a round"
+    for response in revealing:
+        assert response.version == response.committed[-1].version
+        assert [e.version for e in response.committed] == list(
+            range(response.committed[0].version, response.version + 1)
+        )
+    stored = store.read_stream(stream_id("t1"))
+    assert stored[-1].version == answers[max(answers, key=lambda c: int(c.rsplit("-")[-1]))].version
+    assert verify_table(stored).ok
+
+
+def test_commands_run_on_the_loop_only_while_the_store_has_no_commit_under_way(
+    store: EventStore,
+) -> None:
+    host = TableHost(store, LocalDealer())
+    app = TableApp(store, host, TableDirectory(store))
+    bot_table(host)
+    assert not app.runs_on_loop("t1")  # not settled by this app yet: it may need the dealer
+    app.execute("t1", START, "start", AS_SERVER, None)
+    assert app.runs_on_loop("t1")
+    assert not app.runs_on_loop("elsewhere")  # not in memory
+    outcome: list[object] = []
+    with store.engine.connect() as other_writer:
+        other_writer.begin()  # BEGIN IMMEDIATE: holds SQLite's write lock
+        other_writer.execute(text("DELETE FROM tracking"))
+        appending = threading.Thread(
+            target=lambda: outcome.append(host.react("t1", 0, "wave", "r1", "p0"))
+        )
+        appending.start()
+        deadline = time.monotonic() + 10
+        while app.runs_on_loop("t1") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not app.runs_on_loop("t1")  # an append is committing: a command would wait
+        other_writer.commit()
+    appending.join(timeout=10)
+    assert len(outcome) == 1 and app.runs_on_loop("t1")
+
+
+def test_on_postgresql_commands_never_run_on_the_loop(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.create_database("on_loop")
+    with EventStore.from_url(url, migrate=True) as store:
+        host = TableHost(store, LocalDealer())
+        app = TableApp(store, host, TableDirectory(store))
+        bot_table(host)
+        app.execute("t1", START, "start", AS_SERVER, None)
+        assert host.cached("t1") is not None
+        assert not app.runs_on_loop("t1")  # a commit there waits on the network
 
 
 def test_idle_tables_leave_memory_and_come_back_from_the_store(store: EventStore) -> None:

@@ -63,6 +63,12 @@ class GroupCommit:
         self.statements = 0
 
     @property
+    def idle(self) -> bool:
+        """No append is committing or waiting to."""
+        with self._mutex:
+            return not self._busy and not self._queue
+
+    @property
     def waiting(self) -> int:
         """Appends queued for the next commit."""
         with self._mutex:
