@@ -61,10 +61,10 @@ def build(settings: Settings) -> Service:
         """More worker threads than asyncio's default, the table list, then drop idle tables."""
         executor = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="table")
         asyncio.get_running_loop().set_default_executor(executor)
-        await asyncio.to_thread(directory.refresh)
+        await servicer.in_worker(directory.refresh)
         while True:
             await asyncio.sleep(min(idle_seconds, 60.0))
-            await asyncio.to_thread(app.forget_idle, idle_seconds)
+            await servicer.in_worker(lambda: app.forget_idle(idle_seconds))
 
     async def close() -> None:
         if leases is not None:

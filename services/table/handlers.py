@@ -128,8 +128,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 await channel.close()
         self._peers.clear()
 
-    async def _in_worker(self, work: Callable[[], T]) -> T:
-        """``work()`` in a worker thread (counted: see :meth:`_execute`)."""
+    @property
+    def calls_in_workers(self) -> int:
+        """Calls running in a worker thread now."""
+        return self._in_workers
+
+    async def in_worker(self, work: Callable[[], T]) -> T:
+        """``work()`` in a worker thread, counted: while any runs, no command runs on
+        the event loop (see :meth:`_execute`)."""
         self._in_workers += 1
         try:
             return await asyncio.to_thread(work)
@@ -138,7 +144,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     async def _run(self, context: Context, work: Callable[[], T]) -> T:
         try:
-            return await self._in_worker(work)
+            return await self.in_worker(work)
         except Exception as error:
             await _refuse(context, error)
 
@@ -230,11 +236,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             outcome = self._execute_here(request, command_id, call_dealer=False)
             if not outcome.settled:
                 started = outcome
-                outcome = await self._in_worker(
+                outcome = await self.in_worker(
                     lambda: self._app.finish(request.table_id, command_id, started)
                 )
         else:
-            outcome = await self._in_worker(lambda: self._execute_here(request, command_id))
+            outcome = await self.in_worker(lambda: self._execute_here(request, command_id))
         return pb.ExecuteCommandResponse(
             version=outcome.version,
             events=outcome.events,

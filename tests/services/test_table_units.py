@@ -331,7 +331,8 @@ def test_a_command_stopped_before_the_dealer_finishes_as_if_run_in_one_go(
 
 async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventStore) -> None:
     """Plays and passes on the loop; the dealer, and every other command, in worker threads;
-    a play that ends a round answers with the reveal a worker thread made."""
+    a play that ends a round answers with the reveal a worker thread made; a play sent
+    while another call runs in a worker thread goes to a worker thread too."""
     loop_thread = threading.get_ident()
     dealer = WatchedDealer(secret_for=fixed_secret)
     appended: list[tuple[int, str]] = []
@@ -344,15 +345,18 @@ async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventSt
     )
     app = TableApp(store, host, TableDirectory(store))
     bot_table(host)
+    host.create("t2", options_for("club"), seat_count=3)
     appended.clear()
     server = grpc.aio.server()
-    table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app), server)
+    servicer = TableServicer(app)
+    table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     stub = table_pb2_grpc.TableServiceStub(channel)
     p0 = gpb.Actor(player_id="p0", seat=0)
     answers: dict[str, tpb.ExecuteCommandResponse] = {}
+    beside_a_worker = ""
     try:
         command: rnd.Command | g.GameCommand | None = g.StartGame()
         n = 0
@@ -371,11 +375,26 @@ async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventSt
                 message = gpb.Command(start_game=gpb.StartGame())
             kind = message.WhichOneof("kind")
             command_id = f"{kind}-{n}"
-            answers[command_id] = await stub.ExecuteCommand(
-                tpb.ExecuteCommandRequest(
-                    table_id="t1", command_id=command_id, actor=p0, command=message
-                )
+            request = tpb.ExecuteCommandRequest(
+                table_id="t1", command_id=command_id, actor=p0, command=message
             )
+            if not beside_a_worker and kind in ("play_cards", "pass"):
+                # A view of t2 waits in a worker thread for the lock this test holds.
+                beside_a_worker = command_id
+                with host.lock("t2"):
+                    viewing = asyncio.ensure_future(
+                        stub.GetTable(tpb.GetTableRequest(table_id="t2"))
+                    )
+                    deadline = time.monotonic() + 10
+                    while servicer.calls_in_workers == 0 and time.monotonic() < deadline:
+                        await asyncio.sleep(0.01)
+                    assert servicer.calls_in_workers == 1
+                    answering = asyncio.ensure_future(stub.ExecuteCommand(request))
+                    await asyncio.sleep(0.2)
+                await viewing
+                answers[command_id] = await answering
+            else:
+                answers[command_id] = await stub.ExecuteCommand(request)
             command = human_move(host, "t1")
             n += 1
     finally:
@@ -383,8 +402,10 @@ async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventSt
         await server.stop(None)
     on_loop = {command_id for thread, command_id in appended if thread == loop_thread}
     seat_moves = {c for c in answers if c.startswith(("play_cards-", "pass-"))}
+    assert beside_a_worker in seat_moves
+    assert any(c == beside_a_worker for _, c in appended)
     # Every play and pass, and the bots' moves after them; nothing of the dealer's.
-    assert seat_moves and {c.split("/")[0] for c in on_loop} == seat_moves
+    assert {c.split("/")[0] for c in on_loop} == seat_moves - {beside_a_worker}
     assert all(c.split("/")[-1].startswith(("bot-", "pass-", "play_cards-")) for c in on_loop)
     assert any("/bot-" in c for c in on_loop)
     assert dealer.threads and loop_thread not in dealer.threads
