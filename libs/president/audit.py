@@ -335,20 +335,6 @@ def difference(stored: AnyEvent, expected: AnyEvent) -> str:
     return "; ".join(parts) if parts else "it differs from what the rules give"
 
 
-_PLAIN_ROUND_EVENTS = frozenset(
-    {
-        rnd.CardsGiven,
-        rnd.PlayStarted,
-        rnd.CardsPlayed,
-        rnd.Passed,
-        rnd.TrickClosed,
-        rnd.RevolutionChanged,
-        rnd.PlayerWentOut,
-        rnd.TimedOut,
-    }
-)
-"""Round events that :func:`president.rules.game.evolve` folds into the round alone."""
-
 _ROUND_EVENT_TYPES = {
     rnd.RoundStarted,
     rnd.CardsGiven,
@@ -560,21 +546,9 @@ class _Audit:
             )
         if partial:
             return
-        # Fold the command's events. Plain round events change only the round:
-        # fold them into it and rebuild the table once (what g.evolve does per event).
-        round_state = game.round
-        pending_round = False
+        self.game = g.evolve_all(game, produced)
         for position, produced_event in enumerate(produced):
             kind = type(produced_event)
-            if kind in _PLAIN_ROUND_EVENTS and round_state is not None:
-                round_state = rnd.evolve(round_state, produced_event)  # type: ignore[arg-type]
-                pending_round = True
-                continue
-            if pending_round:
-                game = replace(game, round=round_state)
-                pending_round = False
-            game = g.evolve(game, produced_event)
-            round_state = game.round
             if kind is rnd.RoundStarted:
                 assert self.pending is not None
                 self.pending.dealt = first_stored
@@ -582,9 +556,6 @@ class _Audit:
                 self.pending.ended_at = group[position].version
             elif kind is g.GameStarted:
                 self.games += 1
-        if pending_round:
-            game = replace(game, round=round_state)
-        self.game = game
 
     # -- table creation and the service events ---------------------------------
     def _created(self, group: Sequence[StoredEvent], decoded: Sequence[AnyEvent]) -> None:

@@ -203,3 +203,19 @@ def test_replaying_a_games_events_gives_the_same_table() -> None:
     options = options_for("house")
     table, _ = play_game(options, 5, seed=9, rounds=3, listener=lambda e, _t: events.append(e))
     assert g.replay(events, options, 5) == table
+
+
+@pytest.mark.parametrize("preset", ["classic", "club", "house", "house-rapid", "traditional"])
+def test_folding_events_together_gives_what_folding_them_one_by_one_gives(preset: str) -> None:
+    """``evolve_all`` folds runs of round events into the round at once; the table after
+    any stretch of events must be the one ``evolve`` gives event by event."""
+    events: list[g.GameEvent] = []
+    options = options_for(preset)
+    play_game(options, 5, seed=3, rounds=3, listener=lambda e, _t: events.append(e))
+    start = g.new_table(options, 5)
+    assert g.evolve_all(start, events) == g.replay(events, options, 5)
+    for size in (1, 2, 3, 5, 8, 13):  # stretches that end anywhere: mid-trick, mid-round
+        stretched = start
+        for first in range(0, len(events), size):
+            stretched = g.evolve_all(stretched, events[first : first + size])
+        assert stretched == g.replay(events, options, 5)

@@ -8,7 +8,7 @@ pass through to :mod:`president.rules.round`; the deal comes in as a command
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -424,6 +424,27 @@ def evolve(game: GameState, event: GameEvent) -> GameState:
     if isinstance(event, ReturnedToLobby):
         return replace(game, phase=LOBBY, round=None, round_no=0, standings=())
     raise TypeError(f"not a game event: {event!r}")  # pragma: no cover
+
+
+def evolve_all(game: GameState, events: Iterable[GameEvent]) -> GameState:
+    """Fold several events into the table: the same as :func:`evolve` one by one.
+
+    Most events of a round change only the round; a run of them is folded
+    into the round and the table rebuilt once, not once per event.
+    """
+    round_state = game.round
+    round_changed = False
+    for event in events:
+        if round_state is not None and type(event) in _ROUND_EVENTS:
+            round_state = rnd.evolve(round_state, event)  # type: ignore[arg-type]
+            round_changed = True
+            continue
+        if round_changed:
+            game = replace(game, round=round_state)
+            round_changed = False
+        game = evolve(game, event)
+        round_state = game.round
+    return replace(game, round=round_state) if round_changed else game
 
 
 _ROUND_EVENTS = {
