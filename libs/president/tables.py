@@ -176,14 +176,20 @@ def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | N
     A stream begins with ``TableCreated``; ValueError if it does not.
     """
     for event in stored:
-        decoded = codec.decode(event.type, event.payload)
-        if table is None:
-            if not isinstance(decoded, pb.TableCreated):
-                raise ValueError(f"stream {event.stream_id} does not begin with TableCreated")
-            table = table_from_created(decoded)
-        else:
-            table = fold(table, decoded, event.version)
+        table = fold_next(table, codec.decode(event.type, event.payload), event)
     return table
+
+
+def fold_next(
+    table: Table | None, event: g.GameEvent | Message, stored: StoredEvent | pb.EventEnvelope
+) -> Table:
+    """``table`` after the next event of its stream, decoded from ``stored`` (None: before
+    the first, which must be ``TableCreated``; ValueError if it is not)."""
+    if table is None:
+        if not isinstance(event, pb.TableCreated):
+            raise ValueError(f"stream {stored.stream_id} does not begin with TableCreated")
+        return table_from_created(event)
+    return fold(table, event, stored.version)
 
 
 def table_from_created(created: pb.TableCreated) -> Table:

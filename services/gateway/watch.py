@@ -43,7 +43,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.service.errors import ServiceError
 from president.service.nats import Subjects, version_in
-from president.tables import Table, fold, table_from_created
+from president.tables import Table, fold_next
 from president.viewproto import public_view, redact, seat_of, seat_part, seat_view
 from services.gateway.upstream import TablePort
 
@@ -184,13 +184,7 @@ def parse(envelope: epb.EventEnvelope) -> tuple[Message, Any]:
 def apply(table: Table | None, envelope: epb.EventEnvelope) -> Entry:
     """Fold one envelope into a table (None before the first event)."""
     message, event = parse(envelope)
-    if table is None:
-        if not isinstance(message, epb.TableCreated):
-            raise ValueError(f"{envelope.stream_id} does not begin with TableCreated")
-        after = table_from_created(message)
-    else:
-        after = fold(table, event, envelope.version)
-    return Entry(envelope, message, after)
+    return Entry(envelope, message, fold_next(table, event, envelope))
 
 
 class Listener:
