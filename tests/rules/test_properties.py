@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from president.rules import round as rnd
-from president.rules.cards import FULL_DECK, JOKERS, card_name, cards_of
+from president.rules.cards import FULL_DECK, JOKERS, card_name, cards_of, names
 from president.rules.errors import Rejected
 from president.rules.game import new_table
 from president.rules.views import round_view
@@ -169,3 +169,8 @@ def test_a_table_is_made_for_every_preset() -> None:
         options = options_for(preset)
         table = new_table(options)
         assert len(table.seats) == options.max_players
+
+
+@given(mask=st.integers(0, (1 << 54) - 1))
+def test_names_are_the_cards_of_a_mask_named_weakest_first(mask: int) -> None:
+    assert names(mask) == [card_name(card) for card in cards_of(mask)]
