@@ -26,7 +26,7 @@ from president.rules.cards import card_name, cards_of, mask_of
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import options_for
 from president.service.errors import ServiceError
-from president.service.nats import Subjects
+from president.service.nats import Subjects, envelope
 from president.service.table_client import TableClient, read_pages
 from president.store import EventStore, NewEvent, Position, StoredEvent
 from president.table.v1 import table_pb2 as tpb
@@ -38,11 +38,13 @@ from president.tables import (
     RoundKey,
     TableHost,
     VersionMismatch,
+    fold_stored,
     stream_id,
     table_id_of,
 )
 from president.viewproto import table_view
 from services.gateway.upstream import GrpcTables
+from services.gateway.watch import apply
 from services.table import relay as relay_module
 from services.table.app import TableApp
 from services.table.commands import React, check_actor, translate
@@ -464,6 +466,21 @@ def test_on_postgresql_commands_never_run_on_the_loop(
         app.execute("t1", START, "start", AS_SERVER, None)
         assert host.cached("t1") is not None
         assert not app.runs_on_loop("t1")  # a commit there waits on the network
+
+
+def test_a_stream_that_does_not_begin_with_table_created_is_refused(store: EventStore) -> None:
+    """The table host and the gateway's feed fold a stream only from its TableCreated."""
+    host = TableHost(store, LocalDealer())
+    host.create("t1", options_for("club"), seat_count=3)
+    host.execute("t1", g.SitDown(0, "ann"), "sit", "ann")
+    stored = store.read_stream(stream_id("t1"))
+    table = fold_stored(None, stored)
+    assert table is not None and table.version == 2 and table.game.seats[0].player == "ann"
+    with pytest.raises(ValueError, match="table-t1 does not begin with TableCreated"):
+        fold_stored(None, stored[1:])
+    with pytest.raises(ValueError, match="table-t1 does not begin with TableCreated"):
+        apply(None, envelope(stored[1]))
+    assert apply(apply(None, envelope(stored[0])).table, envelope(stored[1])).table == table
 
 
 def test_idle_tables_leave_memory_and_come_back_from_the_store(store: EventStore) -> None:
