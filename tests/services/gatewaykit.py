@@ -22,7 +22,7 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.cards import mask_of
 from president.service.launcher import Stack
 from president.store import EventStore, StoredEvent
-from president.tables import Table, fold, stream_id, table_from_created
+from president.tables import Table, fold_next, stream_id
 from president.viewproto import seat_of
 from services.gateway.auth import Tokens
 
@@ -42,11 +42,7 @@ class Truth:
         table: Table | None = None
         for stored in events:
             message = codec.parse(stored.type, stored.payload)
-            if table is None:
-                assert isinstance(message, epb.TableCreated)
-                table = table_from_created(message)
-            else:
-                table = fold(table, codec.to_engine(message), stored.version)
+            table = fold_next(table, codec.to_engine(message), stored)
             truth.tables[stored.version] = table
             if isinstance(message, epb.DealRevealed):
                 truth.reveals.append((message.secret_hex, stored.version))
