@@ -45,6 +45,8 @@ play: $(STAMP) ## A game of bots at one local table, printed (make play PRESET=c
 
 bench: $(STAMP) ## Benchmarks: print numbers (rules engine, deal, store, end to end)
 	@for script in tests/benchmarks/*_bench.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	@echo "== tests/benchmarks/e2e_bench.py at one table: the latency against its floor"
+	$(BIN)/python tests/benchmarks/e2e_bench.py --tables 1 --seconds 15 --repeat 5
 
 clean: ## Remove the venv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

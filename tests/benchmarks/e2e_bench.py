@@ -289,9 +289,34 @@ def main() -> None:
         action="store_true",
         help="clients watch with Watch and act with a call each (default: one Session stream)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="measure this many times, each on a fresh stack, then sum the runs up "
+        "(the floor moves from run to run more than the p50 does)",
+    )
     args = parser.parse_args()
     if not 1 <= args.tables <= 200 or not 1 <= args.seconds <= 300 or not 1 <= args.clients <= 4:
         parser.error("--tables 1..200, --clients 1..4, --seconds 1..300")
+    if not 1 <= args.repeat <= 20:
+        parser.error("--repeat 1..20")
+    summaries = [_measure(args) for _ in range(args.repeat)]
+    if args.repeat > 1:
+        _sum_up(summaries)
+
+
+@dataclass
+class Summary:
+    """What one run measured, for the summary of repeated runs."""
+
+    plays_per_second: float
+    p50: float
+    floor: float
+
+
+def _measure(args: argparse.Namespace) -> Summary:
+    """One run on a fresh stack: its report printed, its summary returned."""
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work:
         workdir = Path(work)
         nats_server = NatsServer(workdir / "nats").start()
@@ -314,7 +339,29 @@ def main() -> None:
         finally:
             stack.stop()
             nats_server.stop()
-    _report(args, runs, floor, stop_at - counting_from, cpu_after, cpu_before, wall)
+    seconds = stop_at - counting_from
+    _report(args, runs, floor, seconds, cpu_after, cpu_before, wall)
+    latencies = _latencies(runs)
+    return Summary(
+        plays_per_second=sum(len(run.plays) for run in runs) / seconds,
+        p50=_quantile(latencies, 0.5) if latencies else float("nan"),
+        floor=sum(floor.values()),
+    )
+
+
+def _sum_up(summaries: list[Summary]) -> None:
+    def span(values: list[float], scale: float = 1.0, digits: int = 1) -> str:
+        return f"{min(values) * scale:.{digits}f}-{max(values) * scale:.{digits}f}"
+
+    ratios = [summary.p50 / summary.floor for summary in summaries]
+    within = sum(1 for ratio in ratios if ratio <= 2.0)
+    print(
+        f"over {len(summaries)} runs: {span([s.plays_per_second for s in summaries], digits=0)} "
+        f"plays/s; p50 {span([s.p50 for s in summaries], 1000)} ms; floor "
+        f"{span([s.floor for s in summaries], 1000, 2)} ms; p50 / floor median "
+        f"{statistics.median(ratios):.2f}x ({span(ratios, digits=2)}x), at or under 2x in "
+        f"{within} of {len(summaries)}"
+    )
 
 
 def _report(
