@@ -39,7 +39,14 @@ from services.gateway.auth import (
 )
 from services.gateway.dealcheck import check_deal
 from services.gateway.upstream import ScoringPort, TablePort
-from services.gateway.watch import FeedHub, TableFeed, seat_resolver, watch, watch_session
+from services.gateway.watch import (
+    FeedHub,
+    TableFeed,
+    foreseeable,
+    seat_resolver,
+    watch,
+    watch_session,
+)
 
 T = TypeVar("T")
 PRACTICE, PUBLIC, PRIVATE = "practice", "public", "private"
@@ -474,13 +481,15 @@ class Gateway:
     async def _execute(
         self, claims: Claims, command: gpb.Command, command_id: str, *, seat: int
     ) -> int:
+        foreseen = foreseeable(command)
         response = await self._tables.execute(
             tpb.ExecuteCommandRequest(
                 table_id=claims.table_id,
                 command_id=f"{claims.player_id}:{command_id}",
                 actor=gpb.Actor(player_id=claims.player_id, seat=seat),
                 command=command,
-            )
+            ),
+            sent=None if foreseen is None else lambda: self._hub.foresee(claims.table_id, foreseen),
         )
         self._hub.nudge(claims.table_id, response.version, response.committed)
         return response.version

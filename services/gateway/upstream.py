@@ -34,8 +34,10 @@ class TablePort(Protocol):
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
         """Create a table."""
 
-    async def execute(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
-        """Run a command."""
+    async def execute(
+        self, request: tpb.ExecuteCommandRequest, sent: Callable[[], None] | None = None
+    ) -> tpb.ExecuteCommandResponse:
+        """Run a command; ``sent`` is called once it is on its way."""
 
     async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
         """The table as ``seat`` (None: a spectator) sees it."""
@@ -123,11 +125,13 @@ class GrpcTables(_Lazy):
     def _open_commands(self, requests: AsyncIterator[tpb.ExecuteCommandsRequest]) -> Any:
         return self._stub.ExecuteCommands(requests)  # the channel opens on first use
 
-    async def execute(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
+    async def execute(
+        self, request: tpb.ExecuteCommandRequest, sent: Callable[[], None] | None = None
+    ) -> tpb.ExecuteCommandResponse:
         owner = await self._owners.owner(request.table_id) if self._owners else None
         if owner is not None and owner != self._address:
             try:
-                return await self._replica(owner).execute(request)
+                return await self._replica(owner).execute(request, sent)
             except ServiceError as error:
                 if error.reason != "UPSTREAM_UNAVAILABLE" or self._owners is None:
                     raise
@@ -137,7 +141,7 @@ class GrpcTables(_Lazy):
                 gone = self._replicas.pop(owner, None)
                 if gone is not None:
                     await gone.close()
-        return await self._commands.execute(request)
+        return await self._commands.execute(request, sent)
 
     def _replica(self, address: str) -> GrpcTables:
         """One replica of the table service, reached directly (its channel opens on first use)."""

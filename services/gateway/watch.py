@@ -17,6 +17,16 @@ seat's own (:mod:`president.viewproto`): nobody receives another seat's cards.
 
 Without NATS (not reachable yet, or lost), feeds poll the store, so a watcher
 never waits on the message bus for correctness, only for speed.
+
+While a play or pass through this gateway is being committed, its feed works
+out what it will most likely commit (:meth:`TableFeed.foresee`): the engine's
+events on the feed's table, the table after each, and every seat's view,
+serialized. The answer then finds the watchers' changes built. They are used
+only for the very events foreseen (same type, same bytes, following the very
+table they were worked out from); any other event is folded and shown as it
+always is. Nothing foreseen is shown before the table service's answer brings
+the committed events. Building the views was a third of the gateway's part of
+a play; at one table this takes 0.1-0.2 ms off a play's way to its watchers.
 """
 
 from __future__ import annotations
@@ -41,9 +51,12 @@ from president import codec
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import mask_of
 from president.service.errors import ServiceError
 from president.service.nats import Subjects, version_in
-from president.tables import Table, fold_next
+from president.tables import Table, fold, fold_next
 from president.viewproto import public_view, redact, seat_of, seat_part, seat_view
 from services.gateway.upstream import TablePort
 
@@ -101,6 +114,8 @@ class Entry:
     _responses: dict[int | None, pb.WatchResponse] = field(default_factory=dict)
     _sessions: dict[int | None, bytes] = field(default_factory=dict)
     _public_change: bytes | None = None
+    #: Each seat's own part of its view, serialized ahead (a foreseen change).
+    _view_parts: dict[int | None, bytes] | None = None
 
     @property
     def version(self) -> int:
@@ -149,14 +164,16 @@ class Entry:
         cached = self._sessions.get(seat)
         if cached is None:
             if self._public_change is None:
-                public = pb.WatchResponse(version=self.version)
-                public.view.CopyFrom(self._public_view())
-                self._public_change = public.SerializeToString()
+                self._public_change = public_change(self.version, self.table)
             own = pb.WatchResponse()
             own.event.CopyFrom(self.event(seat))
-            if seat is not None:
-                own.view.CopyFrom(seat_part(self.table, seat))
-            cached = session_change(self._public_change + own.SerializeToString())
+            prepared = self._view_parts.get(seat) if self._view_parts is not None else None
+            if prepared is not None:
+                cached = session_change(self._public_change + prepared + own.SerializeToString())
+            else:
+                if seat is not None:
+                    own.view.CopyFrom(seat_part(self.table, seat))
+                cached = session_change(self._public_change + own.SerializeToString())
             self._sessions[seat] = cached
         return cached
 
@@ -173,6 +190,50 @@ class Entry:
                 cached.payload = shown.SerializeToString(deterministic=True)
             self._events[seat] = cached
         return cached
+
+
+def public_change(version: int, table: Table) -> bytes:
+    """What everyone sees of a change, serialized: its version and the public view."""
+    public = pb.WatchResponse(version=version)
+    public.view.CopyFrom(public_view(table))
+    return public.SerializeToString()
+
+
+def view_part(table: Table, seat: int | None) -> bytes:
+    """What only ``seat`` sees of the table, as a serialized ``WatchResponse`` to append."""
+    if seat is None:
+        return b""
+    return pb.WatchResponse(view=seat_part(table, seat)).SerializeToString()
+
+
+@dataclass(frozen=True)
+class Foreseen:
+    """An event a command through this gateway will most likely commit, worked out ahead."""
+
+    #: The table it follows: it is used only on top of this very table.
+    previous: Table
+    type: str
+    payload: bytes
+    table: Table
+    public_change: bytes
+    view_parts: dict[int | None, bytes]
+
+
+def foreseeable(command: gpb.Command) -> rnd.Command | None:
+    """The engine command of a play or pass, whose events a feed can foresee; else None."""
+    kind = command.WhichOneof("kind")
+    if kind == "play_cards":
+        play = command.play_cards
+        version = play.trick_version if play.HasField("trick_version") else None
+        try:
+            return rnd.PlayCards(play.seat, mask_of(list(play.cards)), version)
+        except ValueError:
+            return None
+    if kind == "pass":
+        passing = getattr(command, "pass")
+        version = passing.trick_version if passing.HasField("trick_version") else None
+        return rnd.Pass(passing.seat, version)
+    return None
 
 
 def parse(envelope: epb.EventEnvelope) -> tuple[Message, Any]:
@@ -238,6 +299,7 @@ class TableFeed:
         self.last_poll = time.monotonic()
         self._catch_up_queued = False
         self.closed = False
+        self._foreseen: dict[int, Foreseen] = {}
 
     # -- state ----------------------------------------------------------------
     @property
@@ -364,8 +426,58 @@ class TableFeed:
         for version in [v for v in self._pending if v <= self.version]:
             del self._pending[version]
 
+    def foresee(self, command: rnd.Command) -> None:
+        """Work out what ``command`` will most likely commit, views included (see the
+        module's doc). Nothing, if the engine refuses it on this feed's table."""
+        self._foreseen = {}
+        current = self.current
+        if current is None or self.closed:
+            return
+        foreseen: dict[int, Foreseen] = {}
+        table = current.table
+        try:
+            events = g.decide(current.table.game, command)
+            for version, event in enumerate(events, start=current.version + 1):
+                message = codec.encode(event)
+                after = fold(table, event, version)
+                seats: list[int | None] = [*range(len(after.game.seats)), None]
+                foreseen[version] = Foreseen(
+                    previous=table,
+                    type=codec.type_name(message),
+                    payload=message.SerializeToString(deterministic=True),
+                    table=after,
+                    public_change=public_change(version, after),
+                    view_parts={seat: view_part(after, seat) for seat in seats},
+                )
+                table = after
+        except Exception:
+            return  # refused here (the table service says why), or unforeseeable
+        self._foreseen = foreseen
+
+    def _entry(self, envelope: epb.EventEnvelope) -> Entry:
+        """The entry of the next envelope: the foreseen one if it is exactly that."""
+        foreseen = self._foreseen.pop(envelope.version, None)
+        previous = self.current.table if self.current is not None else None
+        if (
+            foreseen is not None
+            and previous is foreseen.previous
+            and envelope.type == foreseen.type
+            and envelope.payload == foreseen.payload
+        ):
+            message = codec.parse(envelope.type, envelope.payload)
+            return Entry(
+                envelope,
+                message,
+                foreseen.table,
+                _public_change=foreseen.public_change,
+                _view_parts=foreseen.view_parts,
+            )
+        if foreseen is not None:
+            self._foreseen.clear()  # something else happened
+        return apply(previous, envelope)
+
     def _apply(self, envelope: epb.EventEnvelope) -> None:
-        entry = apply(self.current.table if self.current is not None else None, envelope)
+        entry = self._entry(envelope)
         self.current = entry
         self.history.append(entry)
         for listener in self.listeners:
@@ -428,6 +540,12 @@ class FeedHub:
             raise
         finally:
             del self._starting[table_id]
+
+    def foresee(self, table_id: str, command: rnd.Command) -> None:
+        """A play or pass through this gateway is on its way: its feed works it out ahead."""
+        feed = self._feeds.get(table_id)
+        if feed is not None:
+            feed.foresee(command)
 
     def nudge(
         self, table_id: str, version: int, committed: Sequence[epb.EventEnvelope] = ()

@@ -19,6 +19,7 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules import game as g
+from president.rules.cards import names
 from president.rules.options import options_for
 from president.service.errors import ServiceError
 from president.service.nats import Subjects, envelope
@@ -28,7 +29,7 @@ from president.tables import LocalDealer, TableHost, stream_id
 from services.gateway import auth, checks
 from services.gateway.dealcheck import check_deal
 from services.gateway.session import session as session_stream
-from services.gateway.watch import FeedHub, seat_resolver, watch, watch_session
+from services.gateway.watch import FeedHub, foreseeable, seat_resolver, watch, watch_session
 
 
 # --------------------------------------------------------------------------- tokens
@@ -210,7 +211,9 @@ class LocalTables:
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
         raise NotImplementedError
 
-    async def execute(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
+    async def execute(
+        self, request: tpb.ExecuteCommandRequest, sent: object = None
+    ) -> tpb.ExecuteCommandResponse:
         raise NotImplementedError
 
     async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
@@ -421,6 +424,81 @@ async def test_a_session_sends_the_changes_ready_together_in_one_message(
     await stream.aclose()
     await plain.aclose()
     await hub.close()
+
+
+async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact(
+    tables: LocalTables,
+) -> None:
+    """While a play is being committed its feed builds every seat's change ahead. Parsed,
+    they equal the changes a feed builds afterwards, for each seat and a spectator, and a
+    play foreseen but not made (another came instead) leaves nothing of itself."""
+    from president.rules import bots
+    from president.rules import round as rnd
+
+    bot_table(tables)
+    ahead_hub, after_hub = (FeedHub(tables, Subjects()) for _ in range(2))  # type: ignore[arg-type]
+    ahead_feed, after_feed = await ahead_hub.feed("t1"), await after_hub.feed("t1")
+    viewers = [seat_resolver(player) for player in ("p0", "bot-1", None)]
+    ahead = [watch_session(ahead_hub, "t1", 0, viewer) for viewer in viewers]
+    after = [watch_session(after_hub, "t1", 0, viewer) for viewer in viewers]
+    for stream in (*ahead, *after):
+        await stream.__anext__()  # the snapshots
+    start = ahead_feed.version
+    foreseen_used: list[int] = []
+    wrong_guesses = 0
+    for step in range(40):
+        table = tables.host.load("t1")
+        state = table.game.round
+        if state is None or table.game.phase != g.ROUND:
+            break
+        command = bots.choose_action(state, 0)
+        if command is None:
+            break
+        guess: rnd.Command = command
+        if isinstance(command, rnd.PlayCards) and step % 2 == 0:
+            # Foresee another play of the same seat, make this one: the other must
+            # leave no trace (same kind of event, other cards).
+            others = [
+                cards
+                for verb, cards in rnd.legal_actions(state, 0)
+                if verb == "play" and cards != command.cards
+            ]
+            if others:
+                guess, wrong_guesses = rnd.PlayCards(0, others[0], None), wrong_guesses + 1
+        message = None
+        if isinstance(guess, rnd.PlayCards):
+            message = gpb.Command(play_cards=gpb.PlayCards(seat=0, cards=names(guess.cards)))
+        elif isinstance(guess, rnd.Pass):
+            message = gpb.Command(**{"pass": gpb.Pass(seat=0)})
+        foreseen = foreseeable(message) if message is not None else None
+        if foreseen is not None:
+            ahead_hub.foresee("t1", foreseen)
+        outcome = tables.host.execute("t1", command, f"ahead-{step}", "p0")
+        before = ahead_feed.version
+        ahead_hub.nudge("t1", outcome.version, [envelope(e) for e in outcome.committed])
+        foreseen_used += [
+            entry.version
+            for entry in ahead_feed.history
+            if entry.version > before and entry._view_parts is not None
+        ]
+        if foreseen is not None and guess is command:
+            assert outcome.committed and outcome.committed[0].version in foreseen_used
+        else:
+            assert not set(foreseen_used) & {e.version for e in outcome.committed}
+    await after_feed.catch_up()
+    count = after_feed.version - start
+    assert count > 10 and ahead_feed.version == after_feed.version
+    assert foreseen_used and wrong_guesses
+    for built_ahead, built_after in zip(ahead, after, strict=True):
+        mine = await asyncio.wait_for(_collect(built_ahead, count), 10)
+        theirs = await asyncio.wait_for(_collect(built_after, count), 10)
+        assert [pb.SessionResponse.FromString(c) for c in mine] == [
+            pb.SessionResponse.FromString(c) for c in theirs
+        ]
+        await built_ahead.aclose()
+        await built_after.aclose()
+    await ahead_hub.close()
+    await after_hub.close()
 
 
 async def test_watch_resumes_from_history_and_from_the_store(tables: LocalTables) -> None:

@@ -265,6 +265,37 @@ async def test_one_stream_answers_commands_sent_at_once_each_by_its_request(
         assert table_events(table_stack, other)[-1].version == answer.version
 
 
+async def test_a_command_streams_sent_callback_runs_once_the_command_is_written(
+    table_stack: Stack,
+) -> None:
+    """``sent`` runs after the command's message went to the call, before its answer, once."""
+    written: list[str] = []
+    calls: list[tuple[str, list[str]]] = []
+
+    def opened(requests: AsyncIterator[pb.ExecuteCommandsRequest]) -> Any:
+        async def noted() -> AsyncIterator[pb.ExecuteCommandsRequest]:
+            async for message in requests:
+                yield message
+                written.extend(item.command.command_id for item in message.commands)
+
+        return tables.stub.ExecuteCommands(noted())
+
+    async with Tables(table_stack.address("table"), streamed=True) as tables:
+        tables.commands = CommandStream(opened)
+        table_id = await tables.bot_table()
+        wave = gpb.Command(react=gpb.React(seat=0, reaction="wave"))
+        for n in range(3):
+            request = pb.ExecuteCommandRequest(
+                table_id=table_id, command_id=f"wave-{n}", actor=player(0), command=wave
+            )
+            answer = await tables.commands.execute(
+                request, sent=lambda cid=f"wave-{n}": calls.append((cid, list(written)))
+            )
+            assert answer.events == 1
+            assert calls[-1][0] == f"wave-{n}" and f"wave-{n}" in calls[-1][1]
+    assert [cid for cid, _ in calls] == ["wave-0", "wave-1", "wave-2"]
+
+
 async def test_a_command_stream_reopens_after_the_table_service_restarts(
     table_stack: Stack,
 ) -> None:

@@ -19,6 +19,10 @@ it fails with UNAVAILABLE and the next command opens a new stream. A command
 that was sent on a broken stream is sent once more on the next one: its
 command id makes that safe (the table service runs a command id once and
 answers a repeat with the first result).
+
+A caller may pass ``sent``: called (soon, on the event loop) once the
+command is written, so that work meant for the wait for the answer does not
+hold the command up.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ class _Stream:
     def __init__(self, open_call: Callable[[AsyncIterator[Any]], Any]) -> None:
         self._outbox: asyncio.Queue[pb.TaggedCommand | None] = asyncio.Queue()
         self._waiting: dict[int, asyncio.Future[pb.ExecuteCommandResponse]] = {}
+        self._sent: dict[int, Callable[[], None]] = {}
         self._ids = itertools.count(1)
         self.broken = False
         self._call = open_call(self._requests())
@@ -65,9 +70,14 @@ class _Stream:
 
     async def _requests(self) -> AsyncIterator[pb.ExecuteCommandsRequest]:
         """Messages of the commands queued meanwhile (one or several each)."""
+        loop = asyncio.get_running_loop()
         while (first := await self._outbox.get()) is not None:
             ready, end = take_ready(first, self._outbox)
             yield pb.ExecuteCommandsRequest(commands=ready)
+            for item in ready:  # written: what waited for that runs after the next writes
+                sent = self._sent.pop(item.request_id, None)
+                if sent is not None:
+                    loop.call_soon(sent)
             if end:
                 return
 
@@ -86,22 +96,28 @@ class _Stream:
             pass
         finally:
             self.broken = True
+            self._sent.clear()
             for future in self._waiting.values():
                 if not future.done():
                     future.set_exception(_Broken())
             self._waiting.clear()
 
-    async def execute(self, command: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
+    async def execute(
+        self, command: pb.ExecuteCommandRequest, sent: Callable[[], None] | None = None
+    ) -> pb.ExecuteCommandResponse:
         request_id = next(self._ids)
         future: asyncio.Future[pb.ExecuteCommandResponse] = (
             asyncio.get_running_loop().create_future()
         )
         self._waiting[request_id] = future
+        if sent is not None:
+            self._sent[request_id] = sent
         self._outbox.put_nowait(pb.TaggedCommand(request_id=request_id, command=command))
         try:
             return await asyncio.wait_for(future, ANSWER_SECONDS)
         finally:
             self._waiting.pop(request_id, None)
+            self._sent.pop(request_id, None)
 
     async def close(self) -> None:
         self._outbox.put_nowait(None)
@@ -127,11 +143,16 @@ class CommandStream:
             self._stream = _Stream(self._open_call)
         return self._stream
 
-    async def execute(self, command: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
-        """The table service's answer, or the refusal it gave, raised as a ServiceError."""
+    async def execute(
+        self, command: pb.ExecuteCommandRequest, sent: Callable[[], None] | None = None
+    ) -> pb.ExecuteCommandResponse:
+        """The table service's answer, or the refusal it gave, raised as a ServiceError.
+
+        ``sent`` is called once the command is written (see the module's doc).
+        """
         for attempt in (1, 2):
             try:
-                return await self._current().execute(command)
+                return await self._current().execute(command, sent)
             except _Broken:
                 if attempt == 2:
                     raise unavailable() from None
