@@ -546,3 +546,48 @@ async def test_watchers_see_only_their_own_cards(tables: LocalTables) -> None:
     assert not any(h.cards for h in epb.RoundStarted.FromString(seen.event.payload).hands)
     assert not seen.view.round.hand and not seen.view.HasField("viewer_seat")
     await hub.close()
+
+
+async def test_a_command_the_table_service_never_answers_is_unavailable_at_its_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from president.service import command_stream
+
+    monkeypatch.setattr(command_stream, "ANSWER_SECONDS", 0.05)
+
+    class Silent:
+        """An ExecuteCommands call that takes every command and answers none."""
+
+        def __init__(self, requests: AsyncIterator[tpb.ExecuteCommandsRequest]) -> None:
+            self.taken: list[tpb.ExecuteCommandsRequest] = []
+            self._taking = asyncio.create_task(self._take(requests))
+
+        async def _take(self, requests: AsyncIterator[tpb.ExecuteCommandsRequest]) -> None:
+            async for message in requests:
+                self.taken.append(message)
+
+        def cancel(self) -> bool:
+            return self._taking.cancel()
+
+        def __aiter__(self) -> Silent:
+            return self
+
+        async def __anext__(self) -> tpb.ExecuteCommandsResponse:
+            await asyncio.Event().wait()
+            raise StopAsyncIteration
+
+    calls: list[Silent] = []
+
+    def opened(requests: AsyncIterator[tpb.ExecuteCommandsRequest]) -> Silent:
+        calls.append(Silent(requests))
+        return calls[-1]
+
+    stream = command_stream.CommandStream(opened)
+    started = time.monotonic()
+    with pytest.raises(ServiceError) as unanswered:
+        request = tpb.ExecuteCommandRequest(table_id="t1", command_id="c1")
+        await asyncio.wait_for(stream.execute(request), 10)  # no deadline: TimeoutError
+    assert unanswered.value.reason == "UPSTREAM_UNAVAILABLE"
+    assert 0.04 <= time.monotonic() - started < 5
+    assert [item.command.command_id for item in calls[0].taken[0].commands] == ["c1"]
+    await stream.close()

@@ -52,6 +52,11 @@ def unavailable() -> ServiceError:
     )
 
 
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
 class _Broken(Exception):
     """The stream a command was sent on broke before its answer came."""
 
@@ -113,9 +118,13 @@ class _Stream:
         if sent is not None:
             self._sent[request_id] = sent
         self._outbox.put_nowait(pb.TaggedCommand(request_id=request_id, command=command))
+        # A deadline on the future itself: wait_for would add a step between the
+        # answer and this caller, on every command.
+        deadline = asyncio.get_running_loop().call_later(ANSWER_SECONDS, _expire, future)
         try:
-            return await asyncio.wait_for(future, ANSWER_SECONDS)
+            return await future
         finally:
+            deadline.cancel()
             self._waiting.pop(request_id, None)
             self._sent.pop(request_id, None)
 
