@@ -18,7 +18,9 @@ import pytest
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.rules import bots
 from president.rules import game as g
+from president.rules import round as rnd
 from president.rules.cards import names
 from president.rules.options import options_for
 from president.service.errors import ServiceError
@@ -238,19 +240,23 @@ def bot_table(tables: LocalTables, table_id: str = "t1", preset: str = "house") 
     host.execute(table_id, g.StartGame(), "start", "p0")
 
 
+def human_move(tables: LocalTables, table_id: str) -> tuple[rnd.RoundState, rnd.Command] | None:
+    """The round and the move the human of seat 0 makes next, as the engine's bot would."""
+    table = tables.host.load(table_id)
+    state = table.game.round
+    if state is None or table.game.phase != g.ROUND:
+        return None
+    command = bots.choose_action(state, 0)
+    return None if command is None else (state, command)
+
+
 def play_human(tables: LocalTables, table_id: str, moves: int) -> None:
     """The human of seat 0 plays ``moves`` times as the engine's bot would."""
-    from president.rules import bots
-
     for step in range(moves):
-        table = tables.host.load(table_id)
-        state = table.game.round
-        if state is None or table.game.phase != g.ROUND:
+        move = human_move(tables, table_id)
+        if move is None:
             return
-        command = bots.choose_action(state, 0)
-        if command is None:
-            return
-        tables.host.execute(table_id, command, f"human-{step}", "p0")
+        tables.host.execute(table_id, move[1], f"human-{step}", "p0")
 
 
 # --------------------------------------------------------------------------- the deal check
@@ -432,9 +438,6 @@ async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact
     """While a play is being committed its feed builds every seat's change ahead. Parsed,
     they equal the changes a feed builds afterwards, for each seat and a spectator, and a
     play foreseen but not made (another came instead) leaves nothing of itself."""
-    from president.rules import bots
-    from president.rules import round as rnd
-
     bot_table(tables)
     ahead_hub, after_hub = (FeedHub(tables, Subjects()) for _ in range(2))  # type: ignore[arg-type]
     ahead_feed, after_feed = await ahead_hub.feed("t1"), await after_hub.feed("t1")
@@ -447,13 +450,10 @@ async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact
     foreseen_used: list[int] = []
     wrong_guesses = 0
     for step in range(40):
-        table = tables.host.load("t1")
-        state = table.game.round
-        if state is None or table.game.phase != g.ROUND:
+        move = human_move(tables, "t1")
+        if move is None:
             break
-        command = bots.choose_action(state, 0)
-        if command is None:
-            break
+        state, command = move
         guess: rnd.Command = command
         if isinstance(command, rnd.PlayCards) and step % 2 == 0:
             # Foresee another play of the same seat, make this one: the other must
