@@ -4,6 +4,9 @@ it keeps events (PRESIDENT_STREAM_MAX_AGE_SECONDS)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import nats
 import pytest
@@ -11,6 +14,18 @@ import pytest
 from president.service.config import Settings
 from president.service.nats import Subjects, ensure_stream
 from tests.services.conftest import nats_url  # noqa: F401  (the fixture)
+
+
+@asynccontextmanager
+async def scratch_stream(url: str) -> AsyncIterator[tuple[Any, str]]:
+    """JetStream on ``url`` and the name of a stream of its own, deleted afterwards."""
+    name = f"DEPLOY_TEST_{secrets.token_hex(4).upper()}"
+    client = await nats.connect(url)
+    try:
+        yield client.jetstream(), name
+    finally:
+        await client.jetstream().delete_stream(name)
+        await client.close()
 
 
 def test_settings_carry_the_replicas_to_the_subjects(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,11 +38,8 @@ def test_settings_carry_the_replicas_to_the_subjects(monkeypatch: pytest.MonkeyP
 
 
 async def test_ensure_stream_creates_the_stream_with_its_replicas(nats_url: str) -> None:  # noqa: F811
-    name = f"DEPLOY_TEST_{secrets.token_hex(4).upper()}"
-    subjects = Subjects(prefix=f"deploytest.{name.lower()}", stream=name, replicas=1)
-    client = await nats.connect(nats_url)
-    try:
-        js = client.jetstream()
+    async with scratch_stream(nats_url) as (js, name):
+        subjects = Subjects(prefix=f"deploytest.{name.lower()}", stream=name, replicas=1)
         await ensure_stream(js, subjects)
         await ensure_stream(js, subjects)  # again: an update to the same configuration
         info = await js.stream_info(name)
@@ -37,9 +49,6 @@ async def test_ensure_stream_creates_the_stream_with_its_replicas(nats_url: str)
             # A single server cannot keep three copies: NATS says so, nothing is changed.
             await ensure_stream(js, Subjects(subjects.prefix, name, replicas=3))
         assert (await js.stream_info(name)).config.num_replicas == 1
-    finally:
-        await client.jetstream().delete_stream(name)
-        await client.close()
 
 
 def test_settings_carry_how_long_the_stream_keeps_events(
@@ -54,15 +63,9 @@ def test_settings_carry_how_long_the_stream_keeps_events(
 
 
 async def test_ensure_stream_limits_how_long_events_stay(nats_url: str) -> None:  # noqa: F811
-    name = f"DEPLOY_TEST_{secrets.token_hex(4).upper()}"
-    forever = Subjects(prefix=f"deploytest.{name.lower()}", stream=name, max_age_seconds=0)
-    client = await nats.connect(nats_url)
-    try:
-        js = client.jetstream()
+    async with scratch_stream(nats_url) as (js, name):
+        forever = Subjects(prefix=f"deploytest.{name.lower()}", stream=name, max_age_seconds=0)
         await ensure_stream(js, forever)  # as an earlier version made it: no limit
         assert not (await js.stream_info(name)).config.max_age
         await ensure_stream(js, Subjects(forever.prefix, name, max_age_seconds=86_400))
         assert (await js.stream_info(name)).config.max_age == 86_400
-    finally:
-        await client.jetstream().delete_stream(name)
-        await client.close()
