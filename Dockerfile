@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for the five President services; the command picks the service:
-#   python -m services.{dealer,table,timer,scoring,gateway}.main
-# and `python -m president.service.healthcheck HOST:PORT` is the gRPC health
+#   python -m president.services.{dealer,table,timer,scoring,gateway}.main
+# and `python -m president.servicekit.healthcheck HOST:PORT` is the gRPC health
 # probe for container health checks. See deploy/README.md.
 
 ARG PYTHON_IMAGE=python:3.11-slim
@@ -14,9 +14,9 @@ RUN python -m venv /opt/president
 WORKDIR /src
 COPY pyproject.toml ./
 COPY libs ./libs
-COPY services ./services
+COPY gen ./gen
 RUN /opt/president/bin/pip install . \
- && /opt/president/bin/python -c "import president.service.healthcheck, services.dealer.main"
+ && /opt/president/bin/python -c "import president.servicekit.healthcheck, president.services.dealer.main"
 
 FROM ${PYTHON_IMAGE}
 RUN groupadd --system --gid 10001 president \
@@ -35,4 +35,4 @@ USER 10001:10001
 # Prometheus metrics on 9100.
 EXPOSE 50051 50052 50053 50054 50055 9100
 STOPSIGNAL SIGTERM
-CMD ["python", "-m", "services.gateway.main"]
+CMD ["python", "-m", "president.services.gateway.main"]

@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP) ## Create .venv and install the project with its dev tools
 
 lint: $(STAMP) ## ruff
-	$(BIN)/ruff check libs services tests protos
-	$(BIN)/ruff format --check libs services tests protos
+	$(BIN)/ruff check libs tests protos
+	$(BIN)/ruff format --check libs tests protos
 
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy
@@ -37,7 +37,7 @@ run: $(STAMP) ## The whole backend here (NATS, SQLite, five services), a live de
 demo: $(STAMP) ## Like run, but stop after the demo game and its audit (exit 0 when both passed)
 	$(BIN)/president run --exit
 
-protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into libs/president
+protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py
 
 play: $(STAMP) ## A game of bots at one local table, printed (make play PRESET=club)

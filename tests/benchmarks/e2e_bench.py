@@ -54,7 +54,7 @@ from sqlalchemy import create_engine, make_url, text  # noqa: E402
 from president.client import GatewayClient, GatewayError, SeatActions, choose  # noqa: E402
 from president.events.v1 import events_pb2 as epb  # noqa: E402
 from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
-from president.service.launcher import NatsServer, Stack  # noqa: E402
+from president.servicekit.launcher import NatsServer, Stack  # noqa: E402
 from president.store import EventStore, NewEvent, migrate  # noqa: E402
 
 WARM_UP_SECONDS = 2.0

@@ -35,11 +35,11 @@ if str(ROOT) not in sys.path:
 from president.events.v1 import events_pb2 as pb  # noqa: E402
 from president.rules import game as g  # noqa: E402
 from president.rules.options import options_for  # noqa: E402
-from president.service.nats import envelope  # noqa: E402
+from president.servicekit.nats import envelope  # noqa: E402
+from president.services.scoring.store import ScoringStore  # noqa: E402
+from president.services.timer.deadlines import Clocks, DeadlineBoard  # noqa: E402
 from president.store import EventStore, migrate  # noqa: E402
 from president.tables import LocalDealer, TableHost, stream_id  # noqa: E402
-from services.scoring.store import ScoringStore  # noqa: E402
-from services.timer.deadlines import Clocks, DeadlineBoard  # noqa: E402
 
 POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BATCH = 200  # what the consumer fetches at once

@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from president.game.v1 import game_pb2 as gpb  # noqa: E402
-from president.service.launcher import NatsServer, Stack, port_open  # noqa: E402
+from president.servicekit.launcher import NatsServer, Stack, port_open  # noqa: E402
 from tests.services.conftest import MACHINE_NATS, _delete_stream, _has_jetstream  # noqa: E402
 from tests.services.table_helpers import (  # noqa: E402
     SERVER,

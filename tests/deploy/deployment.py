@@ -19,9 +19,9 @@ from unittest import mock
 
 import yaml
 
-from president.service import config
-from president.service.config import Settings
-from president.service.launcher import SERVICES
+from president.servicekit import config
+from president.servicekit.config import Settings
+from president.servicekit.launcher import SERVICES
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -31,7 +31,7 @@ DOCKERFILE = ROOT / "Dockerfile"
 APP_SERVICES = tuple(sorted(SERVICES))
 NAMESPACE = "president"
 IMAGE = "president-table"
-PROBE_MODULE = "president.service.healthcheck"
+PROBE_MODULE = "president.servicekit.healthcheck"
 
 # Settings that carry credentials: a service gets one only if it reads it.
 CREDENTIALS = ("database_url", "dealer_database_url", "scoring_database_url", "token_secret")
@@ -202,7 +202,7 @@ def settings_variables() -> dict[str, str]:
 
 
 def _python_files(service: str) -> Iterator[Path]:
-    yield from sorted((ROOT / "services" / service).rglob("*.py"))
+    yield from sorted((ROOT / "libs/president/services" / service).rglob("*.py"))
 
 
 _ATTRIBUTE = re.compile(r"\bsettings\.([a-z_]+)")
@@ -213,7 +213,7 @@ def settings_read_by(service: str) -> set[str]:
     """The Settings fields a service's code reads (its package, plus the server runner)."""
     known = set(settings_variables())
     sources = [path.read_text() for path in _python_files(service)]
-    sources.append((ROOT / "libs/president/service/server.py").read_text())
+    sources.append((ROOT / "libs/president/servicekit/server.py").read_text())
     used: set[str] = set()
     for source in sources:
         for attribute in _ATTRIBUTE.findall(source):

@@ -8,13 +8,13 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import jsonschema
 import pytest
-from setuptools import find_packages
 
 from tests.deploy.deployment import (
     APP_SERVICES,
@@ -86,8 +86,8 @@ def test_compose_has_every_service() -> None:
 @pytest.mark.parametrize("service", APP_SERVICES)
 def test_app_service_runs_its_module_from_the_one_image(service: str) -> None:
     spec = compose_services()[service]
-    assert spec["command"] == ["python", "-m", f"services.{service}.main"]
-    assert importlib.util.find_spec(f"services.{service}.main") is not None
+    assert spec["command"] == ["python", "-m", f"president.services.{service}.main"]
+    assert importlib.util.find_spec(f"president.services.{service}.main") is not None
     migrate = compose_services()["migrate"]
     assert spec["image"] == migrate["image"] and spec["build"] == migrate["build"]
     assert spec["restart"] in ("unless-stopped", "always", "on-failure")
@@ -110,7 +110,7 @@ def test_dockerfile_builds_one_non_root_image_of_the_project() -> None:
     assert users and users[-1].split(":")[0] not in ("0", "root")
     assert users[-1].split(":")[0].isdigit(), "numeric, so runAsNonRoot can check it"
     copied = re.findall(r"^COPY (?!--from)(\S+) ", text, re.M)
-    assert set(copied) == {"pyproject.toml", "libs", "services"}
+    assert set(copied) == {"pyproject.toml", "libs", "gen"}
     ignored = {
         line.strip()
         for line in (ROOT / ".dockerignore").read_text().splitlines()
@@ -118,21 +118,28 @@ def test_dockerfile_builds_one_non_root_image_of_the_project() -> None:
     }
     assert {".venv", ".git", "var", "tests"} <= ignored
     assert not set(copied) & ignored, "the Dockerfile copies something .dockerignore drops"
-    assert 'CMD ["python", "-m", "services.' in text
+    assert 'CMD ["python", "-m", "president.services.' in text
 
 
 def test_the_image_installs_every_package_the_services_import() -> None:
-    """``pip install .`` ships what setuptools finds: every folder of code is a package."""
-    found = set(find_packages(where=str(ROOT / "libs"), include=["president*"]))
-    found |= set(find_packages(where=str(ROOT), include=["services*"]))
-    for base in (ROOT / "libs", ROOT):
-        top = base / ("president" if base.name == "libs" else "services")
-        for folder in [top, *(p for p in top.rglob("*") if p.is_dir())]:
+    """``pip install .`` ships both roots of the ``president`` namespace, and every folder of
+    code below it is a package (hatchling copies files; a folder without ``__init__.py``
+    would import only as a namespace of its own)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wheel = config["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert set(wheel["only-include"]) == {"libs/president", "gen/python/president"}
+    found: set[str] = set()
+    for base in (ROOT / "libs", ROOT / "gen" / "python"):
+        top = base / "president"
+        assert not (top / "__init__.py").exists(), f"{top} must stay a namespace package"
+        for folder in (p for p in top.rglob("*") if p.is_dir() and p.name != "__pycache__"):
             if any(folder.glob("*.py")):
                 package = ".".join(folder.relative_to(base).parts)
-                assert package in found, f"{folder} has modules but no __init__.py"
-    assert {"president.service", "president.store.migrations.versions"} <= found
-    assert {f"services.{name}" for name in APP_SERVICES} <= found
+                assert (folder / "__init__.py").exists(), f"{folder} has modules but no __init__.py"
+                found.add(package)
+    assert {"president.servicekit", "president.store.migrations.versions"} <= found
+    assert {"president.events.v1", "president.gateway.v1"} <= found
+    assert {f"president.services.{name}" for name in APP_SERVICES} <= found
 
 
 @pytest.mark.parametrize("service", APP_SERVICES)

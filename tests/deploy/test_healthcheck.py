@@ -13,8 +13,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from president.service.healthcheck import Probe, UsageError, check, main, parse_args
-from president.service.launcher import Stack, free_port
+from president.servicekit.healthcheck import Probe, UsageError, check, main, parse_args
+from president.servicekit.launcher import Stack, free_port
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -122,12 +122,12 @@ def test_parse_args() -> None:
 
 
 async def test_module_entry_point(health_server) -> None:
-    """The exact command the containers run: ``python -m president.service.healthcheck``."""
+    """The exact command the containers run: ``python -m president.servicekit.healthcheck``."""
     address, _ = health_server
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "president.service.healthcheck",
+        "president.servicekit.healthcheck",
         address,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -145,7 +145,7 @@ def test_against_the_dealer_service(tmp_path: Path) -> None:
         address = stack.address("dealer")
         assert check(Probe(address))[0]
         assert check(Probe(address, "president.dealer.v1.DealerService"))[0]
-        command = [sys.executable, "-m", "president.service.healthcheck", address]
+        command = [sys.executable, "-m", "president.servicekit.healthcheck", address]
         assert subprocess.run(command, check=False, capture_output=True, timeout=30).returncode == 0
         # What Prometheus scrapes from the same process.
         metrics_url = f"http://127.0.0.1:{stack.metrics_ports['dealer']}/metrics"

@@ -133,7 +133,7 @@ def test_every_service_has_a_workload() -> None:
 def test_app_workload_runs_its_module_from_the_one_image(service: str) -> None:
     container = app_container(workloads()[service])
     assert container["image"] == IMAGE
-    assert container["command"] == ["python", "-m", f"services.{service}.main"]
+    assert container["command"] == ["python", "-m", f"president.services.{service}.main"]
 
 
 @pytest.mark.parametrize("service", APP_SERVICES)

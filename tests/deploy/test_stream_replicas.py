@@ -11,8 +11,8 @@ from typing import Any
 import nats
 import pytest
 
-from president.service.config import Settings
-from president.service.nats import Subjects, ensure_stream
+from president.servicekit.config import Settings
+from president.servicekit.nats import Subjects, ensure_stream
 from tests.services.conftest import nats_url  # noqa: F401  (the fixture)
 
 

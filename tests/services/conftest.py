@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import nats
 import pytest
 
-from president.service.launcher import NatsServer, Stack, port_open
+from president.servicekit.launcher import NatsServer, Stack, port_open
 
 if TYPE_CHECKING:
     from tests.conftest import PostgresServer

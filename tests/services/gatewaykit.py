@@ -20,11 +20,11 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.cards import mask_of
-from president.service.launcher import Stack
+from president.servicekit.launcher import Stack
+from president.services.gateway.auth import Tokens
 from president.store import EventStore, StoredEvent
 from president.tables import Table, fold_next, stream_id
 from president.viewproto import seat_of
-from services.gateway.auth import Tokens
 
 
 @dataclass

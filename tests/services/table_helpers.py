@@ -22,9 +22,9 @@ import nats
 
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
-from president.service.command_stream import CommandStream
-from president.service.errors import ServiceError, aio_error_info
-from president.service.launcher import Stack, free_port, wait_healthy
+from president.servicekit.command_stream import CommandStream
+from president.servicekit.errors import ServiceError, aio_error_info
+from president.servicekit.launcher import Stack, free_port, wait_healthy
 from president.store import EventStore, StoredEvent
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
@@ -221,7 +221,7 @@ def start_replica(
     )
     log = stack.workdir / f"{name}.log"
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.table.main"],
+        [sys.executable, "-m", "president.services.table.main"],
         env=environment,
         stdout=log.open("ab"),
         stderr=subprocess.STDOUT,

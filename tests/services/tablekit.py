@@ -17,7 +17,7 @@ import nats
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
-from president.service.launcher import Stack
+from president.servicekit.launcher import Stack
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
 from tests.services.conftest import isolated_env

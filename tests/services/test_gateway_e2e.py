@@ -18,8 +18,8 @@ from president.client import GatewayClient, GatewayError, SeatLog, choose, play_
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.options import PRESETS
-from president.service.launcher import Stack
-from services.gateway.auth import AUDITOR, HOST, PLAYER, SPECTATOR
+from president.servicekit.launcher import Stack
+from president.services.gateway.auth import AUDITOR, HOST, PLAYER, SPECTATOR
 from tests.services.gatewaykit import (
     Store,
     check_stream,

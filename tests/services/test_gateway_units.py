@@ -23,15 +23,21 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import names
 from president.rules.options import options_for
-from president.service.errors import ServiceError
-from president.service.nats import Subjects, envelope
+from president.servicekit.errors import ServiceError
+from president.servicekit.nats import Subjects, envelope
+from president.services.gateway import auth, checks
+from president.services.gateway.dealcheck import check_deal
+from president.services.gateway.session import session as session_stream
+from president.services.gateway.watch import (
+    FeedHub,
+    foreseeable,
+    seat_resolver,
+    watch,
+    watch_session,
+)
 from president.store import EventStore
 from president.table.v1 import table_pb2 as tpb
 from president.tables import LocalDealer, TableHost, stream_id
-from services.gateway import auth, checks
-from services.gateway.dealcheck import check_deal
-from services.gateway.session import session as session_stream
-from services.gateway.watch import FeedHub, foreseeable, seat_resolver, watch, watch_session
 
 
 # --------------------------------------------------------------------------- tokens
@@ -551,7 +557,7 @@ async def test_watchers_see_only_their_own_cards(tables: LocalTables) -> None:
 async def test_a_command_the_table_service_never_answers_is_unavailable_at_its_deadline(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from president.service import command_stream
+    from president.servicekit import command_stream
 
     monkeypatch.setattr(command_stream, "ANSWER_SECONDS", 0.05)
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import nats
 
 from president.events.v1 import events_pb2 as epb
-from president.service.nats import Subjects, ensure_stream, publish, publish_all
+from president.servicekit.nats import Subjects, ensure_stream, publish, publish_all
 from president.store import Position, StoredEvent
 
 

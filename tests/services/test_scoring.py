@@ -25,9 +25,9 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
-from president.service.errors import error_info
-from president.service.launcher import Stack
-from president.service.nats import Subjects
+from president.servicekit.errors import error_info
+from president.servicekit.launcher import Stack
+from president.servicekit.nats import Subjects
 from president.tables import fold, table_from_created
 from tests.services.tablekit import Tables, service_stack, wait_until
 

@@ -14,11 +14,11 @@ from president.events.v1 import events_pb2 as pb
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
-from president.service.nats import envelope
+from president.servicekit.nats import envelope
+from president.services.scoring.consumer import Consumer
+from president.services.scoring.store import APPLIED, SKIPPED, Gap, ScoringStore
 from president.store import EventStore, migrate
 from president.tables import LocalDealer, TableHost, fold, stream_id, table_from_created
-from services.scoring.consumer import Consumer
-from services.scoring.store import APPLIED, SKIPPED, Gap, ScoringStore
 
 if TYPE_CHECKING:
     from tests.conftest import PostgresServer

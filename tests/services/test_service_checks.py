@@ -8,10 +8,10 @@ from collections.abc import Callable
 import grpc
 import pytest
 
-from president.service import checks
-from president.service.batching import take_ready
-from president.service.errors import ServiceError
-from president.service.nats import message_id, version_in
+from president.servicekit import checks
+from president.servicekit.batching import take_ready
+from president.servicekit.errors import ServiceError
+from president.servicekit.nats import message_id, version_in
 
 
 @pytest.mark.parametrize(

@@ -22,13 +22,13 @@ import pytest
 from president.audit import verify_table
 from president.game.v1 import game_pb2 as gpb
 from president.rules.cards import FULL_DECK, names
-from president.service.command_stream import CommandStream
-from president.service.errors import ServiceError, aio_error_info
-from president.service.launcher import NatsServer, Stack
+from president.servicekit.command_stream import CommandStream
+from president.servicekit.errors import ServiceError, aio_error_info
+from president.servicekit.launcher import NatsServer, Stack
+from president.services.gateway.owners import LeaseOwners
+from president.services.gateway.upstream import GrpcTables
 from president.store import StoredEvent, verify_chain
 from president.table.v1 import table_pb2 as pb
-from services.gateway.owners import LeaseOwners
-from services.gateway.upstream import GrpcTables
 from tests.services.conftest import _delete_stream, isolated_env
 from tests.services.table_helpers import (
     SERVER,

@@ -25,9 +25,17 @@ from president.rules import round as rnd
 from president.rules.cards import card_name, cards_of, mask_of
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import options_for
-from president.service.errors import ServiceError
-from president.service.nats import Subjects, envelope
-from president.service.table_client import TableClient, read_pages
+from president.servicekit.errors import ServiceError
+from president.servicekit.nats import Subjects, envelope
+from president.servicekit.table_client import TableClient, read_pages
+from president.services.gateway.upstream import GrpcTables
+from president.services.gateway.watch import apply
+from president.services.table import relay as relay_module
+from president.services.table.app import TableApp
+from president.services.table.commands import React, check_actor, translate
+from president.services.table.directory import Summary, TableDirectory
+from president.services.table.handlers import TableServicer
+from president.services.table.relay import CONSUMER, FastAcked, OutboxRelay
 from president.store import EventStore, NewEvent, Position, StoredEvent
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
@@ -43,14 +51,6 @@ from president.tables import (
     table_id_of,
 )
 from president.viewproto import table_view
-from services.gateway.upstream import GrpcTables
-from services.gateway.watch import apply
-from services.table import relay as relay_module
-from services.table.app import TableApp
-from services.table.commands import React, check_actor, translate
-from services.table.directory import Summary, TableDirectory
-from services.table.handlers import TableServicer
-from services.table.relay import CONSUMER, FastAcked, OutboxRelay
 
 if TYPE_CHECKING:
     from tests.conftest import PostgresServer

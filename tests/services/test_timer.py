@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from president.service.errors import error_info
-from president.service.launcher import Stack
+from president.servicekit.errors import error_info
+from president.servicekit.launcher import Stack
 from president.table.v1 import table_pb2 as tpb
 from president.timer.v1 import timer_pb2 as mpb
 from president.timer.v1 import timer_pb2_grpc

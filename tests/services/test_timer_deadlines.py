@@ -14,10 +14,9 @@ from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
-from president.service.partition import Partition
-from president.service.table_client import TimeoutResult
-from president.tables import DealtCards, Table, deal_command, fold, table_from_created
-from services.timer.deadlines import (
+from president.servicekit.partition import Partition
+from president.servicekit.table_client import TimeoutResult
+from president.services.timer.deadlines import (
     EXCHANGE,
     RAPID,
     TURN,
@@ -26,7 +25,8 @@ from services.timer.deadlines import (
     Gap,
     running_timer,
 )
-from services.timer.scheduler import Scheduler
+from president.services.timer.scheduler import Scheduler
+from president.tables import DealtCards, Table, deal_command, fold, table_from_created
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -37,7 +37,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import PRESETS
 from president.rules.render import event_to_text
-from president.service.launcher import SERVICES, NatsServer, Stack, free_port
+from president.servicekit.launcher import SERVICES, NatsServer, Stack, free_port
 from president.store import migrate
 
 VAR = Path("var")

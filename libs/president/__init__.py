@@ -1,1 +1,0 @@
-"""The President table backend: rules engine, committed deal, event store, audit."""

@@ -1,0 +1,43 @@
+"""Input checks shared by the services: each failure is INVALID_ARGUMENT with a sentence."""
+
+from __future__ import annotations
+
+import re
+
+import grpc
+
+from president.servicekit.errors import ServiceError
+from president.servicekit.nats import valid_table_id
+
+#: The visibilities a table can have, by name.
+VISIBILITIES = ("practice", "public", "private")
+#: A reaction code: 1 to 32 lowercase letters, digits or _.
+REACTION = re.compile(r"^[a-z0-9_]{1,32}$")
+REACTION_MESSAGE = "a reaction is 1 to 32 lowercase letters, digits or _, such as thumbs_up"
+TABLE_ID_MESSAGE = "a table id is 1 to 64 letters, digits, - or _"
+ROUND_MESSAGE = "game and round numbers start at 1"
+
+
+def invalid(reason: str, message: str) -> ServiceError:
+    """An INVALID_ARGUMENT refusal."""
+    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
+
+
+def table_id(value: str) -> str:
+    """A table id that can name a stream and a subject (INVALID_TABLE_ID otherwise)."""
+    if not valid_table_id(value):
+        raise invalid("INVALID_TABLE_ID", TABLE_ID_MESSAGE)
+    return value
+
+
+def round_number(game_no: int, round_no: int) -> None:
+    """Game and round numbers start at 1 (INVALID_ROUND otherwise)."""
+    if game_no < 1 or round_no < 1:
+        raise invalid("INVALID_ROUND", ROUND_MESSAGE)
+
+
+def reaction(value: str) -> str:
+    """A reaction code (INVALID_REACTION otherwise)."""
+    if not REACTION.match(value):
+        raise invalid("INVALID_REACTION", REACTION_MESSAGE)
+    return value

@@ -1,0 +1,120 @@
+"""Settings from environment variables, one place for every service.
+
+Every variable is documented in the README ("Configuration").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from president.servicekit.nats import DEFAULT_MAX_AGE_SECONDS, Subjects
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_seconds(name: str, default: float) -> float:
+    """A duration in seconds from the environment variable ``name`` (``default`` if unset)."""
+    raw = os.environ.get(name, "")
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise SystemExit(f"{name} must be a number of seconds, not {raw!r}") from None
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a whole number, not {raw!r}") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where things are. Defaults suit one machine; production sets the URLs."""
+
+    database_url: str = field(
+        default_factory=lambda: _env("PRESIDENT_DATABASE_URL", "sqlite:///var/president.db")
+    )
+    dealer_database_url: str = field(
+        default_factory=lambda: _env(
+            "PRESIDENT_DEALER_DATABASE_URL", "sqlite:///var/president-dealer.db"
+        )
+    )
+    scoring_database_url: str = field(
+        default_factory=lambda: _env(
+            "PRESIDENT_SCORING_DATABASE_URL", "sqlite:///var/president-scoring.db"
+        )
+    )
+    nats_url: str = field(
+        default_factory=lambda: _env("PRESIDENT_NATS_URL", "nats://127.0.0.1:4222")
+    )
+    host: str = field(default_factory=lambda: _env("PRESIDENT_HOST", "127.0.0.1"))
+    gateway_port: int = field(default_factory=lambda: _env_int("PRESIDENT_GATEWAY_PORT", 50051))
+    table_port: int = field(default_factory=lambda: _env_int("PRESIDENT_TABLE_PORT", 50052))
+    dealer_port: int = field(default_factory=lambda: _env_int("PRESIDENT_DEALER_PORT", 50053))
+    timer_port: int = field(default_factory=lambda: _env_int("PRESIDENT_TIMER_PORT", 50054))
+    scoring_port: int = field(default_factory=lambda: _env_int("PRESIDENT_SCORING_PORT", 50055))
+    metrics_port: int = field(default_factory=lambda: _env_int("PRESIDENT_METRICS_PORT", 0))
+    table_address: str = field(default_factory=lambda: _env("PRESIDENT_TABLE_ADDRESS", ""))
+    dealer_address: str = field(default_factory=lambda: _env("PRESIDENT_DEALER_ADDRESS", ""))
+    scoring_address: str = field(default_factory=lambda: _env("PRESIDENT_SCORING_ADDRESS", ""))
+    token_secret: str = field(default_factory=lambda: _env("PRESIDENT_TOKEN_SECRET", ""))
+    token_ttl_seconds: int = field(
+        default_factory=lambda: _env_int("PRESIDENT_TOKEN_TTL_SECONDS", 12 * 3600)
+    )
+    grace_seconds: int = field(default_factory=lambda: _env_int("PRESIDENT_GRACE_SECONDS", 10))
+    log_level: str = field(default_factory=lambda: _env("PRESIDENT_LOG_LEVEL", "info"))
+    scoring_durable: str = field(
+        default_factory=lambda: _env("PRESIDENT_SCORING_DURABLE", "scoring")
+    )
+    scoring_partition: str = field(default_factory=lambda: _env("PRESIDENT_SCORING_PARTITION", ""))
+    timer_partition: str = field(default_factory=lambda: _env("PRESIDENT_TIMER_PARTITION", ""))
+    stream_name: str = field(default_factory=lambda: _env("PRESIDENT_STREAM", "PRESIDENT_EVENTS"))
+    subject_prefix: str = field(
+        default_factory=lambda: _env("PRESIDENT_SUBJECT_PREFIX", "events.table")
+    )
+    stream_replicas: int = field(default_factory=lambda: _env_int("PRESIDENT_STREAM_REPLICAS", 1))
+    stream_max_age: float = field(
+        default_factory=lambda: env_seconds(
+            "PRESIDENT_STREAM_MAX_AGE_SECONDS", DEFAULT_MAX_AGE_SECONDS
+        )
+    )
+
+    def __post_init__(self) -> None:
+        try:
+            self.subjects  # noqa: B018  # its checks, at start rather than at first use
+        except ValueError as error:
+            raise SystemExit(f"PRESIDENT_STREAM_MAX_AGE_SECONDS: {error}") from None
+
+    @property
+    def subjects(self) -> Subjects:
+        """The JetStream stream and subjects of table events."""
+        return Subjects(
+            prefix=self.subject_prefix,
+            stream=self.stream_name,
+            replicas=self.stream_replicas,
+            max_age_seconds=self.stream_max_age,
+        )
+
+    @property
+    def lease_bucket(self) -> str:
+        """The JetStream key-value bucket of table leases (``PRESIDENT_TABLE_LEASE_SECONDS``)."""
+        return f"{self.stream_name}_TABLE_LEASES"
+
+    def address(self, service: str) -> str:
+        """Where a client reaches ``service`` (the *_ADDRESS variable, else host:port)."""
+        explicit = {
+            "table": self.table_address,
+            "dealer": self.dealer_address,
+            "scoring": self.scoring_address,
+        }.get(service, "")
+        if explicit:
+            return explicit
+        port = getattr(self, f"{service}_port")
+        return f"{self.host}:{port}"

@@ -1,0 +1,91 @@
+"""The dealer's gRPC servicer: protobuf in and out, the vault does the work."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import grpc
+
+from president.deal import DEAL_VERSION, fingerprint
+from president.dealer.v1 import dealer_pb2 as pb
+from president.dealer.v1 import dealer_pb2_grpc
+from president.rules.cards import card_name
+from president.servicekit import checks
+from president.servicekit.errors import ServiceError, abort
+from president.services.dealer.vault import RoundNotOver, SecretVault, UnknownRound
+from president.tables import RoundKey
+
+MAX_PLAYERS = 27
+
+
+def _key(round_key: pb.RoundKey) -> RoundKey:
+    checks.table_id(round_key.table_id)
+    checks.round_number(round_key.game_no, round_key.round_no)
+    return RoundKey(round_key.table_id, round_key.game_no, round_key.round_no)
+
+
+class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
+    """Commit, deal, reveal."""
+
+    def __init__(self, vault: SecretVault) -> None:
+        self._vault = vault
+
+    async def CommitDeal(
+        self, request: pb.CommitDealRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.CommitDealResponse:
+        try:
+            key = _key(request.round)
+            if not 2 <= request.players <= MAX_PLAYERS:
+                raise ServiceError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "INVALID_PLAYERS",
+                    f"a deal is for 2 to {MAX_PLAYERS} players, not {request.players}",
+                )
+            committed = await asyncio.to_thread(
+                self._vault.commit, key, request.players, request.jokers, request.hand_size or None
+            )
+        except ServiceError as error:
+            await abort(context, error)
+        return pb.CommitDealResponse(fingerprint=committed, deal_version=DEAL_VERSION)
+
+    async def DealCards(
+        self, request: pb.DealCardsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.DealCardsResponse:
+        try:
+            key = _key(request.round)
+            dealt = await asyncio.to_thread(self._vault.deal, key)
+        except UnknownRound as error:
+            await abort(
+                context, ServiceError(grpc.StatusCode.NOT_FOUND, "UNKNOWN_ROUND", str(error))
+            )
+        except ServiceError as error:
+            await abort(context, error)
+        return pb.DealCardsResponse(
+            hands=[
+                pb.DealtHand(position=position, cards=[card_name(card) for card in hand])
+                for position, hand in enumerate(dealt.hands)
+            ],
+            set_aside=[card_name(card) for card in dealt.set_aside],
+        )
+
+    async def RevealSecret(
+        self, request: pb.RevealSecretRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.RevealSecretResponse:
+        try:
+            key = _key(request.round)
+            committed = await asyncio.to_thread(self._vault.reveal, key)
+        except UnknownRound as error:
+            await abort(
+                context, ServiceError(grpc.StatusCode.NOT_FOUND, "UNKNOWN_ROUND", str(error))
+            )
+        except RoundNotOver as error:
+            await abort(
+                context,
+                ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_OVER", str(error)),
+            )
+        except ServiceError as error:
+            await abort(context, error)
+        return pb.RevealSecretResponse(
+            secret_hex=committed.secret.hex(), fingerprint=fingerprint(committed.secret)
+        )

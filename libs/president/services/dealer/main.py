@@ -1,0 +1,14 @@
+"""``python -m president.services.dealer.main``: run the dealer."""
+
+from __future__ import annotations
+
+from president.servicekit.server import serve
+from president.services.dealer.bootstrap import build
+
+
+def main() -> None:
+    serve(build)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,520 @@
+"""What the gateway does for each call: rights, input checks, then the table service.
+
+The servicer (:mod:`president.services.gateway.handlers`) verifies the token and hands
+the claims here. Seat commands act for the seat the token's player holds now
+(found in the table's feed, so a seat change between rounds follows the
+player); the table service checks again that the seat is the actor's.
+Commands carry the client's command id, scoped by player, so a retry with the
+same id runs once. Refusals from the table service pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+import grpc
+
+from president.game.v1 import game_pb2 as gpb
+from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.errors import ServiceError
+from president.services.gateway import checks
+from president.services.gateway.auth import (
+    AUDITOR,
+    HOST,
+    PLAYER,
+    SPECTATOR,
+    Claims,
+    Tokens,
+    denied,
+    new_player_id,
+    require_checker,
+    require_host,
+    require_writer,
+)
+from president.services.gateway.dealcheck import check_deal
+from president.services.gateway.upstream import ScoringPort, TablePort
+from president.services.gateway.watch import (
+    FeedHub,
+    TableFeed,
+    foreseeable,
+    seat_resolver,
+    watch,
+    watch_session,
+)
+from president.table.v1 import table_pb2 as tpb
+from president.viewproto import seat_of
+
+T = TypeVar("T")
+PRACTICE, PUBLIC, PRIVATE = "practice", "public", "private"
+VISIBILITIES = {
+    pb.VISIBILITY_UNSPECIFIED: PRACTICE,
+    pb.VISIBILITY_PRACTICE: PRACTICE,
+    pb.VISIBILITY_PUBLIC: PUBLIC,
+    pb.VISIBILITY_PRIVATE: PRIVATE,
+}
+HOST_CHOICES: dict[int, Callable[[], gpb.Command]] = {
+    pb.HOST_CHOICE_NEXT_ROUND: lambda: gpb.Command(next_round=gpb.NextRound()),
+    pb.HOST_CHOICE_END_GAME: lambda: gpb.Command(end_game=gpb.EndGame()),
+    pb.HOST_CHOICE_PLAY_AGAIN: lambda: gpb.Command(play_again=gpb.PlayAgain()),
+    pb.HOST_CHOICE_BACK_TO_LOBBY: lambda: gpb.Command(back_to_lobby=gpb.BackToLobby()),
+}
+SEAT_ATTEMPTS = 4
+
+
+def _reason(error: ServiceError, *reasons: str) -> bool:
+    return error.reason in reasons
+
+
+class Gateway:
+    """The public API's logic, behind the servicer and in front of the table service."""
+
+    def __init__(
+        self, tables: TablePort, scoring: ScoringPort, tokens: Tokens, hub: FeedHub, id_key: bytes
+    ) -> None:
+        self._tables = tables
+        self._scoring = scoring
+        self._tokens = tokens
+        self._hub = hub
+        self._id_key = id_key
+
+    # -- tables and seats ---------------------------------------------------------
+    async def create_table(self, request: pb.CreateTableRequest) -> pb.CreateTableResponse:
+        """Create a table and seat its creator (the host); practice tables fill up with bots.
+
+        A practice table then waits for StartGame like any other, so the
+        creator can open its Watch stream first. With a command id, only the
+        first call creates the table and gets the host's token; a repeat is
+        ALREADY_EXISTS (a client whose answer was lost creates a new table).
+        """
+        name = checks.display_name(request.display_name)
+        rules = checks.options(request.options)
+        seats = checks.seat_count(request.seat_count, rules)
+        visibility = VISIBILITIES.get(request.visibility)
+        if visibility is None:
+            raise checks.invalid("INVALID_VISIBILITY", "visibility is practice, public or private")
+        if request.command_id:
+            # The command id names the table (so a retry creates no second
+            # one) but never who holds it: whoever sends a command id first
+            # gets the host's seat and token; a repeat, by the same client or
+            # by anyone who guessed the id, is refused TABLE_EXISTS.
+            table_id = self._derived("table", checks.command_id(request.command_id))[:12]
+        else:
+            table_id = secrets.token_hex(6)
+        player_id = new_player_id()
+        try:
+            created = await self._tables.create_table(
+                tpb.CreateTableRequest(
+                    table_id=table_id,
+                    options=gpb.TableOptions(
+                        preset=rules.preset, options=dict(request.options.options.items())
+                    ),
+                    seat_count=seats,
+                    visibility=visibility,
+                    host_player_id=player_id,
+                    # Fresh each call: a repeat must not count as the same append.
+                    command_id=f"create:{secrets.token_hex(12)}",
+                )
+            )
+        except ServiceError as error:
+            if request.command_id and _reason(error, "TABLE_EXISTS"):
+                raise ServiceError(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    "TABLE_EXISTS",
+                    "a table was created with this command id already; its host token went "
+                    "to that first call: create a table with a new command id",
+                ) from None
+            raise
+        table_id = created.table_id or table_id
+        await self._sit(table_id, 0, player_id, name, False, f"{table_id}/sit-host", player_id)
+        if visibility == PRACTICE:
+            for seat in range(1, seats):
+                await self._sit(
+                    table_id,
+                    seat,
+                    f"bot-{seat}",
+                    f"Bot {seat}",
+                    True,
+                    f"{table_id}/sit-bot-{seat}",
+                    player_id,
+                )
+        token = self._tokens.issue(table_id, player_id, HOST, 0)
+        return pb.CreateTableResponse(table_id=table_id, seat=0, token=token, player_id=player_id)
+
+    async def list_tables(self) -> pb.ListTablesResponse:
+        """Public tables in the lobby with a free seat."""
+        found = await self._tables.list_tables(open_only=True)
+        return pb.ListTablesResponse(
+            tables=[
+                pb.TableSummary(
+                    table_id=item.table_id,
+                    options=item.options,
+                    seated=item.seated,
+                    seat_count=item.seat_count,
+                )
+                for item in found
+                if item.visibility == PUBLIC
+            ]
+        )
+
+    async def join_table(self, request: pb.JoinTableRequest) -> pb.JoinTableResponse:
+        """Take a seat (the one asked for, or the first free one) at a public or private table."""
+        table_id = checks.table_id(request.table_id)
+        name = checks.display_name(request.display_name)
+        feed = await self._hub.feed(table_id)
+        if feed.table.visibility == PRACTICE:
+            raise denied("PRACTICE_TABLE", "a practice table seats only its creator and bots")
+        player_id = new_player_id()
+        wanted = request.seat if request.HasField("seat") else None
+        seat = await self._take_seat(
+            feed,
+            wanted,
+            lambda seat: self._sit(
+                table_id, seat, player_id, name, False, f"join-{player_id}-{seat}", player_id
+            ),
+        )
+        token = self._tokens.issue(table_id, player_id, PLAYER, seat)
+        return pb.JoinTableResponse(seat=seat, token=token, player_id=player_id)
+
+    async def spectate(self, request: pb.SpectateRequest) -> pb.SpectateResponse:
+        """A read-only token for a table that exists."""
+        table_id = checks.table_id(request.table_id)
+        await self._hub.feed(table_id)
+        role = AUDITOR if request.auditor else SPECTATOR
+        watcher = f"{role[0]}-{secrets.token_hex(8)}"
+        return pb.SpectateResponse(token=self._tokens.issue(table_id, watcher, role))
+
+    async def add_bot(self, claims: Claims, request: pb.AddBotRequest) -> pb.AddBotResponse:
+        """Host: a bot takes a free seat."""
+        require_host(claims, "seat bots")
+        feed = await self._hub.feed(claims.table_id)
+        wanted = request.seat if request.HasField("seat") else None
+        bot = f"bot-{secrets.token_hex(4)}"
+
+        async def sit(seat: int) -> None:
+            await self._sit(
+                claims.table_id, seat, bot, f"Bot {seat}", True, f"add-{bot}", claims.player_id
+            )
+
+        seat = await self._take_seat(feed, wanted, sit)
+        return pb.AddBotResponse(seat=seat)
+
+    async def remove_seat(
+        self, claims: Claims, request: pb.RemoveSeatRequest
+    ) -> pb.RemoveSeatResponse:
+        """Host: remove a bot or a player (a bot finishes their round)."""
+        require_host(claims, "remove players")
+        feed = await self._hub.feed(claims.table_id)
+        await feed.catch_up()
+        seats = feed.table.game.seats
+        if request.seat >= len(seats) or not seats[request.seat].occupied:
+            raise ServiceError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "NO_SUCH_SEAT",
+                f"nobody sits in seat {request.seat}",
+            )
+        if seat_of(feed.table.game, claims.player_id) == request.seat:
+            raise ServiceError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "OWN_SEAT",
+                "the host leaves with Leave, not by removing their own seat",
+            )
+        await self._execute(
+            claims,
+            gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
+            f"remove-{request.seat}-v{feed.version}",
+            seat=self._host_seat(feed, claims),
+        )
+        return pb.RemoveSeatResponse()
+
+    async def start_game(
+        self, claims: Claims, request: pb.StartGameRequest
+    ) -> pb.StartGameResponse:
+        """Start: the host; at a public or practice table any seated player."""
+        require_writer(claims)
+        feed = await self._hub.feed(claims.table_id)
+        if feed.table.visibility == PRIVATE:
+            require_host(claims, "start the game at a private table")
+        seat = await self._acting_seat(claims, feed)
+        await self._execute(
+            claims,
+            gpb.Command(start_game=gpb.StartGame()),
+            checks.command_id(request.command_id),
+            seat=seat,
+        )
+        return pb.StartGameResponse()
+
+    # -- plays ------------------------------------------------------------------------
+    async def play(self, claims: Claims, request: pb.PlayRequest) -> pb.PlayResponse:
+        """Play cards for the token's seat."""
+        require_writer(claims)
+        cards = checks.cards(request.cards)
+        command_id = checks.command_id(request.command_id)
+
+        def command(seat: int) -> gpb.Command:
+            play = gpb.PlayCards(seat=seat, cards=cards)
+            if request.HasField("trick_version"):
+                play.trick_version = request.trick_version
+            return gpb.Command(play_cards=play)
+
+        return pb.PlayResponse(version=await self._seat_command(claims, command, command_id))
+
+    async def pass_(self, claims: Claims, request: pb.PassRequest) -> pb.PassResponse:
+        """Pass for the token's seat."""
+        require_writer(claims)
+        command_id = checks.command_id(request.command_id)
+
+        def command(seat: int) -> gpb.Command:
+            passing = gpb.Pass(seat=seat)
+            if request.HasField("trick_version"):
+                passing.trick_version = request.trick_version
+            out = gpb.Command()
+            getattr(out, "pass").CopyFrom(passing)
+            return out
+
+        return pb.PassResponse(version=await self._seat_command(claims, command, command_id))
+
+    async def return_cards(
+        self, claims: Claims, request: pb.ReturnCardsRequest
+    ) -> pb.ReturnCardsResponse:
+        """Return cards in the exchange for the token's seat."""
+        require_writer(claims)
+        cards = checks.cards(request.cards)
+        command_id = checks.command_id(request.command_id)
+        version = await self._seat_command(
+            claims,
+            lambda seat: gpb.Command(return_cards=gpb.ReturnCards(seat=seat, cards=cards)),
+            command_id,
+        )
+        return pb.ReturnCardsResponse(version=version)
+
+    async def react(self, claims: Claims, request: pb.ReactRequest) -> pb.ReactResponse:
+        """Show a reaction to the table."""
+        require_writer(claims)
+        code = checks.reaction(request.reaction)
+        await self._seat_command(
+            claims,
+            lambda seat: gpb.Command(react=gpb.React(seat=seat, reaction=code)),
+            secrets.token_hex(8),
+        )
+        return pb.ReactResponse()
+
+    async def leave(self, claims: Claims, _request: pb.LeaveRequest) -> pb.LeaveResponse:
+        """Leave: a bot finishes the round; the token acts no more."""
+        require_writer(claims)
+        await self._seat_command(
+            claims,
+            lambda seat: gpb.Command(leave=gpb.Leave(seat=seat)),
+            f"leave-{secrets.token_hex(6)}",
+        )
+        return pb.LeaveResponse()
+
+    async def host_action(
+        self, claims: Claims, request: pb.HostActionRequest
+    ) -> pb.HostActionResponse:
+        """Host: Next round, End the game, Play again, Back to lobby."""
+        require_writer(claims)
+        choice = HOST_CHOICES.get(request.choice)
+        if choice is None:
+            raise checks.invalid(
+                "INVALID_CHOICE",
+                "choose next round, end the game, play again or back to lobby",
+            )
+        require_host(claims, "choose what happens between rounds and games")
+        command_id = checks.command_id(request.command_id)
+        feed = await self._hub.feed(claims.table_id)
+        version = await self._execute(
+            claims,
+            choice(),
+            command_id,
+            seat=self._host_seat(feed, claims),
+        )
+        return pb.HostActionResponse(version=version)
+
+    # -- reading ------------------------------------------------------------------------
+    async def get_table(self, claims: Claims) -> pb.GetTableResponse:
+        """The table as the token's seat sees it (spectators and auditors: no hand)."""
+        return pb.GetTableResponse(view=await self._view(claims))
+
+    async def get_scores(self, claims: Claims) -> pb.GetScoresResponse:
+        """The current game's totals (from the table) and finished games (from scoring)."""
+        view = await self._tables.get_table(claims.table_id, None)
+        out = pb.GetScoresResponse()
+        for seat in view.seats:
+            if seat.occupied or seat.score:
+                out.scores.append(
+                    pb.SeatScore(seat=seat.seat, display_name=seat.display_name, total=seat.score)
+                )
+        if view.HasField("round") and view.phase != "lobby":
+            over = view.round.phase == "over"
+            out.rounds_played = view.round.round_no if over else max(view.round.round_no - 1, 0)
+        for game in await self._scoring.game_results(claims.table_id):
+            out.games.append(
+                pb.FinishedGame(
+                    game_no=game.game_no,
+                    winners=game.winners,
+                    stopped=game.stopped,
+                    totals=game.totals,
+                )
+            )
+        return out
+
+    async def check_deal(
+        self, claims: Claims, request: pb.CheckDealRequest
+    ) -> pb.CheckDealResponse:
+        """A finished round's deal, re-created from its secret and compared with the log."""
+        require_checker(claims)
+        checks.round_number(request.game_no, request.round_no)
+        events = await self._tables.read_events(claims.table_id, 0)
+        return check_deal(events, request.game_no, request.round_no)
+
+    def watch(self, claims: Claims, request: pb.WatchRequest) -> AsyncIterator[pb.WatchResponse]:
+        """The token's view as a stream: a snapshot then every change, or resume after a version."""
+        player = None if claims.read_only else claims.player_id
+        return watch(self._hub, claims.table_id, request.from_version, seat_resolver(player))
+
+    def watch_session(self, claims: Claims, request: pb.WatchRequest) -> AsyncIterator[bytes]:
+        """:meth:`watch`, each change a serialized ``SessionResponse`` (see ``Entry``)."""
+        player = None if claims.read_only else claims.player_id
+        return watch_session(
+            self._hub, claims.table_id, request.from_version, seat_resolver(player)
+        )
+
+    # -- internals ------------------------------------------------------------------------
+    def _derived(self, what: str, command_id: str) -> str:
+        return hmac.new(self._id_key, f"{what}:{command_id}".encode(), hashlib.sha256).hexdigest()
+
+    async def _sit(
+        self,
+        table_id: str,
+        seat: int,
+        player_id: str,
+        name: str,
+        is_bot: bool,
+        command_id: str,
+        actor: str,
+    ) -> int:
+        response = await self._tables.execute(
+            tpb.ExecuteCommandRequest(
+                table_id=table_id,
+                command_id=command_id,
+                actor=gpb.Actor(player_id=actor, seat=-1 if is_bot else seat),
+                command=gpb.Command(
+                    sit_down=gpb.SitDown(
+                        seat=seat, player_id=player_id, display_name=name, is_bot=is_bot
+                    )
+                ),
+            )
+        )
+        self._hub.nudge(table_id, response.version, response.committed)
+        return response.version
+
+    async def _take_seat(
+        self, feed: TableFeed, wanted: int | None, sit: Callable[[int], Awaitable[object]]
+    ) -> int:
+        """Sit in ``wanted``, or in the first free seat (trying the next one after a race)."""
+        if wanted is not None:
+            await sit(wanted)
+            return wanted
+        for _attempt in range(SEAT_ATTEMPTS):
+            await feed.catch_up()
+            free = [i for i, seat in enumerate(feed.table.game.seats) if not seat.occupied]
+            if not free:
+                raise ServiceError(
+                    grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FULL", "every seat is taken"
+                )
+            try:
+                await sit(free[0])
+            except ServiceError as error:
+                if _reason(error, "SEAT_TAKEN"):
+                    continue
+                raise
+            return free[0]
+        raise ServiceError(
+            grpc.StatusCode.ABORTED, "SEAT_TAKEN", "others took the free seats first: try again"
+        )
+
+    def _host_seat(self, feed: TableFeed, claims: Claims) -> int:
+        seat = seat_of(feed.table.game, claims.player_id)
+        return -1 if seat is None else seat
+
+    async def _acting_seat(self, claims: Claims, feed: TableFeed, fresh: bool = False) -> int:
+        """The seat the token's player holds now; refused once they left or lost it.
+
+        The feed may not show a Leave yet: the table service refuses a seat's
+        player who left (SEAT_LEFT) in any case.
+        """
+        if fresh:
+            await feed.catch_up()
+        game = feed.table.game
+        seat = seat_of(game, claims.player_id)
+        if seat is None and not fresh:
+            return await self._acting_seat(claims, feed, fresh=True)
+        if seat is None:
+            raise denied(
+                "NOT_SEATED", "you no longer have a seat at this table: you left or were removed"
+            )
+        if game.seats[seat].leaving:
+            raise denied(
+                "SEAT_LEFT", "you left this table: a bot plays your seat until the round ends"
+            )
+        return seat
+
+    async def _seat_command(
+        self, claims: Claims, command: Callable[[int], gpb.Command], command_id: str
+    ) -> int:
+        feed = await self._hub.feed(claims.table_id)
+        seat = await self._acting_seat(claims, feed)
+        try:
+            return await self._execute(claims, command(seat), command_id, seat=seat)
+        except ServiceError as error:
+            if not _reason(error, "NOT_YOUR_SEAT"):
+                raise
+            moved = await self._acting_seat(claims, feed, fresh=True)  # seats changed: follow
+            if moved == seat:
+                raise
+            return await self._execute(claims, command(moved), command_id, seat=moved)
+
+    async def _execute(
+        self, claims: Claims, command: gpb.Command, command_id: str, *, seat: int
+    ) -> int:
+        foreseen = foreseeable(command)
+        response = await self._tables.execute(
+            tpb.ExecuteCommandRequest(
+                table_id=claims.table_id,
+                command_id=f"{claims.player_id}:{command_id}",
+                actor=gpb.Actor(player_id=claims.player_id, seat=seat),
+                command=command,
+            ),
+            sent=None if foreseen is None else lambda: self._hub.foresee(claims.table_id, foreseen),
+        )
+        self._hub.nudge(claims.table_id, response.version, response.committed)
+        return response.version
+
+    async def _view(self, claims: Claims) -> gpb.TableView:
+        if claims.read_only:
+            return await self._tables.get_table(claims.table_id, None)
+        feed = self._hub.existing(claims.table_id)
+        seat = claims.seat
+        if feed is not None and feed.current is not None:
+            found = seat_of(feed.table.game, claims.player_id)
+            seat = found if found is not None else seat
+        view = await self._tables.get_table(claims.table_id, seat)
+        if _holds(view, seat, claims.player_id):
+            return view
+        found = next((s.seat for s in view.seats if s.player_id == claims.player_id), None)
+        if found is not None:
+            view = await self._tables.get_table(claims.table_id, found)
+            if _holds(view, found, claims.player_id):
+                return view
+        return await self._tables.get_table(claims.table_id, None)
+
+
+def _holds(view: gpb.TableView, seat: int | None, player_id: str) -> bool:
+    return seat is not None and seat < len(view.seats) and view.seats[seat].player_id == player_id
+
+
+__all__ = ["Gateway"]

@@ -1,0 +1,122 @@
+"""Input checks before anything is forwarded: each failure is INVALID_ARGUMENT with a sentence.
+
+The checks other services share (table id, round numbers, reactions) live in
+:mod:`president.servicekit.checks` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+
+from president.game.v1 import game_pb2 as gpb
+from president.rules.cards import CardSyntaxError, parse_card
+from president.rules.game import MIN_TO_PLAY
+from president.rules.options import PRESETS, OptionError, Options, options_for
+from president.servicekit.checks import invalid, reaction, round_number, table_id
+
+__all__ = [
+    "cards",
+    "command_id",
+    "display_name",
+    "invalid",
+    "options",
+    "reaction",
+    "round_number",
+    "seat_count",
+    "table_id",
+]
+
+MAX_NAME = 40
+MAX_CARDS = 5
+MAX_COMMAND_ID = 100
+MAX_OPTIONS = 40
+MAX_OPTION_TEXT = 100
+USUAL_SEATS = 4
+DEFAULT_PRESET = "classic"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def display_name(name: str) -> str:
+    """A display name of 1 to 40 printable characters (trimmed)."""
+    trimmed = name.strip()
+    if not trimmed:
+        raise invalid("INVALID_DISPLAY_NAME", "a display name needs at least one character")
+    if len(trimmed) > MAX_NAME:
+        raise invalid(
+            "INVALID_DISPLAY_NAME",
+            f"a display name has at most {MAX_NAME} characters, not {len(trimmed)}",
+        )
+    if _CONTROL.search(trimmed):
+        raise invalid("INVALID_DISPLAY_NAME", "a display name cannot hold control characters")
+    return trimmed
+
+
+def options(message: gpb.TableOptions) -> Options:
+    """The table's rules: a preset (classic when empty) and option overrides by name."""
+    preset = message.preset or DEFAULT_PRESET
+    if preset not in PRESETS:
+        raise invalid(
+            "INVALID_OPTIONS", f"unknown preset {preset!r}: choose one of {', '.join(PRESETS)}"
+        )
+    overrides: Mapping[str, str] = message.options
+    if len(overrides) > MAX_OPTIONS:
+        raise invalid("INVALID_OPTIONS", f"at most {MAX_OPTIONS} options, not {len(overrides)}")
+    for name, value in overrides.items():
+        if len(name) > MAX_OPTION_TEXT or len(value) > MAX_OPTION_TEXT:
+            raise invalid(
+                "INVALID_OPTIONS",
+                f"option names and values have at most {MAX_OPTION_TEXT} characters",
+            )
+    try:
+        return options_for(preset, dict(overrides))
+    except OptionError as error:
+        raise invalid("INVALID_OPTIONS", str(error)) from None
+
+
+def seat_count(count: int, rules: Options) -> int:
+    """The seats of a new table: 0 for the usual four (within the preset's range)."""
+    low = max(MIN_TO_PLAY, rules.min_players)
+    if count == 0:
+        return min(max(USUAL_SEATS, low), rules.max_players)
+    if not low <= count <= rules.max_players:
+        raise invalid(
+            "INVALID_SEAT_COUNT",
+            f"a {rules.preset} table has {low} to {rules.max_players} seats, not {count}",
+        )
+    return count
+
+
+def cards(texts: Sequence[str]) -> list[str]:
+    """One to five well-formed card texts (MALFORMED_CARDS otherwise), upper case."""
+    if not texts:
+        raise invalid("MALFORMED_CARDS", "name at least one card, as 10H, QS or 3C")
+    if len(texts) > MAX_CARDS:
+        raise invalid(
+            "MALFORMED_CARDS", f"a play or a return has at most {MAX_CARDS} cards, not {len(texts)}"
+        )
+    out = []
+    for text in texts:
+        if len(text) > 4:
+            raise invalid("MALFORMED_CARDS", f"{text[:12]!r}… is not a card: write 10H, QS or 3C")
+        try:
+            parse_card(text)
+        except CardSyntaxError as error:
+            raise invalid("MALFORMED_CARDS", str(error)) from None
+        out.append(text.strip().upper())
+    return out
+
+
+def command_id(value: str) -> str:
+    """A client's command id (at most 100 characters), or a fresh one when empty."""
+    if not value:
+        return uuid.uuid4().hex
+    if len(value) > MAX_COMMAND_ID:
+        raise invalid(
+            "INVALID_COMMAND_ID",
+            f"a command id has at most {MAX_COMMAND_ID} characters, not {len(value)}",
+        )
+    if _CONTROL.search(value):
+        raise invalid("INVALID_COMMAND_ID", "a command id cannot hold control characters")
+    return value

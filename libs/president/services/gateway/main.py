@@ -1,0 +1,14 @@
+"""``python -m president.services.gateway.main``: run the gateway."""
+
+from __future__ import annotations
+
+from president.servicekit.server import serve
+from president.services.gateway.bootstrap import build
+
+
+def main() -> None:
+    serve(build)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The Session stream: a seat's watch stream and its commands on one bidirectional call.
+
+The first request is a ``WatchRequest``: from then on the changes come
+exactly as :meth:`Gateway.watch` streams them. Every later request is one of
+the seat's commands (play, pass, return cards, host action); each runs as its
+call would (same checks, same rights, same command-id scoping) and is
+answered on the stream by a ``CommandResult`` carrying its command id, the
+table's version after it, or its refusal. Commands run one after the other,
+in the order sent; the changes keep flowing meanwhile.
+
+What is ready together goes in one message: the changes of one commit, and a
+command's result with the changes it made. A message costs the gateway and
+the client far more than its size, so that is about half as many messages.
+
+A refused command ends nothing: the refusal travels in its result. The
+stream itself fails, with the status Watch would have, only when watching
+fails (an unknown table, a version ahead, a stream fallen behind).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+
+from president.gateway.v1 import gateway_pb2 as pb
+from president.rules.errors import CommandError, Rejected
+from president.rules.options import OptionError
+from president.servicekit.errors import ServiceError, from_domain, to_refusal
+from president.servicekit.metrics import observe_call
+from president.services.gateway import checks
+from president.services.gateway.app import Gateway
+from president.services.gateway.auth import Claims
+
+DOMAIN_ERRORS = (ServiceError, Rejected, CommandError, OptionError)
+#: Responses waiting for the client: a slow reader holds back its own stream,
+#: and its watcher then reads the store instead of growing a queue.
+OUTBOX = 64
+#: A message takes what is ready up to about this size; the rest goes next.
+MESSAGE_BYTES = 1 << 20
+
+Command = Callable[[Gateway, Claims, Any], Awaitable[Any]]
+COMMANDS: dict[str, Command] = {
+    "play": Gateway.play,
+    "pass": Gateway.pass_,
+    "return_cards": Gateway.return_cards,
+    "host_action": Gateway.host_action,
+}
+_log: Any = structlog.get_logger(service="gateway")
+
+
+def internal(what: str = "call") -> ServiceError:
+    """An unexpected failure, said plainly (the details go to the log)."""
+    return ServiceError(
+        grpc.StatusCode.INTERNAL, "INTERNAL", f"the gateway failed on this {what}; try again"
+    )
+
+
+async def session(
+    gateway: Gateway,
+    claims: Claims,
+    first: pb.SessionRequest | None,
+    requests: AsyncIterator[pb.SessionRequest],
+) -> AsyncIterator[bytes]:
+    """The responses of one Session (``first`` is its first request, already read):
+    changes and command results, serialized, what is ready together in one message.
+
+    Changes come serialized already (built once per seat and change, see
+    ``Entry.session_response``); the server passes bytes through as they are.
+    """
+    if first is None:
+        return
+    if first.WhichOneof("request") != "watch":
+        raise checks.invalid(
+            "SESSION_NOT_STARTED",
+            "a session starts with a watch request saying where the changes begin",
+        )
+    out: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue(OUTBOX)
+
+    async def changes() -> None:
+        try:
+            async for change in gateway.watch_session(claims, first.watch):
+                await out.put(change)
+        except Exception as error:  # watching failed: the stream fails with it
+            await out.put(error)
+        else:
+            await out.put(None)
+
+    async def commands() -> None:
+        with contextlib.suppress(grpc.RpcError, asyncio.CancelledError):
+            async for request in requests:
+                result = await answer(gateway, claims, request)
+                await out.put(pb.SessionResponse(results=[result]).SerializeToString())
+
+    tasks = [
+        asyncio.create_task(changes(), name="session-changes"),
+        asyncio.create_task(commands(), name="session-commands"),
+    ]
+    try:
+        while (item := await out.get()) is not None:
+            ready: list[bytes] = []
+            size = 0
+            while isinstance(item, bytes):
+                ready.append(item)
+                size += len(item)
+                if out.empty() or size >= MESSAGE_BYTES:
+                    break
+                item = out.get_nowait()
+            if ready:
+                yield b"".join(ready)  # one SessionResponse: serialized messages concatenate
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def answer(gateway: Gateway, claims: Claims, request: pb.SessionRequest) -> pb.CommandResult:
+    """Run one command of a session as its call would; its result, refusals included."""
+    kind = request.WhichOneof("request") or ""
+    run = COMMANDS.get(kind)
+    command = getattr(request, kind) if run is not None else None
+    result = pb.CommandResult(command_id=command.command_id if command is not None else "")
+    started = time.perf_counter()
+    try:
+        if run is None:
+            raise checks.invalid(
+                "NOT_A_SESSION_COMMAND",
+                "after the first watch request, send a play, pass, return_cards or host_action"
+                if kind
+                else "the request holds no command",
+            )
+        result.version = (await run(gateway, claims, command)).version
+        code = "OK"
+    except DOMAIN_ERRORS as error:
+        refusal = from_domain(error)
+        result.refused.CopyFrom(to_refusal(refusal))
+        code = refusal.status.name
+    except Exception as error:
+        _log.exception("session command failed", error=repr(error))
+        result.refused.CopyFrom(to_refusal(internal("command")))
+        code = "INTERNAL"
+    observe_call("gateway", f"Session/{kind or 'empty'}", code, time.perf_counter() - started)
+    return result

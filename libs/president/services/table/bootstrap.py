@@ -1,0 +1,88 @@
+"""The table service's composition root: settings in, a runnable service out."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+
+from president.servicekit.config import Settings, env_seconds
+from president.servicekit.server import Service
+from president.services.table.app import MeteredStore, TableApp
+from president.services.table.dealer_client import CALL_SECONDS, GrpcDealer
+from president.services.table.directory import TableDirectory
+from president.services.table.handlers import TableServicer
+from president.services.table.leases import Leases
+from president.services.table.relay import OutboxRelay
+from president.store import migrate
+from president.table.v1 import table_pb2, table_pb2_grpc
+from president.tables import TableHost
+
+WORKER_THREADS = 32
+#: A table no command touched for this long leaves memory (the store keeps it).
+IDLE_SECONDS = 600.0
+
+
+def build(settings: Settings) -> Service:
+    """Wire the store, the dealer client, the host, the relay and the servicer."""
+    migrate(settings.database_url)
+    store = MeteredStore.from_url(settings.database_url)
+    dealer = GrpcDealer(
+        settings.address("dealer"), env_seconds("PRESIDENT_DEALER_CALL_SECONDS", CALL_SECONDS)
+    )
+    relay = OutboxRelay(
+        store,
+        settings.subjects,
+        settings.nats_url,
+        poll_seconds=env_seconds("PRESIDENT_RELAY_POLL_SECONDS", 0.2),
+    )
+    host = TableHost(store, dealer, on_appended=relay.committed)
+    directory = TableDirectory(store)
+    app = TableApp(store, host, directory)
+    lease_seconds = env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
+    leases = None
+    if lease_seconds > 0:
+        address = os.environ.get("PRESIDENT_TABLE_ADVERTISE", "") or (
+            f"{settings.host}:{settings.table_port}"
+        )
+        leases = Leases(settings.nats_url, settings.lease_bucket, address, lease_seconds)
+    servicer = TableServicer(app, leases)
+
+    def register(server: grpc.aio.Server) -> Sequence[str]:
+        table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
+        return [table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name]
+
+    idle_seconds = env_seconds("PRESIDENT_TABLE_IDLE_SECONDS", IDLE_SECONDS)
+
+    async def prepare() -> None:
+        """More worker threads than asyncio's default, the table list, then drop idle tables."""
+        executor = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="table")
+        asyncio.get_running_loop().set_default_executor(executor)
+        await servicer.in_worker(directory.refresh)
+        while True:
+            await asyncio.sleep(min(idle_seconds, 60.0))
+            await servicer.in_worker(lambda: app.forget_idle(idle_seconds))
+
+    async def close() -> None:
+        if leases is not None:
+            await leases.close()
+        await servicer.close()
+        await relay.close()
+        dealer.close()
+        store.close()
+
+    return Service(
+        name="table",
+        port=settings.table_port,
+        register=register,
+        background=[
+            prepare,
+            relay.run,
+            relay.run_fast_path,
+            *([leases.run] if leases is not None else []),
+        ],
+        on_stop=[close],
+    )

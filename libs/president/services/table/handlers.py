@@ -1,0 +1,323 @@
+"""The table service's gRPC servicer: protobuf in and out, :class:`TableApp` does the work.
+
+Each call runs its use case in a worker thread (the store and the dealer
+client are synchronous; :class:`TableHost` serialises commands to one
+table), and turns every refusal into a rich status with its ErrorInfo reason.
+
+One exception, for speed: a play or pass runs on the event loop itself when
+the service is otherwise idle (no call in a worker thread) and its table is
+in memory, on SQLite with no commit under way. Its work is then the engine
+and one local commit, a fraction of a millisecond, and the two hand-offs
+between threads it spares cost about as much again. Whatever would wait on
+the network (the dealer, after a round ends) still goes on in a worker
+thread, under the same command id (:meth:`TableApp.finish`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+import structlog
+
+from president.game.v1 import game_pb2 as gpb
+from president.servicekit.batching import take_ready
+from president.servicekit.channels import internal_channel_options
+from president.servicekit.errors import (
+    ServiceError,
+    abort,
+    aio_error_info,
+    reraise_remote,
+    to_refusal,
+)
+from president.servicekit.metrics import REJECTIONS, observe_call
+from president.servicekit.nats import envelope, valid_table_id
+from president.services.table.app import TableApp, refusal
+from president.services.table.commands import translate
+from president.services.table.directory import Summary
+from president.services.table.leases import Leases
+from president.table.v1 import table_pb2 as pb
+from president.table.v1 import table_pb2_grpc
+from president.tables import Outcome
+
+T = TypeVar("T")
+Context = grpc.aio.ServicerContext[Any, Any]
+FORWARDED = "x-president-forwarded-by"
+FORWARD_SECONDS = 60.0
+#: The commands that may run on the event loop: a seat's play or pass.
+LOOP_COMMANDS = frozenset({"play_cards", "pass"})
+_log: Any = structlog.get_logger(service="table")
+
+
+def summary_message(summary: Summary) -> pb.TableSummary:
+    """The protobuf of a table summary."""
+    return pb.TableSummary(
+        table_id=summary.table_id,
+        options=gpb.TableOptions(preset=summary.preset, options=summary.options),
+        seated=summary.seated,
+        seat_count=summary.seat_count,
+        phase=summary.phase,
+        visibility=summary.visibility,
+    )
+
+
+class TableServicer(table_pb2_grpc.TableServiceServicer):
+    """CreateTable, ExecuteCommand, Timeout, GetTable, ReadEvents, ListTables.
+
+    With leases, a call for a table another replica holds is forwarded to it
+    (once: a forwarded call is always served where it lands).
+    """
+
+    def __init__(self, app: TableApp, leases: Leases | None = None) -> None:
+        self._app = app
+        self._leases = leases
+        self._peers: dict[str, tuple[grpc.aio.Channel, Any]] = {}
+        #: Calls running in a worker thread now.
+        self._in_workers = 0
+
+    async def _forward(self, table_id: str, method: str, request: Any, context: Context) -> Any:
+        """The holder's answer when another replica holds the table, else None (serve here)."""
+        if any(key == FORWARDED for key, _ in context.invocation_metadata() or ()):
+            return None
+        try:
+            return await self._forward_to_holder(table_id, method, request)
+        except ServiceError as refused:
+            await abort(context, refused)
+
+    async def _forward_to_holder(self, table_id: str, method: str, request: Any) -> Any:
+        """The holder's answer when another replica holds the table, else None.
+
+        Raises the holder's refusal as a :class:`ServiceError`.
+        """
+        leases = self._leases
+        if leases is None or not valid_table_id(table_id):
+            return None
+        owner = await leases.owner(table_id)
+        if owner == leases.address:
+            return None
+        if owner not in self._peers:
+            channel = grpc.aio.insecure_channel(owner, options=internal_channel_options())
+            self._peers[owner] = (channel, table_pb2_grpc.TableServiceStub(channel))
+        peer = self._peers[owner][1]
+        try:
+            return await getattr(peer, method)(
+                request, timeout=FORWARD_SECONDS, metadata=((FORWARDED, leases.address),)
+            )
+        except grpc.aio.AioRpcError as error:
+            info = await aio_error_info(error)
+            if info is None and error.code() in (
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+            ):
+                # The holder is gone (or hung): take the table over and serve it here.
+                _log.warning("lease holder unreachable", table_id=table_id, owner=owner)
+                leases.forget(table_id)
+                await leases.take_over(table_id)
+                return None
+            reraise_remote(error, info)
+
+    async def close(self) -> None:
+        """Close the channels to other replicas."""
+        for channel, _ in self._peers.values():
+            with contextlib.suppress(Exception):
+                await channel.close()
+        self._peers.clear()
+
+    @property
+    def calls_in_workers(self) -> int:
+        """Calls running in a worker thread now."""
+        return self._in_workers
+
+    async def in_worker(self, work: Callable[[], T]) -> T:
+        """``work()`` in a worker thread, counted: while any runs, no command runs on
+        the event loop (see :meth:`_execute`)."""
+        self._in_workers += 1
+        try:
+            return await asyncio.to_thread(work)
+        finally:
+            self._in_workers -= 1
+
+    async def _run(self, context: Context, work: Callable[[], T]) -> T:
+        try:
+            return await self.in_worker(work)
+        except Exception as error:
+            await _refuse(context, error)
+
+    async def CreateTable(
+        self, request: pb.CreateTableRequest, context: Context
+    ) -> pb.CreateTableResponse:
+        table = await self._run(
+            context,
+            lambda: self._app.create(
+                request.table_id,
+                request.options.preset,
+                dict(request.options.options),
+                request.seat_count,
+                request.visibility,
+                request.host_player_id,
+                request.command_id,
+            ),
+        )
+        return pb.CreateTableResponse(table_id=table.table_id, version=table.version)
+
+    async def ExecuteCommand(
+        self, request: pb.ExecuteCommandRequest, context: Context
+    ) -> pb.ExecuteCommandResponse:
+        forwarded = await self._forward(request.table_id, "ExecuteCommand", request, context)
+        if forwarded is not None:
+            return forwarded  # type: ignore[no-any-return]
+        try:
+            return await self._execute(request)
+        except Exception as error:
+            await abort(context, _refused(error))
+
+    async def ExecuteCommands(
+        self, requests: AsyncIterator[pb.ExecuteCommandsRequest], context: Context
+    ) -> AsyncIterator[pb.ExecuteCommandsResponse]:
+        """Each command as ExecuteCommand runs it, several at once, answered as they finish:
+        the answers ready together (one commit of the store often ends several) in one message."""
+        answers: asyncio.Queue[pb.TaggedAnswer | None] = asyncio.Queue()
+        running: set[asyncio.Task[None]] = set()
+
+        async def answer(item: pb.TaggedCommand) -> None:
+            started = time.perf_counter()
+            try:
+                done = await self._forward_to_holder(
+                    item.command.table_id, "ExecuteCommand", item.command
+                )
+                if done is None:
+                    done = await self._execute(item.command)
+                out = pb.TaggedAnswer(request_id=item.request_id, done=done)
+                code = "OK"
+            except Exception as error:
+                rejection = _refused(error)
+                out = pb.TaggedAnswer(request_id=item.request_id, refused=to_refusal(rejection))
+                code = rejection.status.name
+            observe_call("table", "ExecuteCommands", code, time.perf_counter() - started)
+            answers.put_nowait(out)
+
+        async def read() -> None:
+            try:
+                async for message in requests:
+                    for item in message.commands:
+                        task = asyncio.create_task(answer(item))
+                        running.add(task)
+                        task.add_done_callback(running.discard)
+                await asyncio.gather(*running)
+            finally:
+                answers.put_nowait(None)
+
+        reader = asyncio.create_task(read(), name="execute-commands-reader")
+        try:
+            while (first := await answers.get()) is not None:
+                ready, end = take_ready(first, answers)
+                yield pb.ExecuteCommandsResponse(answers=ready)
+                if end:
+                    return
+        finally:
+            reader.cancel()
+            for task in list(running):
+                task.cancel()
+
+    async def _execute(self, request: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
+        """Run a command on this replica: on the event loop when that is quicker (see
+        the module's doc), else in a worker thread."""
+        command_id = request.command_id or _fresh_command_id()
+        if (
+            self._in_workers == 0
+            and request.command.WhichOneof("kind") in LOOP_COMMANDS
+            and self._app.runs_on_loop(request.table_id)
+        ):
+            outcome = self._execute_here(request, command_id, call_dealer=False)
+            if not outcome.settled:
+                started = outcome
+                outcome = await self.in_worker(
+                    lambda: self._app.finish(request.table_id, command_id, started)
+                )
+        else:
+            outcome = await self.in_worker(lambda: self._execute_here(request, command_id))
+        return pb.ExecuteCommandResponse(
+            version=outcome.version,
+            events=outcome.events,
+            committed=[envelope(stored) for stored in outcome.committed],
+        )
+
+    def _execute_here(
+        self, request: pb.ExecuteCommandRequest, command_id: str, *, call_dealer: bool = True
+    ) -> Outcome:
+        if not request.actor.player_id:
+            raise ServiceError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "MISSING_ACTOR",
+                "say who acts: actor.player_id (and actor.seat for a seat's command)",
+            )
+        expected = request.expected_version if request.HasField("expected_version") else None
+        return self._app.execute(
+            request.table_id,
+            translate(request.command),
+            command_id,
+            request.actor,
+            expected,
+            call_dealer=call_dealer,
+        )
+
+    async def Timeout(self, request: pb.TimeoutRequest, context: Context) -> pb.TimeoutResponse:
+        forwarded = await self._forward(request.table_id, "Timeout", request, context)
+        if forwarded is not None:
+            return forwarded  # type: ignore[no-any-return]
+        outcome = await self._run(
+            context,
+            lambda: self._app.timeout(
+                request.table_id, request.timer_key, request.game_no, request.round_no
+            ),
+        )
+        return pb.TimeoutResponse(version=outcome.version)
+
+    async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
+        forwarded = await self._forward(request.table_id, "GetTable", request, context)
+        if forwarded is not None:
+            return forwarded  # type: ignore[no-any-return]
+        seat = request.seat if request.HasField("seat") else None
+        view = await self._run(context, lambda: self._app.view(request.table_id, seat))
+        return pb.GetTableResponse(view=view)
+
+    async def ReadEvents(
+        self, request: pb.ReadEventsRequest, context: Context
+    ) -> pb.ReadEventsResponse:
+        stored = await self._run(
+            context,
+            lambda: self._app.read_events(request.table_id, request.after_version, request.limit),
+        )
+        return pb.ReadEventsResponse(events=[envelope(event) for event in stored])
+
+    async def ListTables(
+        self, request: pb.ListTablesRequest, context: Context
+    ) -> pb.ListTablesResponse:
+        summaries = await self._run(context, lambda: self._app.list_tables(request.open_only))
+        return pb.ListTablesResponse(tables=[summary_message(s) for s in summaries])
+
+
+def _fresh_command_id() -> str:
+    return f"cmd-{uuid.uuid4().hex}"
+
+
+def _refused(error: Exception) -> ServiceError:
+    """The refusal of a failed use case (counted); an unexpected failure is logged, INTERNAL."""
+    try:
+        rejection = refusal(error)
+    except Exception:
+        _log.exception("table call failed", error=repr(error))
+        rejection = ServiceError(
+            grpc.StatusCode.INTERNAL, "INTERNAL", "the table service failed; see its log"
+        )
+    REJECTIONS.labels(rejection.reason).inc()
+    return rejection
+
+
+async def _refuse(context: Context, error: Exception) -> NoReturn:
+    await abort(context, _refused(error))

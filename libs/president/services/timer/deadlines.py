@@ -1,0 +1,305 @@
+"""The deadline rules: which timer runs at a table, for whom, and when it expires.
+
+Pure: tables and event times in, deadlines out; no clock, no I/O. The
+deadline of a table depends only on its events and their commit times, so a
+timer that replays the stream after a restart computes the same deadlines.
+
+- Turn-based play: the seat to act has ``turn_seconds`` from the event that
+  gave it the turn (every accepted play or pass gives the turn anew).
+- Rapid play: ``rapid_seconds`` from the last accepted play, trick close or
+  the start of play. Passes do not restart it (they leave the trick version,
+  the rapid timer key, unchanged); rejections, reactions and reconnections
+  write no event at all.
+- Exchange: ``turn_seconds`` from the start of the exchange, for every
+  return still owed; the returns made meanwhile do not restart it.
+- Nothing in the lobby, while dealing, between rounds or after a game.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from google.protobuf.message import Message
+
+from president import codec
+from president.events.v1 import events_pb2 as pb
+from president.rules import game as g
+from president.rules import round as rnd
+from president.servicekit.partition import Partition
+from president.tables import Table, fold, table_from_created, table_id_of
+
+TURN = "turn"
+RAPID = "rapid"
+EXCHANGE = "exchange"
+
+
+@dataclass(frozen=True)
+class Timer:
+    """The timer a table's state calls for, without its start time."""
+
+    kind: str
+    seat: int | None
+    timer_key: int
+    game_no: int
+    round_no: int
+    seconds: int
+
+    @property
+    def run(self) -> tuple[object, ...]:
+        """What identifies one run of the timer: a change restarts the clock.
+
+        The exchange's timer key moves with each return, but its clock does
+        not: one deadline for the whole exchange.
+        """
+        key = None if self.kind == EXCHANGE else self.timer_key
+        return (self.kind, self.game_no, self.round_no, self.seat, key)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A running deadline: the Timeout to send at ``expires_at``."""
+
+    table_id: str
+    kind: str
+    seat: int | None
+    timer_key: int
+    game_no: int
+    round_no: int
+    expires_at: datetime
+
+    @property
+    def key(self) -> tuple[str, int, int, int, str]:
+        """What the table's Timeout is asked to act on: one Timeout per key."""
+        return (self.table_id, self.game_no, self.round_no, self.timer_key, self.kind)
+
+
+def running_timer(table: Table) -> Timer | None:
+    """The timer that runs at ``table`` now, if any."""
+    game = table.game
+    state = game.round
+    if game.phase != g.ROUND or state is None:
+        return None
+    options = state.options
+    if state.phase == rnd.EXCHANGE:
+        if not state.pending:
+            return None
+        return Timer(
+            EXCHANGE, None, state.timer_key, game.game_no, state.round_no, options.turn_seconds
+        )
+    if state.phase != rnd.PLAY:
+        return None
+    if options.rapid:
+        return Timer(
+            RAPID, None, state.timer_key, game.game_no, state.round_no, options.rapid_seconds
+        )
+    if state.to_act < 0:
+        return None
+    return Timer(
+        TURN, state.to_act, state.timer_key, game.game_no, state.round_no, options.turn_seconds
+    )
+
+
+def deadline(table: Table, started_at: datetime) -> Deadline | None:
+    """The table's deadline, its timer having started at ``started_at`` (an event's time)."""
+    timer = running_timer(table)
+    if timer is None:
+        return None
+    return Deadline(
+        table_id=table.table_id,
+        kind=timer.kind,
+        seat=timer.seat,
+        timer_key=timer.timer_key,
+        game_no=timer.game_no,
+        round_no=timer.round_no,
+        expires_at=started_at + timedelta(seconds=timer.seconds),
+    )
+
+
+@dataclass(frozen=True)
+class TableClock:
+    """A table as the timer follows it: its state and when its running timer started."""
+
+    table: Table
+    started_at: datetime | None = None
+    run: tuple[object, ...] | None = None
+
+    @property
+    def version(self) -> int:
+        return self.table.version
+
+    @property
+    def deadline(self) -> Deadline | None:
+        if self.started_at is None:
+            return None
+        return deadline(self.table, self.started_at)
+
+
+def start_clock(created: pb.TableCreated) -> TableClock:
+    """The clock of a new table (no timer runs in the lobby)."""
+    return TableClock(table_from_created(created))
+
+
+def advance(
+    clock: TableClock, event: g.GameEvent | Message, version: int, at: datetime
+) -> TableClock:
+    """The clock after one more event, committed at ``at``.
+
+    The timer restarts at ``at`` when the event changed which timer runs
+    (another kind, seat, round, or timer key); otherwise it keeps its start.
+    """
+    table = fold(clock.table, event, version)
+    timer = running_timer(table)
+    if timer is None:
+        return TableClock(table)
+    if timer.run == clock.run and clock.started_at is not None:
+        return TableClock(table, clock.started_at, clock.run)
+    return TableClock(table, at, timer.run)
+
+
+@dataclass
+class DeadlineBoard:
+    """One deadline per table, soonest first. Plain data; the scheduler owns the waiting."""
+
+    _by_table: dict[str, Deadline] = field(default_factory=dict)
+    _heap: list[tuple[datetime, int, Deadline]] = field(default_factory=list)
+    _sequence: int = 0
+
+    def put(self, table_id: str, due: Deadline | None) -> bool:
+        """Replace the table's deadline; whether anything changed."""
+        current = self._by_table.get(table_id)
+        if current == due:
+            return False
+        if due is None:
+            del self._by_table[table_id]
+            return True
+        self._by_table[table_id] = due
+        self._sequence += 1
+        heapq.heappush(self._heap, (due.expires_at, self._sequence, due))
+        if len(self._heap) > 4 * len(self._by_table) + 64:
+            self._compact()
+        return True
+
+    def get(self, table_id: str) -> Deadline | None:
+        return self._by_table.get(table_id)
+
+    def __len__(self) -> int:
+        return len(self._by_table)
+
+    def __iter__(self) -> Iterator[Deadline]:
+        """Every deadline, soonest first."""
+        return iter(sorted(self._by_table.values(), key=lambda due: (due.expires_at, due.table_id)))
+
+    def next(self, skip: set[tuple[str, int, int, int, str]] | None = None) -> Deadline | None:
+        """The soonest deadline whose key is not in ``skip`` (in flight or already fired)."""
+        skip = skip or set()
+        held: list[tuple[datetime, int, Deadline]] = []
+        found = None
+        while self._heap:
+            entry = self._heap[0]
+            due = entry[2]
+            if self._by_table.get(due.table_id) != due:
+                heapq.heappop(self._heap)  # replaced or removed since
+                continue
+            if due.key in skip:
+                held.append(heapq.heappop(self._heap))
+                continue
+            found = due
+            break
+        for entry in held:
+            heapq.heappush(self._heap, entry)
+        return found
+
+    def _compact(self) -> None:
+        self._heap = [
+            entry for entry in self._heap if self._by_table.get(entry[2].table_id) == entry[2]
+        ]
+        heapq.heapify(self._heap)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Events of ``table_id`` after ``after_version`` are missing: fetch them, then go on."""
+
+    table_id: str
+    after_version: int
+
+
+def event_time(envelope: pb.EventEnvelope, fallback: datetime) -> datetime:
+    """The commit time an envelope carries (``fallback`` when it has none)."""
+    try:
+        at = datetime.fromisoformat(envelope.time)
+    except ValueError:
+        return fallback
+    return at if at.tzinfo is not None else at.replace(tzinfo=fallback.tzinfo)
+
+
+class Clocks:
+    """Every table of this partition folded from its events, and the board of their deadlines.
+
+    Events of a table must come in version order: a repeated one is ignored,
+    a missing one is reported as a :class:`Gap` for the caller to fill.
+    """
+
+    def __init__(self, board: DeadlineBoard, partition: Partition | None = None) -> None:
+        self.board = board
+        self.partition = partition or Partition()
+        self._clocks: dict[str, TableClock] = {}
+        # Table id -> when its last event was applied (the caller's clock).
+        self._applied_at: dict[str, datetime] = {}
+
+    def version(self, table_id: str) -> int:
+        """The last version folded for the table (0: unknown)."""
+        clock = self._clocks.get(table_id)
+        return clock.version if clock is not None else 0
+
+    def __len__(self) -> int:
+        return len(self._clocks)
+
+    def apply(self, envelope: pb.EventEnvelope, fallback_time: datetime) -> Gap | None:
+        """Fold one event into its table; a :class:`Gap` when earlier events are missing."""
+        table_id = table_id_of(envelope.stream_id)
+        if not self.partition.owns(table_id):
+            return None
+        known = self.version(table_id)
+        if envelope.version <= known:
+            return None  # delivered again
+        if envelope.version != known + 1:
+            return Gap(table_id, known)
+        event = codec.decode(envelope.type, envelope.payload)
+        clock = self._clocks.get(table_id)
+        if clock is None:
+            if not isinstance(event, pb.TableCreated):
+                raise ValueError(
+                    f"table {table_id}: version 1 is {envelope.type}, not TableCreated"
+                )
+            clock = start_clock(event)
+        else:
+            clock = advance(clock, event, envelope.version, event_time(envelope, fallback_time))
+        self._clocks[table_id] = clock
+        self._applied_at[table_id] = fallback_time
+        self.board.put(table_id, clock.deadline)
+        return None
+
+    def forget_idle(self, before: datetime) -> list[str]:
+        """Drop the tables with no deadline whose last event came before ``before``.
+
+        Their next event finds no history here and reads it from the table
+        service (a :class:`Gap` from version 0), so nothing is lost but memory.
+        """
+        idle = [
+            table_id
+            for table_id, at in self._applied_at.items()
+            if at < before and self.board.get(table_id) is None
+        ]
+        for table_id in idle:
+            self.forget(table_id)
+        return idle
+
+    def forget(self, table_id: str) -> None:
+        """Drop a table (it is gone, or its history could not be read): no deadline for it."""
+        self._clocks.pop(table_id, None)
+        self._applied_at.pop(table_id, None)
+        self.board.put(table_id, None)
