@@ -10,14 +10,15 @@ from typing import Any
 from sqlalchemy import Engine, delete, insert, select, update
 
 from president import codec
-from president.hostedplay import record_bot_game, seeded_dealer
+from president.hosting.host import TableHost
+from president.hosting.streams import stream_id
+from president.play.recorded import record_bot_game, seeded_dealer
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
 from president.store import GENESIS_HASH, EventStore, StoredEvent, event_hash
 from president.store.schema import events
-from president.tables import TableHost, stream_id
 
 PRESET_PLAYERS = {"classic": 4, "club": 5, "house": 4, "house-rapid": 3, "traditional": 5}
 
@@ -72,8 +73,10 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
         (3, "Bot B", True),
         (4, "bob", False),
     ):
-        host.execute(table_id, g.SitDown(seat, player, is_bot), f"{table_id}/sit-{seat}", player)
-    host.execute(table_id, g.StartGame(), f"{table_id}/start", "bob")
+        host.decide_and_append(
+            table_id, g.SitDown(seat, player, is_bot), f"{table_id}/sit-{seat}", player
+        )
+    host.decide_and_append(table_id, g.StartGame(), f"{table_id}/start", "bob")
     step = 0
     alice_here = True
     while True:
@@ -83,16 +86,16 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
         key = f"{table_id}/{table.version}"
         if game.phase == g.BETWEEN_ROUNDS:
             if game.round_no >= 3:
-                host.execute(table_id, g.EndGame(), f"{key}/end", "bob")
+                host.decide_and_append(table_id, g.EndGame(), f"{key}/end", "bob")
             else:
-                host.execute(table_id, g.NextRound(), f"{key}/next", "bob")
+                host.decide_and_append(table_id, g.NextRound(), f"{key}/next", "bob")
             continue
         if game.phase != g.ROUND:
             return table_id
         state = game.round
         assert state is not None
         if alice_here and game.round_no == 1 and state.moves >= 9:
-            host.execute(table_id, g.Leave(1), f"{key}/leave", "alice")
+            host.decide_and_append(table_id, g.Leave(1), f"{key}/leave", "alice")
             alice_here = False
             continue
         if step % 4 == 0:
@@ -101,7 +104,7 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
         command = _person_move(game, state)
         assert command is not None, "a person must be able to move"
         seat, move = command
-        host.execute(table_id, move, f"{key}/move", game.seats[seat].player or "")
+        host.decide_and_append(table_id, move, f"{key}/move", game.seats[seat].player or "")
 
 
 def _person_move(game: g.GameState, state: rnd.RoundState) -> tuple[int, rnd.Command] | None:

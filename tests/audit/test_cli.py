@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from president import audit
 from president.cli.main import app
 from president.events.v1 import events_pb2 as pb
+from president.hosting.streams import stream_id
 from president.rules import round as rnd
 from president.store import EventStore, migrate
-from president.tables import stream_id
 from tests.audit.helpers import (
     decoded,
     message_of,

@@ -17,11 +17,12 @@ import pytest
 
 from president import audit, codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting.autoplay import next_bot_command
+from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import names
 from president.store import EventStore, StoredEvent, migrate
-from president.tables import next_bot_command, stream_id
 from tests.audit.helpers import (
     Row,
     decoded,

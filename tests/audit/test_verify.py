@@ -10,12 +10,13 @@ import pytest
 
 from president import audit
 from president.events.v1 import events_pb2 as pb
-from president.hostedplay import seeded_dealer
+from president.hosting.host import TableHost
+from president.hosting.streams import stream_id
+from president.play.recorded import seeded_dealer
 from president.rules import game as g
 from president.rules.options import PRESETS, options_for
 from president.rules.scenario import run_scenario
 from president.store import EventStore, NewEvent, StoredEvent, migrate
-from president.tables import TableHost, stream_id
 from tests.audit.helpers import record, record_with_people
 
 
@@ -156,11 +157,11 @@ def test_a_newcomer_between_rounds_verifies_and_replays(store: EventStore) -> No
     table_id = "newcomer"
     host.create(table_id, options_for("club"), seat_count=5)
     for seat in range(4):
-        host.execute(table_id, g.SitDown(seat, f"b{seat}", True), f"n/sit-{seat}", "host")
-    host.execute(table_id, g.StartGame(), "n/start", "host")
-    host.execute(table_id, g.SitDown(4, "late", True), "n/sit-4", "host")
-    host.execute(table_id, g.NextRound(), "n/next", "host")
-    host.execute(table_id, g.EndGame(), "n/end", "host")
+        host.decide_and_append(table_id, g.SitDown(seat, f"b{seat}", True), f"n/sit-{seat}", "host")
+    host.decide_and_append(table_id, g.StartGame(), "n/start", "host")
+    host.decide_and_append(table_id, g.SitDown(4, "late", True), "n/sit-4", "host")
+    host.decide_and_append(table_id, g.NextRound(), "n/next", "host")
+    host.decide_and_append(table_id, g.EndGame(), "n/end", "host")
     events = read(store, table_id)
     assert_all_verified(events, rounds=2)
     second = audit.round_scenarios(events)[1]

@@ -44,10 +44,10 @@ from sqlalchemy import event  # noqa: E402
 
 from president import audit  # noqa: E402
 from president.cli.audit_cmd import read_tables, table_streams  # noqa: E402
-from president.hostedplay import record_bot_game, seeded_dealer  # noqa: E402
+from president.hosting.host import TableHost  # noqa: E402
+from president.play.recorded import record_bot_game, seeded_dealer  # noqa: E402
 from president.rules.options import PRESETS, options_for  # noqa: E402
 from president.store import EventStore, StoredEvent, migrate  # noqa: E402
-from president.tables import TableHost  # noqa: E402
 
 TARGET = 20_000
 PLAYERS = 4

@@ -33,13 +33,15 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from president.events.v1 import events_pb2 as pb  # noqa: E402
+from president.hosting.dealer import LocalDealer  # noqa: E402
+from president.hosting.host import TableHost  # noqa: E402
+from president.hosting.streams import stream_id  # noqa: E402
 from president.rules import game as g  # noqa: E402
 from president.rules.options import options_for  # noqa: E402
 from president.servicekit.nats import envelope  # noqa: E402
 from president.services.scoring.store import ScoringStore  # noqa: E402
 from president.services.timer.deadlines import Clocks, DeadlineBoard  # noqa: E402
 from president.store import EventStore, migrate  # noqa: E402
-from president.tables import LocalDealer, TableHost, stream_id  # noqa: E402
 
 POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BATCH = 200  # what the consumer fetches at once
@@ -53,9 +55,11 @@ def record(store: EventStore, tables: int) -> list[pb.EventEnvelope]:
         table_id = f"bench{number}"
         host.create(table_id, options, seat_count=4)
         for seat in range(4):
-            host.execute(table_id, g.SitDown(seat, f"bot{seat}", True), f"{table_id}-{seat}", "x")
-        host.execute(table_id, g.StartGame(), f"{table_id}-start", "x")
-        host.execute(table_id, g.NextRound(), f"{table_id}-next", "x")
+            host.decide_and_append(
+                table_id, g.SitDown(seat, f"bot{seat}", True), f"{table_id}-{seat}", "x"
+            )
+        host.decide_and_append(table_id, g.StartGame(), f"{table_id}-start", "x")
+        host.decide_and_append(table_id, g.NextRound(), f"{table_id}-next", "x")
         out.extend(envelope(stored) for stored in store.read_stream(stream_id(table_id)))
     return out
 

@@ -6,7 +6,7 @@ import pytest
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
-from president.localplay import play_game
+from president.play.offline import play_game
 from president.rules import game as g
 from president.rules.options import PRESETS, options_for
 

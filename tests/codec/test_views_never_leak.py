@@ -1,7 +1,7 @@
 """What clients receive never shows another seat's cards: the protobuf views and events.
 
-The gateway sends each seat ``viewproto.table_view`` and events passed
-through ``viewproto.redact``; this checks both over whole random games of
+The gateway sends each seat ``seat_views.table_view`` and events passed
+through ``seat_views.redact``; this checks both over whole random games of
 every preset and random option mixes, at every event, for every seat and for
 spectators.
 """
@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from president import codec
-from president.localplay import play_game
+from president.hosting.projection import Table
+from president.hosting.seat_views import redact, table_view
+from president.play.offline import play_game
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import names
-from president.tables import Table
-from president.viewproto import redact, table_view
 from tests.rules.strategies import option_mixes
 
 _CARD_FIELDS = {"cards", "hand", "new_cards", "top", "set_aside"}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from president.localplay import deal_round, next_bot_command, play_game, round_secret
+from president.hosting.dealer import deal_round
+from president.play.offline import next_offline_command, play_game, round_secret
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.errors import CommandError
@@ -23,7 +24,7 @@ def _finish_round(table: g.GameState) -> tuple[g.GameState, list[g.GameEvent]]:
     events: list[g.GameEvent] = []
     turn = 0
     while table.phase == g.ROUND:
-        command = next_bot_command(table, turn) or rnd.Timeout()
+        command = next_offline_command(table, turn) or rnd.Timeout()
         turn += 1
         table, produced = g.step(table, command)
         events.extend(produced)

@@ -140,7 +140,7 @@ def test_the_rules_package_imports_no_io_clock_or_randomness() -> None:
 
 def test_importing_the_engine_loads_no_service_library() -> None:
     code = (
-        "import sys, president.rules.game, president.rules.scenario, president.rules.views;"
+        "import sys, president.rules.game, president.rules.scenario, president.rules.roles;"
         "print(','.join(sorted(m for m in sys.modules)))"
     )
     loaded = set(

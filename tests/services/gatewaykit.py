@@ -19,12 +19,13 @@ from president.client import GatewayClient, GatewayError
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.projection import Table, fold_next
+from president.hosting.seat_views import seat_of
+from president.hosting.streams import stream_id
 from president.rules.cards import mask_of
 from president.servicekit.launcher import Stack
 from president.services.gateway.auth import Tokens
 from president.store import EventStore, StoredEvent
-from president.tables import Table, fold_next, stream_id
-from president.viewproto import seat_of
 
 
 @dataclass

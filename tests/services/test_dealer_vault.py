@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from president.events.v1 import events_pb2 as epb
+from president.hosting.dealer import RoundKey
+from president.hosting.streams import stream_id
 from president.services.dealer.vault import RoundNotOver, SecretVault
 from president.store import EventStore, NewEvent, StoredEvent
-from president.tables import RoundKey, stream_id
 
 KEY = RoundKey("v1", 1, 1)
 STREAM = stream_id("v1")

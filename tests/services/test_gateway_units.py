@@ -18,6 +18,9 @@ import pytest
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.dealer import LocalDealer
+from president.hosting.host import TableHost
+from president.hosting.streams import stream_id
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
@@ -37,7 +40,6 @@ from president.services.gateway.watch import (
 )
 from president.store import EventStore
 from president.table.v1 import table_pb2 as tpb
-from president.tables import LocalDealer, TableHost, stream_id
 
 
 # --------------------------------------------------------------------------- tokens
@@ -240,10 +242,10 @@ def bot_table(tables: LocalTables, table_id: str = "t1", preset: str = "house") 
     """A table of four seats: a human in seat 0 (player p0), bots elsewhere, started."""
     host = tables.host
     host.create(table_id, options_for(preset), seat_count=4, host_player_id="p0")
-    host.execute(table_id, g.SitDown(0, "p0", False, "Ada"), "sit-0", "p0")
+    host.decide_and_append(table_id, g.SitDown(0, "p0", False, "Ada"), "sit-0", "p0")
     for seat in range(1, 4):
-        host.execute(table_id, g.SitDown(seat, f"bot-{seat}", True), f"sit-{seat}", "p0")
-    host.execute(table_id, g.StartGame(), "start", "p0")
+        host.decide_and_append(table_id, g.SitDown(seat, f"bot-{seat}", True), f"sit-{seat}", "p0")
+    host.decide_and_append(table_id, g.StartGame(), "start", "p0")
 
 
 def human_move(tables: LocalTables, table_id: str) -> tuple[rnd.RoundState, rnd.Command] | None:
@@ -262,7 +264,7 @@ def play_human(tables: LocalTables, table_id: str, moves: int) -> None:
         move = human_move(tables, table_id)
         if move is None:
             return
-        tables.host.execute(table_id, move[1], f"human-{step}", "p0")
+        tables.host.decide_and_append(table_id, move[1], f"human-{step}", "p0")
 
 
 # --------------------------------------------------------------------------- the deal check
@@ -479,7 +481,7 @@ async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact
         foreseen = foreseeable(message) if message is not None else None
         if foreseen is not None:
             ahead_hub.foresee("t1", foreseen)
-        outcome = tables.host.execute("t1", command, f"ahead-{step}", "p0")
+        outcome = tables.host.decide_and_append("t1", command, f"ahead-{step}", "p0")
         before = ahead_feed.version
         ahead_hub.nudge("t1", outcome.version, [envelope(e) for e in outcome.committed])
         foreseen_used += [

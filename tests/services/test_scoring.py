@@ -21,6 +21,7 @@ import pytest
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting.projection import fold, table_from_created
 from president.rules import game as g
 from president.rules import round as rnd
 from president.scoring.v1 import scoring_pb2 as spb
@@ -28,7 +29,6 @@ from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit.errors import error_info
 from president.servicekit.launcher import Stack
 from president.servicekit.nats import Subjects
-from president.tables import fold, table_from_created
 from tests.services.tablekit import Tables, service_stack, wait_until
 
 if TYPE_CHECKING:

@@ -11,6 +11,10 @@ import pytest
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting.dealer import LocalDealer
+from president.hosting.host import TableHost
+from president.hosting.projection import fold, table_from_created
+from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
@@ -18,7 +22,6 @@ from president.servicekit.nats import envelope
 from president.services.scoring.consumer import Consumer
 from president.services.scoring.store import APPLIED, SKIPPED, Gap, ScoringStore
 from president.store import EventStore, migrate
-from president.tables import LocalDealer, TableHost, fold, stream_id, table_from_created
 
 if TYPE_CHECKING:
     from tests.conftest import PostgresServer
@@ -54,14 +57,16 @@ def bot_games(
     host = TableHost(store, LocalDealer(secret_for=lambda key: bytes([key.round_no]) * 32))
     host.create(table_id, options_for("house", {"game_end": "rounds:2"}), seat_count=len(players))
     for seat, player in enumerate(players):
-        host.execute(table_id, g.SitDown(seat, player, True), f"{table_id}-sit-{seat}", "server")
-    host.execute(table_id, g.StartGame(), f"{table_id}-start", "server")
+        host.decide_and_append(
+            table_id, g.SitDown(seat, player, True), f"{table_id}-sit-{seat}", "server"
+        )
+    host.decide_and_append(table_id, g.StartGame(), f"{table_id}-start", "server")
     for game in range(games):
         if game:
-            host.execute(table_id, g.PlayAgain(), f"{table_id}-again-{game}", "server")
+            host.decide_and_append(table_id, g.PlayAgain(), f"{table_id}-again-{game}", "server")
         while host.load(table_id).game.phase == g.BETWEEN_ROUNDS:
             version = host.load(table_id).version
-            host.execute(table_id, g.NextRound(), f"{table_id}-next-{version}", "server")
+            host.decide_and_append(table_id, g.NextRound(), f"{table_id}-next-{version}", "server")
     return [envelope(stored) for stored in store.read_stream(stream_id(table_id))]
 
 

@@ -1,15 +1,14 @@
 """The table service's parts without processes: command translation, the actor check,
-TableHost's settle / expected version / retried outcome, and the table list (SQLite files).
+where a command runs (the executor), the table list, the relay's bookkeeping, paging
+(SQLite files). TableHost itself: test_table_host.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,37 +19,30 @@ from sqlalchemy import text
 from president.audit import verify_table
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.dealer import LocalDealer
+from president.hosting.host import TableHost
+from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import card_name, cards_of, mask_of
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
-from president.servicekit.nats import Subjects, envelope
+from president.servicekit.nats import Subjects
 from president.servicekit.table_client import TableClient, read_pages
 from president.services.gateway.upstream import GrpcTables
-from president.services.gateway.watch import apply
 from president.services.table import relay as relay_module
 from president.services.table.app import TableApp
 from president.services.table.commands import React, check_actor, translate
 from president.services.table.directory import Summary, TableDirectory
+from president.services.table.executor import CommandExecutor
 from president.services.table.handlers import TableServicer
 from president.services.table.relay import CONSUMER, FastAcked, OutboxRelay
 from president.store import EventStore, NewEvent, Position, StoredEvent
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
-from president.tables import (
-    DealtCards,
-    LocalDealer,
-    Outcome,
-    RoundKey,
-    TableHost,
-    VersionMismatch,
-    fold_stored,
-    stream_id,
-    table_id_of,
-)
-from president.viewproto import table_view
+
+from .hostkit import WatchedDealer, bot_table, fixed_secret, human_move
 
 if TYPE_CHECKING:
     from tests.conftest import PostgresServer
@@ -139,196 +131,14 @@ def test_a_player_who_left_acts_no_more_for_the_seat() -> None:
     check_actor(play, gpb.Actor(player_id="server", seat=-1), "bob", "", leaving=True)
 
 
-# --------------------------------------------------------------------------- TableHost
-@dataclass
-class FlakyDealer(LocalDealer):
-    """A local dealer whose deal fails while ``down`` is set, like a dealer being restarted."""
-
-    down: bool = False
-    deals: list[RoundKey] = field(default_factory=list)
-
-    def deal(self, key: RoundKey) -> DealtCards:
-        if self.down:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
-        self.deals.append(key)
-        return super().deal(key)
+START = translate(gpb.Command(start_game=gpb.StartGame()))
+AS_SERVER = gpb.Actor(player_id="server", seat=-1)
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[EventStore]:
     with EventStore.from_url(f"sqlite:///{tmp_path / 'store.db'}", migrate=True) as opened:
         yield opened
-
-
-def bot_table(host: TableHost, table_id: str = "t1") -> None:
-    host.create(table_id, options_for("classic", {"game_end": "rounds:2"}), seat_count=4)
-    host.execute(table_id, g.SitDown(0, "p0"), f"{table_id}-sit-0", "server")
-    for seat in (1, 2, 3):
-        host.execute(table_id, g.SitDown(seat, f"b{seat}", True), f"{table_id}-sit-{seat}", "s")
-
-
-def human_move(host: TableHost, table_id: str) -> rnd.Command | g.GameCommand | None:
-    view = table_view(host.load(table_id), 0)
-    if view.phase == "game_over":
-        return None
-    if view.phase == "between_rounds":
-        return g.NextRound()
-    action = view.round.legal[0]
-    if action.verb == "play":
-        return rnd.PlayCards(0, mask_of(list(action.cards)), view.round.trick_version)
-    if action.verb == "pass":
-        return rnd.Pass(0, view.round.trick_version)
-    return rnd.ReturnCards(0, mask_of(list(action.cards)))
-
-
-def test_settle_finishes_a_deal_the_dealer_failed(store: EventStore) -> None:
-    dealer = FlakyDealer(down=True)
-    host = TableHost(store, dealer)
-    bot_table(host)
-    with pytest.raises(ServiceError):
-        host.execute("t1", g.StartGame(), "start", "server")
-    assert host.load("t1").game.phase == g.DEALING  # committed, not dealt
-    dealer.down = False
-    # A new host (another process) finds the table waiting and deals it.
-    restarted = TableHost(store, dealer)
-    version = restarted.settle("t1")
-    table = restarted.load("t1")
-    assert table.game.phase == g.ROUND and table.version == version
-    assert restarted.settle("t1") == version  # settled: nothing more to do
-    assert restarted.execute("t1", g.StartGame(), "start", "server").events == 1  # the first result
-
-
-def test_a_replayed_table_does_not_reveal_again(store: EventStore) -> None:
-    dealer = LocalDealer()
-    host = TableHost(store, dealer)
-    bot_table(host)
-    host.execute("t1", g.StartGame(), "start", "server")
-    moves = 0
-    while (command := human_move(host, "t1")) is not None:
-        host.execute("t1", command, f"m{moves}", "p0")
-        moves += 1
-        replayed = TableHost(store, dealer)
-        version = replayed.load("t1").version
-        assert replayed.settle("t1") == version, "a replayed table did something on its own"
-    events = store.read_stream(stream_id("t1"))
-    assert verify_table(events).ok
-    revealed = [e for e in events if e.type.endswith("DealRevealed")]
-    assert len(revealed) == 2
-
-
-def test_expected_version_and_the_retried_outcome(store: EventStore) -> None:
-    host = TableHost(store, LocalDealer())
-    bot_table(host)
-    first = host.execute("t1", g.StartGame(), "start", "server")
-    assert first.version == host.load("t1").version  # the deal and the bots' moves included
-    retried = host.execute("t1", g.StartGame(), "start", "server")
-    assert retried == first and not retried.committed
-    stored = store.read_stream("table-t1")
-    assert [e.version for e in first.committed] == [
-        e.version for e in stored if e.command_id.startswith("start")
-    ]
-    assert first.committed[-1].version == first.version
-    command = human_move(host, "t1")
-    assert command is not None
-    with pytest.raises(VersionMismatch) as stale:
-        host.execute("t1", command, "late", "p0", expected_version=first.version - 1)
-    assert stale.value.actual == first.version
-    moved = host.execute("t1", command, "on-time", "p0", expected_version=first.version)
-    assert moved.version > first.version
-
-
-START = translate(gpb.Command(start_game=gpb.StartGame()))
-AS_SERVER = gpb.Actor(player_id="server", seat=-1)
-
-
-def fixed_secret(key: RoundKey) -> bytes:
-    """The same secret for the same round, whatever store it is dealt in."""
-    return hashlib.sha256(f"{key.table_id}/{key.game_no}/{key.round_no}".encode()).digest()
-
-
-@dataclass
-class WatchedDealer(LocalDealer):
-    """A local dealer that notes the thread of every call, and fails one made while
-    ``forbidden`` is set."""
-
-    forbidden: bool = False
-    threads: list[int] = field(default_factory=list)
-
-    def _called(self) -> None:
-        if self.forbidden:
-            raise AssertionError("the dealer was called by a command told not to call it")
-        self.threads.append(threading.get_ident())
-
-    def commit(self, key: RoundKey, players: int, jokers: bool, hand_size: int | None) -> str:
-        self._called()
-        return super().commit(key, players, jokers, hand_size)
-
-    def deal(self, key: RoundKey) -> DealtCards:
-        self._called()
-        return super().deal(key)
-
-    def reveal(self, key: RoundKey) -> bytes:
-        self._called()
-        return super().reveal(key)
-
-
-def play_a_game(
-    host: TableHost, dealer: WatchedDealer, *, stop_before_dealer: bool
-) -> tuple[dict[str, Outcome], list[int]]:
-    """Start the bot table and play seat 0 to the end of the game: each command's
-    outcome by command id, and the steps where commands stopped before the dealer.
-
-    ``stop_before_dealer``: each command runs with ``call_dealer=False`` (the
-    dealer refuses to be called then), and ``finish`` does what is left.
-    """
-    outcomes: dict[str, Outcome] = {}
-    stops: list[int] = []
-    command: rnd.Command | g.GameCommand | None = g.StartGame()
-    while command is not None:
-        command_id = f"m{len(outcomes)}"
-        if stop_before_dealer:
-            dealer.forbidden = True
-            outcome = host.execute("t1", command, command_id, "p0", call_dealer=False)
-            dealer.forbidden = False
-            if outcome.stopped_at is not None:
-                stops.append(outcome.stopped_at)
-                outcome = host.finish("t1", command_id, outcome)
-        else:
-            outcome = host.execute("t1", command, command_id, "p0")
-        outcomes[command_id] = outcome
-        command = human_move(host, "t1")
-    return outcomes, stops
-
-
-def test_a_command_stopped_before_the_dealer_finishes_as_if_run_in_one_go(
-    tmp_path: Path,
-) -> None:
-    """The table service runs a play on its event loop without calling the dealer, and a
-    worker thread finishes it: the stored log must be the one a single run writes."""
-    runs = {}
-    for stopping in (False, True):
-        with EventStore.from_url(f"sqlite:///{tmp_path / f'{stopping}.db'}", migrate=True) as store:
-            dealer = WatchedDealer(secret_for=fixed_secret)
-            host = TableHost(store, dealer)
-            bot_table(host)
-            outcomes, stops = play_a_game(host, dealer, stop_before_dealer=stopping)
-            stored = store.read_stream(stream_id("t1"))
-            runs[stopping] = (outcomes, stops, stored)
-            assert verify_table(stored).ok
-            for command_id, outcome in outcomes.items():  # a retry: the whole command's version
-                assert host.execute("t1", g.EndGame(), command_id, "p0") == outcome
-    (whole, no_stops, stored_whole), (parts, stops, stored_parts) = runs[False], runs[True]
-    assert no_stops == []
-    assert 0 in stops, "no command needed the dealer right after its own events"
-    assert any(step > 0 for step in stops), "no command needed the dealer after bots moved"
-    assert [(e.version, e.type, e.payload, e.command_id) for e in stored_parts] == [
-        (e.version, e.type, e.payload, e.command_id) for e in stored_whole
-    ]
-    assert parts == whole
-    for command_id, one_go in whole.items():
-        assert [e.version for e in parts[command_id].committed] == [
-            e.version for e in one_go.committed
-        ]
 
 
 async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventStore) -> None:
@@ -388,9 +198,9 @@ async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventSt
                         stub.GetTable(tpb.GetTableRequest(table_id="t2"))
                     )
                     deadline = time.monotonic() + 10
-                    while servicer.calls_in_workers == 0 and time.monotonic() < deadline:
+                    while servicer.executor.calls_in_workers == 0 and time.monotonic() < deadline:
                         await asyncio.sleep(0.01)
-                    assert servicer.calls_in_workers == 1
+                    assert servicer.executor.calls_in_workers == 1
                     answering = asyncio.ensure_future(stub.ExecuteCommand(request))
                     await asyncio.sleep(0.2)
                 await viewing
@@ -433,26 +243,27 @@ def test_commands_run_on_the_loop_only_while_the_store_has_no_commit_under_way(
 ) -> None:
     host = TableHost(store, LocalDealer())
     app = TableApp(store, host, TableDirectory(store))
+    executor = CommandExecutor(app)
     bot_table(host)
-    assert not app.runs_on_loop("t1")  # not settled by this app yet: it may need the dealer
-    app.execute("t1", START, "start", AS_SERVER, None)
-    assert app.runs_on_loop("t1")
-    assert not app.runs_on_loop("elsewhere")  # not in memory
+    assert not executor.table_ready_on_loop("t1")  # not settled by this app yet: needs the dealer?
+    app.handle_command("t1", START, "start", AS_SERVER, None)
+    assert executor.table_ready_on_loop("t1")
+    assert not executor.table_ready_on_loop("elsewhere")  # not in memory
     outcome: list[object] = []
     with store.engine.connect() as other_writer:
         other_writer.begin()  # BEGIN IMMEDIATE: holds SQLite's write lock
         other_writer.execute(text("DELETE FROM tracking"))
         appending = threading.Thread(
-            target=lambda: outcome.append(host.react("t1", 0, "wave", "r1", "p0"))
+            target=lambda: outcome.append(host.append_reaction("t1", 0, "wave", "r1", "p0"))
         )
         appending.start()
         deadline = time.monotonic() + 10
-        while app.runs_on_loop("t1") and time.monotonic() < deadline:
+        while executor.table_ready_on_loop("t1") and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert not app.runs_on_loop("t1")  # an append is committing: a command would wait
+        assert not executor.table_ready_on_loop("t1")  # an append is committing: a command waits
         other_writer.commit()
     appending.join(timeout=10)
-    assert len(outcome) == 1 and app.runs_on_loop("t1")
+    assert len(outcome) == 1 and executor.table_ready_on_loop("t1")
 
 
 def test_on_postgresql_commands_never_run_on_the_loop(
@@ -462,53 +273,11 @@ def test_on_postgresql_commands_never_run_on_the_loop(
     with EventStore.from_url(url, migrate=True) as store:
         host = TableHost(store, LocalDealer())
         app = TableApp(store, host, TableDirectory(store))
+        executor = CommandExecutor(app)
         bot_table(host)
-        app.execute("t1", START, "start", AS_SERVER, None)
+        app.handle_command("t1", START, "start", AS_SERVER, None)
         assert host.cached("t1") is not None
-        assert not app.runs_on_loop("t1")  # a commit there waits on the network
-
-
-def test_a_stream_that_does_not_begin_with_table_created_is_refused(store: EventStore) -> None:
-    """The table host and the gateway's feed fold a stream only from its TableCreated."""
-    host = TableHost(store, LocalDealer())
-    host.create("t1", options_for("club"), seat_count=3)
-    host.execute("t1", g.SitDown(0, "ann"), "sit", "ann")
-    stored = store.read_stream(stream_id("t1"))
-    table = fold_stored(None, stored)
-    assert table is not None and table.version == 2 and table.game.seats[0].player == "ann"
-    with pytest.raises(ValueError, match="table-t1 does not begin with TableCreated"):
-        fold_stored(None, stored[1:])
-    with pytest.raises(ValueError, match="table-t1 does not begin with TableCreated"):
-        apply(None, envelope(stored[1]))
-    assert apply(apply(None, envelope(stored[0])).table, envelope(stored[1])).table == table
-
-
-def test_idle_tables_leave_memory_and_come_back_from_the_store(store: EventStore) -> None:
-    host = TableHost(store, LocalDealer())
-    bot_table(host)
-    host.execute("t1", g.StartGame(), "start", "server")
-    host.create("t2", options_for("club"), seat_count=3)
-    version = host.load("t1").version
-    now = time.monotonic()
-    assert host.forget_idle(600, now=now) == []
-    with host.lock("t2"):  # a table in use stays, however long it was idle
-        assert host.forget_idle(600, now=now + 601) == ["t1"]
-    assert host.cached("t1") is None and host.table_ids() == ["t2"]
-    command = human_move(host, "t1")  # loads it again from the store
-    assert command is not None
-    moved = host.execute("t1", command, "after-idle", "p0")
-    assert moved.version > version
-    assert store.read_stream("table-t1")[-1].version == moved.version
-
-
-def test_react_needs_an_occupied_seat(store: EventStore) -> None:
-    host = TableHost(store, LocalDealer())
-    host.create("t2", options_for("club"), seat_count=3)
-    host.execute("t2", g.SitDown(0, "ann"), "sit", "ann")
-    assert host.react("t2", 0, "wave", "r1", "ann").version == 3
-    assert host.react("t2", 0, "wave", "r1", "ann").version == 3  # once per command id
-    with pytest.raises(Exception, match="NO_SUCH_SEAT"):
-        host.react("t2", 1, "wave", "r2", "ann")
+        assert not executor.table_ready_on_loop("t1")  # a commit there waits on the network
 
 
 def test_the_table_list_follows_the_store(store: EventStore) -> None:
@@ -519,8 +288,8 @@ def test_the_table_list_follows_the_store(store: EventStore) -> None:
     assert directory.refresh() == 2
     assert [s.table_id for s in directory.summaries(open_only=True)] == ["open"]
     for seat in range(3):
-        host.execute("open", g.SitDown(seat, f"p{seat}"), f"s{seat}", "server")
-    host.execute("open", g.StartGame(), "go", "server")
+        host.decide_and_append("open", g.SitDown(seat, f"p{seat}"), f"s{seat}", "server")
+    host.decide_and_append("open", g.StartGame(), "go", "server")
     directory.refresh()
     summaries = {s.table_id: s for s in directory.summaries()}
     assert summaries["open"].phase == g.ROUND and summaries["open"].seated == 3
@@ -561,7 +330,9 @@ class ReadCounting(EventStore):
 
 def _seat_all(host: TableHost, table_id: str, seats: int) -> None:
     for seat in range(seats):
-        host.execute(table_id, g.SitDown(seat, f"{table_id}-p{seat}"), f"{table_id}-s{seat}", "x")
+        host.decide_and_append(
+            table_id, g.SitDown(seat, f"{table_id}-p{seat}"), f"{table_id}-s{seat}", "x"
+        )
 
 
 def test_a_new_replica_lists_the_tables_without_reading_the_log_again(
@@ -571,7 +342,7 @@ def test_a_new_replica_lists_the_tables_without_reading_the_log_again(
     for n in range(5):
         host.create(f"t{n}", options_for("house"), seat_count=3, visibility="public")
     _seat_all(host, "t0", 3)
-    host.execute("t0", g.StartGame(), "go", "server")
+    host.decide_and_append("t0", g.StartGame(), "go", "server")
     first = TableDirectory(either_store)
     first.refresh()
     listed = first.summaries()
@@ -582,7 +353,7 @@ def test_a_new_replica_lists_the_tables_without_reading_the_log_again(
     again = TableDirectory(counting)
     assert again.summaries() == listed
     assert again.refresh() == 0 and counting.events_read == 0
-    host.execute("t1", g.SitDown(0, "late"), "late", "late")
+    host.decide_and_append("t1", g.SitDown(0, "late"), "late", "late")
     assert again.refresh() == 1 and counting.events_read <= 3  # the event, and t1's stream
     assert next(s for s in again.summaries() if s.table_id == "t1").seated == 1
 
@@ -599,9 +370,9 @@ def test_replicas_taking_turns_keep_every_row_right(
     for step, (table_id, seat) in enumerate(
         [("t0", 0), ("t1", 0), ("t0", 1), ("t2", 0), ("t0", 2), ("t1", 1), ("t1", 2)]
     ):
-        host.execute(table_id, g.SitDown(seat, f"{table_id}-{seat}"), f"c{step}", "x")
+        host.decide_and_append(table_id, g.SitDown(seat, f"{table_id}-{seat}"), f"c{step}", "x")
         replicas[step % 2].refresh()
-    host.execute("t0", g.StartGame(), "go", "server")
+    host.decide_and_append("t0", g.StartGame(), "go", "server")
     replicas[1].refresh()
     expected = [Summary.of(host.load(f"t{n}")) for n in range(3)]
     for replica in replicas:
@@ -632,10 +403,10 @@ def test_the_table_service_refuses_a_player_who_left(store: EventStore) -> None:
         (2, "b2", True),
         (3, "b3", True),
     ):
-        host.execute("t3", g.SitDown(seat, player, bot), f"sit-{seat}", "server")
-    host.execute("t3", g.StartGame(), "start", "server")
+        host.decide_and_append("t3", g.SitDown(seat, player, bot), f"sit-{seat}", "server")
+    host.decide_and_append("t3", g.StartGame(), "start", "server")
     ann = gpb.Actor(player_id="ann", seat=0)
-    app.execute("t3", translate(gpb.Command(leave=gpb.Leave(seat=0))), "leave", ann, None)
+    app.handle_command("t3", translate(gpb.Command(leave=gpb.Leave(seat=0))), "leave", ann, None)
     assert host.load("t3").game.seats[0].leaving  # bob, a human, holds the round up
     before = host.load("t3").version
     for command in (
@@ -645,7 +416,9 @@ def test_the_table_service_refuses_a_player_who_left(store: EventStore) -> None:
         gpb.Command(leave=gpb.Leave(seat=0)),
     ):
         with pytest.raises(ServiceError) as refused:
-            app.execute("t3", translate(command), f"after-{command.WhichOneof('kind')}", ann, None)
+            app.handle_command(
+                "t3", translate(command), f"after-{command.WhichOneof('kind')}", ann, None
+            )
         assert refused.value.reason == "SEAT_LEFT"
     assert host.load("t3").version == before
 
@@ -712,9 +485,9 @@ async def test_readers_page_through_a_table_longer_than_one_response(store: Even
     host = TableHost(store, LocalDealer())
     app = TableApp(store, host, TableDirectory(store), max_read=7)
     host.create("long", options_for("club"), seat_count=3)
-    host.execute("long", g.SitDown(0, "ann"), "sit", "ann")
+    host.decide_and_append("long", g.SitDown(0, "ann"), "sit", "ann")
     for n in range(30):
-        host.react("long", 0, "wave", f"r{n}", "ann")
+        host.append_reaction("long", 0, "wave", f"r{n}", "ann")
     total = store.current_version(stream_id("long"))
     assert total == 32
     assert len(app.read_events("long", 0, 0)) == 7  # limit 0: one capped page
@@ -755,9 +528,3 @@ async def test_read_pages_stops_at_the_limit_and_at_a_short_page() -> None:
     calls.clear()
     assert [e.version for e in await read_pages(fetch, 2, 5, page=4)] == [3, 4, 5, 6, 7]
     assert calls == [(2, 4), (6, 1)]
-
-
-def test_table_id_of_is_the_inverse_of_stream_id() -> None:
-    assert stream_id("t-1_x") == "table-t-1_x"
-    assert table_id_of(stream_id("t-1_x")) == "t-1_x"
-    assert table_id_of("other") == "other"

@@ -10,6 +10,8 @@ import pytest
 from president import codec
 from president.deal import deal
 from president.events.v1 import events_pb2 as pb
+from president.hosting.dealer import DealtCards, deal_command
+from president.hosting.projection import Table, fold, table_from_created
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
@@ -26,7 +28,6 @@ from president.services.timer.deadlines import (
     running_timer,
 )
 from president.services.timer.scheduler import Scheduler
-from president.tables import DealtCards, Table, deal_command, fold, table_from_created
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import typer
 
-from president.localplay import play_game
+from president.play.offline import play_game
 from president.rules import game as g
 from president.rules.cards import names
 from president.rules.options import PRESETS, OptionError, Options, options_for
 from president.rules.render import event_to_text
+from president.rules.roles import roles
 from president.rules.round import RoundEnded, RoundStarted
 from president.rules.scenario import ScenarioError, mismatches, run_scenario
-from president.rules.views import roles
 
 scenario_app = typer.Typer(help="Rules scenarios (conformance/FORMAT.md).", no_args_is_help=True)
 
@@ -128,9 +128,10 @@ def _play_recorded(
 
     from president import codec
     from president.events.v1 import events_pb2 as pb
-    from president.hostedplay import record_bot_game, seeded_dealer
+    from president.hosting.host import TableHost
+    from president.hosting.streams import stream_id
+    from president.play.recorded import record_bot_game, seeded_dealer
     from president.store import EventStore, StoreError, migrate
-    from president.tables import TableHost, stream_id
 
     try:
         migrate(url)

@@ -11,6 +11,7 @@ from president.servicekit.nats import valid_table_id
 
 #: The visibilities a table can have, by name.
 VISIBILITIES = ("practice", "public", "private")
+MAX_COMMAND_ID = 100
 #: A reaction code: 1 to 32 lowercase letters, digits or _.
 REACTION = re.compile(r"^[a-z0-9_]{1,32}$")
 REACTION_MESSAGE = "a reaction is 1 to 32 lowercase letters, digits or _, such as thumbs_up"

@@ -15,8 +15,8 @@ from nats.js.api import RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import BadRequestError
 
 from president.events.v1 import events_pb2 as pb
+from president.hosting.streams import table_id_of
 from president.store import StoredEvent
-from president.tables import table_id_of
 
 DEFAULT_PREFIX = "events.table"
 DUPLICATE_WINDOW_SECONDS = 600.0

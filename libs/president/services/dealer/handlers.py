@@ -10,11 +10,11 @@ import grpc
 from president.deal import DEAL_VERSION, fingerprint
 from president.dealer.v1 import dealer_pb2 as pb
 from president.dealer.v1 import dealer_pb2_grpc
+from president.hosting.dealer import RoundKey
 from president.rules.cards import card_name
 from president.servicekit import checks
 from president.servicekit.errors import ServiceError, abort
 from president.services.dealer.vault import RoundNotOver, SecretVault, UnknownRound
-from president.tables import RoundKey
 
 MAX_PLAYERS = 27
 

@@ -27,8 +27,9 @@ from sqlalchemy.exc import IntegrityError
 
 from president.deal import deal, fingerprint, new_secret
 from president.events.v1 import events_pb2 as pb
+from president.hosting.dealer import DealtCards, RoundKey
+from president.hosting.streams import stream_id
 from president.store import EventStore, create_store_engine
-from president.tables import DealtCards, RoundKey, stream_id
 
 #: Commitments and round ends read at a time, newest first, looking for a round's
 #: (a reveal finds its round's end and commitment among the first two).

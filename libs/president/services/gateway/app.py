@@ -20,6 +20,7 @@ import grpc
 
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.seat_views import seat_of
 from president.servicekit.errors import ServiceError
 from president.services.gateway import checks
 from president.services.gateway.auth import (
@@ -46,7 +47,6 @@ from president.services.gateway.watch import (
     watch_session,
 )
 from president.table.v1 import table_pb2 as tpb
-from president.viewproto import seat_of
 
 T = TypeVar("T")
 PRACTICE, PUBLIC, PRIVATE = "practice", "public", "private"

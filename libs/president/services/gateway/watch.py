@@ -51,14 +51,14 @@ from president import codec
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.projection import Table, fold, fold_next
+from president.hosting.seat_views import public_view, redact, seat_of, seat_part, seat_view
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import mask_of
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import Subjects, version_in
 from president.services.gateway.upstream import TablePort
-from president.tables import Table, fold, fold_next
-from president.viewproto import public_view, redact, seat_of, seat_part, seat_view
 
 T = TypeVar("T")
 HISTORY = 512

@@ -20,12 +20,12 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from president.events.v1 import events_pb2 as pb
+from president.hosting.streams import table_id_of
 from president.servicekit.metrics import EVENTS_CONSUMED
 from president.servicekit.nats import Subjects
 from president.servicekit.partition import Partition
 from president.servicekit.ports import HistoryPort
 from president.services.scoring.store import APPLIED, SKIPPED, BrokenStream, Gap, ScoringStore
-from president.tables import table_id_of
 
 log = structlog.get_logger(service="scoring")
 BATCH = 1000

@@ -33,6 +33,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting.streams import table_id_of
 from president.services.scoring.readmodels import (
     GameRecord,
     PlayerDelta,
@@ -42,7 +43,6 @@ from president.services.scoring.readmodels import (
     project,
 )
 from president.store import create_store_engine
-from president.tables import table_id_of
 
 metadata = MetaData()
 scoring_progress = Table(

@@ -1,121 +1,70 @@
-"""The table service's use cases, synchronous: the servicer runs them in worker threads.
+"""The table service's use cases, synchronous: the executor runs them in worker threads
+(or, for a quick play, on the event loop: :mod:`president.services.table.executor`).
 
 Around :class:`TableHost`: the actor check, the retry after another replica
 wrote first, the settling of tables left mid-command, views, the event log,
-the table list, and the game's metrics. Every refusal is a domain error or a
-:class:`ServiceError`; :func:`refusal` turns any of them into the latter.
+the table list, and the game's metrics. A refusal is a domain error (the
+host's, the rules', the store's) or a :class:`ServiceError` of an input
+check; the handlers turn each into its gRPC status.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
-from datetime import datetime
-
-import grpc
+from collections.abc import Callable
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.errors import TableNotFound
+from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
+from president.hosting.projection import Table
+from president.hosting.seat_views import table_view
+from president.hosting.streams import stream_id
 from president.rules import round as rnd
-from president.rules.errors import CommandError, Rejected
-from president.rules.options import OptionError, options_for
-from president.servicekit.checks import VISIBILITIES, invalid
+from president.rules.options import options_for
+from president.servicekit.checks import MAX_COMMAND_ID, VISIBILITIES, invalid
 from president.servicekit.checks import table_id as check_table_id
-from president.servicekit.errors import ServiceError, from_domain
+from president.servicekit.errors import ServiceError
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
 from president.services.table.commands import React, Translated, check_actor
 from president.services.table.directory import Summary, TableDirectory
-from president.store import (
-    AppendResult,
-    CommandIdReused,
-    ConcurrencyConflict,
-    EventStore,
-    NewEvent,
-    StoredEvent,
-)
-from president.tables import (
-    SERVER,
-    Outcome,
-    Table,
-    TableExists,
-    TableHost,
-    TableNotFound,
-    VersionMismatch,
-    new_table_id,
-    stream_id,
-)
-from president.viewproto import table_view
+from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
-MAX_COMMAND_ID = 120
+#: The gateway sends a client's command id (at most MAX_COMMAND_ID characters)
+#: behind the player's id and a colon: room for that prefix.
+GATEWAY_PREFIX_MARGIN = 20
+#: The longest command id the table service takes.
+MAX_TABLE_COMMAND_ID = MAX_COMMAND_ID + GATEWAY_PREFIX_MARGIN
 _COUNTED = {
     codec.type_name(pb.CardsPlayed): ("play", PLAYS),
     codec.type_name(pb.Passed): ("pass", PLAYS),
 }
 _ROUND_ENDED = codec.type_name(pb.RoundEnded)
 
-
-class MeteredStore(EventStore):
-    """The event store, counting the plays, passes and rounds this replica appends."""
-
-    def append(
-        self,
-        stream_id: str,
-        expected_version: int,
-        events_to_append: Sequence[NewEvent],
-        command_id: str,
-        *,
-        time: datetime | None = None,
-    ) -> AppendResult:
-        result = super().append(
-            stream_id, expected_version, events_to_append, command_id, time=time
-        )
-        if result.first_version == expected_version + 1:  # written now, not a repeat
-            for event in events_to_append:
-                counted = _COUNTED.get(event.type)
-                if counted is not None:
-                    counted[1].labels(counted[0]).inc()
-                elif event.type == _ROUND_ENDED:
-                    ROUNDS.inc()
-        return result
+#: How the host runs a command: to the end, or until a step that needs the dealer.
+HostRun = Callable[..., Outcome]
 
 
-def refusal(error: Exception) -> ServiceError:
-    """The gRPC refusal of any error a use case raises (re-raises unexpected ones)."""
-    if isinstance(error, ServiceError):
-        return error
-    if isinstance(error, TableNotFound):
-        return ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", str(error))
-    if isinstance(error, TableExists):
-        return ServiceError(grpc.StatusCode.ALREADY_EXISTS, "TABLE_EXISTS", str(error))
-    if isinstance(error, VersionMismatch):
-        return ServiceError(
-            grpc.StatusCode.ABORTED,
-            "STALE_VERSION",
-            str(error),
-            {"version": str(error.actual)},
-        )
-    if isinstance(error, ConcurrencyConflict):
-        return ServiceError(
-            grpc.StatusCode.ABORTED,
-            "CONFLICT",
-            "another replica kept changing this table: reload it and try again",
-        )
-    if isinstance(error, CommandIdReused):
-        return invalid("COMMAND_ID_REUSED", str(error))
-    if isinstance(error, Rejected | CommandError | OptionError):
-        return from_domain(error)
-    raise error
+def count_appended(result: AppendResult) -> None:
+    """Count the plays, passes and rounds of an append this replica wrote (the host's
+    ``on_appended`` hook; a repeated command's result carries no events)."""
+    for event in result.events:
+        counted = _COUNTED.get(event.type)
+        if counted is not None:
+            counted[1].labels(counted[0]).inc()
+        elif event.type == _ROUND_ENDED:
+            ROUNDS.inc()
 
 
 def check_command_id(command_id: str) -> str:
     """INVALID_ARGUMENT for an over-long command id."""
-    if len(command_id) > MAX_COMMAND_ID or not command_id.isprintable():
+    if len(command_id) > MAX_TABLE_COMMAND_ID or not command_id.isprintable():
         raise invalid(
             "INVALID_COMMAND_ID",
-            f"a command id has at most {MAX_COMMAND_ID} printable characters",
+            f"a command id has at most {MAX_TABLE_COMMAND_ID} printable characters",
         )
     return command_id
 
@@ -179,21 +128,68 @@ class TableApp:
         self._gauge()
         return table
 
-    def execute(
+    def handle_command(
         self,
         table_id: str,
         translated: Translated,
         command_id: str,
         actor: gpb.Actor,
         expected_version: int | None,
-        *,
-        call_dealer: bool = True,
     ) -> Outcome:
-        """Run a command as ``actor``; once per command id.
+        """Run a command as ``actor``, with all that follows from it; once per command id."""
+        return self._handle(
+            table_id, translated, command_id, actor, expected_version, self._host.decide_and_append
+        )
 
-        ``call_dealer=False``: stop before a step that needs the dealer (see
-        :meth:`TableHost.execute`); :meth:`finish` does the rest.
-        """
+    def handle_command_until_dealer(
+        self,
+        table_id: str,
+        translated: Translated,
+        command_id: str,
+        actor: gpb.Actor,
+        expected_version: int | None,
+    ) -> Outcome:
+        """As :meth:`handle_command`, but stop before a step that needs the dealer: the
+        outcome's ``pending`` step is then for :meth:`run_dealer_step`."""
+        return self._handle(
+            table_id,
+            translated,
+            command_id,
+            actor,
+            expected_version,
+            self._host.decide_and_append_until_dealer,
+        )
+
+    def run_dealer_step(self, started: Outcome) -> Outcome:
+        """Finish a command that stopped before the dealer; the whole command's outcome."""
+        table_id = started.pending.table_id if started.pending is not None else ""
+        try:
+            return self._host.run_dealer_step(started)
+        except ServiceError:
+            self._settled.discard(table_id)
+            raise
+        finally:
+            self._noted(table_id)
+
+    def settled_in_memory(self, table_id: str) -> bool:
+        """The table is in memory and settled here: a command to it reads nothing first
+        and finds no step an interrupted command left undone."""
+        return table_id in self._settled and self._host.cached(table_id) is not None
+
+    @property
+    def store(self) -> EventStore:
+        """The event store the tables are in."""
+        return self._store
+
+    def _handle(
+        self,
+        table_id: str,
+        translated: Translated,
+        command_id: str,
+        actor: gpb.Actor,
+        expected_version: int | None,
+        run: HostRun,
+    ) -> Outcome:
         check_table_id(table_id)
         check_command_id(command_id)
 
@@ -210,46 +206,23 @@ class TableApp:
         try:
             if isinstance(command, React):
                 authorize(self._load(table_id))
-                return self._host.react(
+                return self._host.append_reaction(
                     table_id, command.seat, command.reaction, command_id, player
                 )
             # The host catches up and decides again once if another replica wrote first.
-            return self._host.execute(
+            return run(
                 table_id,
                 command,
                 command_id,
                 player,
                 expected_version=expected_version,
                 authorize=authorize,
-                call_dealer=call_dealer,
             )
         except ServiceError:
             self._settled.discard(table_id)  # the dealer failed mid-command: settle next time
             raise
         finally:
             self._noted(table_id)
-
-    def finish(self, table_id: str, command_id: str, started: Outcome) -> Outcome:
-        """Finish a command that stopped before the dealer; the whole command's outcome."""
-        try:
-            return self._host.finish(table_id, command_id, started)
-        except ServiceError:
-            self._settled.discard(table_id)
-            raise
-        finally:
-            self._noted(table_id)
-
-    def runs_on_loop(self, table_id: str) -> bool:
-        """A command to this table may run on the event loop (``call_dealer=False``):
-        the table is in memory and settled here, so nothing is read first, and the
-        store commits to a local SQLite file with no commit under way."""
-        group = self._store.group_commit
-        return (
-            group is not None
-            and group.idle
-            and table_id in self._settled
-            and self._host.cached(table_id) is not None
-        )
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired; STALE when the table moved on."""

@@ -9,17 +9,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
+from president.hosting.host import TableHost
 from president.servicekit.config import Settings, env_seconds
 from president.servicekit.server import Service
-from president.services.table.app import MeteredStore, TableApp
+from president.services.table.app import TableApp, count_appended
 from president.services.table.dealer_client import CALL_SECONDS, GrpcDealer
 from president.services.table.directory import TableDirectory
 from president.services.table.handlers import TableServicer
 from president.services.table.leases import Leases
 from president.services.table.relay import OutboxRelay
-from president.store import migrate
+from president.store import AppendResult, EventStore, migrate
 from president.table.v1 import table_pb2, table_pb2_grpc
-from president.tables import TableHost
 
 WORKER_THREADS = 32
 #: A table no command touched for this long leaves memory (the store keeps it).
@@ -29,7 +29,7 @@ IDLE_SECONDS = 600.0
 def build(settings: Settings) -> Service:
     """Wire the store, the dealer client, the host, the relay and the servicer."""
     migrate(settings.database_url)
-    store = MeteredStore.from_url(settings.database_url)
+    store = EventStore.from_url(settings.database_url)
     dealer = GrpcDealer(
         settings.address("dealer"), env_seconds("PRESIDENT_DEALER_CALL_SECONDS", CALL_SECONDS)
     )
@@ -39,7 +39,12 @@ def build(settings: Settings) -> Service:
         settings.nats_url,
         poll_seconds=env_seconds("PRESIDENT_RELAY_POLL_SECONDS", 0.2),
     )
-    host = TableHost(store, dealer, on_appended=relay.committed)
+
+    def appended(result: AppendResult) -> None:
+        count_appended(result)
+        relay.committed(result)
+
+    host = TableHost(store, dealer, on_appended=appended)
     directory = TableDirectory(store)
     app = TableApp(store, host, directory)
     lease_seconds = env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
@@ -61,10 +66,10 @@ def build(settings: Settings) -> Service:
         """More worker threads than asyncio's default, the table list, then drop idle tables."""
         executor = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="table")
         asyncio.get_running_loop().set_default_executor(executor)
-        await servicer.in_worker(directory.refresh)
+        await servicer.executor.in_worker(directory.refresh)
         while True:
             await asyncio.sleep(min(idle_seconds, 60.0))
-            await servicer.in_worker(lambda: app.forget_idle(idle_seconds))
+            await servicer.executor.in_worker(lambda: app.forget_idle(idle_seconds))
 
     async def close() -> None:
         if leases is not None:

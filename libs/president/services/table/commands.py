@@ -15,13 +15,13 @@ from dataclasses import dataclass
 import grpc
 
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.host import SERVER
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import CardSyntaxError, card_name, has_duplicates, parse_card, to_mask
 from president.rules.errors import ErrorCode, Rejected
 from president.servicekit.checks import invalid, reaction
 from president.servicekit.errors import ServiceError
-from president.tables import SERVER
 
 MAX_CARDS = 54
 MAX_PLAYER_ID = 64

@@ -16,10 +16,10 @@ import grpc
 
 from president.dealer.v1 import dealer_pb2 as pb
 from president.dealer.v1 import dealer_pb2_grpc
+from president.hosting.dealer import DealtCards, RoundKey
 from president.rules.cards import CardSyntaxError, parse_card
 from president.servicekit.channels import internal_channel_options
 from president.servicekit.errors import ServiceError
-from president.tables import DealtCards, RoundKey
 
 CALL_SECONDS = 3.0
 ATTEMPTS = 2

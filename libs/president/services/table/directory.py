@@ -41,9 +41,10 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 
 from president import codec
+from president.hosting.projection import Table as TableState
+from president.hosting.projection import fold_stored
+from president.hosting.streams import STREAM_PREFIX, table_id_of
 from president.store import EventStore, StoredEvent
-from president.tables import STREAM_PREFIX, fold_stored, table_id_of
-from president.tables import Table as TableState
 
 CONSUMER = "table-directory"
 #: Events folded per refresh transaction.

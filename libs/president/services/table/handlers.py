@@ -1,16 +1,10 @@
 """The table service's gRPC servicer: protobuf in and out, :class:`TableApp` does the work.
 
-Each call runs its use case in a worker thread (the store and the dealer
-client are synchronous; :class:`TableHost` serialises commands to one
-table), and turns every refusal into a rich status with its ErrorInfo reason.
-
-One exception, for speed: a play or pass runs on the event loop itself when
-the service is otherwise idle (no call in a worker thread) and its table is
-in memory, on SQLite with no commit under way. Its work is then the engine
-and one local commit, a fraction of a millisecond, and the two hand-offs
-between threads it spares cost about as much again. Whatever would wait on
-the network (the dealer, after a round ends) still goes on in a worker
-thread, under the same command id (:meth:`TableApp.finish`).
+Each call runs its use case through the :class:`CommandExecutor` (in a
+worker thread, or a quick play on the event loop: see
+:mod:`president.services.table.executor`), and every refusal becomes a rich
+status with its ErrorInfo reason here (:func:`refusal`): the use cases raise
+domain errors.
 """
 
 from __future__ import annotations
@@ -26,32 +20,64 @@ import grpc
 import structlog
 
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
+from president.rules.errors import CommandError, Rejected
+from president.rules.options import OptionError
 from president.servicekit.batching import take_ready
 from president.servicekit.channels import internal_channel_options
+from president.servicekit.checks import invalid
 from president.servicekit.errors import (
     ServiceError,
     abort,
     aio_error_info,
+    from_domain,
     reraise_remote,
     to_refusal,
 )
 from president.servicekit.metrics import REJECTIONS, observe_call
 from president.servicekit.nats import envelope, valid_table_id
-from president.services.table.app import TableApp, refusal
-from president.services.table.commands import translate
+from president.services.table.app import TableApp
+from president.services.table.commands import Translated, translate
 from president.services.table.directory import Summary
+from president.services.table.executor import CommandExecutor
 from president.services.table.leases import Leases
+from president.store import CommandIdReused, ConcurrencyConflict
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
-from president.tables import Outcome
 
 T = TypeVar("T")
 Context = grpc.aio.ServicerContext[Any, Any]
 FORWARDED = "x-president-forwarded-by"
 FORWARD_SECONDS = 60.0
-#: The commands that may run on the event loop: a seat's play or pass.
-LOOP_COMMANDS = frozenset({"play_cards", "pass"})
 _log: Any = structlog.get_logger(service="table")
+
+
+def refusal(error: Exception) -> ServiceError:
+    """The gRPC refusal of any error a use case raises (re-raises unexpected ones)."""
+    if isinstance(error, ServiceError):
+        return error
+    if isinstance(error, TableNotFound):
+        return ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", str(error))
+    if isinstance(error, TableExists):
+        return ServiceError(grpc.StatusCode.ALREADY_EXISTS, "TABLE_EXISTS", str(error))
+    if isinstance(error, VersionMismatch):
+        return ServiceError(
+            grpc.StatusCode.ABORTED,
+            "STALE_VERSION",
+            str(error),
+            {"version": str(error.actual)},
+        )
+    if isinstance(error, ConcurrencyConflict):
+        return ServiceError(
+            grpc.StatusCode.ABORTED,
+            "CONFLICT",
+            "another replica kept changing this table: reload it and try again",
+        )
+    if isinstance(error, CommandIdReused):
+        return invalid("COMMAND_ID_REUSED", str(error))
+    if isinstance(error, Rejected | CommandError | OptionError):
+        return from_domain(error)
+    raise error
 
 
 def summary_message(summary: Summary) -> pb.TableSummary:
@@ -77,8 +103,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self._app = app
         self._leases = leases
         self._peers: dict[str, tuple[grpc.aio.Channel, Any]] = {}
-        #: Calls running in a worker thread now.
-        self._in_workers = 0
+        #: Where each call runs: in a worker thread, or a quick play on the event loop.
+        self.executor = CommandExecutor(app)
 
     async def _forward(self, table_id: str, method: str, request: Any, context: Context) -> Any:
         """The holder's answer when another replica holds the table, else None (serve here)."""
@@ -128,23 +154,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 await channel.close()
         self._peers.clear()
 
-    @property
-    def calls_in_workers(self) -> int:
-        """Calls running in a worker thread now."""
-        return self._in_workers
-
-    async def in_worker(self, work: Callable[[], T]) -> T:
-        """``work()`` in a worker thread, counted: while any runs, no command runs on
-        the event loop (see :meth:`_execute`)."""
-        self._in_workers += 1
-        try:
-            return await asyncio.to_thread(work)
-        finally:
-            self._in_workers -= 1
-
     async def _run(self, context: Context, work: Callable[[], T]) -> T:
         try:
-            return await self.in_worker(work)
+            return await self.executor.in_worker(work)
         except Exception as error:
             await _refuse(context, error)
 
@@ -225,45 +237,31 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 task.cancel()
 
     async def _execute(self, request: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
-        """Run a command on this replica: on the event loop when that is quicker (see
-        the module's doc), else in a worker thread."""
+        """Run a command on this replica, where the executor says."""
         command_id = request.command_id or _fresh_command_id()
-        if (
-            self._in_workers == 0
-            and request.command.WhichOneof("kind") in LOOP_COMMANDS
-            and self._app.runs_on_loop(request.table_id)
-        ):
-            outcome = self._execute_here(request, command_id, call_dealer=False)
-            if not outcome.settled:
-                started = outcome
-                outcome = await self.in_worker(
-                    lambda: self._app.finish(request.table_id, command_id, started)
+        expected = request.expected_version if request.HasField("expected_version") else None
+
+        def prepare() -> Translated:
+            if not request.actor.player_id:
+                raise ServiceError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "MISSING_ACTOR",
+                    "say who acts: actor.player_id (and actor.seat for a seat's command)",
                 )
-        else:
-            outcome = await self.in_worker(lambda: self._execute_here(request, command_id))
+            return translate(request.command)
+
+        outcome = await self.executor.handle_command(
+            request.command.WhichOneof("kind"),
+            request.table_id,
+            prepare,
+            command_id,
+            request.actor,
+            expected,
+        )
         return pb.ExecuteCommandResponse(
             version=outcome.version,
             events=outcome.events,
             committed=[envelope(stored) for stored in outcome.committed],
-        )
-
-    def _execute_here(
-        self, request: pb.ExecuteCommandRequest, command_id: str, *, call_dealer: bool = True
-    ) -> Outcome:
-        if not request.actor.player_id:
-            raise ServiceError(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "MISSING_ACTOR",
-                "say who acts: actor.player_id (and actor.seat for a seat's command)",
-            )
-        expected = request.expected_version if request.HasField("expected_version") else None
-        return self._app.execute(
-            request.table_id,
-            translate(request.command),
-            command_id,
-            request.actor,
-            expected,
-            call_dealer=call_dealer,
         )
 
     async def Timeout(self, request: pb.TimeoutRequest, context: Context) -> pb.TimeoutResponse:

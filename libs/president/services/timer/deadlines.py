@@ -26,10 +26,11 @@ from google.protobuf.message import Message
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting.projection import Table, fold, table_from_created
+from president.hosting.streams import table_id_of
 from president.rules import game as g
 from president.rules import round as rnd
 from president.servicekit.partition import Partition
-from president.tables import Table, fold, table_from_created, table_id_of
 
 TURN = "turn"
 RAPID = "rapid"

@@ -21,11 +21,11 @@ from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
 
 from president.events.v1 import events_pb2 as pb
+from president.hosting.streams import table_id_of
 from president.servicekit.metrics import EVENTS_CONSUMED
 from president.servicekit.nats import Subjects
 from president.servicekit.ports import HistoryPort
 from president.services.timer.deadlines import Clocks, Gap
-from president.tables import table_id_of
 
 log = structlog.get_logger(service="timer")
 CLOSED_CHECK_SECONDS = 1.0

@@ -8,6 +8,11 @@ runs the committed deal through a :class:`DealerPort`: ``DealCommitted``
 round's end. Bots and stand-ins for players who left act as their own
 commands right after the command that gave them the turn.
 
+A command's follow-ups that need the dealer (a network call) can be left
+for later: :meth:`TableHost.decide_and_append_until_dealer` returns them as
+a :class:`PendingDealerStep` in its outcome, and
+:meth:`TableHost.run_dealer_step` runs them, as one call would have.
+
 It does no networking itself: the table service wraps it in gRPC, the
 ``president play --db`` command and the tests use it directly.
 """
@@ -17,125 +22,42 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from google.protobuf.message import Message
 
 from president import codec
-from president.deal import DEAL_VERSION, new_secret, seated
-from president.deal import deal as committed_deal
-from president.deal import fingerprint as deal_fingerprint
+from president.deal import DEAL_VERSION
 from president.events.v1 import events_pb2 as pb
-from president.rules import bots
+from president.hosting.autoplay import next_bot_command
+from president.hosting.dealer import DealerPort, RoundKey, deal_command
+from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
+from president.hosting.projection import Table, fold, fold_stored
+from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.errors import CommandError, ErrorCode, Rejected
 from president.rules.options import Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent, StoredEvent
 
+#: The actor of the commands the server makes itself (deals, reveals, timeouts).
 SERVER = "server"
-STREAM_PREFIX = "table-"
 MAX_FOLLOW_UPS = 2_000
 
 
-def stream_id(table_id: str) -> str:
-    """The event stream of a table."""
-    return f"{STREAM_PREFIX}{table_id}"
+@dataclass(frozen=True)
+class PendingDealerStep:
+    """Where a command's follow-ups stopped, before a step that needs the dealer.
 
-
-def table_id_of(stream: str) -> str:
-    """The table id of a table's event stream: the inverse of :func:`stream_id`.
-
-    A stream name without the table prefix is returned as it is.
+    ``step`` numbers the follow-ups so that going on from there gives each
+    the command id it would have had in one go.
     """
-    return stream.removeprefix(STREAM_PREFIX)
-
-
-@dataclass(frozen=True)
-class RoundKey:
-    """Which round of which table a deal is for."""
 
     table_id: str
-    game_no: int
-    round_no: int
-
-
-@dataclass(frozen=True)
-class DealtCards:
-    """A deal: hands by position in the deal order (each in dealt order), and set-aside cards."""
-
-    hands: tuple[tuple[int, ...], ...]
-    set_aside: tuple[int, ...]
-
-
-class DealerPort(Protocol):
-    """The committed deal, as the table sees the dealer."""
-
-    def commit(self, key: RoundKey, players: int, jokers: bool, hand_size: int | None) -> str:
-        """Draw the round's secret; return its fingerprint. Idempotent per round."""
-
-    def deal(self, key: RoundKey) -> DealtCards:
-        """Deal the committed round."""
-
-    def reveal(self, key: RoundKey) -> bytes:
-        """The round's secret, once it has ended."""
-
-
-@dataclass
-class LocalDealer:
-    """An in-process dealer: secrets in memory. For local games and tests."""
-
-    secret_for: Callable[[RoundKey], bytes] = field(default=lambda _key: new_secret())
-    _rounds: dict[RoundKey, tuple[bytes, int, bool, int | None]] = field(default_factory=dict)
-
-    def commit(self, key: RoundKey, players: int, jokers: bool, hand_size: int | None) -> str:
-        if key not in self._rounds:
-            self._rounds[key] = (self.secret_for(key), players, jokers, hand_size)
-        return deal_fingerprint(self._rounds[key][0])
-
-    def deal(self, key: RoundKey) -> DealtCards:
-        secret, players, jokers, hand_size = self._rounds[key]
-        dealt = committed_deal(secret, range(players), jokers=jokers, hand_size=hand_size)
-        return DealtCards(dealt.hands, dealt.set_aside)
-
-    def reveal(self, key: RoundKey) -> bytes:
-        return self._rounds[key][0]
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table as loaded: the engine's state, the stream version and the table's settings."""
-
-    table_id: str
-    game: g.GameState
-    version: int
-    visibility: str = "practice"
-    host_player_id: str = ""
-    commitment: pb.DealCommitted | None = None
-
-
-class TableNotFound(LookupError):
-    """No table has this id."""
-
-
-class TableExists(LookupError):
-    """A table with this id exists already."""
-
-
-class VersionMismatch(Exception):
-    """The command named a table version the table is no longer (or not yet) at."""
-
-    def __init__(self, table_id: str, expected: int, actual: int) -> None:
-        super().__init__(
-            f"table {table_id} is at version {actual}, not {expected}: "
-            "reload the table and decide again"
-        )
-        self.table_id = table_id
-        self.expected = expected
-        self.actual = actual
+    command_id: str
+    step: int
 
 
 @dataclass(frozen=True)
@@ -148,60 +70,15 @@ class Outcome:
     #: (empty for a command id that ran before: it committed nothing now). Not
     #: compared: a retry has the first run's outcome.
     committed: tuple[StoredEvent, ...] = field(default=(), compare=False)
-    #: Set when the command ran with ``call_dealer=False`` and its follow-ups
-    #: stopped before a step that needs the dealer: the number of that step,
-    #: where :meth:`TableHost.finish` goes on. None: nothing is left to do.
-    stopped_at: int | None = None
+    #: What is left of the command, from
+    #: :meth:`TableHost.decide_and_append_until_dealer`: the follow-ups that need
+    #: the dealer, for :meth:`TableHost.run_dealer_step`. None: nothing is left.
+    pending: PendingDealerStep | None = None
 
     @property
     def settled(self) -> bool:
         """Nothing of the command is left to do."""
-        return self.stopped_at is None
-
-
-def fold(table: Table, event: g.GameEvent | Message, version: int) -> Table:
-    """A table after one more stored event."""
-    if isinstance(event, pb.DealCommitted):
-        return replace(table, version=version, commitment=event)
-    if isinstance(event, pb.DealRevealed):
-        return replace(table, version=version, commitment=None)
-    if isinstance(event, Message):
-        return replace(table, version=version)
-    return replace(table, game=g.evolve(table.game, event), version=version)
-
-
-def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | None:
-    """``table`` after more stored events of its stream, in order (None: before its first).
-
-    A stream begins with ``TableCreated``; ValueError if it does not.
-    """
-    for event in stored:
-        table = fold_next(table, codec.decode(event.type, event.payload), event)
-    return table
-
-
-def fold_next(
-    table: Table | None, event: g.GameEvent | Message, stored: StoredEvent | pb.EventEnvelope
-) -> Table:
-    """``table`` after the next event of its stream, decoded from ``stored`` (None: before
-    the first, which must be ``TableCreated``; ValueError if it is not)."""
-    if table is None:
-        if not isinstance(event, pb.TableCreated):
-            raise ValueError(f"stream {stored.stream_id} does not begin with TableCreated")
-        return table_from_created(event)
-    return fold(table, event, stored.version)
-
-
-def table_from_created(created: pb.TableCreated) -> Table:
-    """The empty table a ``TableCreated`` event describes."""
-    options = codec.options_from_map(created.preset, created.options)
-    return Table(
-        table_id=created.table_id,
-        game=g.new_table(options, created.seat_count),
-        version=1,
-        visibility=created.visibility,
-        host_player_id=created.host_player_id,
-    )
+        return self.pending is None
 
 
 class TableHost:
@@ -308,7 +185,7 @@ class TableHost:
                 raise TableExists(f"a table {table_id!r} exists already") from None
             return self.load(table_id)
 
-    def execute(
+    def decide_and_append(
         self,
         table_id: str,
         command: g.GameCommand | rnd.Command,
@@ -317,21 +194,66 @@ class TableHost:
         *,
         expected_version: int | None = None,
         authorize: Callable[[Table], None] | None = None,
-        call_dealer: bool = True,
     ) -> Outcome:
-        """Run a command and what follows from it (deal, reveal, bot moves).
+        """Run one command through the engine, append its events, and what follows from
+        it (deal, reveal, bot moves).
 
         A command id that ran before returns its first outcome and runs
         nothing. With ``expected_version``, the command runs only if the table
         is at that version (else :class:`VersionMismatch`). ``authorize`` is
         called with the very table the engine decides on (raising refuses the
         command), so a check of who may act never sees an older table.
-
-        With ``call_dealer=False`` the follow-ups stop before a step that
-        needs the dealer (a network call): the outcome is then not
-        ``settled``, and :meth:`finish` does the rest, as this call would have.
         """
+        return self._decide_and_append(
+            table_id, command, command_id, actor, expected_version, authorize, until_dealer=False
+        )
 
+    def decide_and_append_until_dealer(
+        self,
+        table_id: str,
+        command: g.GameCommand | rnd.Command,
+        command_id: str,
+        actor: str,
+        *,
+        expected_version: int | None = None,
+        authorize: Callable[[Table], None] | None = None,
+    ) -> Outcome:
+        """As :meth:`decide_and_append`, but the follow-ups stop before a step that needs
+        the dealer (a network call): the outcome then carries it as ``pending``, and
+        :meth:`run_dealer_step` does the rest, as one call would have."""
+        return self._decide_and_append(
+            table_id, command, command_id, actor, expected_version, authorize, until_dealer=True
+        )
+
+    def run_dealer_step(self, started: Outcome) -> Outcome:
+        """Finish a command whose outcome has a pending dealer step.
+
+        Its follow-ups run under the same command id as they would have in
+        one go; the outcome is the whole command's.
+        """
+        pending = started.pending
+        if pending is None:
+            return started
+        table_id = pending.table_id
+        with self.lock(table_id), self._collecting(table_id) as committed:
+            self._follow_up(table_id, pending.command_id, first_step=pending.step)
+            return Outcome(
+                self._tables[table_id].version,
+                started.events,
+                (*started.committed, *committed),
+            )
+
+    def _decide_and_append(
+        self,
+        table_id: str,
+        command: g.GameCommand | rnd.Command,
+        command_id: str,
+        actor: str,
+        expected_version: int | None,
+        authorize: Callable[[Table], None] | None,
+        *,
+        until_dealer: bool,
+    ) -> Outcome:
         def decide_on(table: Table) -> list[g.GameEvent]:
             if authorize is not None:
                 authorize(table)
@@ -370,26 +292,14 @@ class TableHost:
                 result = self._commit(table, decide_on(table), command_id, actor)
             if result.first_version != table.version + 1:
                 return self._earlier_outcome(table_id, command_id, result)
-            stopped_at = self._follow_up(table_id, command_id, call_dealer=call_dealer)
+            stopped_at = self._follow_up(table_id, command_id, until_dealer=until_dealer)
             return Outcome(
                 self._tables[table_id].version,
                 len(result.versions),
                 tuple(committed),
-                stopped_at=stopped_at,
-            )
-
-    def finish(self, table_id: str, command_id: str, started: Outcome) -> Outcome:
-        """Finish a command that stopped before the dealer (``call_dealer=False``).
-
-        Its follow-ups run under the same command id as they would have in
-        one go; the outcome is the whole command's.
-        """
-        with self.lock(table_id), self._collecting(table_id) as committed:
-            self._follow_up(table_id, command_id, first_step=started.stopped_at or 0)
-            return Outcome(
-                self._tables[table_id].version,
-                started.events,
-                (*started.committed, *committed),
+                pending=None
+                if stopped_at is None
+                else PendingDealerStep(table_id, command_id, stopped_at),
             )
 
     def _earlier_outcome(self, table_id: str, command_id: str, earlier: AppendResult) -> Outcome:
@@ -409,7 +319,7 @@ class TableHost:
             self._follow_up(table_id, f"settle-{table_id}-{table.version}")
             return self._tables[table_id].version
 
-    def react(
+    def append_reaction(
         self, table_id: str, seat: int, reaction: str, command_id: str, actor: str
     ) -> Outcome:
         """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
@@ -441,7 +351,7 @@ class TableHost:
             if earlier is not None:
                 return Outcome(earlier.last_version, len(earlier.versions))
             raise Rejected(ErrorCode.STALE, "that timer belongs to a round that is over")
-        return self.execute(table_id, rnd.Timeout(timer_key), command_id, SERVER)
+        return self.decide_and_append(table_id, rnd.Timeout(timer_key), command_id, SERVER)
 
     # -- internals -----------------------------------------------------------
     @contextmanager
@@ -505,19 +415,19 @@ class TableHost:
         return result
 
     def _follow_up(
-        self, table_id: str, command_id: str, *, call_dealer: bool = True, first_step: int = 0
+        self, table_id: str, command_id: str, *, until_dealer: bool = False, first_step: int = 0
     ) -> int | None:
         """Deal when the table waits for cards, reveal ended rounds, let bots move.
 
-        None once nothing is left to do. With ``call_dealer`` off, the number
-        of the step that needs the dealer, where it stopped: the steps are
+        None once nothing is left to do. With ``until_dealer``, the number of
+        the step that needs the dealer, where it stopped: the steps are
         numbered so that going on from there gives each its own command id.
         """
         for step in range(first_step, MAX_FOLLOW_UPS):
             table = self._tables[table_id]
             game = table.game
             needs_reveal = self._needs_reveal(table)
-            if (needs_reveal or game.phase == g.DEALING) and not call_dealer:
+            if until_dealer and (needs_reveal or game.phase == g.DEALING):
                 return step
             if needs_reveal:
                 self._reveal(table, f"{command_id}/reveal")
@@ -577,58 +487,6 @@ class TableHost:
         self._commit(table, events, command_id, SERVER)
 
 
-def deal_command(game: g.GameState, order: Sequence[int], dealt: DealtCards) -> g.DealRound:
-    """The engine's ``DealRound`` for hands dealt by position in ``order``."""
-    by_seat = seated(dealt.hands, dealt.set_aside, order)
-    return g.DealRound(by_seat.masks(len(game.seats)), by_seat.set_aside_mask)
-
-
-def next_bot_command(game: g.GameState) -> tuple[int, rnd.Command] | None:
-    """The next move a bot (or a stand-in for a player who left) makes, if any."""
-    state = game.round
-    if game.phase != g.ROUND or state is None:
-        return None
-    bot_seats = g.bot_seats(game)
-    if not bot_seats:
-        return None
-    if state.phase == rnd.EXCHANGE:
-        for owed in state.pending:
-            if owed.giver in bot_seats:
-                cards = bots.choose_return(state, owed.giver, owed.size)
-                return owed.giver, rnd.ReturnCards(owed.giver, cards)
-        return None
-    if not state.options.rapid:
-        if state.to_act in bot_seats:
-            command = bots.choose_action(state, state.to_act)
-            return (state.to_act, command) if command is not None else None
-        return None
-    for seat in bot_seats:
-        command = bots.choose_action(state, seat)
-        if command is not None:
-            return seat, command
-    return None
-
-
 def new_table_id() -> str:
     """A fresh table id."""
     return uuid.uuid4().hex[:12]
-
-
-__all__ = [
-    "CommandError",
-    "DealerPort",
-    "DealtCards",
-    "LocalDealer",
-    "Outcome",
-    "RoundKey",
-    "Table",
-    "TableExists",
-    "TableHost",
-    "TableNotFound",
-    "VersionMismatch",
-    "deal_command",
-    "new_table_id",
-    "next_bot_command",
-    "stream_id",
-    "table_id_of",
-]

@@ -1,5 +1,8 @@
 """What one seat may see, as protobuf: its view of a table, and events with others' cards removed.
 
+The one definition of a seat's view: the gateway sends these to clients, the
+table service answers GetTable with them.
+
 Nobody receives another seat's cards: the view holds the viewer's hand only,
 and :func:`redact` strips dealt hands and exchanged cards that are not the
 viewer's. Set-aside cards stay hidden until the deal's secret is revealed.
@@ -14,12 +17,12 @@ from google.protobuf.message import Message
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.projection import Table
 from president.rules import game as g
 from president.rules.cards import names
 from president.rules.options import Options
+from president.rules.roles import roles
 from president.rules.round import NOBODY, legal_actions
-from president.rules.views import roles
-from president.tables import Table
 
 
 def table_view(table: Table, seat: int | None) -> gpb.TableView:

@@ -1,21 +1,22 @@
-"""Bots play a whole game at a table hosted on the event store, as a real table would.
+"""Bots play a whole game recorded: through TableHost into the event store, as a real table.
 
-The table runs through :class:`president.tables.TableHost`: every command and
+The table runs through :class:`president.hosting.host.TableHost`: every command and
 its events go into the store, each round is committed, dealt and revealed by
 the dealer, bots move as their own commands, and the host stands in for the
 timer when the bots leave a round waiting (rapid mode). With
 :func:`seeded_dealer` every secret comes from the seed, as in
-:mod:`president.localplay`, so the same seed plays the same game again.
+:mod:`president.play.offline`, so the same seed plays the same game again.
 
 Used by ``president play --db``, the audit tests and the audit benchmark.
 """
 
 from __future__ import annotations
 
-from president.localplay import round_secret
+from president.hosting.dealer import LocalDealer, RoundKey
+from president.hosting.host import TableHost, new_table_id
+from president.play.offline import round_secret
 from president.rules import game as g
 from president.rules.options import Options
-from president.tables import LocalDealer, RoundKey, TableHost, new_table_id
 
 HOST = "host"
 """The actor of the host's commands in a local game."""
@@ -48,13 +49,13 @@ def record_bot_game(
     table_id = table_id or new_table_id()
     host.create(table_id, options, seat_count=players, host_player_id=HOST)
     for seat in range(players):
-        host.execute(
+        host.decide_and_append(
             table_id,
             g.SitDown(seat, f"Bot {seat + 1}", is_bot=True),
             f"{table_id}/sit-{seat}",
             HOST,
         )
-    host.execute(table_id, g.StartGame(), f"{table_id}/start", HOST)
+    host.decide_and_append(table_id, g.StartGame(), f"{table_id}/start", HOST)
     play_to_end(host, table_id, rounds=rounds)
     return table_id
 
@@ -70,9 +71,9 @@ def play_to_end(host: TableHost, table_id: str, *, rounds: int | None = None) ->
             host.timeout(table_id, game.round.timer_key, game.game_no, game.round_no)
         elif game.phase == g.BETWEEN_ROUNDS:
             if rounds is not None and game.round_no >= rounds:
-                host.execute(table_id, g.EndGame(), f"{command_id}/end", HOST)
+                host.decide_and_append(table_id, g.EndGame(), f"{command_id}/end", HOST)
             else:
-                host.execute(table_id, g.NextRound(), f"{command_id}/next", HOST)
+                host.decide_and_append(table_id, g.NextRound(), f"{command_id}/next", HOST)
         else:
             return
     raise RuntimeError(f"table {table_id}: the game did not end")  # pragma: no cover

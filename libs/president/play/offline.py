@@ -1,4 +1,4 @@
-"""Bots play a whole game at one local table: the engine, the committed deal, no servers.
+"""Bots play a whole game offline: the engine and the committed deal, no store, no servers.
 
 Used by ``president play``, the golden replays and the benchmarks. Each
 round's secret is derived from the seed, so a seeded game is reproducible,
@@ -11,8 +11,9 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from president import tables
-from president.deal import fingerprint, hands_by_seat
+from president.deal import fingerprint
+from president.hosting.autoplay import next_bot_command
+from president.hosting.dealer import deal_round
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
@@ -24,18 +25,6 @@ MAX_STEPS_PER_ROUND = 5_000
 def round_secret(seed: int, game_no: int, round_no: int) -> bytes:
     """The 32-byte deal secret of a seeded local game's round."""
     return hashlib.sha256(f"president-local/{seed}/{game_no}/{round_no}".encode()).digest()
-
-
-def deal_round(game: g.GameState, secret: bytes) -> g.DealRound:
-    """Deal the next round of ``game`` from ``secret`` (DEAL.md), as the engine's command.
-
-    The deal runs over positions 0..n-1 of the engine's deal order; position
-    ``k`` is the seat ``deal_order(game)[k]``.
-    """
-    dealt = hands_by_seat(
-        secret, g.deal_order(game), jokers=game.options.jokers, hand_size=g.hand_size(game)
-    )
-    return g.DealRound(dealt.masks(len(game.seats)), dealt.set_aside_mask)
 
 
 @dataclass
@@ -51,11 +40,11 @@ class RoundRecord:
 Listener = Callable[[g.GameEvent, g.GameState], None]
 
 
-def next_bot_command(game: g.GameState, rapid_turn: int) -> rnd.Command | None:
+def next_offline_command(game: g.GameState, rapid_turn: int) -> rnd.Command | None:
     """What the bots do next in the round under way (None: nobody acts; the timer runs).
 
     The exchange and turn-based play: the table host's choice
-    (:func:`president.tables.next_bot_command`; every seat here is a bot).
+    (:func:`president.hosting.autoplay.next_bot_command`; every seat here is a bot).
     Rapid play: the bots are asked round-robin from seat ``rapid_turn``, where
     the table host asks the lowest seat first; the golden logs of local games
     keep this order.
@@ -63,7 +52,7 @@ def next_bot_command(game: g.GameState, rapid_turn: int) -> rnd.Command | None:
     state = game.round
     assert state is not None
     if state.phase == rnd.EXCHANGE or not state.options.rapid:
-        move = tables.next_bot_command(game)
+        move = next_bot_command(game)
         return move[1] if move is not None else None
     seat_count = state.seat_count
     for offset in range(seat_count):
@@ -124,7 +113,7 @@ def _play_out(
         table = current()
         if table.phase != g.ROUND:
             return
-        command = next_bot_command(table, turn)
+        command = next_offline_command(table, turn)
         turn += 1
         apply(command if command is not None else rnd.Timeout())
     raise RuntimeError("a round did not end")  # pragma: no cover

@@ -1,0 +1,27 @@
+"""The table host's refusals that are not the rules': no such table, one exists, a stale version.
+
+Domain errors only: the table service's handlers turn them into gRPC statuses.
+"""
+
+from __future__ import annotations
+
+
+class TableNotFound(LookupError):
+    """No table has this id."""
+
+
+class TableExists(LookupError):
+    """A table with this id exists already."""
+
+
+class VersionMismatch(Exception):
+    """The command named a table version the table is no longer (or not yet) at."""
+
+    def __init__(self, table_id: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"table {table_id} is at version {actual}, not {expected}: "
+            "reload the table and decide again"
+        )
+        self.table_id = table_id
+        self.expected = expected
+        self.actual = actual

@@ -1,0 +1,74 @@
+"""The table projection: a table folded from its stored events, in version order.
+
+The table host keeps one per table in memory; the gateway's feed and the
+timer fold the same events into the same :class:`Table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from google.protobuf.message import Message
+
+from president import codec
+from president.events.v1 import events_pb2 as pb
+from president.rules import game as g
+from president.store import StoredEvent
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as loaded: the engine's state, the stream version and the table's settings."""
+
+    table_id: str
+    game: g.GameState
+    version: int
+    visibility: str = "practice"
+    host_player_id: str = ""
+    commitment: pb.DealCommitted | None = None
+
+
+def fold(table: Table, event: g.GameEvent | Message, version: int) -> Table:
+    """A table after one more stored event."""
+    if isinstance(event, pb.DealCommitted):
+        return replace(table, version=version, commitment=event)
+    if isinstance(event, pb.DealRevealed):
+        return replace(table, version=version, commitment=None)
+    if isinstance(event, Message):
+        return replace(table, version=version)
+    return replace(table, game=g.evolve(table.game, event), version=version)
+
+
+def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | None:
+    """``table`` after more stored events of its stream, in order (None: before its first).
+
+    A stream begins with ``TableCreated``; ValueError if it does not.
+    """
+    for event in stored:
+        table = fold_next(table, codec.decode(event.type, event.payload), event)
+    return table
+
+
+def fold_next(
+    table: Table | None, event: g.GameEvent | Message, stored: StoredEvent | pb.EventEnvelope
+) -> Table:
+    """``table`` after the next event of its stream, decoded from ``stored`` (None: before
+    the first, which must be ``TableCreated``; ValueError if it is not)."""
+    if table is None:
+        if not isinstance(event, pb.TableCreated):
+            raise ValueError(f"stream {stored.stream_id} does not begin with TableCreated")
+        return table_from_created(event)
+    return fold(table, event, stored.version)
+
+
+def table_from_created(created: pb.TableCreated) -> Table:
+    """The empty table a ``TableCreated`` event describes."""
+    options = codec.options_from_map(created.preset, created.options)
+    return Table(
+        table_id=created.table_id,
+        game=g.new_table(options, created.seat_count),
+        version=1,
+        visibility=created.visibility,
+        host_player_id=created.host_player_id,
+    )

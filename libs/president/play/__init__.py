@@ -1,0 +1,1 @@
+"""Bots play whole games: offline (the engine alone) or recorded (through TableHost, stored)."""

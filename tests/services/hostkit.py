@@ -1,0 +1,87 @@
+"""Driving a TableHost in tests, without processes: a bot table, the human's next move,
+dealers that fail or watch their callers."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, field
+
+import grpc
+
+from president.hosting.dealer import DealtCards, LocalDealer, RoundKey
+from president.hosting.host import TableHost
+from president.hosting.seat_views import table_view
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import mask_of
+from president.rules.options import options_for
+from president.servicekit.errors import ServiceError
+
+
+@dataclass
+class FlakyDealer(LocalDealer):
+    """A local dealer whose deal fails while ``down`` is set, like a dealer being restarted."""
+
+    down: bool = False
+    deals: list[RoundKey] = field(default_factory=list)
+
+    def deal(self, key: RoundKey) -> DealtCards:
+        if self.down:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
+        self.deals.append(key)
+        return super().deal(key)
+
+
+def bot_table(host: TableHost, table_id: str = "t1") -> None:
+    host.create(table_id, options_for("classic", {"game_end": "rounds:2"}), seat_count=4)
+    host.decide_and_append(table_id, g.SitDown(0, "p0"), f"{table_id}-sit-0", "server")
+    for seat in (1, 2, 3):
+        host.decide_and_append(
+            table_id, g.SitDown(seat, f"b{seat}", True), f"{table_id}-sit-{seat}", "s"
+        )
+
+
+def human_move(host: TableHost, table_id: str) -> rnd.Command | g.GameCommand | None:
+    view = table_view(host.load(table_id), 0)
+    if view.phase == "game_over":
+        return None
+    if view.phase == "between_rounds":
+        return g.NextRound()
+    action = view.round.legal[0]
+    if action.verb == "play":
+        return rnd.PlayCards(0, mask_of(list(action.cards)), view.round.trick_version)
+    if action.verb == "pass":
+        return rnd.Pass(0, view.round.trick_version)
+    return rnd.ReturnCards(0, mask_of(list(action.cards)))
+
+
+def fixed_secret(key: RoundKey) -> bytes:
+    """The same secret for the same round, whatever store it is dealt in."""
+    return hashlib.sha256(f"{key.table_id}/{key.game_no}/{key.round_no}".encode()).digest()
+
+
+@dataclass
+class WatchedDealer(LocalDealer):
+    """A local dealer that notes the thread of every call, and fails one made while
+    ``forbidden`` is set."""
+
+    forbidden: bool = False
+    threads: list[int] = field(default_factory=list)
+
+    def _called(self) -> None:
+        if self.forbidden:
+            raise AssertionError("the dealer was called by a command told not to call it")
+        self.threads.append(threading.get_ident())
+
+    def commit(self, key: RoundKey, players: int, jokers: bool, hand_size: int | None) -> str:
+        self._called()
+        return super().commit(key, players, jokers, hand_size)
+
+    def deal(self, key: RoundKey) -> DealtCards:
+        self._called()
+        return super().deal(key)
+
+    def reveal(self, key: RoundKey) -> bytes:
+        self._called()
+        return super().reveal(key)
