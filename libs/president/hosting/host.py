@@ -75,11 +75,6 @@ class Outcome:
     #: the dealer, for :meth:`TableHost.run_dealer_step`. None: nothing is left.
     pending: PendingDealerStep | None = None
 
-    @property
-    def settled(self) -> bool:
-        """Nothing of the command is left to do."""
-        return self.pending is None
-
 
 class TableHost:
     """Hosts tables: loads them, runs commands through the engine, appends the events."""

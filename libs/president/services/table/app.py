@@ -162,14 +162,16 @@ class TableApp:
 
     def run_dealer_step(self, started: Outcome) -> Outcome:
         """Finish a command that stopped before the dealer; the whole command's outcome."""
-        table_id = started.pending.table_id if started.pending is not None else ""
+        pending = started.pending
+        if pending is None:
+            return started
         try:
             return self._host.run_dealer_step(started)
         except ServiceError:
-            self._settled.discard(table_id)
+            self._settled.discard(pending.table_id)  # the dealer failed: settle next time
             raise
         finally:
-            self._noted(table_id)
+            self._noted(pending.table_id)
 
     def settled_in_memory(self, table_id: str) -> bool:
         """The table is in memory and settled here: a command to it reads nothing first

@@ -44,6 +44,23 @@ exactly the events committed after the position (one count,
 :meth:`EventStore.advance_over`), the position jumps past them. That is the
 usual case. Otherwise it reads the batch, publishes what the fast path did
 not and moves the position as above.
+
+Where the fast path lives, and what each part of it bought (measured when
+it landed, alternating runs on one machine):
+
+- :meth:`OutboxRelay.committed` (the table host's ``on_appended`` hook) and
+  :meth:`OutboxRelay.run_fast_path`: publish an append's events as handed
+  over, not read back: p50 play-to-watchers 5.1 -> 3.2 ms at one table.
+- ``FAST_GATHER_SECONDS`` and ``publish_all`` (one write, acknowledgements
+  awaited together), with ``DEBOUNCE_SECONDS`` 0.25 s between the loop's
+  position writes (each SQLite commit holds up the appends): table CPU per
+  action -5 %, NATS -15 %.
+- :class:`FastAcked` and ``EventStore.advance_over``: the loop moves its
+  position over fast-published events with one count instead of reading
+  them back.
+
+The fast path is only a shortcut: switched off (or failing), the loop alone
+publishes everything, in the same order, with the same Msg-Ids.
 """
 
 from __future__ import annotations
@@ -166,7 +183,8 @@ class OutboxRelay:
                 loop.call_soon_threadsafe(wake.set)
 
     def committed(self, result: AppendResult) -> None:
-        """An append committed here: publish its events now, then wake the loop. Any thread."""
+        """An append committed here: publish its events now (the fast path), then wake the
+        loop. Any thread."""
         loop, fast = self._loop, self._fast
         if loop is not None and fast is not None and result.events and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
