@@ -24,11 +24,18 @@ from president.servicekit.nats import envelope
 from president.services.gateway.watch import apply
 from president.store import EventStore
 
-from .hostkit import FlakyDealer, WatchedDealer, bot_table, fixed_secret, human_move
+from .hostkit import (
+    FlakyDealer,
+    WatchedDealer,
+    bot_table,
+    fixed_secret,
+    human_move,
+)
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[EventStore]:
+    """An event store on a SQLite file of its own."""
     with EventStore.from_url(f"sqlite:///{tmp_path / 'store.db'}", migrate=True) as opened:
         yield opened
 

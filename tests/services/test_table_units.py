@@ -28,17 +28,14 @@ from president.rules.cards import card_name, cards_of, mask_of
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
-from president.servicekit.nats import Subjects
 from president.servicekit.table_client import TableClient, read_pages
 from president.services.gateway.upstream import GrpcTables
-from president.services.table import relay as relay_module
 from president.services.table.app import TableApp
 from president.services.table.commands import React, check_actor, translate
 from president.services.table.directory import Summary, TableDirectory
 from president.services.table.executor import CommandExecutor
 from president.services.table.handlers import TableServicer
-from president.services.table.relay import CONSUMER, FastAcked, OutboxRelay
-from president.store import EventStore, NewEvent, Position, StoredEvent
+from president.store import EventStore, Position, StoredEvent
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
 
@@ -46,6 +43,13 @@ from .hostkit import WatchedDealer, bot_table, fixed_secret, human_move
 
 if TYPE_CHECKING:
     from tests.conftest import PostgresServer
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EventStore]:
+    """An event store on a SQLite file of its own."""
+    with EventStore.from_url(f"sqlite:///{tmp_path / 'store.db'}", migrate=True) as opened:
+        yield opened
 
 
 def test_translates_each_kind_of_command() -> None:
@@ -133,12 +137,6 @@ def test_a_player_who_left_acts_no_more_for_the_seat() -> None:
 
 START = translate(gpb.Command(start_game=gpb.StartGame()))
 AS_SERVER = gpb.Actor(player_id="server", seat=-1)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[EventStore]:
-    with EventStore.from_url(f"sqlite:///{tmp_path / 'store.db'}", migrate=True) as opened:
-        yield opened
 
 
 async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventStore) -> None:
@@ -421,62 +419,6 @@ def test_the_table_service_refuses_a_player_who_left(store: EventStore) -> None:
             )
         assert refused.value.reason == "SEAT_LEFT"
     assert host.load("t3").version == before
-
-
-# --------------------------------------------------------------------------- outbox relay
-def _stored(stream: str, version: int, row: int) -> StoredEvent:
-    return StoredEvent(stream, version, "t", b"", {}, Position(0, row), "h", "p")
-
-
-def test_fast_acked_entries_go_once_the_position_passes_them() -> None:
-    acked = FastAcked(limit=3)
-    first, second, third = (_stored("table-a", v, v) for v in (1, 2, 3))
-    for stored in (first, second, third):
-        acked.add(stored)
-    assert acked.full
-    assert acked.take(second) and not acked.take(second)  # counted as sent once
-    acked.passed(Position(0, 2))  # another relay, or the loop, passed the first two
-    assert len(acked) == 1 and not acked.take(first) and not acked.full
-    acked.add(_stored("table-b", 1, 2))  # acknowledged after the position passed it
-    assert len(acked) == 1
-    acked.passed(Position(0, 1))  # a stale position changes nothing
-    assert acked.take(third) and len(acked) == 0
-
-
-async def test_the_relay_forgets_fast_acked_events_it_did_not_read(
-    store: EventStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sent: list[tuple[str, int]] = []
-
-    async def publish(
-        _js: object, _subjects: object, stored: StoredEvent, _timeout: float | None = None
-    ) -> None:
-        sent.append((stored.stream_id, stored.version))
-
-    monkeypatch.setattr(relay_module.jetstream, "publish", publish)
-    relay = OutboxRelay(store, Subjects(), "nats://unused")
-    relay._js, relay._loop = object(), asyncio.get_running_loop()  # type: ignore[assignment]
-
-    def append(version: int) -> StoredEvent:
-        new = NewEvent("t", b"x")
-        return store.append("table-r", version - 1, [new], f"c{version}").events[0]
-
-    # The loop published an event before the fast path recorded it.
-    first = append(1)
-    await relay.drain()
-    relay._fast_acked.add(first)
-    assert len(relay._fast_acked) == 0
-    # Another relay moved the position over a fast-acked event this relay never read.
-    second = append(2)
-    relay._fast_acked.add(second)
-    store.process_batch(CONSUMER, lambda _events, _connection: None, limit=10)
-    await relay.drain()
-    assert len(relay._fast_acked) == 0
-    # Its own batch counts a fast-acked event as sent.
-    third = append(3)
-    relay._fast_acked.add(third)
-    await relay.drain()
-    assert sent == [("table-r", 1)] and len(relay._fast_acked) == 0
 
 
 # --------------------------------------------------------------------------- paged reads
