@@ -121,16 +121,8 @@ def _person_move(game: g.GameState, state: rnd.RoundState) -> tuple[int, rnd.Com
 
 # --------------------------------------------------------------------------- the insider
 Row = dict[str, Any]
-_COLUMNS = (
-    "version",
-    "type",
-    "payload",
-    "metadata",
-    "command_id",
-    "command_seq",
-    "hash",
-    "previous_hash",
-)
+_COLUMNS = tuple(c.name for c in events.c if c.name not in ("id", "tx_id", "stream_id"))
+"""The columns an insider writes back: all but the row ids and the stream."""
 
 
 def rows(engine: Engine, stream: str) -> list[Row]:
@@ -152,6 +144,15 @@ def set_column(engine: Engine, stream: str, at_version: int, **values: Any) -> N
             .where(events.c.stream_id == stream, events.c.version == at_version)
             .values(**values)
         )
+
+
+def set_message(
+    engine: Engine, stream: str, event: StoredEvent, change: Callable[[Any], None]
+) -> None:
+    """The careless insider changes one event's message in place, hashes untouched."""
+    message = codec.parse(event.type, event.payload)
+    change(message)
+    set_column(engine, stream, event.version, payload=message.SerializeToString())
 
 
 def delete_version(engine: Engine, stream: str, version: int) -> None:
@@ -176,6 +177,26 @@ def rewrite(engine: Engine, stream: str, edit: Callable[[list[Row]], list[Row]])
     with engine.begin() as connection:
         connection.execute(delete(events).where(events.c.stream_id == stream))
         connection.execute(insert(events), [{"stream_id": stream, **row} for row in new_rows])
+
+
+def rewrite_message(
+    engine: Engine, stream: str, version: int, change: Callable[[Any], None]
+) -> None:
+    """The careful insider changes one event's message in place, then recomputes every hash."""
+
+    def edit(stored: list[Row]) -> list[Row]:
+        row = stored[version - 1]
+        message = message_of(row)
+        change(message)
+        stored[version - 1] = with_message(row, message)
+        return stored
+
+    rewrite(engine, stream, edit)
+
+
+def rewrite_without(engine: Engine, stream: str, version: int) -> None:
+    """The careful insider drops one event, then renumbers and recomputes every hash."""
+    rewrite(engine, stream, lambda stored: stored[: version - 1] + stored[version:])
 
 
 def forged_row(message: Any, command_id: str, actor: str = "bot:0") -> Row:

@@ -6,6 +6,7 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -18,11 +19,9 @@ from president.rules import round as rnd
 from president.store import EventStore, migrate
 from tests.audit.helpers import (
     decoded,
-    message_of,
     record,
     record_with_people,
-    rewrite,
-    with_message,
+    rewrite_message,
 )
 
 runner = CliRunner()
@@ -74,13 +73,10 @@ def test_verify_exits_1_naming_the_first_bad_event(db: str) -> None:
             event.version for event, item in decoded(store, bad) if isinstance(item, rnd.RoundEnded)
         )
 
-        def edit(rows: list[dict[str, object]]) -> list[dict[str, object]]:
-            message = message_of(rows[version - 1])
+        def change(message: Any) -> None:
             message.totals[0] += 5
-            rows[version - 1] = with_message(rows[version - 1], message)
-            return rows
 
-        rewrite(store.engine, stream_id(bad), edit)
+        rewrite_message(store.engine, stream_id(bad), version, change)
     code, out, _ = invoke("audit", "verify", "--db", db)
     assert code == 1
     assert (
@@ -214,13 +210,10 @@ def test_replay_of_a_bad_log_stops_at_the_bad_event(db: str) -> None:
             if isinstance(item, pb.DealRevealed)
         )
 
-        def edit(rows: list[dict[str, object]]) -> list[dict[str, object]]:
-            message = message_of(rows[version - 1])
+        def change(message: Any) -> None:
             message.secret_hex = "cd" * 32
-            rows[version - 1] = with_message(rows[version - 1], message)
-            return rows
 
-        rewrite(store.engine, stream_id(table_id), edit)
+        rewrite_message(store.engine, stream_id(table_id), version, change)
     code, out, err = invoke("audit", "replay", "--db", db, "--table", table_id)
     assert code == 1
     assert "== Game 1, round 1 ==" in out and "round 2" not in out

@@ -28,11 +28,12 @@ from tests.audit.helpers import (
     decoded,
     delete_version,
     forged_row,
-    message_of,
     record,
     rewrite,
+    rewrite_message,
+    rewrite_without,
     set_column,
-    with_message,
+    set_message,
 )
 
 
@@ -91,9 +92,11 @@ def round_state_before(store: EventStore, table_id: str, version: int) -> g.Game
 # --------------------------------------------------------------------------- plays
 def test_an_edited_card_breaks_the_hash_chain(store: EventStore, table: str) -> None:
     event, _ = single_groups(store, table, rnd.CardsPlayed)[3]
-    message = pb.CardsPlayed.FromString(event.payload)
-    message.cards[0] = "RJ" if message.cards[0] != "RJ" else "BJ"
-    set_column(store.engine, stream_id(table), event.version, payload=message.SerializeToString())
+
+    def change(message: Any) -> None:
+        message.cards[0] = "RJ" if message.cards[0] != "RJ" else "BJ"
+
+    set_message(store.engine, stream_id(table), event, change)
 
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "CardsPlayed")
@@ -109,15 +112,11 @@ def test_an_edited_card_with_recomputed_hashes_is_refused_by_the_rules(
     other = (played.seat + 1) % 4
     foreign = names(game.round.hands[other])[0]  # a card another seat holds
 
-    def edit(stored: list[Row]) -> list[Row]:
-        row = stored[event.version - 1]
-        message = message_of(row)
+    def change(message: Any) -> None:
         del message.cards[:]
         message.cards.append(foreign)
-        stored[event.version - 1] = with_message(row, message)
-        return stored
 
-    rewrite(store.engine, stream_id(table), edit)
+    rewrite_message(store.engine, stream_id(table), event.version, change)
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "CardsPlayed")
     assert "the rules refuse this play" in found.reason
@@ -128,14 +127,10 @@ def test_a_wrong_next_seat_is_named(store: EventStore, table: str) -> None:
     event, played = single_groups(store, table, rnd.CardsPlayed)[2]
     assert played.next_to_act >= 0
 
-    def edit(stored: list[Row]) -> list[Row]:
-        row = stored[event.version - 1]
-        message = message_of(row)
+    def change(message: Any) -> None:
         message.next_to_act = (played.next_to_act + 1) % 4
-        stored[event.version - 1] = with_message(row, message)
-        return stored
 
-    rewrite(store.engine, stream_id(table), edit)
+    rewrite_message(store.engine, stream_id(table), event.version, change)
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "CardsPlayed")
     assert f"the next seat to act is {(played.next_to_act + 1) % 4} in the log" in found.reason
@@ -155,11 +150,7 @@ def test_a_dropped_event_with_renumbered_hashes_is_named_where_it_was(
     store: EventStore, table: str
 ) -> None:
     event, passed = single_groups(store, table, rnd.Passed)[1]
-    rewrite(
-        store.engine,
-        stream_id(table),
-        lambda stored: stored[: event.version - 1] + stored[event.version :],
-    )
+    rewrite_without(store.engine, stream_id(table), event.version)
 
     found = problem(store, table)
     assert found.version == event.version  # the event that now sits where the pass was
@@ -229,9 +220,11 @@ def test_a_forged_play_with_a_recomputed_chain_is_refused(store: EventStore, tab
 # --------------------------------------------------------------------------- deals
 def test_a_changed_secret_breaks_the_chain(store: EventStore, table: str) -> None:
     event, _ = decoded_of(store, table, pb.DealRevealed)[0]
-    changed = pb.DealRevealed.FromString(event.payload)
-    changed.secret_hex = "ab" * 32
-    set_column(store.engine, stream_id(table), event.version, payload=changed.SerializeToString())
+
+    def change(message: Any) -> None:
+        message.secret_hex = "ab" * 32
+
+    set_message(store.engine, stream_id(table), event, change)
 
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "DealRevealed")
@@ -243,14 +236,10 @@ def test_a_changed_secret_with_recomputed_hashes_misses_the_fingerprint(
 ) -> None:
     event, _ = decoded_of(store, table, pb.DealRevealed)[0]
 
-    def edit(stored: list[Row]) -> list[Row]:
-        row = stored[event.version - 1]
-        message = message_of(row)
+    def change(message: Any) -> None:
         message.secret_hex = "ab" * 32
-        stored[event.version - 1] = with_message(row, message)
-        return stored
 
-    rewrite(store.engine, stream_id(table), edit)
+    rewrite_message(store.engine, stream_id(table), event.version, change)
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "DealRevealed")
     assert "does not match the fingerprint" in found.reason
@@ -261,15 +250,11 @@ def test_a_changed_dealt_hand_with_recomputed_hashes_is_not_the_committed_deal(
 ) -> None:
     event, _ = decoded_of(store, table, rnd.RoundStarted)[1]
 
-    def edit(stored: list[Row]) -> list[Row]:
-        row = stored[event.version - 1]
-        message = message_of(row)
+    def change(message: Any) -> None:
         zero, one = message.hands[0].cards, message.hands[1].cards
         zero[0], one[0] = one[0], zero[0]  # swap a card between seats 0 and 1
-        stored[event.version - 1] = with_message(row, message)
-        return stored
 
-    rewrite(store.engine, stream_id(table), edit)
+    rewrite_message(store.engine, stream_id(table), event.version, change)
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "RoundStarted")
     assert "seat 0's dealt hand is not the committed deal" in found.reason
@@ -285,16 +270,12 @@ def test_a_wrong_automatic_give_is_named(store: EventStore, table: str) -> None:
     dealt = [item for _, item in decoded_of(store, table, rnd.RoundStarted)][1]
     weakest = names(dealt.hands[given.giver])[: given.cards.bit_count()]
 
-    def edit(stored: list[Row]) -> list[Row]:
-        row = stored[event.version - 1]
-        message = message_of(row)
+    def change(message: Any) -> None:
         del message.cards[:]
         message.cards.extend(weakest)
-        stored[event.version - 1] = with_message(row, message)
-        return stored
 
     assert game is not None
-    rewrite(store.engine, stream_id(table), edit)
+    rewrite_message(store.engine, stream_id(table), event.version, change)
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "CardsGiven")
     assert f"seat {given.giver} must give their strongest cards" in found.reason
@@ -303,14 +284,10 @@ def test_a_wrong_automatic_give_is_named(store: EventStore, table: str) -> None:
 def test_a_changed_deal_order_is_named(store: EventStore, table: str) -> None:
     event, committed = decoded_of(store, table, pb.DealCommitted)[1]
 
-    def edit(stored: list[Row]) -> list[Row]:
-        row = stored[event.version - 1]
-        message = message_of(row)
+    def change(message: Any) -> None:
         message.deal_order[:] = list(reversed(message.deal_order))
-        stored[event.version - 1] = with_message(row, message)
-        return stored
 
-    rewrite(store.engine, stream_id(table), edit)
+    rewrite_message(store.engine, stream_id(table), event.version, change)
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "DealCommitted")
     assert "the rules deal this round in the order" in found.reason
@@ -322,11 +299,7 @@ def test_a_round_never_revealed_before_the_next_deal_is_named(
 ) -> None:
     revealed, _ = decoded_of(store, table, pb.DealRevealed)[0]
     committed, _ = decoded_of(store, table, pb.DealCommitted)[1]
-    rewrite(
-        store.engine,
-        stream_id(table),
-        lambda stored: stored[: revealed.version - 1] + stored[revealed.version :],
-    )
+    rewrite_without(store.engine, stream_id(table), revealed.version)
 
     found = problem(store, table)
     assert (found.version, found.event_type) == (committed.version - 1, "DealCommitted")
@@ -335,11 +308,7 @@ def test_a_round_never_revealed_before_the_next_deal_is_named(
 
 def test_the_last_round_may_wait_for_its_reveal(store: EventStore, table: str) -> None:
     revealed, _ = decoded_of(store, table, pb.DealRevealed)[-1]
-    rewrite(
-        store.engine,
-        stream_id(table),
-        lambda stored: stored[: revealed.version - 1] + stored[revealed.version :],
-    )
+    rewrite_without(store.engine, stream_id(table), revealed.version)
 
     report = check(store, table)
     assert report.ok, report.problem
@@ -353,15 +322,11 @@ def test_changed_points_and_totals_with_recomputed_hashes_are_named(
     event, ended = decoded_of(store, table, rnd.RoundEnded)[0]
     winner = ended.standings[0]
 
-    def edit(stored: list[Row]) -> list[Row]:
-        row = stored[event.version - 1]
-        message = message_of(row)
+    def change(message: Any) -> None:
         message.points[winner] += 2
         message.totals[winner] += 2
-        stored[event.version - 1] = with_message(row, message)
-        return stored
 
-    rewrite(store.engine, stream_id(table), edit)
+    rewrite_message(store.engine, stream_id(table), event.version, change)
     found = problem(store, table)
     assert (found.version, found.event_type) == (event.version, "RoundEnded")
     assert "the points differ" in found.reason

@@ -28,9 +28,11 @@ from sqlalchemy.pool import NullPool
 
 from president import audit
 from president.events.v1 import events_pb2 as pb
+from president.hosting.streams import STREAM_PREFIX, stream_id
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import names as cards_of
+from president.rules.render import seat_name
 from president.store import EventStore, StoredEvent, StoreError
 from president.store.engine import create_store_engine, normalise_url
 from president.store.schema import events as events_table
@@ -89,9 +91,9 @@ def table_streams(store: EventStore, table_id: str | None = None) -> list[tuple[
     column = events_table.c.stream_id
     query = select(column, func.count()).group_by(column).order_by(column)
     if table_id is None:
-        query = query.where(column.like(audit.STREAM_PREFIX + "%"))
+        query = query.where(column.like(STREAM_PREFIX + "%"))
     else:
-        query = query.where(column == audit.STREAM_PREFIX + table_id)
+        query = query.where(column == stream_id(table_id))
     connection = store.engine.connect().execution_options(sqlite_begin="DEFERRED")
     with connection, connection.begin():
         return [(str(row[0]), int(row[1])) for row in connection.execute(query)]
@@ -99,8 +101,8 @@ def table_streams(store: EventStore, table_id: str | None = None) -> list[tuple[
 
 def read_tables(store: EventStore, streams: list[tuple[str, int]]) -> Iterator[list[StoredEvent]]:
     """Each table's events, one stream at a time, in version order."""
-    for stream_id, _ in streams:
-        yield store.read_stream(stream_id)
+    for stream, _ in streams:
+        yield store.read_stream(stream)
 
 
 # --------------------------------------------------------------------------- verify
@@ -215,7 +217,7 @@ def _print_table(console: Console, report: audit.TableReport) -> None:
     if report.rounds:
         rounds = Table("game", "round", "status", "committed", "dealt", "revealed", "fingerprint")
         for item in report.rounds:
-            colour = {"verified": "green", "in progress": "yellow"}.get(item.status, "red")
+            colour = {audit.VERIFIED: "green", audit.IN_PROGRESS: "yellow"}.get(item.status, "red")
             rounds.add_row(
                 str(item.game_no),
                 str(item.round_no),
@@ -273,7 +275,7 @@ def replay(
     except _BadInput as error:
         _fail(str(error))
     try:
-        events = store.read_stream(audit.STREAM_PREFIX + table)
+        events = store.read_stream(stream_id(table))
     except SQLAlchemyError as error:
         _fail(f"--db: cannot read the store: {str(error).splitlines()[0]}")
     finally:
@@ -312,7 +314,7 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
         elif isinstance(event, pb.DealRevealed):
             echo(f"  Secret (version {version}): {event.secret_hex}")
         elif isinstance(event, pb.ReactionShown):
-            echo(f"  {_name(names, event.seat)} reacts: {event.reaction}")
+            echo(f"  {seat_name(event.seat, names)} reacts: {event.reaction}")
         elif isinstance(event, Message):
             continue
         else:
@@ -336,10 +338,6 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
         + (f", {report.rounds_in_progress} in progress" if report.rounds_in_progress else "")
         + "."
     )
-
-
-def _name(names: list[str], seat: int) -> str:
-    return names[seat] if 0 <= seat < len(names) else f"Seat {seat}"
 
 
 def register(app: typer.Typer) -> None:
