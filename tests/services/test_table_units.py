@@ -28,8 +28,8 @@ from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import Subjects, envelope
 from president.servicekit.table_client import TableClient, read_pages
+from president.services.gateway.entries import apply
 from president.services.gateway.upstream import GrpcTables
-from president.services.gateway.watch import apply
 from president.services.table import relay as relay_module
 from president.services.table.app import TableApp
 from president.services.table.commands import React, check_actor, translate

@@ -36,15 +36,9 @@ from president.services.gateway.auth import (
     require_writer,
 )
 from president.services.gateway.dealcheck import check_deal
+from president.services.gateway.feed import FeedHub, TableFeed
 from president.services.gateway.upstream import ScoringPort, TablePort
-from president.services.gateway.watch import (
-    FeedHub,
-    TableFeed,
-    foreseeable,
-    seat_resolver,
-    watch,
-    watch_session,
-)
+from president.services.gateway.watch import seat_resolver, watch, watch_session
 from president.table.v1 import table_pb2 as tpb
 from president.viewproto import seat_of
 
@@ -222,7 +216,7 @@ class Gateway:
                 "OWN_SEAT",
                 "the host leaves with Leave, not by removing their own seat",
             )
-        await self._execute(
+        await self._submit(
             claims,
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
             f"remove-{request.seat}-v{feed.version}",
@@ -239,7 +233,7 @@ class Gateway:
         if feed.table.visibility == PRIVATE:
             require_host(claims, "start the game at a private table")
         seat = await self._acting_seat(claims, feed)
-        await self._execute(
+        await self._submit(
             claims,
             gpb.Command(start_game=gpb.StartGame()),
             checks.command_id(request.command_id),
@@ -326,7 +320,7 @@ class Gateway:
         require_host(claims, "choose what happens between rounds and games")
         command_id = checks.command_id(request.command_id)
         feed = await self._hub.feed(claims.table_id)
-        version = await self._execute(
+        version = await self._submit(
             claims,
             choice(),
             command_id,
@@ -397,7 +391,7 @@ class Gateway:
         command_id: str,
         actor: str,
     ) -> int:
-        response = await self._tables.execute(
+        response = await self._tables.submit(
             tpb.ExecuteCommandRequest(
                 table_id=table_id,
                 command_id=command_id,
@@ -469,27 +463,25 @@ class Gateway:
         feed = await self._hub.feed(claims.table_id)
         seat = await self._acting_seat(claims, feed)
         try:
-            return await self._execute(claims, command(seat), command_id, seat=seat)
+            return await self._submit(claims, command(seat), command_id, seat=seat)
         except ServiceError as error:
             if not _reason(error, "NOT_YOUR_SEAT"):
                 raise
             moved = await self._acting_seat(claims, feed, fresh=True)  # seats changed: follow
             if moved == seat:
                 raise
-            return await self._execute(claims, command(moved), command_id, seat=moved)
+            return await self._submit(claims, command(moved), command_id, seat=moved)
 
-    async def _execute(
+    async def _submit(
         self, claims: Claims, command: gpb.Command, command_id: str, *, seat: int
     ) -> int:
-        foreseen = foreseeable(command)
-        response = await self._tables.execute(
+        response = await self._tables.submit(
             tpb.ExecuteCommandRequest(
                 table_id=claims.table_id,
                 command_id=f"{claims.player_id}:{command_id}",
                 actor=gpb.Actor(player_id=claims.player_id, seat=seat),
                 command=command,
-            ),
-            sent=None if foreseen is None else lambda: self._hub.foresee(claims.table_id, foreseen),
+            )
         )
         self._hub.nudge(claims.table_id, response.version, response.committed)
         return response.version

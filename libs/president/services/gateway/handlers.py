@@ -123,7 +123,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
         return self._streamed(context, lambda claims: self._gateway.watch(claims, request))
 
-    async def Session(  # type: ignore[override]  # changes come serialized (server.PreSerialized)
+    async def Session(  # type: ignore[override]  # changes come serialized (wire.PreSerialized)
         self, requests: AsyncIterator[pb.SessionRequest], context: Context
     ) -> AsyncIterator[pb.SessionResponse | bytes]:
         # Take the first request before anything can refuse the call: a refusal
