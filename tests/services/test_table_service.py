@@ -282,10 +282,10 @@ async def test_a_command_streams_observers_run_once_the_command_is_written(
 
     async with Tables(table_stack.address("table"), streamed=True) as tables:
         tables.commands = CommandStream(opened)
+        table_id = await tables.bot_table()
         tables.commands.when_written(
             lambda request: calls.append((request.command_id, list(written)))
         )
-        table_id = await tables.bot_table()
         wave = gpb.Command(react=gpb.React(seat=0, reaction="wave"))
         for n in range(3):
             request = pb.ExecuteCommandRequest(

@@ -28,6 +28,7 @@ from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.rules import game as g
 from president.rules import round as rnd
+from president.servicekit.follower import Gap, Place, place
 from president.servicekit.partition import Partition
 from president.tables import Table, fold, table_from_created, table_id_of
 
@@ -219,14 +220,6 @@ class DeadlineBoard:
         heapq.heapify(self._heap)
 
 
-@dataclass(frozen=True)
-class Gap:
-    """Events of ``table_id`` after ``after_version`` are missing: fetch them, then go on."""
-
-    table_id: str
-    after_version: int
-
-
 def event_time(envelope: pb.EventEnvelope, fallback: datetime) -> datetime:
     """The commit time an envelope carries (``fallback`` when it has none)."""
     try:
@@ -264,9 +257,10 @@ class Clocks:
         if not self.partition.owns(table_id):
             return None
         known = self.version(table_id)
-        if envelope.version <= known:
+        where = place(known, envelope.version)
+        if where is Place.SEEN:
             return None  # delivered again
-        if envelope.version != known + 1:
+        if where is Place.AHEAD:
             return Gap(table_id, known)
         event = codec.decode(envelope.type, envelope.payload)
         clock = self._clocks.get(table_id)
