@@ -20,6 +20,7 @@ import grpc
 
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.checks import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
 from president.servicekit.errors import ServiceError
 from president.services.gateway import checks
 from president.services.gateway.auth import (
@@ -43,12 +44,10 @@ from president.table.v1 import table_pb2 as tpb
 from president.viewproto import seat_of
 
 T = TypeVar("T")
-PRACTICE, PUBLIC, PRIVATE = "practice", "public", "private"
-VISIBILITIES = {
+#: The proto's visibilities by name (unspecified: practice).
+VISIBILITY_NAMES = {
     pb.VISIBILITY_UNSPECIFIED: PRACTICE,
-    pb.VISIBILITY_PRACTICE: PRACTICE,
-    pb.VISIBILITY_PUBLIC: PUBLIC,
-    pb.VISIBILITY_PRIVATE: PRIVATE,
+    **{pb.Visibility.Value(f"VISIBILITY_{name.upper()}"): name for name in VISIBILITIES},
 }
 HOST_CHOICES: dict[int, Callable[[], gpb.Command]] = {
     pb.HOST_CHOICE_NEXT_ROUND: lambda: gpb.Command(next_round=gpb.NextRound()),
@@ -87,7 +86,7 @@ class Gateway:
         name = checks.display_name(request.display_name)
         rules = checks.options(request.options)
         seats = checks.seat_count(request.seat_count, rules)
-        visibility = VISIBILITIES.get(request.visibility)
+        visibility = VISIBILITY_NAMES.get(request.visibility)
         if visibility is None:
             raise checks.invalid("INVALID_VISIBILITY", "visibility is practice, public or private")
         if request.command_id:
