@@ -19,6 +19,7 @@ from typing import TypeVar
 import grpc
 from prometheus_client import Gauge
 
+from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.errors import ServiceError
 from president.services.gateway.entries import Entry, apply
@@ -68,36 +69,28 @@ def session_snapshot(entry: Entry, seat: int | None) -> bytes:
 Shape = Callable[[Entry, int | None], T]
 
 
-async def rebuild(tables: TablePort, table_id: str, after: int) -> tuple[Entry | None, list[Entry]]:
-    """From the store: the entry at ``after`` (None for 0) and every entry after it."""
-    events = await tables.read_events(table_id, 0, READ_BATCH)
-    at: Entry | None = None
-    later: list[Entry] = []
-    table: Table | None = None
+def folded(table: Table | None, events: Sequence[epb.EventEnvelope]) -> list[Entry]:
+    """Stored events folded on ``table`` (None: from the first), up to the first gap."""
+    out: list[Entry] = []
     for envelope in events:
         if envelope.version != (table.version if table is not None else 0) + 1:
             break
         entry = apply(table, envelope)
         table = entry.table
-        if entry.version <= after:
-            at = entry
-        else:
-            later.append(entry)
-    return at, later
+        out.append(entry)
+    return out
+
+
+async def rebuild(tables: TablePort, table_id: str, after: int) -> tuple[Entry | None, list[Entry]]:
+    """From the store: the entry at ``after`` (None for 0) and every entry after it."""
+    entries = folded(None, await tables.read_events(table_id, 0, READ_BATCH))
+    at = next((entry for entry in reversed(entries) if entry.version <= after), None)
+    return at, [entry for entry in entries if entry.version > after]
 
 
 async def continue_from(tables: TablePort, table_id: str, last: Entry) -> list[Entry]:
     """Entries after ``last``, read from the store and folded on ``last``'s table."""
-    events = await tables.read_events(table_id, last.version, READ_BATCH)
-    out: list[Entry] = []
-    table = last.table
-    for envelope in events:
-        if envelope.version != table.version + 1:
-            break
-        entry = apply(table, envelope)
-        table = entry.table
-        out.append(entry)
-    return out
+    return folded(last.table, await tables.read_events(table_id, last.version, READ_BATCH))
 
 
 def watch(
