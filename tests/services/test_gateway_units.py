@@ -29,6 +29,7 @@ from president.services.gateway import auth, checks, foresight
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub
 from president.services.gateway.foresight import foreseeable
+from president.services.gateway.handlers import transport_error
 from president.services.gateway.session import session as session_stream
 from president.services.gateway.watch import seat_resolver, watch, watch_session
 from president.store import EventStore
@@ -414,7 +415,7 @@ async def test_a_session_sends_the_changes_ready_together_in_one_message(
 
     claims = auth.Claims("t1", "p0", auth.PLAYER, 0, 0)
     first = pb.SessionRequest(watch=pb.WatchRequest(from_version=0))
-    stream = session_stream(Watching(), claims, first, requests())  # type: ignore[arg-type]
+    stream = session_stream(Watching(), claims, first, requests(), transport_error)  # type: ignore[arg-type]
     plain = watch(hub, "t1", 0, seat_resolver("p0"))
     opening = pb.SessionResponse.FromString(await stream.__anext__())
     assert [c.snapshot for c in opening.changes] == [True] and not opening.results

@@ -16,8 +16,6 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
-import grpc
-
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.checks import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
@@ -56,6 +54,19 @@ HOST_CHOICES: dict[int, Callable[[], gpb.Command]] = {
     pb.HOST_CHOICE_BACK_TO_LOBBY: lambda: gpb.Command(back_to_lobby=gpb.BackToLobby()),
 }
 SEAT_ATTEMPTS = 4
+
+
+class Refused(Exception):
+    """A call the gateway refuses by its own rules: a stable reason and a sentence.
+
+    The entrypoint gives it its transport status
+    (:data:`president.services.gateway.handlers.REFUSED_STATUS`).
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
 
 
 def _reason(error: ServiceError, *reasons: str) -> bool:
@@ -114,8 +125,7 @@ class Gateway:
             )
         except ServiceError as error:
             if request.command_id and _reason(error, "TABLE_EXISTS"):
-                raise ServiceError(
-                    grpc.StatusCode.ALREADY_EXISTS,
+                raise Refused(
                     "TABLE_EXISTS",
                     "a table was created with this command id already; its host token went "
                     "to that first call: create a table with a new command id",
@@ -204,17 +214,9 @@ class Gateway:
         await feed.catch_up()
         seats = feed.table.game.seats
         if request.seat >= len(seats) or not seats[request.seat].occupied:
-            raise ServiceError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "NO_SUCH_SEAT",
-                f"nobody sits in seat {request.seat}",
-            )
+            raise Refused("NO_SUCH_SEAT", f"nobody sits in seat {request.seat}")
         if seat_of(feed.table.game, claims.player_id) == request.seat:
-            raise ServiceError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "OWN_SEAT",
-                "the host leaves with Leave, not by removing their own seat",
-            )
+            raise Refused("OWN_SEAT", "the host leaves with Leave, not by removing their own seat")
         await self._submit(
             claims,
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
@@ -416,9 +418,7 @@ class Gateway:
             await feed.catch_up()
             free = [i for i, seat in enumerate(feed.table.game.seats) if not seat.occupied]
             if not free:
-                raise ServiceError(
-                    grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FULL", "every seat is taken"
-                )
+                raise Refused("TABLE_FULL", "every seat is taken")
             try:
                 await sit(free[0])
             except ServiceError as error:
@@ -426,9 +426,7 @@ class Gateway:
                     continue
                 raise
             return free[0]
-        raise ServiceError(
-            grpc.StatusCode.ABORTED, "SEAT_TAKEN", "others took the free seats first: try again"
-        )
+        raise Refused("SEAT_TAKEN", "others took the free seats first: try again")
 
     def _host_seat(self, feed: TableFeed, claims: Claims) -> int:
         seat = seat_of(feed.table.game, claims.player_id)
@@ -508,4 +506,4 @@ def _holds(view: gpb.TableView, seat: int | None, player_id: str) -> bool:
     return seat is not None and seat < len(view.seats) and view.seats[seat].player_id == player_id
 
 
-__all__ = ["Gateway"]
+__all__ = ["Gateway", "Refused"]
