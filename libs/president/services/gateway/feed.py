@@ -33,7 +33,7 @@ from prometheus_client import Gauge
 
 from president.events.v1 import events_pb2 as epb
 from president.servicekit.errors import ServiceError
-from president.servicekit.follower import Gap, HeldEnvelopes, Place, place, read_gap
+from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
 from president.services.gateway.entries import Entry, Listener, PreparedEntry, apply
 from president.services.gateway.upstream import TablePort
@@ -169,9 +169,9 @@ class TableFeed:
     # -- applying ---------------------------------------------------------------
     async def _received(self, envelope: epb.EventEnvelope) -> None:
         where = place(self.version, envelope.version)
-        if where is Place.SEEN:
+        if where is SEEN:
             return  # already applied: no duplicate
-        if where is Place.NEXT and self.current is not None:
+        if where is NEXT and self.current is not None:
             self._apply(envelope)
             self._release_held()
             return

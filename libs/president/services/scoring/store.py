@@ -32,7 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
-from president.servicekit.follower import Gap, Place, place
+from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.services.scoring.readmodels import (
     GameRecord,
     PlayerDelta,
@@ -290,9 +290,9 @@ class _Batch:
         table_id = table_id_of(stream_id)
         progress = self._locked_progress(stream_id)
         where = place(progress, envelope.version)
-        if where is Place.SEEN:
+        if where is SEEN:
             return SKIPPED
-        if where is Place.AHEAD:
+        if where is AHEAD:
             return Gap(table_id, progress)
         event = codec.decode(envelope.type, envelope.payload)
         if progress == 0:

@@ -28,7 +28,7 @@ from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.rules import game as g
 from president.rules import round as rnd
-from president.servicekit.follower import Gap, Place, place
+from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.servicekit.partition import Partition
 from president.tables import Table, fold, table_from_created, table_id_of
 
@@ -258,9 +258,9 @@ class Clocks:
             return None
         known = self.version(table_id)
         where = place(known, envelope.version)
-        if where is Place.SEEN:
+        if where is SEEN:
             return None  # delivered again
-        if where is Place.AHEAD:
+        if where is AHEAD:
             return Gap(table_id, known)
         event = codec.decode(envelope.type, envelope.payload)
         clock = self._clocks.get(table_id)
