@@ -37,6 +37,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.rules.cards import parse_card
+from president.servicekit.checks import VISIBILITIES
 
 T = TypeVar("T")
 TABLE_HEADER = "president-table-id"
@@ -46,10 +47,9 @@ HOST_CHOICES = {
     "play_again": pb.HOST_CHOICE_PLAY_AGAIN,
     "back_to_lobby": pb.HOST_CHOICE_BACK_TO_LOBBY,
 }
-VISIBILITIES = {
-    "practice": pb.VISIBILITY_PRACTICE,
-    "public": pb.VISIBILITY_PUBLIC,
-    "private": pb.VISIBILITY_PRIVATE,
+#: The proto's visibility of each name.
+VISIBILITY_VALUES = {
+    name: pb.Visibility.Value(f"VISIBILITY_{name.upper()}") for name in VISIBILITIES
 }
 RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 #: Reasons of a failure that says nothing about the command, only that the
@@ -183,7 +183,7 @@ class GatewayClient:
             pb.CreateTableRequest(
                 options=gpb.TableOptions(preset=preset, options=options or {}),
                 seat_count=seat_count,
-                visibility=VISIBILITIES.get(visibility, pb.VISIBILITY_UNSPECIFIED),
+                visibility=VISIBILITY_VALUES.get(visibility, pb.VISIBILITY_UNSPECIFIED),
                 display_name=display_name,
                 command_id=command_id,
             ),

@@ -104,7 +104,7 @@ class Tables:
         if expected_version is not None:
             request.expected_version = expected_version
         if self.commands is not None:
-            return await self.commands.execute(request)
+            return await self.commands.send(request)
         response: pb.ExecuteCommandResponse = await self.stub.ExecuteCommand(request, timeout=60)
         return response
 

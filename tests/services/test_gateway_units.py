@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import grpc
@@ -28,16 +28,13 @@ from president.rules.cards import names
 from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import Subjects, envelope
-from president.services.gateway import auth, checks
+from president.services.gateway import auth, checks, foresight
 from president.services.gateway.dealcheck import check_deal
+from president.services.gateway.feed import FeedHub
+from president.services.gateway.foresight import foreseeable
+from president.services.gateway.handlers import transport_error
 from president.services.gateway.session import session as session_stream
-from president.services.gateway.watch import (
-    FeedHub,
-    foreseeable,
-    seat_resolver,
-    watch,
-    watch_session,
-)
+from president.services.gateway.watch import seat_resolver, watch, watch_session
 from president.store import EventStore
 from president.table.v1 import table_pb2 as tpb
 
@@ -221,9 +218,7 @@ class LocalTables:
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
         raise NotImplementedError
 
-    async def execute(
-        self, request: tpb.ExecuteCommandRequest, sent: object = None
-    ) -> tpb.ExecuteCommandResponse:
+    async def submit(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
         raise NotImplementedError
 
     async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
@@ -422,7 +417,7 @@ async def test_a_session_sends_the_changes_ready_together_in_one_message(
 
     claims = auth.Claims("t1", "p0", auth.PLAYER, 0, 0)
     first = pb.SessionRequest(watch=pb.WatchRequest(from_version=0))
-    stream = session_stream(Watching(), claims, first, requests())  # type: ignore[arg-type]
+    stream = session_stream(Watching(), claims, first, requests(), transport_error)  # type: ignore[arg-type]
     plain = watch(hub, "t1", 0, seat_resolver("p0"))
     opening = pb.SessionResponse.FromString(await stream.__anext__())
     assert [c.snapshot for c in opening.changes] == [True] and not opening.results
@@ -449,6 +444,13 @@ async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact
     bot_table(tables)
     ahead_hub, after_hub = (FeedHub(tables, Subjects()) for _ in range(2))  # type: ignore[arg-type]
     ahead_feed, after_feed = await ahead_hub.feed("t1"), await after_hub.feed("t1")
+    written: list[Callable[[tpb.ExecuteCommandRequest], None]] = []
+
+    class Written:  # the table port's side of the seam: who is told of a command written
+        def when_written(self, observer: Callable[[tpb.ExecuteCommandRequest], None]) -> None:
+            written.append(observer)
+
+    foresight.enable(Written(), ahead_hub)
     viewers = [seat_resolver(player) for player in ("p0", "bot-1", None)]
     ahead = [watch_session(ahead_hub, "t1", 0, viewer) for viewer in viewers]
     after = [watch_session(after_hub, "t1", 0, viewer) for viewer in viewers]
@@ -479,8 +481,9 @@ async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact
         elif isinstance(guess, rnd.Pass):
             message = gpb.Command(**{"pass": gpb.Pass(seat=0)})
         foreseen = foreseeable(message) if message is not None else None
-        if foreseen is not None:
-            ahead_hub.foresee("t1", foreseen)
+        if message is not None:  # the command was written: the foresight works it out
+            (told,) = written
+            told(tpb.ExecuteCommandRequest(table_id="t1", command=message))
         outcome = tables.host.decide_and_append("t1", command, f"ahead-{step}", "p0")
         before = ahead_feed.version
         ahead_hub.nudge("t1", outcome.version, [envelope(e) for e in outcome.committed])
@@ -594,7 +597,7 @@ async def test_a_command_the_table_service_never_answers_is_unavailable_at_its_d
     started = time.monotonic()
     with pytest.raises(ServiceError) as unanswered:
         request = tpb.ExecuteCommandRequest(table_id="t1", command_id="c1")
-        await asyncio.wait_for(stream.execute(request), 10)  # no deadline: TimeoutError
+        await asyncio.wait_for(stream.send(request), 10)  # no deadline: TimeoutError
     assert unanswered.value.reason == "UPSTREAM_UNAVAILABLE"
     assert 0.04 <= time.monotonic() - started < 5
     assert [item.command.command_id for item in calls[0].taken[0].commands] == ["c1"]

@@ -18,9 +18,10 @@ from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
+from president.servicekit.follower import Gap
 from president.servicekit.nats import envelope
 from president.services.scoring.consumer import Consumer
-from president.services.scoring.store import APPLIED, SKIPPED, Gap, ScoringStore
+from president.services.scoring.store import APPLIED, SKIPPED, ScoringStore
 from president.store import EventStore, migrate
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def test_each_event_counts_once_and_gaps_are_reported(
         before = (store.table("once"), store.player("a"))
         for item in envelopes[:10]:
             assert store.apply(item) == SKIPPED
-        assert store.apply(envelopes[12]) == Gap(10)
+        assert store.apply(envelopes[12]) == Gap("once", 10)
         assert (store.table("once"), store.player("a")) == before
         assert store.progress("table-once") == 10
         for item in envelopes[10:]:

@@ -265,10 +265,10 @@ async def test_one_stream_answers_commands_sent_at_once_each_by_its_request(
         assert table_events(table_stack, other)[-1].version == answer.version
 
 
-async def test_a_command_streams_sent_callback_runs_once_the_command_is_written(
+async def test_a_command_streams_observers_run_once_the_command_is_written(
     table_stack: Stack,
 ) -> None:
-    """``sent`` runs after the command's message went to the call, before its answer, once."""
+    """An observer runs after the command's message went to the call, before its answer, once."""
     written: list[str] = []
     calls: list[tuple[str, list[str]]] = []
 
@@ -283,14 +283,15 @@ async def test_a_command_streams_sent_callback_runs_once_the_command_is_written(
     async with Tables(table_stack.address("table"), streamed=True) as tables:
         tables.commands = CommandStream(opened)
         table_id = await tables.bot_table()
+        tables.commands.when_written(
+            lambda request: calls.append((request.command_id, list(written)))
+        )
         wave = gpb.Command(react=gpb.React(seat=0, reaction="wave"))
         for n in range(3):
             request = pb.ExecuteCommandRequest(
                 table_id=table_id, command_id=f"wave-{n}", actor=player(0), command=wave
             )
-            answer = await tables.commands.execute(
-                request, sent=lambda cid=f"wave-{n}": calls.append((cid, list(written)))
-            )
+            answer = await tables.commands.send(request)
             assert answer.events == 1
             assert calls[-1][0] == f"wave-{n}" and f"wave-{n}" in calls[-1][1]
     assert [cid for cid, _ in calls] == ["wave-0", "wave-1", "wave-2"]
@@ -677,7 +678,7 @@ async def test_the_gateway_sends_commands_straight_to_the_lease_holder(
                 request = pb.ExecuteCommandRequest(
                     table_id=table_id, command_id=command_id(), actor=step[1], command=step[0]
                 )
-                await gateway_side.execute(request)
+                await gateway_side.submit(request)
         assert await asyncio.to_thread(handled, holder, "ExecuteCommands") == 6
         assert await asyncio.to_thread(handled, other, "ExecuteCommands") == 0
         # None came forwarded (as a call) from the other replica.
@@ -689,7 +690,7 @@ async def test_the_gateway_sends_commands_straight_to_the_lease_holder(
             request = pb.ExecuteCommandRequest(
                 table_id=table_id, command_id=command_id(), actor=step[1], command=step[0]
             )
-            version = (await gateway_side.execute(request)).version
+            version = (await gateway_side.submit(request)).version
             assert (await survivor.view(table_id, 0)).version >= version
         assert await asyncio.to_thread(handled, other, "ExecuteCommands") == 1
         events = table_events(table_stack, table_id)

@@ -16,6 +16,7 @@ from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
+from president.servicekit.follower import Gap
 from president.servicekit.partition import Partition
 from president.servicekit.table_client import TimeoutResult
 from president.services.timer.deadlines import (
@@ -24,7 +25,6 @@ from president.services.timer.deadlines import (
     TURN,
     Clocks,
     DeadlineBoard,
-    Gap,
     running_timer,
 )
 from president.services.timer.scheduler import Scheduler

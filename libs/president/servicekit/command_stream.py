@@ -20,9 +20,9 @@ that was sent on a broken stream is sent once more on the next one: its
 command id makes that safe (the table service runs a command id once and
 answers a repeat with the first result).
 
-A caller may pass ``sent``: called (soon, on the event loop) once the
-command is written, so that work meant for the wait for the answer does not
-hold the command up.
+Observers (:meth:`CommandStream.when_written`) are told of each command
+soon after it is written, on the event loop: work meant for the wait for
+the answer then does not hold the command up (the gateway's foresight).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from president.table.v1 import table_pb2 as pb
 
 #: How long a command waits for its answer, as the unary call's deadline.
 ANSWER_SECONDS = 15.0
+#: Told of each command written (see :meth:`CommandStream.when_written`).
+Observer = Callable[[pb.ExecuteCommandRequest], None]
 
 
 def unavailable() -> ServiceError:
@@ -64,10 +66,12 @@ class _Broken(Exception):
 class _Stream:
     """One open ExecuteCommands call: requests in through a queue, answers to futures."""
 
-    def __init__(self, open_call: Callable[[AsyncIterator[Any]], Any]) -> None:
+    def __init__(
+        self, open_call: Callable[[AsyncIterator[Any]], Any], observers: list[Observer]
+    ) -> None:
         self._outbox: asyncio.Queue[pb.TaggedCommand | None] = asyncio.Queue()
         self._waiting: dict[int, asyncio.Future[pb.ExecuteCommandResponse]] = {}
-        self._sent: dict[int, Callable[[], None]] = {}
+        self._observers = observers
         self._ids = itertools.count(1)
         self.broken = False
         self._call = open_call(self._requests())
@@ -79,10 +83,9 @@ class _Stream:
         while (first := await self._outbox.get()) is not None:
             ready, end = take_ready(first, self._outbox)
             yield pb.ExecuteCommandsRequest(commands=ready)
-            for item in ready:  # written: what waited for that runs after the next writes
-                sent = self._sent.pop(item.request_id, None)
-                if sent is not None:
-                    loop.call_soon(sent)
+            for observer in self._observers:  # written: they run after the next writes
+                for item in ready:
+                    loop.call_soon(observer, item.command)
             if end:
                 return
 
@@ -101,22 +104,17 @@ class _Stream:
             pass
         finally:
             self.broken = True
-            self._sent.clear()
             for future in self._waiting.values():
                 if not future.done():
                     future.set_exception(_Broken())
             self._waiting.clear()
 
-    async def execute(
-        self, command: pb.ExecuteCommandRequest, sent: Callable[[], None] | None = None
-    ) -> pb.ExecuteCommandResponse:
+    async def send(self, command: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
         request_id = next(self._ids)
         future: asyncio.Future[pb.ExecuteCommandResponse] = (
             asyncio.get_running_loop().create_future()
         )
         self._waiting[request_id] = future
-        if sent is not None:
-            self._sent[request_id] = sent
         self._outbox.put_nowait(pb.TaggedCommand(request_id=request_id, command=command))
         # A deadline on the future itself: wait_for would add a step between the
         # answer and this caller, on every command.
@@ -126,7 +124,6 @@ class _Stream:
         finally:
             deadline.cancel()
             self._waiting.pop(request_id, None)
-            self._sent.pop(request_id, None)
 
     async def close(self) -> None:
         self._outbox.put_nowait(None)
@@ -146,22 +143,22 @@ class CommandStream:
     def __init__(self, open_call: Callable[[AsyncIterator[Any]], Any]) -> None:
         self._open_call = open_call
         self._stream: _Stream | None = None
+        self._observers: list[Observer] = []
+
+    def when_written(self, observer: Observer) -> None:
+        """Call ``observer`` with each command soon after it is written (see the module's doc)."""
+        self._observers.append(observer)
 
     def _current(self) -> _Stream:
         if self._stream is None or self._stream.broken:
-            self._stream = _Stream(self._open_call)
+            self._stream = _Stream(self._open_call, self._observers)
         return self._stream
 
-    async def execute(
-        self, command: pb.ExecuteCommandRequest, sent: Callable[[], None] | None = None
-    ) -> pb.ExecuteCommandResponse:
-        """The table service's answer, or the refusal it gave, raised as a ServiceError.
-
-        ``sent`` is called once the command is written (see the module's doc).
-        """
+    async def send(self, command: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
+        """The table service's answer, or the refusal it gave, raised as a ServiceError."""
         for attempt in (1, 2):
             try:
-                return await self._current().execute(command, sent)
+                return await self._current().send(command)
             except _Broken:
                 if attempt == 2:
                     raise unavailable() from None

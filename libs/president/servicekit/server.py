@@ -40,40 +40,8 @@ class Service:
     background: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
     #: Run after the server stopped.
     on_stop: list[Hook] = field(default_factory=list)
-
-
-class PreSerialized(grpc.aio.ServerInterceptor):
-    """Lets a streaming handler yield messages it serialized itself (``bytes``).
-
-    A server that sends one message to many streams (the gateway's changes)
-    builds its bytes once; gRPC would otherwise serialize it again per stream.
-    Anything else is serialized as usual.
-    """
-
-    async def intercept_service(  # handlers are untyped in grpc's stubs
-        self, continuation: Any, handler_call_details: Any
-    ) -> Any:
-        handler: Any = await continuation(handler_call_details)
-        if handler is None or handler.response_serializer is None:
-            return handler
-        if handler.unary_stream is None and handler.stream_stream is None:
-            return handler
-        serialize = handler.response_serializer
-
-        def passing_bytes(message: Any) -> bytes:
-            return message if isinstance(message, bytes) else serialize(message)
-
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                handler.unary_stream,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=passing_bytes,
-            )
-        return grpc.stream_stream_rpc_method_handler(
-            handler.stream_stream,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=passing_bytes,
-        )
+    #: This service's own interceptors, after the metrics one every service has.
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = ()
 
 
 def _options() -> list[tuple[str, Any]]:
@@ -105,7 +73,8 @@ async def run(service: Service, settings: Settings) -> None:
     """Serve until SIGTERM or SIGINT, then drain."""
     log = configure(service.name, settings.log_level)
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(service.name), PreSerialized()], options=_options()
+        interceptors=[MetricsInterceptor(service.name), *service.interceptors],
+        options=_options(),
     )
     names = list(service.register(server))
     checker = health.aio.HealthServicer()

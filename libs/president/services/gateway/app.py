@@ -16,11 +16,10 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
-import grpc
-
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
+from president.servicekit.checks import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
 from president.servicekit.errors import ServiceError
 from president.services.gateway import checks
 from president.services.gateway.auth import (
@@ -37,24 +36,16 @@ from president.services.gateway.auth import (
     require_writer,
 )
 from president.services.gateway.dealcheck import check_deal
+from president.services.gateway.feed import FeedHub, TableFeed
 from president.services.gateway.upstream import ScoringPort, TablePort
-from president.services.gateway.watch import (
-    FeedHub,
-    TableFeed,
-    foreseeable,
-    seat_resolver,
-    watch,
-    watch_session,
-)
+from president.services.gateway.watch import seat_resolver, watch, watch_session
 from president.table.v1 import table_pb2 as tpb
 
 T = TypeVar("T")
-PRACTICE, PUBLIC, PRIVATE = "practice", "public", "private"
-VISIBILITIES = {
+#: The proto's visibilities by name (unspecified: practice).
+VISIBILITY_NAMES = {
     pb.VISIBILITY_UNSPECIFIED: PRACTICE,
-    pb.VISIBILITY_PRACTICE: PRACTICE,
-    pb.VISIBILITY_PUBLIC: PUBLIC,
-    pb.VISIBILITY_PRIVATE: PRIVATE,
+    **{pb.Visibility.Value(f"VISIBILITY_{name.upper()}"): name for name in VISIBILITIES},
 }
 HOST_CHOICES: dict[int, Callable[[], gpb.Command]] = {
     pb.HOST_CHOICE_NEXT_ROUND: lambda: gpb.Command(next_round=gpb.NextRound()),
@@ -63,6 +54,19 @@ HOST_CHOICES: dict[int, Callable[[], gpb.Command]] = {
     pb.HOST_CHOICE_BACK_TO_LOBBY: lambda: gpb.Command(back_to_lobby=gpb.BackToLobby()),
 }
 SEAT_ATTEMPTS = 4
+
+
+class Refused(Exception):
+    """A call the gateway refuses by its own rules: a stable reason and a sentence.
+
+    The entrypoint gives it its transport status
+    (:data:`president.services.gateway.handlers.REFUSED_STATUS`).
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
 
 
 def _reason(error: ServiceError, *reasons: str) -> bool:
@@ -93,7 +97,7 @@ class Gateway:
         name = checks.display_name(request.display_name)
         rules = checks.options(request.options)
         seats = checks.seat_count(request.seat_count, rules)
-        visibility = VISIBILITIES.get(request.visibility)
+        visibility = VISIBILITY_NAMES.get(request.visibility)
         if visibility is None:
             raise checks.invalid("INVALID_VISIBILITY", "visibility is practice, public or private")
         if request.command_id:
@@ -121,8 +125,7 @@ class Gateway:
             )
         except ServiceError as error:
             if request.command_id and _reason(error, "TABLE_EXISTS"):
-                raise ServiceError(
-                    grpc.StatusCode.ALREADY_EXISTS,
+                raise Refused(
                     "TABLE_EXISTS",
                     "a table was created with this command id already; its host token went "
                     "to that first call: create a table with a new command id",
@@ -211,18 +214,10 @@ class Gateway:
         await feed.catch_up()
         seats = feed.table.game.seats
         if request.seat >= len(seats) or not seats[request.seat].occupied:
-            raise ServiceError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "NO_SUCH_SEAT",
-                f"nobody sits in seat {request.seat}",
-            )
+            raise Refused("NO_SUCH_SEAT", f"nobody sits in seat {request.seat}")
         if seat_of(feed.table.game, claims.player_id) == request.seat:
-            raise ServiceError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "OWN_SEAT",
-                "the host leaves with Leave, not by removing their own seat",
-            )
-        await self._execute(
+            raise Refused("OWN_SEAT", "the host leaves with Leave, not by removing their own seat")
+        await self._submit(
             claims,
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
             f"remove-{request.seat}-v{feed.version}",
@@ -239,7 +234,7 @@ class Gateway:
         if feed.table.visibility == PRIVATE:
             require_host(claims, "start the game at a private table")
         seat = await self._acting_seat(claims, feed)
-        await self._execute(
+        await self._submit(
             claims,
             gpb.Command(start_game=gpb.StartGame()),
             checks.command_id(request.command_id),
@@ -326,7 +321,7 @@ class Gateway:
         require_host(claims, "choose what happens between rounds and games")
         command_id = checks.command_id(request.command_id)
         feed = await self._hub.feed(claims.table_id)
-        version = await self._execute(
+        version = await self._submit(
             claims,
             choice(),
             command_id,
@@ -397,7 +392,7 @@ class Gateway:
         command_id: str,
         actor: str,
     ) -> int:
-        response = await self._tables.execute(
+        response = await self._tables.submit(
             tpb.ExecuteCommandRequest(
                 table_id=table_id,
                 command_id=command_id,
@@ -423,9 +418,7 @@ class Gateway:
             await feed.catch_up()
             free = [i for i, seat in enumerate(feed.table.game.seats) if not seat.occupied]
             if not free:
-                raise ServiceError(
-                    grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FULL", "every seat is taken"
-                )
+                raise Refused("TABLE_FULL", "every seat is taken")
             try:
                 await sit(free[0])
             except ServiceError as error:
@@ -433,9 +426,7 @@ class Gateway:
                     continue
                 raise
             return free[0]
-        raise ServiceError(
-            grpc.StatusCode.ABORTED, "SEAT_TAKEN", "others took the free seats first: try again"
-        )
+        raise Refused("SEAT_TAKEN", "others took the free seats first: try again")
 
     def _host_seat(self, feed: TableFeed, claims: Claims) -> int:
         seat = seat_of(feed.table.game, claims.player_id)
@@ -469,27 +460,25 @@ class Gateway:
         feed = await self._hub.feed(claims.table_id)
         seat = await self._acting_seat(claims, feed)
         try:
-            return await self._execute(claims, command(seat), command_id, seat=seat)
+            return await self._submit(claims, command(seat), command_id, seat=seat)
         except ServiceError as error:
             if not _reason(error, "NOT_YOUR_SEAT"):
                 raise
             moved = await self._acting_seat(claims, feed, fresh=True)  # seats changed: follow
             if moved == seat:
                 raise
-            return await self._execute(claims, command(moved), command_id, seat=moved)
+            return await self._submit(claims, command(moved), command_id, seat=moved)
 
-    async def _execute(
+    async def _submit(
         self, claims: Claims, command: gpb.Command, command_id: str, *, seat: int
     ) -> int:
-        foreseen = foreseeable(command)
-        response = await self._tables.execute(
+        response = await self._tables.submit(
             tpb.ExecuteCommandRequest(
                 table_id=claims.table_id,
                 command_id=f"{claims.player_id}:{command_id}",
                 actor=gpb.Actor(player_id=claims.player_id, seat=seat),
                 command=command,
-            ),
-            sent=None if foreseen is None else lambda: self._hub.foresee(claims.table_id, foreseen),
+            )
         )
         self._hub.nudge(claims.table_id, response.version, response.committed)
         return response.version
@@ -517,4 +506,4 @@ def _holds(view: gpb.TableView, seat: int | None, player_id: str) -> bool:
     return seat is not None and seat < len(view.seats) and view.seats[seat].player_id == player_id
 
 
-__all__ = ["Gateway"]
+__all__ = ["Gateway", "Refused"]

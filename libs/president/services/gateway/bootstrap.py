@@ -15,12 +15,14 @@ from nats.aio.client import Client
 from president.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from president.servicekit.config import Settings, env_seconds
 from president.servicekit.server import Service
+from president.services.gateway import foresight
 from president.services.gateway.app import Gateway
 from president.services.gateway.auth import Tokens, random_secret
+from president.services.gateway.feed import FeedHub
 from president.services.gateway.handlers import GatewayServicer
 from president.services.gateway.owners import LeaseOwners
 from president.services.gateway.upstream import GrpcScoring, GrpcTables
-from president.services.gateway.watch import FeedHub
+from president.services.gateway.wire import PreSerialized
 
 RECONNECT_SECONDS = 1.0
 
@@ -39,7 +41,8 @@ def token_secret(settings: Settings) -> tuple[str, bool]:
 
 
 def build(settings: Settings) -> Service:
-    """Wire the table and scoring clients, the feeds (NATS) and the tokens into the servicer."""
+    """Wire the table and scoring clients, the feeds (NATS) and the tokens into the servicer;
+    turn the foresight on."""
     secret, random = token_secret(settings)
     tokens = Tokens(secret, settings.token_ttl_seconds)
     owners = (
@@ -50,6 +53,7 @@ def build(settings: Settings) -> Service:
     tables = GrpcTables(settings.address("table"), owners=owners)
     scoring = GrpcScoring(settings.address("scoring"))
     hub = FeedHub(tables, settings.subjects)
+    foresight.enable(tables, hub)  # plays' changes built while the table service commits
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     gateway = Gateway(tables, scoring, tokens, hub, id_key)
     client: list[Client] = []
@@ -109,4 +113,5 @@ def build(settings: Settings) -> Service:
         register=register,
         background=[follow_nats, hub.maintain],
         on_stop=[close],
+        interceptors=[PreSerialized()],  # the Watch and Session streams yield bytes
     )

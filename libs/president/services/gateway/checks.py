@@ -14,7 +14,13 @@ from president.game.v1 import game_pb2 as gpb
 from president.rules.cards import CardSyntaxError, parse_card
 from president.rules.game import MIN_TO_PLAY
 from president.rules.options import PRESETS, OptionError, Options, options_for
-from president.servicekit.checks import invalid, reaction, round_number, table_id
+from president.servicekit.checks import (
+    MAX_COMMAND_ID,
+    invalid,
+    reaction,
+    round_number,
+    table_id,
+)
 
 __all__ = [
     "cards",
@@ -30,7 +36,6 @@ __all__ = [
 
 MAX_NAME = 40
 MAX_CARDS = 5
-MAX_COMMAND_ID = 100
 MAX_OPTIONS = 40
 MAX_OPTION_TEXT = 100
 USUAL_SEATS = 4

@@ -1,4 +1,10 @@
-"""The gateway's gRPC servicer: token -> claims, proto in and out, errors -> rich status."""
+"""The gateway's gRPC servicer: token -> claims, proto in and out, errors -> rich status.
+
+Every refusal becomes its transport error here (:func:`transport_error`):
+the gateway's own (:class:`~president.services.gateway.app.Refused`) by
+:data:`REFUSED_STATUS`, the rules' and the services' by the service kit's
+tables.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +16,29 @@ import structlog
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
-from president.servicekit.errors import abort
-from president.services.gateway.app import Gateway
+from president.servicekit.errors import ServiceError, abort, from_domain
+from president.services.gateway.app import Gateway, Refused
 from president.services.gateway.auth import Claims, Tokens
 from president.services.gateway.session import DOMAIN_ERRORS, internal, session
 
 T = TypeVar("T")
 Context = grpc.aio.ServicerContext[Any, Any]
+
+#: The transport status of each of the gateway's own refusals (:class:`Refused`).
+REFUSED_STATUS = {
+    "TABLE_EXISTS": grpc.StatusCode.ALREADY_EXISTS,
+    "NO_SUCH_SEAT": grpc.StatusCode.FAILED_PRECONDITION,
+    "OWN_SEAT": grpc.StatusCode.FAILED_PRECONDITION,
+    "TABLE_FULL": grpc.StatusCode.FAILED_PRECONDITION,
+    "SEAT_TAKEN": grpc.StatusCode.ABORTED,
+}
+
+
+def transport_error(error: Exception) -> ServiceError:
+    """The status, reason and sentence a client receives for a refusal."""
+    if isinstance(error, Refused):
+        return ServiceError(REFUSED_STATUS[error.reason], error.reason, error.message)
+    return from_domain(error)
 
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
@@ -32,7 +54,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         try:
             return await run()
         except DOMAIN_ERRORS as error:
-            await abort(context, error)
+            await abort(context, transport_error(error))
         except Exception as error:
             self._log.exception("call failed", error=repr(error))
             await abort(context, internal())
@@ -43,7 +65,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             claims = self._tokens.from_metadata(context.invocation_metadata())
             return await run(claims)
         except DOMAIN_ERRORS as error:
-            await abort(context, error)
+            await abort(context, transport_error(error))
         except Exception as error:
             self._log.exception("call failed", error=repr(error))
             await abort(context, internal())
@@ -123,7 +145,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
         return self._streamed(context, lambda claims: self._gateway.watch(claims, request))
 
-    async def Session(  # type: ignore[override]  # changes come serialized (server.PreSerialized)
+    async def Session(  # type: ignore[override]  # changes come serialized (wire.PreSerialized)
         self, requests: AsyncIterator[pb.SessionRequest], context: Context
     ) -> AsyncIterator[pb.SessionResponse | bytes]:
         # Take the first request before anything can refuse the call: a refusal
@@ -131,7 +153,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         # its own status (grpc.aio, grpc/grpc#36066).
         first = await anext(requests, None)
         stream = self._streamed(
-            context, lambda claims: session(self._gateway, claims, first, requests)
+            context, lambda claims: session(self._gateway, claims, first, requests, transport_error)
         )
         async for item in stream:
             yield item
@@ -145,7 +167,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             async for item in open_stream(claims):
                 yield item
         except DOMAIN_ERRORS as error:
-            await abort(context, error)
+            await abort(context, transport_error(error))
         except Exception as error:
             self._log.exception("stream failed", error=repr(error))
             await abort(context, internal())

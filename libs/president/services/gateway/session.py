@@ -31,13 +31,15 @@ import structlog
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.errors import CommandError, Rejected
 from president.rules.options import OptionError
-from president.servicekit.errors import ServiceError, from_domain, to_refusal
+from president.servicekit.errors import ServiceError, to_refusal
 from president.servicekit.metrics import observe_call
 from president.services.gateway import checks
-from president.services.gateway.app import Gateway
+from president.services.gateway.app import Gateway, Refused
 from president.services.gateway.auth import Claims
 
-DOMAIN_ERRORS = (ServiceError, Rejected, CommandError, OptionError)
+DOMAIN_ERRORS = (ServiceError, Rejected, CommandError, OptionError, Refused)
+#: A refusal as the client receives it (the entrypoint's mapping).
+RefusalOf = Callable[[Exception], ServiceError]
 #: Responses waiting for the client: a slow reader holds back its own stream,
 #: and its watcher then reads the store instead of growing a queue.
 OUTBOX = 64
@@ -66,12 +68,14 @@ async def session(
     claims: Claims,
     first: pb.SessionRequest | None,
     requests: AsyncIterator[pb.SessionRequest],
+    refusal_of: RefusalOf,
 ) -> AsyncIterator[bytes]:
     """The responses of one Session (``first`` is its first request, already read):
     changes and command results, serialized, what is ready together in one message.
 
     Changes come serialized already (built once per seat and change, see
     ``Entry.session_response``); the server passes bytes through as they are.
+    A refused command's result carries ``refusal_of`` its error.
     """
     if first is None:
         return
@@ -94,7 +98,7 @@ async def session(
     async def commands() -> None:
         with contextlib.suppress(grpc.RpcError, asyncio.CancelledError):
             async for request in requests:
-                result = await answer(gateway, claims, request)
+                result = await answer(gateway, claims, request, refusal_of)
                 await out.put(pb.SessionResponse(results=[result]).SerializeToString())
 
     tasks = [
@@ -123,7 +127,9 @@ async def session(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def answer(gateway: Gateway, claims: Claims, request: pb.SessionRequest) -> pb.CommandResult:
+async def answer(
+    gateway: Gateway, claims: Claims, request: pb.SessionRequest, refusal_of: RefusalOf
+) -> pb.CommandResult:
     """Run one command of a session as its call would; its result, refusals included."""
     kind = request.WhichOneof("request") or ""
     run = COMMANDS.get(kind)
@@ -141,7 +147,7 @@ async def answer(gateway: Gateway, claims: Claims, request: pb.SessionRequest) -
         result.version = (await run(gateway, claims, command)).version
         code = "OK"
     except DOMAIN_ERRORS as error:
-        refusal = from_domain(error)
+        refusal = refusal_of(error)
         result.refused.CopyFrom(to_refusal(refusal))
         code = refusal.status.name
     except Exception as error:

@@ -17,7 +17,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit.channels import internal_channel_options
-from president.servicekit.command_stream import CommandStream
+from president.servicekit.command_stream import CommandStream, Observer
 from president.servicekit.errors import ServiceError, aio_error_info, reraise_remote
 from president.servicekit.table_client import MAX_READ_EVENTS, read_pages
 from president.services.gateway.owners import LeaseOwners
@@ -34,10 +34,8 @@ class TablePort(Protocol):
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
         """Create a table."""
 
-    async def execute(
-        self, request: tpb.ExecuteCommandRequest, sent: Callable[[], None] | None = None
-    ) -> tpb.ExecuteCommandResponse:
-        """Run a command; ``sent`` is called once it is on its way."""
+    async def submit(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
+        """Have the table service run a command; its answer (a refusal is raised)."""
 
     async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
         """The table as ``seat`` (None: a spectator) sees it."""
@@ -115,6 +113,15 @@ class GrpcTables(_Lazy):
         self._owners = owners
         self._address = address
         self._replicas: dict[str, GrpcTables] = {}
+        self._observers: list[Observer] = []
+
+    def when_written(self, observer: Observer) -> None:
+        """Call ``observer`` with each command soon after it is written, to whichever replica
+        (:meth:`CommandStream.when_written`)."""
+        self._observers.append(observer)
+        self._commands.when_written(observer)
+        for replica in self._replicas.values():
+            replica.when_written(observer)
 
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
         response: tpb.CreateTableResponse = await _call(
@@ -125,13 +132,11 @@ class GrpcTables(_Lazy):
     def _open_commands(self, requests: AsyncIterator[tpb.ExecuteCommandsRequest]) -> Any:
         return self._stub.ExecuteCommands(requests)  # the channel opens on first use
 
-    async def execute(
-        self, request: tpb.ExecuteCommandRequest, sent: Callable[[], None] | None = None
-    ) -> tpb.ExecuteCommandResponse:
+    async def submit(self, request: tpb.ExecuteCommandRequest) -> tpb.ExecuteCommandResponse:
         owner = await self._owners.owner(request.table_id) if self._owners else None
         if owner is not None and owner != self._address:
             try:
-                return await self._replica(owner).execute(request, sent)
+                return await self._replica(owner).submit(request)
             except ServiceError as error:
                 if error.reason != "UPSTREAM_UNAVAILABLE" or self._owners is None:
                     raise
@@ -141,13 +146,15 @@ class GrpcTables(_Lazy):
                 gone = self._replicas.pop(owner, None)
                 if gone is not None:
                     await gone.close()
-        return await self._commands.execute(request, sent)
+        return await self._commands.send(request)
 
     def _replica(self, address: str) -> GrpcTables:
         """One replica of the table service, reached directly (its channel opens on first use)."""
         replica = self._replicas.get(address)
         if replica is None:
             replica = self._replicas[address] = GrpcTables(address, page=self.page)
+            for observer in self._observers:
+                replica.when_written(observer)
         return replica
 
     async def close(self) -> None:

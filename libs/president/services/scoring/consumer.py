@@ -4,8 +4,9 @@ Messages are acknowledged only after their transaction committed, so a
 crash redelivers them, and the store's progress check makes the redelivery
 a no-op: every event counts exactly once. An event whose predecessors are
 missing (a gap) is preceded by the missing ones, read from the table
-service's ReadEvents. An event that fails for a passing reason (database or
-table service away) is negatively acknowledged and comes back later.
+service's ReadEvents (:mod:`president.servicekit.follower`). An event that
+fails for a passing reason (database or table service away) is negatively
+acknowledged and comes back later.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from president.events.v1 import events_pb2 as pb
 from president.hosting.streams import table_id_of
+from president.servicekit.follower import Gap, read_gap
 from president.servicekit.metrics import EVENTS_CONSUMED
 from president.servicekit.nats import Subjects
 from president.servicekit.partition import Partition
 from president.servicekit.ports import HistoryPort
-from president.services.scoring.store import APPLIED, SKIPPED, BrokenStream, Gap, ScoringStore
+from president.services.scoring.store import APPLIED, SKIPPED, BrokenStream, ScoringStore
 
 log = structlog.get_logger(service="scoring")
 BATCH = 1000
@@ -170,9 +172,7 @@ class Consumer:
             return again is not None  # an earlier envelope of the batch filled it
         gap = again
         try:
-            missing = await self._history.read_events(
-                table_id, gap.after_version, envelope.version - gap.after_version - 1
-            )
+            missing = await read_gap(self._history, gap, before=envelope.version)
         except Exception as error:
             log.warning(
                 "gap not filled, will retry",

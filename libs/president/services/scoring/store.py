@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -34,6 +33,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting.streams import table_id_of
+from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.services.scoring.readmodels import (
     GameRecord,
     PlayerDelta,
@@ -121,13 +121,6 @@ _UPDATE_PLAYER = (
     .where(scoring_players.c.player_id == bindparam("key_player_id"))
     .values({name: bindparam(name) for name in _PLAYER_FIELDS})
 )
-
-
-@dataclass(frozen=True)
-class Gap:
-    """The stream's events after ``after_version`` are missing before this one."""
-
-    after_version: int
 
 
 class BrokenStream(ValueError):
@@ -296,10 +289,11 @@ class _Batch:
         stream_id = envelope.stream_id
         table_id = table_id_of(stream_id)
         progress = self._locked_progress(stream_id)
-        if envelope.version <= progress:
+        where = place(progress, envelope.version)
+        if where is SEEN:
             return SKIPPED
-        if envelope.version != progress + 1:
-            return Gap(progress)
+        if where is AHEAD:
+            return Gap(table_id, progress)
         event = codec.decode(envelope.type, envelope.payload)
         if progress == 0:
             if not isinstance(event, pb.TableCreated):

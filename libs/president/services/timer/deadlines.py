@@ -30,6 +30,7 @@ from president.hosting.projection import Table, fold, table_from_created
 from president.hosting.streams import table_id_of
 from president.rules import game as g
 from president.rules import round as rnd
+from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.servicekit.partition import Partition
 
 TURN = "turn"
@@ -220,14 +221,6 @@ class DeadlineBoard:
         heapq.heapify(self._heap)
 
 
-@dataclass(frozen=True)
-class Gap:
-    """Events of ``table_id`` after ``after_version`` are missing: fetch them, then go on."""
-
-    table_id: str
-    after_version: int
-
-
 def event_time(envelope: pb.EventEnvelope, fallback: datetime) -> datetime:
     """The commit time an envelope carries (``fallback`` when it has none)."""
     try:
@@ -265,9 +258,10 @@ class Clocks:
         if not self.partition.owns(table_id):
             return None
         known = self.version(table_id)
-        if envelope.version <= known:
+        where = place(known, envelope.version)
+        if where is SEEN:
             return None  # delivered again
-        if envelope.version != known + 1:
+        if where is AHEAD:
             return Gap(table_id, known)
         event = codec.decode(envelope.type, envelope.payload)
         clock = self._clocks.get(table_id)

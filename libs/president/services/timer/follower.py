@@ -5,7 +5,8 @@ table of this partition, then keeps following live. The scheduler starts
 firing once the replay reached the stream's last message at start, so a
 restarted timer does not send timeouts for states that have moved on. A
 missing event (a gap in a table's versions, or a table whose beginning is
-not in the stream) is read from the table service's ReadEvents.
+not in the stream) is read from the table service's ReadEvents
+(:mod:`president.servicekit.follower`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from nats.js.api import DeliverPolicy
 
 from president.events.v1 import events_pb2 as pb
 from president.hosting.streams import table_id_of
+from president.servicekit.follower import Gap, read_gap
 from president.servicekit.metrics import EVENTS_CONSUMED
 from president.servicekit.nats import Subjects
 from president.servicekit.ports import HistoryPort
-from president.services.timer.deadlines import Clocks, Gap
+from president.services.timer.deadlines import Clocks
 
 log = structlog.get_logger(service="timer")
 CLOSED_CHECK_SECONDS = 1.0
@@ -123,7 +125,7 @@ class Follower:
         self._on_change()
 
     async def _fill(self, gap: Gap) -> None:
-        events = await self._history.read_events(gap.table_id, gap.after_version)
+        events = await read_gap(self._history, gap)
         log.info(
             "gap filled",
             table_id=gap.table_id,

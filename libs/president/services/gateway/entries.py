@@ -1,0 +1,168 @@
+"""One applied event of a table and what each seat receives of it, built once per seat.
+
+An :class:`Entry` is an event folded into the table (the envelope, its
+message, the table after it). Everything a watcher is sent of it (its
+redacted event, its view, the ``WatchResponse``, the serialized Session
+change) is built on first use for a seat and shared by every watcher of
+that seat. A :class:`Listener` is one watcher's inbox of entries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from google.protobuf.message import Message
+
+from president import codec
+from president.events.v1 import events_pb2 as epb
+from president.game.v1 import game_pb2 as gpb
+from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.projection import Table, fold_next
+from president.hosting.seat_views import public_view, redact, seat_part, seat_view
+from president.services.gateway.wire import public_change, session_change
+
+LISTENER_LIMIT = 4096
+
+
+@dataclass
+class Entry:
+    """One applied event: its envelope, its message, and the table after it."""
+
+    envelope: epb.EventEnvelope
+    message: Message
+    table: Table
+    _public: gpb.TableView | None = None
+    _views: dict[int | None, gpb.TableView] = field(default_factory=dict)
+    _events: dict[int | None, epb.EventEnvelope] = field(default_factory=dict)
+    _responses: dict[int | None, pb.WatchResponse] = field(default_factory=dict)
+    _sessions: dict[int | None, bytes] = field(default_factory=dict)
+    _public_change: bytes | None = None
+    #: Each seat's own part of its view, serialized ahead (a prepared entry).
+    _view_parts: dict[int | None, bytes] | None = None
+
+    @property
+    def version(self) -> int:
+        return self.envelope.version
+
+    def _public_view(self) -> gpb.TableView:
+        if self._public is None:
+            self._public = public_view(self.table)
+        return self._public
+
+    def view(self, seat: int | None) -> gpb.TableView:
+        """The table after this event as ``seat`` sees it (computed once per seat)."""
+        built = self._responses.get(seat)
+        if built is not None:
+            return built.view
+        cached = self._views.get(seat)
+        if cached is None:
+            cached = self._views[seat] = seat_view(self._public_view(), self.table, seat)
+        return cached
+
+    def response(self, seat: int | None) -> pb.WatchResponse:
+        """The change as ``seat`` sees it (built once per seat, shared by its watchers)."""
+        cached = self._responses.get(seat)
+        if cached is None:
+            # The seat's view is built in place: building it apart and copying it
+            # in would cost as much again.
+            cached = self._responses[seat] = pb.WatchResponse(version=self.version)
+            cached.event.CopyFrom(self.event(seat))
+            view = self._views.get(seat)
+            if view is not None:
+                cached.view.CopyFrom(view)
+            else:
+                seat_view(self._public_view(), self.table, seat, into=cached.view)
+        return cached
+
+    def session_response(self, seat: int | None) -> bytes:
+        """The change as ``seat`` sees it, as a Session stream carries it, serialized.
+
+        The ``WatchResponse`` is built from two serialized parts, the way
+        protobuf merges a message that appears twice: what everyone sees
+        (serialized once per change) followed by what only this seat sees
+        (its event and :func:`seat_part`). That spares a copy and a
+        serialization of the whole view per seat. Then it is framed as a
+        ``SessionResponse`` holding that one change (:func:`session_change`).
+        """
+        cached = self._sessions.get(seat)
+        if cached is None:
+            if self._public_change is None:
+                self._public_change = public_change(self.version, self.table)
+            own = pb.WatchResponse()
+            own.event.CopyFrom(self.event(seat))
+            prepared = self._view_parts.get(seat) if self._view_parts is not None else None
+            if prepared is not None:
+                cached = session_change(self._public_change + prepared + own.SerializeToString())
+            else:
+                if seat is not None:
+                    own.view.CopyFrom(seat_part(self.table, seat))
+                cached = session_change(self._public_change + own.SerializeToString())
+            self._sessions[seat] = cached
+        return cached
+
+    def event(self, seat: int | None) -> epb.EventEnvelope:
+        """The envelope with other seats' cards removed."""
+        cached = self._events.get(seat)
+        if cached is None:
+            shown = redact(self.message, seat)
+            if shown is self.message:
+                cached = self.envelope
+            else:
+                cached = epb.EventEnvelope()
+                cached.CopyFrom(self.envelope)
+                cached.payload = shown.SerializeToString(deterministic=True)
+            self._events[seat] = cached
+        return cached
+
+
+class PreparedEntry(Protocol):
+    """An entry built before its event came (the gateway's foresight)."""
+
+    def entry_for(self, previous: Table | None, envelope: epb.EventEnvelope) -> Entry | None:
+        """The entry, if ``envelope`` on ``previous`` is exactly what it was built for."""
+
+
+def parse(envelope: epb.EventEnvelope) -> tuple[Message, Any]:
+    """The payload message and the engine event (or message) of an envelope."""
+    message = codec.parse(envelope.type, envelope.payload)
+    return message, codec.to_engine(message)
+
+
+def apply(table: Table | None, envelope: epb.EventEnvelope) -> Entry:
+    """Fold one envelope into a table (None before the first event)."""
+    message, event = parse(envelope)
+    return Entry(envelope, message, fold_next(table, event, envelope))
+
+
+class Listener:
+    """A watcher's inbox of entries; it overflows instead of growing without end."""
+
+    def __init__(self) -> None:
+        self._entries: deque[Entry] = deque()
+        self._ready = asyncio.Event()
+        self.overflowed = False
+        self.closed = False
+
+    def push(self, entry: Entry) -> None:
+        if len(self._entries) >= LISTENER_LIMIT:
+            self._entries.clear()
+            self.overflowed = True
+        else:
+            self._entries.append(entry)
+        self._ready.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._ready.set()
+
+    async def next(self) -> Entry | None:
+        """The next entry; None after an overflow (the watcher re-reads the store) or a close."""
+        while not self._entries:
+            if self.overflowed or self.closed:
+                return None
+            self._ready.clear()
+            await self._ready.wait()
+        return self._entries.popleft()

@@ -1,0 +1,340 @@
+"""Following one table here and fanning its changes out to every watcher of it.
+
+A :class:`TableFeed` follows one table: it subscribes to the table's NATS
+subject first, then reads the stored events from the table service and folds
+them into a local :class:`~president.hosting.projection.Table`. After that it applies
+envelopes strictly in version order (:mod:`president.servicekit.follower`):
+one at or below its version is dropped (no duplicate), one that skips ahead
+makes it read the missing ones from the store (no gap). Each applied event
+becomes an :class:`~president.services.gateway.entries.Entry` (the event and
+the table after it), kept in a short history and handed to the listeners.
+
+Without NATS (not reachable yet, or lost), feeds poll the store, so a watcher
+never waits on the message bus for correctness, only for speed.
+
+:class:`FeedHub` holds this gateway's feeds, by table: created on first use,
+dropped when idle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Sequence
+
+import grpc
+import structlog
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from prometheus_client import Gauge
+
+from president.events.v1 import events_pb2 as epb
+from president.hosting.projection import Table
+from president.servicekit.errors import ServiceError
+from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
+from president.servicekit.nats import Subjects, version_in
+from president.services.gateway.entries import Entry, Listener, PreparedEntry, apply
+from president.services.gateway.upstream import TablePort
+
+HISTORY = 512
+POLL_SECONDS = 2.0
+POLL_SECONDS_WITHOUT_NATS = 0.25
+IDLE_SECONDS = 60.0
+NUDGE_SECONDS = 0.1
+
+FEEDS = Gauge(
+    "president_gateway_feeds", "Tables this gateway follows (one NATS subscription each)."
+)
+
+
+def not_found(table_id: str) -> ServiceError:
+    """NOT_FOUND for a table nobody created."""
+    return ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", f"no table {table_id!r}")
+
+
+class TableFeed:
+    """One table followed in version order, shared by every watcher of the table here."""
+
+    def __init__(self, table_id: str, tables: TablePort, subject: str) -> None:
+        self.table_id = table_id
+        self.subject = subject
+        self._tables = tables
+        self.current: Entry | None = None
+        self.history: deque[Entry] = deque(maxlen=HISTORY)
+        self.listeners: set[Listener] = set()
+        self._held = HeldEnvelopes()
+        self._inbox: asyncio.Queue[epb.EventEnvelope | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._subscription: Subscription | None = None
+        self._sync = asyncio.Lock()
+        self.last_used = time.monotonic()
+        self.last_message = time.monotonic()
+        self.last_poll = time.monotonic()
+        self._catch_up_queued = False
+        self.closed = False
+        #: Entries built before their events came, by version (the foresight's).
+        self.prepared: dict[int, PreparedEntry] = {}
+
+    # -- state ----------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        return self.current.version if self.current is not None else 0
+
+    @property
+    def table(self) -> Table:
+        assert self.current is not None
+        return self.current.table
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    # -- life -----------------------------------------------------------------
+    async def start(self, client: Client | None) -> None:
+        """Subscribe (when NATS is there), then load the stored events."""
+        if client is not None:
+            await self.subscribe(client)
+        await self.catch_up()
+        if self.current is None:
+            await self.close()
+            raise not_found(self.table_id)
+        self._task = asyncio.create_task(self._run(), name=f"feed-{self.table_id}")
+
+    async def subscribe(self, client: Client) -> None:
+        """Receive the table's envelopes from NATS from now on."""
+        if self._subscription is not None:
+            return
+
+        async def received(message: Msg) -> None:
+            self.last_message = time.monotonic()
+            known = version_in(message.headers)
+            if known is not None and known <= self.version:
+                return  # shown already (a command's answer brought it): not parsed again
+            try:
+                envelope = epb.EventEnvelope.FromString(message.data)
+            except Exception:
+                return
+            self._inbox.put_nowait(envelope)
+
+        self._subscription = await client.subscribe(self.subject, cb=received)
+        await client.flush(timeout=5)
+        self.request_catch_up()  # catch up with what was stored before the subscription
+
+    @property
+    def subscribed(self) -> bool:
+        return self._subscription is not None
+
+    def unsubscribed(self) -> None:
+        """NATS went away: poll until it is back."""
+        self._subscription = None
+
+    async def close(self) -> None:
+        self.closed = True
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+            self._subscription = None
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        for listener in list(self.listeners):
+            listener.close()
+
+    def request_catch_up(self) -> None:
+        """Read the store for anything newer (a poll, a nudge after a command)."""
+        if not self._catch_up_queued:
+            self._catch_up_queued = True
+            self._inbox.put_nowait(None)
+
+    async def _run(self) -> None:
+        log = structlog.get_logger().bind(service="gateway")
+        while True:
+            item = await self._inbox.get()
+            try:
+                if item is None:
+                    self._catch_up_queued = False
+                    await self.catch_up()
+                else:
+                    await self._received(item)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # the store or the table service hiccupped: poll again
+                log.warning("feed catch-up failed", table_id=self.table_id, error=repr(error))
+                await asyncio.sleep(0.2)
+                self.request_catch_up()
+
+    # -- applying ---------------------------------------------------------------
+    async def _received(self, envelope: epb.EventEnvelope) -> None:
+        where = place(self.version, envelope.version)
+        if where is SEEN:
+            return  # already applied: no duplicate
+        if where is NEXT and self.current is not None:
+            self._apply(envelope)
+            self._release_held()
+            return
+        self._held.hold(envelope)
+        await self.catch_up()  # a gap: read what is missing from the store
+
+    async def catch_up(self) -> None:
+        """Apply every stored event after the current version."""
+        async with self._sync:
+            events = await read_gap(self._tables, Gap(self.table_id, self.version))
+            for envelope in events:
+                if envelope.version == self.version + 1:
+                    self._apply(envelope)
+            self._release_held()
+
+    def offer(self, envelopes: Sequence[epb.EventEnvelope]) -> None:
+        """Events a command through this gateway committed: apply them now, in order.
+
+        NATS brings them too, a little later: dropped then as duplicates.
+        """
+        for envelope in envelopes:
+            if envelope.version > self.version:
+                self._held.hold(envelope)
+        if self.current is not None:
+            self._release_held()
+
+    def _release_held(self) -> None:
+        held = self._held
+        while (envelope := held.take_next(self.version)) is not None:
+            self._apply(envelope)
+        held.forget_through(self.version)
+
+    def _entry(self, envelope: epb.EventEnvelope) -> Entry:
+        """The entry of the next envelope: the prepared one if it is exactly that."""
+        previous = self.current.table if self.current is not None else None
+        if self.prepared:
+            prepared = self.prepared.pop(envelope.version, None)
+            if prepared is not None:
+                entry = prepared.entry_for(previous, envelope)
+                if entry is not None:
+                    return entry
+                self.prepared.clear()  # something else happened
+        return apply(previous, envelope)
+
+    def _apply(self, envelope: epb.EventEnvelope) -> None:
+        entry = self._entry(envelope)
+        self.current = entry
+        self.history.append(entry)
+        for listener in self.listeners:
+            listener.push(entry)
+
+    # -- watchers ---------------------------------------------------------------
+    def listen(self) -> tuple[Listener, Entry, list[Entry]]:
+        """Register a listener; returns it with the current entry and the history, atomically."""
+        listener = Listener()
+        self.listeners.add(listener)
+        self.touch()
+        assert self.current is not None
+        return listener, self.current, list(self.history)
+
+    def unlisten(self, listener: Listener) -> None:
+        self.listeners.discard(listener)
+        self.touch()
+
+
+class FeedHub:
+    """The feeds of this gateway, by table: created on first use, dropped when idle."""
+
+    def __init__(self, tables: TablePort, subjects: Subjects) -> None:
+        self._tables = tables
+        self._subjects = subjects
+        self._feeds: dict[str, TableFeed] = {}
+        self._starting: dict[str, asyncio.Future[TableFeed]] = {}
+        self.client: Client | None = None
+
+    @property
+    def tables(self) -> TablePort:
+        return self._tables
+
+    def following(self, table_id: str) -> TableFeed | None:
+        """The table's feed if this gateway follows it (not counted as a use)."""
+        return self._feeds.get(table_id)
+
+    def existing(self, table_id: str) -> TableFeed | None:
+        feed = self._feeds.get(table_id)
+        if feed is not None:
+            feed.touch()
+        return feed
+
+    async def feed(self, table_id: str) -> TableFeed:
+        """The table's feed, started if needed (NOT_FOUND for an unknown table)."""
+        feed = self.existing(table_id)
+        if feed is not None:
+            return feed
+        starting = self._starting.get(table_id)
+        if starting is not None:
+            return await asyncio.shield(starting)
+        future: asyncio.Future[TableFeed] = asyncio.get_running_loop().create_future()
+        self._starting[table_id] = future
+        try:
+            feed = TableFeed(table_id, self._tables, self._subjects.table(table_id))
+            await feed.start(self.client)
+            self._feeds[table_id] = feed
+            FEEDS.set(len(self._feeds))
+            future.set_result(feed)
+            return feed
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # retrieved: no "never retrieved" warning
+            raise
+        finally:
+            del self._starting[table_id]
+
+    def nudge(
+        self, table_id: str, version: int, committed: Sequence[epb.EventEnvelope] = ()
+    ) -> None:
+        """A command through this gateway reached ``version``: make sure watchers get there.
+
+        ``committed``: the events it committed, shown to the watchers at once.
+        """
+        feed = self._feeds.get(table_id)
+        if feed is None:
+            return
+        feed.offer(committed)
+        if feed.version >= version:
+            return
+
+        def check() -> None:
+            if not feed.closed and feed.version < version:
+                feed.request_catch_up()
+
+        asyncio.get_running_loop().call_later(NUDGE_SECONDS, check)
+
+    async def attach(self, client: Client) -> None:
+        """NATS is (back) up: every feed subscribes and catches up."""
+        self.client = client
+        for feed in list(self._feeds.values()):
+            feed.unsubscribed()
+            with contextlib.suppress(Exception):
+                await feed.subscribe(client)
+
+    def detach(self) -> None:
+        """NATS is gone: feeds poll the store until it is back."""
+        for feed in self._feeds.values():
+            feed.unsubscribed()
+
+    async def maintain(self) -> None:
+        """Background: poll feeds that may have missed messages, drop idle ones."""
+        while True:
+            await asyncio.sleep(POLL_SECONDS_WITHOUT_NATS)
+            now = time.monotonic()
+            for table_id, feed in list(self._feeds.items()):
+                if not feed.listeners and now - feed.last_used > IDLE_SECONDS:
+                    del self._feeds[table_id]
+                    FEEDS.set(len(self._feeds))
+                    await feed.close()
+                elif not feed.subscribed:
+                    feed.request_catch_up()
+                elif feed.listeners and now - max(feed.last_message, feed.last_poll) > POLL_SECONDS:
+                    feed.last_poll = now
+                    feed.request_catch_up()
+
+    async def close(self) -> None:
+        for feed in list(self._feeds.values()):
+            await feed.close()
+        self._feeds.clear()

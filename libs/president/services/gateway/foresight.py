@@ -1,0 +1,139 @@
+"""The gateway's foresight: a play's changes worked out while the table service commits it.
+
+When a play or pass through this gateway has been written to the table
+service's command stream, its table's feed works out what it will most
+likely commit: the engine's events on the feed's table, the table after
+each, and every seat's view, serialized (:func:`foresee`). The answer then
+finds the watchers' changes built. They are used only for the very events
+foreseen (same type, same bytes, following the very table they were worked
+out from, :meth:`Foreseen.entry_for`); any other event is folded and shown
+as it always is. Nothing foreseen is shown before the table service's answer
+brings the committed events. Building the views was a third of the gateway's
+part of a play; at one table this takes 0.1-0.2 ms off a play's way to its
+watchers.
+
+It starts once the command is written, not before (it would hold the
+command up) nor after the answer (it would be too late):
+:func:`enable` subscribes it to the command stream's written commands. The
+gateway's composition root is the one place that calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from president import codec
+from president.events.v1 import events_pb2 as epb
+from president.game.v1 import game_pb2 as gpb
+from president.hosting.projection import Table, fold
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import mask_of
+from president.services.gateway.entries import Entry, PreparedEntry
+from president.services.gateway.feed import FeedHub, TableFeed
+from president.services.gateway.wire import public_change, view_part
+from president.table.v1 import table_pb2 as tpb
+
+
+@dataclass(frozen=True)
+class Foreseen:
+    """An event a command through this gateway will most likely commit, worked out ahead."""
+
+    #: The table it follows: it is used only on top of this very table.
+    previous: Table
+    type: str
+    payload: bytes
+    table: Table
+    public_change: bytes
+    view_parts: dict[int | None, bytes]
+
+    def entry_for(self, previous: Table | None, envelope: epb.EventEnvelope) -> Entry | None:
+        """The entry, if ``envelope`` on ``previous`` is exactly the event foreseen."""
+        if (
+            previous is not self.previous
+            or envelope.type != self.type
+            or envelope.payload != self.payload
+        ):
+            return None
+        message = codec.parse(envelope.type, envelope.payload)
+        return Entry(
+            envelope,
+            message,
+            self.table,
+            _public_change=self.public_change,
+            _view_parts=self.view_parts,
+        )
+
+
+def foreseeable(command: gpb.Command) -> rnd.Command | None:
+    """The engine command of a play or pass, whose events a feed can foresee; else None."""
+    kind = command.WhichOneof("kind")
+    if kind == "play_cards":
+        play = command.play_cards
+        version = play.trick_version if play.HasField("trick_version") else None
+        try:
+            return rnd.PlayCards(play.seat, mask_of(list(play.cards)), version)
+        except ValueError:
+            return None
+    if kind == "pass":
+        passing = getattr(command, "pass")
+        version = passing.trick_version if passing.HasField("trick_version") else None
+        return rnd.Pass(passing.seat, version)
+    return None
+
+
+def foresee(feed: TableFeed, command: rnd.Command) -> None:
+    """Work out what ``command`` will most likely commit on ``feed``'s table, views included
+    (see the module's doc). Nothing, if the engine refuses it on this table."""
+    feed.prepared = {}
+    current = feed.current
+    if current is None or feed.closed:
+        return
+    foreseen: dict[int, PreparedEntry] = {}
+    table = current.table
+    try:
+        events = g.decide(current.table.game, command)
+        for version, event in enumerate(events, start=current.version + 1):
+            message = codec.encode(event)
+            after = fold(table, event, version)
+            seats: list[int | None] = [*range(len(after.game.seats)), None]
+            foreseen[version] = Foreseen(
+                previous=table,
+                type=codec.type_name(message),
+                payload=message.SerializeToString(deterministic=True),
+                table=after,
+                public_change=public_change(version, after),
+                view_parts={seat: view_part(after, seat) for seat in seats},
+            )
+            table = after
+    except Exception:
+        return  # refused here (the table service says why), or unforeseeable
+    feed.prepared = foreseen
+
+
+def foresee_written(hub: FeedHub) -> Callable[[tpb.ExecuteCommandRequest], None]:
+    """What to do once a command is written: a play or pass's feed works it out ahead."""
+
+    def written(request: tpb.ExecuteCommandRequest) -> None:
+        command = foreseeable(request.command)
+        if command is None:
+            return
+        feed = hub.following(request.table_id)
+        if feed is not None:
+            foresee(feed, command)
+
+    return written
+
+
+class WrittenCommands(Protocol):
+    """What tells its observers each command it has written (``GrpcTables``)."""
+
+    def when_written(self, observer: Callable[[tpb.ExecuteCommandRequest], None]) -> None:
+        """Call ``observer`` soon after each command is written."""
+
+
+def enable(tables: WrittenCommands, hub: FeedHub) -> None:
+    """Turn the foresight on: every play or pass ``tables`` writes is foreseen on ``hub``."""
+    tables.when_written(foresee_written(hub))

@@ -1,0 +1,102 @@
+"""The gateway's changes as bytes on the wire: pre-serialized parts and their framing.
+
+A change goes to every watcher of a table, so its bytes are built once and
+joined, instead of building and serializing a message per stream. Two
+properties of the protobuf wire format make that exact:
+
+- serialized messages of one type concatenate into one message whose
+  repeated fields hold all their elements, and whose sub-messages that
+  appear twice are merged: a ``WatchResponse`` is what everyone sees
+  (:func:`public_change`) followed by what only one seat sees
+  (:func:`view_part` and its redacted event);
+- a serialized ``WatchResponse`` becomes a ``SessionResponse`` carrying it
+  by prefixing the field's tag and its varint length (:func:`session_change`).
+
+:class:`PreSerialized` lets the gateway's streaming handlers yield such
+bytes; only the gateway's server installs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from president.game.v1 import game_pb2 as gpb
+from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.projection import Table
+from president.hosting.seat_views import public_view, seat_part
+
+#: The tag of SessionResponse.changes on the wire: its field number, length-delimited.
+_CHANGES_TAG = bytes([pb.SessionResponse.DESCRIPTOR.fields_by_name["changes"].number << 3 | 2])
+
+
+def session_change(change: bytes) -> bytes:
+    """A serialized ``WatchResponse`` as a serialized ``SessionResponse`` carrying it.
+
+    Serialized messages of one type concatenate into one message whose
+    repeated fields hold all their elements, so a session sends several
+    changes (and results) by joining their bytes.
+    """
+    size = len(change)
+    length = bytearray()
+    while size > 0x7F:
+        length.append(size & 0x7F | 0x80)
+        size >>= 7
+    length.append(size)
+    return _CHANGES_TAG + bytes(length) + change
+
+
+def public_change(version: int, table: Table) -> bytes:
+    """What everyone sees of a change, serialized: its version and the public view."""
+    public = pb.WatchResponse(version=version)
+    public.view.CopyFrom(public_view(table))
+    return public.SerializeToString()
+
+
+def view_part(table: Table, seat: int | None) -> bytes:
+    """What only ``seat`` sees of the table, as a serialized ``WatchResponse`` to append."""
+    if seat is None:
+        return b""
+    return pb.WatchResponse(view=seat_part(table, seat)).SerializeToString()
+
+
+def session_snapshot(version: int, view: gpb.TableView) -> bytes:
+    """The view that starts a fresh Session stream, as a serialized ``SessionResponse``."""
+    out = pb.SessionResponse()
+    out.changes.add(version=version, snapshot=True).view.CopyFrom(view)
+    return out.SerializeToString()
+
+
+class PreSerialized(grpc.aio.ServerInterceptor):
+    """Lets a streaming handler yield messages it serialized itself (``bytes``).
+
+    A server that sends one message to many streams (the gateway's changes)
+    builds its bytes once; gRPC would otherwise serialize it again per stream.
+    Anything else is serialized as usual.
+    """
+
+    async def intercept_service(  # handlers are untyped in grpc's stubs
+        self, continuation: Any, handler_call_details: Any
+    ) -> Any:
+        handler: Any = await continuation(handler_call_details)
+        if handler is None or handler.response_serializer is None:
+            return handler
+        if handler.unary_stream is None and handler.stream_stream is None:
+            return handler
+        serialize = handler.response_serializer
+
+        def passing_bytes(message: Any) -> bytes:
+            return message if isinstance(message, bytes) else serialize(message)
+
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                handler.unary_stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=passing_bytes,
+            )
+        return grpc.stream_stream_rpc_method_handler(
+            handler.stream_stream,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=passing_bytes,
+        )
