@@ -6,5 +6,6 @@
 - :mod:`.seat_views`: what one seat may see of a table, as the protobuf clients receive.
 - :mod:`.autoplay`: the move a bot (or a stand-in for a player who left) makes next.
 - :mod:`.errors`: the host's refusals that are not the rules'.
+- :mod:`.visibility`: who may find and join a table (practice, public, private).
 - :mod:`.host`: :class:`~president.hosting.host.TableHost`, commands in, events appended.
 """

@@ -9,9 +9,6 @@ import grpc
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import valid_table_id
 
-#: The visibilities a table can have, by name (the proto enum's VISIBILITY_<NAME>).
-PRACTICE, PUBLIC, PRIVATE = "practice", "public", "private"
-VISIBILITIES = (PRACTICE, PUBLIC, PRIVATE)
 #: The longest command id a client may send (the gateway scopes it by player).
 MAX_COMMAND_ID = 100
 #: A reaction code: 1 to 32 lowercase letters, digits or _.

@@ -19,7 +19,7 @@ from typing import TypeVar
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
-from president.servicekit.checks import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
+from president.hosting.visibility import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
 from president.servicekit.errors import ServiceError
 from president.services.gateway import checks
 from president.services.gateway.auth import (

@@ -22,9 +22,10 @@ from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
 from president.hosting.projection import Table
 from president.hosting.seat_views import table_view
 from president.hosting.streams import stream_id
+from president.hosting.visibility import VISIBILITIES
 from president.rules import round as rnd
 from president.rules.options import options_for
-from president.servicekit.checks import MAX_COMMAND_ID, VISIBILITIES, invalid
+from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.errors import ServiceError
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS

@@ -1,0 +1,40 @@
+"""A small typed client of the public gateway, and a bot that plays a seat through it.
+
+::
+
+    async with GatewayClient.connect("127.0.0.1:50051") as client:
+        created = await client.create_table(preset="house", display_name="Ada")
+        await client.start()
+        async for change in client.watch():
+            print(change.version, change.view.phase)
+
+A client carries the bearer token the gateway issued it (``create_table``,
+``join`` and ``spectate`` keep it) and sends it with every call. Refusals
+raise :class:`GatewayError` with the status code, the ErrorInfo reason (the
+stable code, such as ``TOO_LOW``) and the sentence for a person.
+
+:func:`play_seat` is the bot client used by ``president run``, the
+end-to-end tests and the load benchmark: it watches its seat's stream and
+answers with one of the view's legal actions.
+
+- :mod:`.errors`: :class:`GatewayError`, and which refusals a client resends.
+- :mod:`.gateway`: :class:`GatewayClient` (the calls) and :class:`Session` (one stream).
+- :mod:`.seat_bot`: :func:`play_seat`, a seat played from its view's legal actions.
+"""
+
+from president.client.errors import GatewayError
+from president.client.gateway import GatewayClient, Session, channel
+from president.client.seat_bot import SeatActions, SeatLog, act, choose, connected, play_seat
+
+__all__ = [
+    "GatewayClient",
+    "GatewayError",
+    "SeatActions",
+    "SeatLog",
+    "Session",
+    "act",
+    "channel",
+    "choose",
+    "connected",
+    "play_seat",
+]
