@@ -176,7 +176,7 @@ def main() -> int:
     parser.add_argument("--writers", type=int, default=8, help="concurrent writers")
     options = parser.parse_args()
 
-    from tests.conftest import postgres_server_for_tests
+    from tests.support.postgres import postgres_server_for_tests
 
     server = postgres_server_for_tests()
     try:

@@ -40,8 +40,8 @@ if str(ROOT) not in sys.path:
 
 from president.game.v1 import game_pb2 as gpb  # noqa: E402
 from president.servicekit.launcher import NatsServer, Stack, port_open  # noqa: E402
-from tests.services.conftest import MACHINE_NATS, _delete_stream, _has_jetstream  # noqa: E402
-from tests.services.table_helpers import (  # noqa: E402
+from tests.support.servers import MACHINE_NATS, _delete_stream, _has_jetstream  # noqa: E402
+from tests.support.table_service import (  # noqa: E402
     SERVER,
     Tables,
     stored_events,
@@ -111,7 +111,7 @@ async def measure(stack: Stack, count: int, seconds: float) -> dict[str, float]:
 def run_store(
     store: str, database: str, dealer_db: str, nats_url: str, work: Path, args: argparse.Namespace
 ) -> list[tuple[str, int, dict[str, float]]]:
-    from tests.services.conftest import isolated_env
+    from tests.support.servers import isolated_env
 
     env = isolated_env()
     env["PRESIDENT_DEALER_DATABASE_URL"] = dealer_db
@@ -174,7 +174,7 @@ def main() -> int:
                     args,
                 )
             elif store == "postgres":
-                from tests.conftest import postgres_server_for_tests
+                from tests.support.postgres import postgres_server_for_tests
 
                 server = postgres_server_for_tests()
                 try:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import jsonschema
 import pytest
 
-from tests.deploy.deployment import (
+from tests.support.deployment import (
     APP_SERVICES,
     COMPOSE_FILE,
     CREDENTIALS,

