@@ -32,16 +32,9 @@ from either database's limit)."""
 KNOWN_HEADS = 100_000
 """Streams whose head the store remembers; past that it forgets them all and starts over."""
 
-_EVENT_KEYS = (
-    "stream_id",
-    "version",
-    "type",
-    "payload",
-    "metadata",
-    "command_id",
-    "command_seq",
-    "hash",
-    "previous_hash",
+# What an append writes: every column but the two the database sets (``id``, ``tx_id``).
+_EVENT_KEYS = tuple(
+    column.name for column in events_table.columns if column.name not in ("id", "tx_id")
 )
 
 
