@@ -95,9 +95,8 @@ class PostgresBackend:
 
     def committed_between(self, after: Position, last: Position) -> tuple[ColumnElement[bool], ...]:
         return (
-            tuple_(events_table.c.tx_id, events_table.c.id) > tuple_(after.transaction, after.id),
+            *self.committed_after(after),
             tuple_(events_table.c.tx_id, events_table.c.id) <= tuple_(last.transaction, last.id),
-            events_table.c.tx_id < select(_VISIBLE_BELOW).scalar_subquery(),
         )
 
     def lock_consumer(self, connection: Connection, consumer: str) -> None:

@@ -40,7 +40,7 @@ class SQLiteBackend:
         return (events_table.c.id > start.id,)
 
     def committed_between(self, after: Position, last: Position) -> tuple[ColumnElement[bool], ...]:
-        return (events_table.c.id > after.id, events_table.c.id <= last.id)
+        return (*self.committed_after(after), events_table.c.id <= last.id)
 
     def lock_consumer(self, connection: Connection, consumer: str) -> None:
         """Nothing to take: ``BEGIN IMMEDIATE`` already lets one writer in at a time."""
