@@ -15,6 +15,22 @@ consumer tracking, on SQLite (embedded default) or PostgreSQL.
 
 The schema belongs to Alembic: ``migrate(url)`` runs ``upgrade head`` (also
 ``alembic -c libs/president/store/migrations/alembic.ini -x url=... upgrade head``).
+
+The modules, after pyeventsourcing's recorder ladder (each level builds on the one before):
+
+- ``records``: the values the store takes and gives back, and its errors;
+- ``chain``: the per-stream hash chain and ``verify_chain``;
+- ``recorder``: the bottom rung, the engine, its backend and short reads;
+- ``streams``: level 1, appends with optimistic concurrency and idempotency, stream reads;
+- ``log``: level 2, ``read_all``, the gap-free global order;
+- ``tracking``: level 3, consumers' positions, ``process`` and ``process_batch``;
+- ``store``: ``EventStore``, every level, opened with ``from_url``;
+- ``backends``: what differs between the databases, chosen once per store;
+  ``sqlite`` and ``postgres`` implement it;
+- ``fast_append``: the append right after a known stream head, in one raw INSERT;
+- ``group_commit``: SQLite appends that queue for the writer, in one commit;
+- ``engine``, ``schema``, ``migrate`` (and ``migrations/``): URLs and engines,
+  the tables as the queries see them, and the Alembic migrations that own them.
 """
 
 from president.store.chain import GENESIS_HASH, ChainError, event_hash, verify_chain

@@ -41,11 +41,6 @@ def normalise_url(url: str | URL) -> URL:
     )
 
 
-def is_sqlite(engine: Engine) -> bool:
-    """Whether ``engine`` talks to SQLite."""
-    return engine.dialect.name == "sqlite"
-
-
 def create_store_engine(url: str | URL, **engine_options: Any) -> Engine:
     """An engine set up for the store.
 

@@ -1,4 +1,8 @@
-"""The event store contract on each backend, for real: SQLite files and a PostgreSQL server."""
+"""The event store contract on each backend, for real: SQLite files and a PostgreSQL server.
+
+Each level's case (streams, the global log, tracking, the schema) runs once
+per backend; a backend's own behaviour sits beside the level it belongs to.
+"""
 
 from __future__ import annotations
 
@@ -22,13 +26,16 @@ from president.store import (
 )
 from president.store.schema import events
 
-from .contract import EventStoreContract, keys, new_event, settle
+from .contract import SchemaContract, keys, new_event, settle
+from .contract_log import GlobalLogContract
+from .contract_streams import StreamsContract
+from .contract_tracking import TrackingContract
 
 if TYPE_CHECKING:
     from tests.support.postgres import PostgresServer
 
 
-class TestSQLiteStore(EventStoreContract):
+class SQLiteDatabases:
     """SQLite, the embedded default: one file per test."""
 
     @pytest.fixture
@@ -46,6 +53,10 @@ class TestSQLiteStore(EventStoreContract):
     @pytest.fixture
     def empty_url(self, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path / 'empty.db'}"
+
+
+class TestSQLiteStreams(SQLiteDatabases, StreamsContract):
+    """Streams on SQLite, and its writers: WAL, queued writers, group commit."""
 
     def test_the_file_uses_wal(self, store: EventStore) -> None:
         with store.engine.connect() as connection:
@@ -148,6 +159,18 @@ class TestSQLiteStore(EventStoreContract):
         assert isinstance(outcomes.pop(("table-0", 1, "lead", 9)), AppendResult)
         return outcomes
 
+
+class TestSQLiteLog(SQLiteDatabases, GlobalLogContract):
+    """The global log on SQLite."""
+
+
+class TestSQLiteTracking(SQLiteDatabases, TrackingContract):
+    """Consumers on SQLite."""
+
+
+class TestSQLiteSchema(SQLiteDatabases, SchemaContract):
+    """Opening SQLite databases."""
+
     def test_a_memory_database_is_refused(self) -> None:
         with pytest.raises(ValueError, match="in a file, not in memory"):
             EventStore.from_url("sqlite://")
@@ -167,8 +190,8 @@ SLOW_ROW = {
 }
 
 
-class TestPostgresStore(EventStoreContract):
-    """PostgreSQL: one database for the class, emptied before each test."""
+class PostgresDatabases:
+    """PostgreSQL: one database for each class, emptied before each test."""
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -196,11 +219,44 @@ class TestPostgresStore(EventStoreContract):
         yield url
         postgres_server.drop_database(url)
 
+
+class TestPostgresStreams(PostgresDatabases, StreamsContract):
+    """Streams on PostgreSQL: psycopg 3, and appends that take no table lock."""
+
     def test_postgresql_urls_use_psycopg_3(self, url: str) -> None:
         plain = url.replace("postgresql+psycopg://", "postgresql://")
         with EventStore.from_url(plain) as store:
             assert store.engine.url.drivername == "postgresql+psycopg"
             assert store.append("table-1", 0, [new_event(1)], "cmd-1").last_version == 1
+
+    def test_appends_take_no_table_lock(self, store: EventStore) -> None:
+        """Appends to other streams go ahead while one append's transaction is open."""
+        with store.engine.connect() as slow:
+            slow.begin()
+            slow.execute(text("LOCK TABLE tracking IN SHARE MODE"))  # unrelated, to hold xid
+            slow.execute(
+                insert(events).values(
+                    stream_id="table-slow",
+                    version=1,
+                    type="t",
+                    payload=b"",
+                    metadata="{}",
+                    command_id="slow",
+                    command_seq=0,
+                    hash="0" * 64,
+                    previous_hash="0" * 64,
+                )
+            )
+            started = time.perf_counter()
+            for n in range(20):
+                store.append(f"table-{n}", 0, [new_event(n)], f"cmd-{n}")
+            assert time.perf_counter() - started < 5
+            slow.rollback()
+        assert len(settle(store).read_all()) == 20
+
+
+class TestPostgresLog(PostgresDatabases, GlobalLogContract):
+    """The global log on PostgreSQL: it waits for transactions still running."""
 
     def test_a_follower_waits_for_an_older_transaction_still_running(
         self, store: EventStore
@@ -220,6 +276,10 @@ class TestPostgresStore(EventStoreContract):
             slow.commit()
 
         assert keys(settle(store).read_all()) == [("table-slow", 1), ("table-fast", 1)]
+
+
+class TestPostgresTracking(PostgresDatabases, TrackingContract):
+    """Consumers on PostgreSQL: never past a running append, never holding followers back."""
 
     def test_advance_over_never_skips_an_older_transaction_still_running(
         self, store: EventStore
@@ -249,27 +309,6 @@ class TestPostgresStore(EventStoreContract):
         assert settle(store).process("relay", handler) == 1
         assert seen == [("table-1", 1), ("table-2", 1)]
 
-    def test_appends_take_no_table_lock(self, store: EventStore) -> None:
-        """Appends to other streams go ahead while one append's transaction is open."""
-        with store.engine.connect() as slow:
-            slow.begin()
-            slow.execute(text("LOCK TABLE tracking IN SHARE MODE"))  # unrelated, to hold xid
-            slow.execute(
-                insert(events).values(
-                    stream_id="table-slow",
-                    version=1,
-                    type="t",
-                    payload=b"",
-                    metadata="{}",
-                    command_id="slow",
-                    command_seq=0,
-                    hash="0" * 64,
-                    previous_hash="0" * 64,
-                )
-            )
-            started = time.perf_counter()
-            for n in range(20):
-                store.append(f"table-{n}", 0, [new_event(n)], f"cmd-{n}")
-            assert time.perf_counter() - started < 5
-            slow.rollback()
-        assert len(settle(store).read_all()) == 20
+
+class TestPostgresSchema(PostgresDatabases, SchemaContract):
+    """Opening PostgreSQL databases."""
