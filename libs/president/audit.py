@@ -46,7 +46,7 @@ from president.events.v1 import events_pb2 as pb
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import names
-from president.rules.errors import CommandError, Rejected
+from president.rules.errors import Rejected
 from president.rules.options import OptionError, options_for
 from president.rules.render import event_to_dict, event_to_text
 from president.rules.scenario import run_scenario
@@ -369,7 +369,7 @@ def command_for(first: AnyEvent, game: g.GameState) -> Command | None:
     if kind is g.SeatLeft:
         return g.Leave(first.seat, first.removed)  # type: ignore[union-attr]
     if kind is g.GameStarted:
-        return g.PlayAgain() if game.phase == g.GAME_OVER else g.StartGame()
+        return g.PlayAgain() if game.phase == g.GamePhase.GAME_OVER else g.StartGame()
     if kind is g.NextRoundStarted or kind is g.SeatsChanged:
         return g.NextRound()
     if kind is g.GameEnded:
@@ -520,8 +520,8 @@ class _Audit:
             self._check_deal(first_stored, first, game)
         try:
             produced = g.decide(game, command)
-        except (Rejected, CommandError) as error:
-            code = error.code.value if isinstance(error, Rejected) else error.code
+        except Rejected as error:
+            code = error.code.value
             raise _Found(
                 first_stored, f"the rules refuse this {_what(command)}: {error.reason} ({code})"
             ) from None
@@ -638,7 +638,7 @@ class _Audit:
                 )
             self.rounds.remove(previous)  # committed, never dealt: replaced
             self.pending = None
-        if game.phase != g.DEALING:
+        if game.phase != g.GamePhase.DEALING:
             raise _Found(
                 stored,
                 f"a deal is committed while the table is not waiting for one "

@@ -32,7 +32,7 @@ from president.events.v1 import events_pb2 as pb
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.errors import CommandError, ErrorCode, Rejected
+from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent, StoredEvent
 
@@ -421,7 +421,7 @@ class TableHost:
             table = self.load(table_id)
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:
-                raise CommandError("NO_SUCH_SEAT", f"nobody sits in seat {seat}")
+                raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")
             shown = pb.ReactionShown(seat=seat, reaction=reaction)
             result = self._commit(table, [shown], command_id, actor)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
@@ -432,7 +432,7 @@ class TableHost:
         with self.lock(table_id):
             game = self.load(table_id).game
         if (
-            game.phase != g.ROUND
+            game.phase != g.GamePhase.ROUND
             or game.round is None
             or game.game_no != game_no
             or game.round_no != round_no
@@ -517,12 +517,12 @@ class TableHost:
             table = self._tables[table_id]
             game = table.game
             needs_reveal = self._needs_reveal(table)
-            if (needs_reveal or game.phase == g.DEALING) and not call_dealer:
+            if (needs_reveal or game.phase == g.GamePhase.DEALING) and not call_dealer:
                 return step
             if needs_reveal:
                 self._reveal(table, f"{command_id}/reveal")
                 continue
-            if game.phase == g.DEALING:
+            if game.phase == g.GamePhase.DEALING:
                 self._deal(table, f"{command_id}/deal")
                 continue
             command = next_bot_command(game)
@@ -539,7 +539,7 @@ class TableHost:
         return (
             table.commitment is not None
             and state is not None
-            and state.phase == rnd.OVER
+            and state.phase == rnd.RoundPhase.OVER
             and state.round_no == table.commitment.round_no
         )
 
@@ -586,12 +586,12 @@ def deal_command(game: g.GameState, order: Sequence[int], dealt: DealtCards) -> 
 def next_bot_command(game: g.GameState) -> tuple[int, rnd.Command] | None:
     """The next move a bot (or a stand-in for a player who left) makes, if any."""
     state = game.round
-    if game.phase != g.ROUND or state is None:
+    if game.phase != g.GamePhase.ROUND or state is None:
         return None
     bot_seats = g.bot_seats(game)
     if not bot_seats:
         return None
-    if state.phase == rnd.EXCHANGE:
+    if state.phase == rnd.RoundPhase.EXCHANGE:
         for owed in state.pending:
             if owed.giver in bot_seats:
                 cards = bots.choose_return(state, owed.giver, owed.size)
@@ -615,7 +615,6 @@ def new_table_id() -> str:
 
 
 __all__ = [
-    "CommandError",
     "DealerPort",
     "DealtCards",
     "LocalDealer",

@@ -59,7 +59,7 @@ def bot_games(
     for game in range(games):
         if game:
             host.execute(table_id, g.PlayAgain(), f"{table_id}-again-{game}", "server")
-        while host.load(table_id).game.phase == g.BETWEEN_ROUNDS:
+        while host.load(table_id).game.phase == g.GamePhase.BETWEEN_ROUNDS:
             version = host.load(table_id).version
             host.execute(table_id, g.NextRound(), f"{table_id}-next-{version}", "server")
     return [envelope(stored) for stored in store.read_stream(stream_id(table_id))]

@@ -187,13 +187,13 @@ def test_settle_finishes_a_deal_the_dealer_failed(store: EventStore) -> None:
     bot_table(host)
     with pytest.raises(ServiceError):
         host.execute("t1", g.StartGame(), "start", "server")
-    assert host.load("t1").game.phase == g.DEALING  # committed, not dealt
+    assert host.load("t1").game.phase == g.GamePhase.DEALING  # committed, not dealt
     dealer.down = False
     # A new host (another process) finds the table waiting and deals it.
     restarted = TableHost(store, dealer)
     version = restarted.settle("t1")
     table = restarted.load("t1")
-    assert table.game.phase == g.ROUND and table.version == version
+    assert table.game.phase == g.GamePhase.ROUND and table.version == version
     assert restarted.settle("t1") == version  # settled: nothing more to do
     assert restarted.execute("t1", g.StartGame(), "start", "server").events == 1  # the first result
 
@@ -523,8 +523,8 @@ def test_the_table_list_follows_the_store(store: EventStore) -> None:
     host.execute("open", g.StartGame(), "go", "server")
     directory.refresh()
     summaries = {s.table_id: s for s in directory.summaries()}
-    assert summaries["open"].phase == g.ROUND and summaries["open"].seated == 3
-    assert summaries["mine"].preset == "house" and summaries["mine"].phase == g.LOBBY
+    assert summaries["open"].phase == g.GamePhase.ROUND and summaries["open"].seated == 3
+    assert summaries["mine"].preset == "house" and summaries["mine"].phase == g.GamePhase.LOBBY
     assert directory.summaries(open_only=True) == []
     assert directory.refresh() == 0
 

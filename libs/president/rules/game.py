@@ -8,21 +8,27 @@ pass through to :mod:`president.rules.round`; the deal comes in as a command
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from enum import StrEnum
+from typing import Any, NamedTuple
 
 from president.rules import round as rnd
 from president.rules.cards import DECK_WITH_JOKERS_SIZE, STANDARD_DECK_SIZE
-from president.rules.errors import CommandError, ErrorCode, Rejected
+from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError, Options, check_player_count
 
-LOBBY = "lobby"
-DEALING = "dealing"
-ROUND = "round"
-BETWEEN_ROUNDS = "between_rounds"
-GAME_OVER = "game_over"
 MIN_TO_PLAY = 3
+
+
+class GamePhase(StrEnum):
+    """Where a table is; the values are the strings the wire and the store carry."""
+
+    LOBBY = "lobby"
+    DEALING = "dealing"
+    ROUND = "round"
+    BETWEEN_ROUNDS = "between_rounds"
+    GAME_OVER = "game_over"
 
 
 # --------------------------------------------------------------------------- commands
@@ -165,7 +171,7 @@ class GameState:
 
     options: Options
     seats: tuple[Seat, ...]
-    phase: str = LOBBY
+    phase: GamePhase = GamePhase.LOBBY
     game_no: int = 0
     round_no: int = 0
     scores: tuple[int, ...] = ()
@@ -223,45 +229,51 @@ def _carried_standings(game: GameState, players: Sequence[int]) -> tuple[int, ..
 
 # --------------------------------------------------------------------------- decide
 def decide(game: GameState, command: GameCommand | rnd.Command) -> list[GameEvent]:
-    """The events a command causes, or an exception saying why it is refused."""
-    if isinstance(command, rnd.PlayCards | rnd.Pass | rnd.ReturnCards | rnd.Timeout):
-        return _decide_round(game, command)
-    if isinstance(command, SitDown):
-        return _decide_sit(game, command)
-    if isinstance(command, Leave):
-        return _decide_leave(game, command)
-    if isinstance(command, StartGame):
-        if game.phase != LOBBY:
-            raise CommandError("WRONG_PHASE", "a game is already under way")
-        check_player_count(game.options, len(game.occupied))
-        return [GameStarted(game.game_no + 1, game.occupied)]
-    if isinstance(command, DealRound):
-        return _decide_deal(game, command)
-    if isinstance(command, NextRound):
-        if game.phase != BETWEEN_ROUNDS:
-            raise CommandError("WRONG_PHASE", "the next round starts only between rounds")
-        return _seat_changes(game)
-    if isinstance(command, EndGame):
-        if game.phase not in (BETWEEN_ROUNDS, DEALING):
-            raise CommandError("WRONG_PHASE", "the game can be ended only between rounds")
-        if game.options.game_end == "unlimited":
-            best = max(game.scores[s] for s in game.occupied)
-            return [GameEnded(tuple(s for s in game.occupied if game.scores[s] == best), False)]
-        return [GameEnded((), True)]
-    if isinstance(command, PlayAgain):
-        if game.phase != GAME_OVER:
-            raise CommandError("WRONG_PHASE", "play again is offered once a game is over")
-        check_player_count(game.options, len(game.occupied))
-        return [GameStarted(game.game_no + 1, game.occupied)]
-    if isinstance(command, BackToLobby):
-        if game.phase != GAME_OVER:
-            raise CommandError("WRONG_PHASE", "the table goes back to the lobby after a game")
-        return [ReturnedToLobby()]
-    raise TypeError(f"not a game command: {command!r}")
+    """The events a command causes, or :class:`Rejected` saying why it is refused."""
+    try:
+        handler = _DECIDE[type(command)]
+    except KeyError:
+        raise TypeError(f"not a game command: {command!r}") from None
+    return handler(game, command)
+
+
+def _decide_start(game: GameState, command: StartGame) -> list[GameEvent]:
+    if game.phase != GamePhase.LOBBY:
+        raise Rejected(ErrorCode.WRONG_PHASE, "a game is already under way")
+    check_player_count(game.options, len(game.occupied))
+    return [GameStarted(game.game_no + 1, game.occupied)]
+
+
+def _decide_next_round(game: GameState, command: NextRound) -> list[GameEvent]:
+    if game.phase != GamePhase.BETWEEN_ROUNDS:
+        raise Rejected(ErrorCode.WRONG_PHASE, "the next round starts only between rounds")
+    return _seat_changes(game)
+
+
+def _decide_end(game: GameState, command: EndGame) -> list[GameEvent]:
+    if game.phase not in (GamePhase.BETWEEN_ROUNDS, GamePhase.DEALING):
+        raise Rejected(ErrorCode.WRONG_PHASE, "the game can be ended only between rounds")
+    if game.options.game_end == "unlimited":
+        best = max(game.scores[s] for s in game.occupied)
+        return [GameEnded(tuple(s for s in game.occupied if game.scores[s] == best), False)]
+    return [GameEnded((), True)]
+
+
+def _decide_play_again(game: GameState, command: PlayAgain) -> list[GameEvent]:
+    if game.phase != GamePhase.GAME_OVER:
+        raise Rejected(ErrorCode.WRONG_PHASE, "play again is offered once a game is over")
+    check_player_count(game.options, len(game.occupied))
+    return [GameStarted(game.game_no + 1, game.occupied)]
+
+
+def _decide_back_to_lobby(game: GameState, command: BackToLobby) -> list[GameEvent]:
+    if game.phase != GamePhase.GAME_OVER:
+        raise Rejected(ErrorCode.WRONG_PHASE, "the table goes back to the lobby after a game")
+    return [ReturnedToLobby()]
 
 
 def _decide_round(game: GameState, command: rnd.Command) -> list[GameEvent]:
-    if game.phase != ROUND or game.round is None:
+    if game.phase != GamePhase.ROUND or game.round is None:
         raise Rejected(ErrorCode.WRONG_PHASE, "no round is being played at this table")
     events: list[GameEvent] = list(rnd.decide(game.round, command))
     ended = next((e for e in events if isinstance(e, rnd.RoundEnded)), None)
@@ -285,36 +297,38 @@ def _after_round(game: GameState, ended: rnd.RoundEnded) -> list[GameEvent]:
 
 def _decide_sit(game: GameState, command: SitDown) -> list[GameEvent]:
     if not 0 <= command.seat < len(game.seats):
-        raise CommandError("NO_SUCH_SEAT", f"seat {command.seat} is not a seat of this table")
+        raise Rejected(ErrorCode.NO_SUCH_SEAT, f"seat {command.seat} is not a seat of this table")
     if game.seats[command.seat].occupied:
-        raise CommandError("SEAT_TAKEN", f"seat {command.seat} is taken")
-    if game.phase in (ROUND, DEALING):
-        raise CommandError("WRONG_PHASE", "seats are taken between rounds or in the lobby")
+        raise Rejected(ErrorCode.SEAT_TAKEN, f"seat {command.seat} is taken")
+    if game.phase in (GamePhase.ROUND, GamePhase.DEALING):
+        raise Rejected(ErrorCode.WRONG_PHASE, "seats are taken between rounds or in the lobby")
     if not command.player.strip():
-        raise CommandError("INVALID_PLAYER", "a player needs a name")
+        raise Rejected(ErrorCode.INVALID_PLAYER, "a player needs a name")
     if any(seat.player == command.player for seat in game.seats):
-        raise CommandError("ALREADY_SEATED", f"{command.player} already has a seat here")
+        raise Rejected(ErrorCode.ALREADY_SEATED, f"{command.player} already has a seat here")
     name = command.display_name.strip() or command.player
     if len(name) > 40:
-        raise CommandError("INVALID_PLAYER", "a display name has at most 40 characters")
+        raise Rejected(ErrorCode.INVALID_PLAYER, "a display name has at most 40 characters")
     return [SeatTaken(command.seat, command.player, command.is_bot, name)]
 
 
 def _decide_leave(game: GameState, command: Leave) -> list[GameEvent]:
     if not 0 <= command.seat < len(game.seats) or not game.seats[command.seat].occupied:
-        raise CommandError("NO_SUCH_SEAT", f"nobody sits in seat {command.seat}")
+        raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {command.seat}")
     seat = game.seats[command.seat]
     if seat.leaving:
-        raise CommandError("ALREADY_LEFT", f"{seat.player} has already left")
+        raise Rejected(ErrorCode.ALREADY_LEFT, f"{seat.player} has already left")
     left = SeatLeft(command.seat, seat.player or "", command.removed)
     in_round = (
-        game.phase == ROUND and game.round is not None and (command.seat in game.round.players)
+        game.phase == GamePhase.ROUND
+        and game.round is not None
+        and (command.seat in game.round.players)
     )
     if in_round:
         return [left]  # a bot finishes the round; the seat is freed when it ends
     events: list[GameEvent] = [left, SeatFreed(command.seat)]
     remaining = len(game.occupied) - 1
-    if game.phase in (BETWEEN_ROUNDS, DEALING) and remaining < MIN_TO_PLAY:
+    if game.phase in (GamePhase.BETWEEN_ROUNDS, GamePhase.DEALING) and remaining < MIN_TO_PLAY:
         events.append(GameInterrupted(f"only {remaining} players are left"))
         events.append(ReturnedToLobby())
     return events
@@ -331,15 +345,15 @@ def _seat_changes(game: GameState) -> list[GameEvent]:
 
 
 def _decide_deal(game: GameState, command: DealRound) -> list[GameEvent]:
-    if game.phase != DEALING:
-        raise CommandError("WRONG_PHASE", "the table is not waiting for a deal")
+    if game.phase != GamePhase.DEALING:
+        raise Rejected(ErrorCode.WRONG_PHASE, "the table is not waiting for a deal")
     players = game.occupied
     hands = command.hands
     if len(hands) != len(game.seats):
-        raise CommandError("BAD_DEAL", f"a deal gives one hand per seat ({len(game.seats)})")
+        raise Rejected(ErrorCode.BAD_DEAL, f"a deal gives one hand per seat ({len(game.seats)})")
     for seat, hand in enumerate(hands):
         if hand and seat not in players:
-            raise CommandError("BAD_DEAL", f"seat {seat} is empty but was dealt cards")
+            raise Rejected(ErrorCode.BAD_DEAL, f"seat {seat} is empty but was dealt cards")
     order = deal_order(game)
     deck = DECK_WITH_JOKERS_SIZE if game.options.jokers else STANDARD_DECK_SIZE
     limit = hand_size(game)
@@ -347,8 +361,8 @@ def _decide_deal(game: GameState, command: DealRound) -> list[GameEvent]:
     for position, seat in enumerate(order):
         expected = dealt // len(players) + (1 if position < dealt % len(players) else 0)
         if hands[seat].bit_count() != expected:
-            raise CommandError(
-                "BAD_DEAL",
+            raise Rejected(
+                ErrorCode.BAD_DEAL,
                 f"seat {seat} should receive {expected} cards in deal order, "
                 f"not {hands[seat].bit_count()}",
             )
@@ -365,65 +379,96 @@ def _decide_deal(game: GameState, command: DealRound) -> list[GameEvent]:
             set_aside=command.set_aside,
         )
     except OptionError as error:
-        raise CommandError("BAD_DEAL", str(error)) from None
+        raise Rejected(ErrorCode.BAD_DEAL, str(error)) from None
     return list(events)
 
 
 # --------------------------------------------------------------------------- evolve
 def evolve(game: GameState, event: GameEvent) -> GameState:
     """Fold one event into the table."""
-    if isinstance(event, rnd.RoundStarted):
-        return replace(game, phase=ROUND, round_no=event.round_no, round=rnd.initial_state(event))
-    if isinstance(event, rnd.RoundEnded):
-        assert game.round is not None
-        return replace(
-            game,
-            round=rnd.evolve(game.round, event),
-            phase=BETWEEN_ROUNDS,
-            scores=event.totals,
-            standings=event.standings,
-        )
-    if type(event) in _ROUND_EVENTS:
-        assert game.round is not None
-        return replace(game, round=rnd.evolve(game.round, event))  # type: ignore[arg-type]
-    if isinstance(event, SeatTaken):
-        return _set_seat(
-            game, event.seat, Seat(event.player, event.is_bot, display_name=event.display_name)
-        )
-    if isinstance(event, SeatLeft):
-        return _set_seat(game, event.seat, replace(game.seats[event.seat], leaving=True))
-    if isinstance(event, SeatFreed):
-        return _set_seat(game, event.seat, Seat())
-    if isinstance(event, GameStarted):
-        return replace(
-            game,
-            phase=DEALING,
-            game_no=event.game_no,
-            round_no=0,
-            scores=(0,) * len(game.seats),
-            standings=(),
-            round=None,
-            winners=(),
-            stopped=False,
-        )
-    if isinstance(event, NextRoundStarted):
-        return replace(game, phase=DEALING)
-    if isinstance(event, SeatsChanged):
-        order = event.moved_from
-        where = {old: new for new, old in enumerate(order)}
-        return replace(
-            game,
-            seats=tuple(game.seats[old] for old in order),
-            scores=tuple(game.scores[old] for old in order),
-            standings=tuple(where[seat] for seat in game.standings),
-        )
-    if isinstance(event, GameEnded):
-        return replace(game, phase=GAME_OVER, winners=event.winners, stopped=event.stopped)
-    if isinstance(event, GameInterrupted):
-        return replace(game, phase=GAME_OVER, stopped=True)
-    if isinstance(event, ReturnedToLobby):
-        return replace(game, phase=LOBBY, round=None, round_no=0, standings=())
-    raise TypeError(f"not a game event: {event!r}")  # pragma: no cover
+    try:
+        handler = _EVOLVE[type(event)]
+    except KeyError:  # pragma: no cover
+        raise TypeError(f"not a game event: {event!r}") from None
+    evolved: GameState = handler(game, event)
+    return evolved
+
+
+def _evolve_round_started(game: GameState, event: rnd.RoundStarted) -> GameState:
+    return replace(
+        game, phase=GamePhase.ROUND, round_no=event.round_no, round=rnd.initial_state(event)
+    )
+
+
+def _evolve_round_ended(game: GameState, event: rnd.RoundEnded) -> GameState:
+    assert game.round is not None
+    return replace(
+        game,
+        round=rnd.evolve(game.round, event),
+        phase=GamePhase.BETWEEN_ROUNDS,
+        scores=event.totals,
+        standings=event.standings,
+    )
+
+
+def _evolve_in_round(game: GameState, event: rnd.Event) -> GameState:
+    assert game.round is not None
+    return replace(game, round=rnd.evolve(game.round, event))
+
+
+def _evolve_seat_taken(game: GameState, event: SeatTaken) -> GameState:
+    return _set_seat(
+        game, event.seat, Seat(event.player, event.is_bot, display_name=event.display_name)
+    )
+
+
+def _evolve_seat_left(game: GameState, event: SeatLeft) -> GameState:
+    return _set_seat(game, event.seat, replace(game.seats[event.seat], leaving=True))
+
+
+def _evolve_seat_freed(game: GameState, event: SeatFreed) -> GameState:
+    return _set_seat(game, event.seat, Seat())
+
+
+def _evolve_game_started(game: GameState, event: GameStarted) -> GameState:
+    return replace(
+        game,
+        phase=GamePhase.DEALING,
+        game_no=event.game_no,
+        round_no=0,
+        scores=(0,) * len(game.seats),
+        standings=(),
+        round=None,
+        winners=(),
+        stopped=False,
+    )
+
+
+def _evolve_next_round(game: GameState, event: NextRoundStarted) -> GameState:
+    return replace(game, phase=GamePhase.DEALING)
+
+
+def _evolve_seats_changed(game: GameState, event: SeatsChanged) -> GameState:
+    order = event.moved_from
+    where = {old: new for new, old in enumerate(order)}
+    return replace(
+        game,
+        seats=tuple(game.seats[old] for old in order),
+        scores=tuple(game.scores[old] for old in order),
+        standings=tuple(where[seat] for seat in game.standings),
+    )
+
+
+def _evolve_game_ended(game: GameState, event: GameEnded) -> GameState:
+    return replace(game, phase=GamePhase.GAME_OVER, winners=event.winners, stopped=event.stopped)
+
+
+def _evolve_interrupted(game: GameState, event: GameInterrupted) -> GameState:
+    return replace(game, phase=GamePhase.GAME_OVER, stopped=True)
+
+
+def _evolve_back_in_lobby(game: GameState, event: ReturnedToLobby) -> GameState:
+    return replace(game, phase=GamePhase.LOBBY, round=None, round_no=0, standings=())
 
 
 def evolve_all(game: GameState, events: Iterable[GameEvent]) -> GameState:
@@ -456,6 +501,39 @@ _ROUND_EVENTS = {
     rnd.RevolutionChanged,
     rnd.PlayerWentOut,
     rnd.TimedOut,
+}
+
+
+#: The handler of each command type: the round's commands pass through to the round.
+_DECIDE: dict[type, Callable[[GameState, Any], list[GameEvent]]] = {
+    rnd.PlayCards: _decide_round,
+    rnd.Pass: _decide_round,
+    rnd.ReturnCards: _decide_round,
+    rnd.Timeout: _decide_round,
+    SitDown: _decide_sit,
+    Leave: _decide_leave,
+    StartGame: _decide_start,
+    DealRound: _decide_deal,
+    NextRound: _decide_next_round,
+    EndGame: _decide_end,
+    PlayAgain: _decide_play_again,
+    BackToLobby: _decide_back_to_lobby,
+}
+
+#: The handler of each event type: most events of a round change only the round.
+_EVOLVE: dict[type, Callable[[GameState, Any], GameState]] = {
+    **dict.fromkeys(_ROUND_EVENTS, _evolve_in_round),
+    rnd.RoundStarted: _evolve_round_started,
+    rnd.RoundEnded: _evolve_round_ended,
+    SeatTaken: _evolve_seat_taken,
+    SeatLeft: _evolve_seat_left,
+    SeatFreed: _evolve_seat_freed,
+    GameStarted: _evolve_game_started,
+    NextRoundStarted: _evolve_next_round,
+    SeatsChanged: _evolve_seats_changed,
+    GameEnded: _evolve_game_ended,
+    GameInterrupted: _evolve_interrupted,
+    ReturnedToLobby: _evolve_back_in_lobby,
 }
 
 

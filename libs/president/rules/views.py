@@ -6,7 +6,7 @@ from typing import Any
 
 from president.rules.cards import names
 from president.rules.game import GameState
-from president.rules.round import EXCHANGE, NOBODY, OVER, RoundState, legal_actions, role_key
+from president.rules.round import NOBODY, RoundPhase, RoundState, legal_actions, role_key
 
 ROLE_NAMES: dict[str, dict[str, str]] = {
     "house": {
@@ -72,13 +72,13 @@ def round_view(state: RoundState, seat: int | None) -> dict[str, Any]:
         view["hand"] = names(state.hands[seat])
         view["new_cards"] = names(state.new_cards[seat] & state.hands[seat])
         view["same_or_nothing"] = state.same_or_nothing and state.to_act == seat
-        if state.phase == EXCHANGE:
+        if state.phase == RoundPhase.EXCHANGE:
             owed = [p for p in state.pending if p.giver == seat]
             view["return_owed"] = owed[0].size if owed else 0
         view["legal"] = [
             {"verb": verb, "cards": names(cards)} for verb, cards in legal_actions(state, seat)
         ]
-    if state.phase == OVER and state.result is not None:
+    if state.phase == RoundPhase.OVER and state.result is not None:
         result = state.result
         view["standings"] = list(result.standings)
         view["points"] = list(result.points)

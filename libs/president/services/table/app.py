@@ -19,7 +19,7 @@ from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
 from president.rules import round as rnd
-from president.rules.errors import CommandError, Rejected
+from president.rules.errors import Rejected
 from president.rules.options import OptionError, options_for
 from president.servicekit.checks import VISIBILITIES, invalid
 from president.servicekit.checks import table_id as check_table_id
@@ -105,7 +105,7 @@ def refusal(error: Exception) -> ServiceError:
         )
     if isinstance(error, CommandIdReused):
         return invalid("COMMAND_ID_REUSED", str(error))
-    if isinstance(error, Rejected | CommandError | OptionError):
+    if isinstance(error, Rejected | OptionError):
         return from_domain(error)
     raise error
 
@@ -257,7 +257,7 @@ class TableApp:
         game = self._settle(table_id).game
         state = game.round
         kind = "turn"
-        if state is not None and state.phase == rnd.EXCHANGE:
+        if state is not None and state.phase == rnd.RoundPhase.EXCHANGE:
             kind = "exchange"
         elif state is not None and state.options.rapid:
             kind = "rapid"
