@@ -22,6 +22,9 @@ from president.rules.round.defaults import (
 
 __all__ = ["choose_action", "choose_answer", "choose_lead", "choose_return"]
 
+#: Read once: on Python 3.11 each ``RoundPhase.X`` costs an enum lookup, a hot path's share.
+_EXCHANGE, _PLAY = RoundPhase.EXCHANGE, RoundPhase.PLAY
+
 
 def choose_answer(state: RoundState, seat: int) -> int | None:
     """Cards to answer the top with, or None to pass."""
@@ -58,12 +61,12 @@ def choose_answer(state: RoundState, seat: int) -> int | None:
 
 def choose_action(state: RoundState, seat: int) -> Command | None:
     """The bot's move for ``seat``, or None when it has nothing to do now."""
-    if state.phase == RoundPhase.EXCHANGE:
+    if state.phase == _EXCHANGE:
         owed = next((p for p in state.pending if p.giver == seat), None)
         if owed is None:
             return None
         return ReturnCards(seat, choose_return(state, seat, owed.size))
-    if state.phase != RoundPhase.PLAY or not state.hands[seat]:
+    if state.phase != _PLAY or not state.hands[seat]:
         return None
     if not state.options.rapid and state.to_act != seat:
         return None

@@ -11,12 +11,12 @@ This is the public surface; the modules of the package each hold one job:
 phases and field indexes), ``start`` (dealing in a round), ``plays`` (plays,
 passes and the turn), ``exchange`` (returns), ``timeouts`` and ``defaults``
 (what the server does when the timer runs out), ``legal`` (legal actions),
-``scoring`` (places and points), ``evolve`` and ``dispatch`` (the tables of
+``scoring`` (places and points), ``evolution`` and ``decisions`` (the tables of
 handlers by command and event type).
 """
 
 from president.rules.round.commands import Command, Pass, PlayCards, ReturnCards, Timeout
-from president.rules.round.dispatch import decide, step
+from president.rules.round.decisions import decide, step
 from president.rules.round.events import (
     CardsGiven,
     CardsPlayed,
@@ -30,7 +30,7 @@ from president.rules.round.events import (
     TimedOut,
     TrickClosed,
 )
-from president.rules.round.evolve import evolve, initial_state, replay
+from president.rules.round.evolution import evolve, initial_state, replay
 from president.rules.round.legal import Action, candidate_plays, legal_actions
 from president.rules.round.plays import check_play
 from president.rules.round.scoring import game_end, place_points, role_key, round_result

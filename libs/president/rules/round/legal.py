@@ -11,18 +11,21 @@ from president.rules.round.state import RoundPhase, RoundState
 
 Action = tuple[str, int]
 
+#: Read once: on Python 3.11 each ``RoundPhase.X`` costs an enum lookup, a hot path's share.
+_EXCHANGE, _PLAY = RoundPhase.EXCHANGE, RoundPhase.PLAY
+
 
 def legal_actions(state: RoundState, seat: int) -> list[Action]:
     """Every action ``seat`` may take now: ``("play", cards)``, ``("pass", 0)``, ``("give", …)``.
 
     Each listed action is accepted by :func:`decide`; every other is rejected.
     """
-    if state.phase == RoundPhase.EXCHANGE:
+    if state.phase == _EXCHANGE:
         owed = next((p for p in state.pending if p.giver == seat), None)
         if owed is None:
             return []
         return [("give", cards) for cards in subsets_of_size(state.hands[seat], owed.size)]
-    if state.phase != RoundPhase.PLAY or not 0 <= seat < state.seat_count or not state.hands[seat]:
+    if state.phase != _PLAY or not 0 <= seat < state.seat_count or not state.hands[seat]:
         return []
     actions: list[Action] = []
     candidates = candidate_plays(state.hands[seat], state.options.poker_hands)

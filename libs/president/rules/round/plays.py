@@ -35,6 +35,8 @@ from president.rules.round.state import NOBODY, RoundPhase, RoundState, wrong_ph
 
 #: Ranks whose four of a kind does not close a trick under the social rule.
 NOT_SOCIAL = (RANK_TWO, RANK_THREE, JOKER_RANK)
+#: Read once: on Python 3.11 each ``RoundPhase.X`` costs an enum lookup, a hot path's share.
+_PLAY = RoundPhase.PLAY
 
 
 def check_play(state: RoundState, seat: int, cards: int, version: int | None = None) -> Combo:
@@ -44,7 +46,7 @@ def check_play(state: RoundState, seat: int, cards: int, version: int | None = N
     fails is the code reported.
     """
     options = state.options
-    if state.phase != RoundPhase.PLAY:
+    if state.phase != _PLAY:
         raise wrong_phase(state, "play")
     if version is not None and version != state.trick_version:
         raise Rejected(
@@ -173,7 +175,7 @@ def decide_pass(state: RoundState, command: Pass) -> list[Event]:
     """The events of an accepted pass, or :class:`Rejected`."""
     seat, version = command
     options = state.options
-    if state.phase != RoundPhase.PLAY:
+    if state.phase != _PLAY:
         raise wrong_phase(state, "pass")
     if version is not None and version != state.trick_version:
         raise Rejected(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from president.rules.cards import JOKERS, strongest
 from president.rules.options import OptionError, Options, check_player_count
 from president.rules.round.events import CardsGiven, Event, PlayStarted, RoundStarted
-from president.rules.round.evolve import evolve, initial_state
+from president.rules.round.evolution import evolve, initial_state
 from president.rules.round.state import NOBODY, RoundState
 
 

@@ -6,7 +6,7 @@ from president.rules.errors import ErrorCode, Rejected
 from president.rules.round.commands import Pass, PlayCards, ReturnCards, Timeout
 from president.rules.round.defaults import choose_lead, choose_return
 from president.rules.round.events import Event, TimedOut, TrickClosed
-from president.rules.round.evolve import evolve
+from president.rules.round.evolution import evolve
 from president.rules.round.exchange import decide_return
 from president.rules.round.plays import decide_pass, decide_play, leader_after
 from president.rules.round.state import NOBODY, RoundPhase, RoundState, wrong_phase

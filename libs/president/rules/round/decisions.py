@@ -12,7 +12,7 @@ from typing import Any
 
 from president.rules.round.commands import Command, Pass, PlayCards, ReturnCards, Timeout
 from president.rules.round.events import Event
-from president.rules.round.evolve import EVOLVE
+from president.rules.round.evolution import EVOLVE
 from president.rules.round.exchange import decide_return
 from president.rules.round.plays import decide_pass, decide_play
 from president.rules.round.state import RoundState

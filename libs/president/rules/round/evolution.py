@@ -2,7 +2,7 @@
 
 The handlers hold no rules: each event says what happened. ``EVOLVE`` maps
 an event's type to its handler; :func:`evolve` and the command loop of
-:func:`president.rules.round.dispatch.step` look it up directly.
+:func:`president.rules.round.decisions.step` look it up directly.
 """
 
 from __future__ import annotations
