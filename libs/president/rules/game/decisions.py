@@ -53,10 +53,7 @@ def decide(game: GameState, command: GameCommand | rnd.Command) -> list[GameEven
 
 
 def _decide_start(game: GameState, command: StartGame) -> list[GameEvent]:
-    if game.phase != GamePhase.LOBBY:
-        raise Rejected(ErrorCode.WRONG_PHASE, "a game is already under way")
-    check_player_count(game.options, len(game.occupied))
-    return [GameStarted(game.game_no + 1, game.occupied)]
+    return _new_game(game, GamePhase.LOBBY, "a game is already under way")
 
 
 def _decide_next_round(game: GameState, command: NextRound) -> list[GameEvent]:
@@ -75,8 +72,13 @@ def _decide_end(game: GameState, command: EndGame) -> list[GameEvent]:
 
 
 def _decide_play_again(game: GameState, command: PlayAgain) -> list[GameEvent]:
-    if game.phase != GamePhase.GAME_OVER:
-        raise Rejected(ErrorCode.WRONG_PHASE, "play again is offered once a game is over")
+    return _new_game(game, GamePhase.GAME_OVER, "play again is offered once a game is over")
+
+
+def _new_game(game: GameState, phase: GamePhase, refusal: str) -> list[GameEvent]:
+    """A new game with the seated players, from ``phase`` (else WRONG_PHASE, ``refusal``)."""
+    if game.phase != phase:
+        raise Rejected(ErrorCode.WRONG_PHASE, refusal)
     check_player_count(game.options, len(game.occupied))
     return [GameStarted(game.game_no + 1, game.occupied)]
 
