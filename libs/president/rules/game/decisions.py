@@ -37,6 +37,7 @@ from president.rules.game.events import (
 )
 from president.rules.game.state import MIN_TO_PLAY, GamePhase, GameState
 from president.rules.options import OptionError, check_player_count
+from president.rules.round.decisions import DECIDE as DECIDE_IN_ROUND
 
 #: Read once: on Python 3.11 each ``GamePhase.X`` costs an enum lookup, and every
 #: move checks it.
@@ -92,7 +93,8 @@ def _decide_back_to_lobby(game: GameState, command: BackToLobby) -> list[GameEve
 def _decide_round(game: GameState, command: rnd.Command) -> list[GameEvent]:
     if game.phase != _ROUND or game.round is None:
         raise Rejected(ErrorCode.WRONG_PHASE, "no round is being played at this table")
-    events: list[GameEvent] = list(rnd.decide(game.round, command))
+    # rnd.decide(game.round, command), its table read here: one call less per move.
+    events: list[GameEvent] = list(DECIDE_IN_ROUND[type(command)](game.round, *command))
     ended = next((e for e in events if isinstance(e, rnd.RoundEnded)), None)
     if ended is not None:
         events.extend(_after_round(game, ended))

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from president.rules.cards import card_name
 from president.rules.errors import ErrorCode, Rejected
-from president.rules.round.commands import ReturnCards
 from president.rules.round.events import CardsGiven, Event, PlayStarted
 from president.rules.round.start import opening
 from president.rules.round.state import RoundPhase, RoundState, wrong_phase
 
 
-def decide_return(state: RoundState, command: ReturnCards) -> list[Event]:
-    """The events of an accepted return, or :class:`Rejected`."""
-    seat, cards = command
+def decide_return(state: RoundState, seat: int, cards: int) -> list[Event]:
+    """The events of :class:`ReturnCards` (its fields), or :class:`Rejected`."""
     if state.phase != RoundPhase.EXCHANGE:
         raise wrong_phase(state, "return cards")
     owed = next((p for p in state.pending if p.giver == seat), None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from president.rules.cards import JOKERS, RANK_MASKS
 from president.rules.combos import set_rank
 from president.rules.errors import Rejected
-from president.rules.round.commands import Pass
 from president.rules.round.plays import check_play, decide_pass
 from president.rules.round.state import RoundPhase, RoundState
 
@@ -42,7 +41,7 @@ def legal_actions(state: RoundState, seat: int) -> list[Action]:
             continue
         actions.append(("play", cards))
     try:
-        decide_pass(state, Pass(seat))
+        decide_pass(state, seat, None)
     except Rejected:
         pass
     else:

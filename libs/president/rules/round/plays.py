@@ -1,9 +1,9 @@
 """Plays and passes: the checks of a play, the turn's walk round the table, trick ends.
 
 :func:`check_play` runs the checks in FORMAT.md's order of precedence;
-:func:`decide_play` and :func:`decide_pass` are the handlers of
-:class:`PlayCards` and :class:`Pass`. :func:`walk` is the general rule for
-who acts next; :func:`next_in_trick_fast_path` is its common case.
+:func:`decide_play` and :func:`decide_pass` decide ``PlayCards`` and ``Pass``.
+:func:`walk` is the general rule for who acts next;
+:func:`next_in_trick_fast_path` is its common case.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from president.rules.cards import (
 from president.rules.combos import SET, Combo, beats_fast_path, check_beats, classify, set_rank
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import Options
-from president.rules.round.commands import Pass, PlayCards
 from president.rules.round.events import (
     CardsPlayed,
     Event,
@@ -118,9 +117,8 @@ def _completes_four(state: RoundState, seat: int, cards: int) -> bool:
     )
 
 
-def decide_play(state: RoundState, command: PlayCards) -> list[Event]:
-    """The events of an accepted play, or :class:`Rejected`."""
-    seat, cards, version = command
+def decide_play(state: RoundState, seat: int, cards: int, version: int | None) -> list[Event]:
+    """The events of :class:`PlayCards` (its fields), or :class:`Rejected`."""
     combo = check_play(state, seat, cards, version)
     options = state.options
     hands = list(state.hands)
@@ -171,9 +169,8 @@ def decide_play(state: RoundState, command: PlayCards) -> list[Event]:
     return events
 
 
-def decide_pass(state: RoundState, command: Pass) -> list[Event]:
-    """The events of an accepted pass, or :class:`Rejected`."""
-    seat, version = command
+def decide_pass(state: RoundState, seat: int, version: int | None) -> list[Event]:
+    """The events of :class:`Pass` (its fields), or :class:`Rejected`."""
     options = state.options
     if state.phase != _PLAY:
         raise wrong_phase(state, "pass")

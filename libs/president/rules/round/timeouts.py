@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from president.rules.errors import ErrorCode, Rejected
-from president.rules.round.commands import Pass, PlayCards, ReturnCards, Timeout
 from president.rules.round.defaults import choose_lead, choose_return
 from president.rules.round.events import Event, TimedOut, TrickClosed
 from president.rules.round.evolution import evolve
@@ -12,9 +11,8 @@ from president.rules.round.plays import decide_pass, decide_play, leader_after
 from president.rules.round.state import NOBODY, RoundPhase, RoundState, wrong_phase
 
 
-def decide_timeout(state: RoundState, command: Timeout) -> list[Event]:
-    """:class:`TimedOut` and the default moves it stands for, or :class:`Rejected`."""
-    expected = command.expected
+def decide_timeout(state: RoundState, expected: int | None) -> list[Event]:
+    """The events of :class:`Timeout` (its field): :class:`TimedOut` and the default moves."""
     if expected is not None and expected != state.timer_key:
         raise Rejected(
             ErrorCode.STALE,
@@ -28,7 +26,7 @@ def decide_timeout(state: RoundState, command: Timeout) -> list[Event]:
         current = state
         for owed in state.pending:
             cards = choose_return(current, owed.giver, owed.size)
-            produced = decide_return(current, ReturnCards(owed.giver, cards))
+            produced = decide_return(current, owed.giver, cards)
             events.extend(produced)
             for event in produced:
                 current = evolve(current, event)
@@ -48,8 +46,8 @@ def decide_timeout(state: RoundState, command: Timeout) -> list[Event]:
             (seat for seat in state.players if state.hands[seat]),
             key=lambda s: (state.hands[s].bit_count(), -s),
         )
-        return [TimedOut(seat), *decide_play(state, PlayCards(seat, choose_lead(state, seat)))]
+        return [TimedOut(seat), *decide_play(state, seat, choose_lead(state, seat), None)]
     seat = state.to_act
     if state.top:
-        return [TimedOut(seat), *decide_pass(state, Pass(seat))]
-    return [TimedOut(seat), *decide_play(state, PlayCards(seat, choose_lead(state, seat)))]
+        return [TimedOut(seat), *decide_pass(state, seat, None)]
+    return [TimedOut(seat), *decide_play(state, seat, choose_lead(state, seat), None)]
