@@ -94,7 +94,7 @@ def _decide_round(game: GameState, command: rnd.Command) -> list[GameEvent]:
     if game.phase != _ROUND or game.round is None:
         raise Rejected(ErrorCode.WRONG_PHASE, "no round is being played at this table")
     # rnd.decide(game.round, command), its table read here: one call less per move.
-    events: list[GameEvent] = list(DECIDE_IN_ROUND[type(command)](game.round, *command))
+    events: list[GameEvent] = list(DECIDE_IN_ROUND[type(command)](game.round, command))
     ended = next((e for e in events if isinstance(e, rnd.RoundEnded)), None)
     if ended is not None:
         events.extend(_after_round(game, ended))

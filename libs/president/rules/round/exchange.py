@@ -9,8 +9,9 @@ from president.rules.round.start import opening
 from president.rules.round.state import RoundPhase, RoundState, wrong_phase
 
 
-def decide_return(state: RoundState, seat: int, cards: int) -> list[Event]:
-    """The events of :class:`ReturnCards` (its fields), or :class:`Rejected`."""
+def decide_return(state: RoundState, returned: tuple[int, int]) -> list[Event]:
+    """The events of a ``ReturnCards`` (or its fields in a tuple), or :class:`Rejected`."""
+    seat, cards = returned
     if state.phase != RoundPhase.EXCHANGE:
         raise wrong_phase(state, "return cards")
     owed = next((p for p in state.pending if p.giver == seat), None)

@@ -41,7 +41,7 @@ def legal_actions(state: RoundState, seat: int) -> list[Action]:
             continue
         actions.append(("play", cards))
     try:
-        decide_pass(state, seat, None)
+        decide_pass(state, (seat, None))
     except Rejected:
         pass
     else:

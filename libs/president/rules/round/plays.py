@@ -117,8 +117,9 @@ def _completes_four(state: RoundState, seat: int, cards: int) -> bool:
     )
 
 
-def decide_play(state: RoundState, seat: int, cards: int, version: int | None) -> list[Event]:
-    """The events of :class:`PlayCards` (its fields), or :class:`Rejected`."""
+def decide_play(state: RoundState, play: tuple[int, int, int | None]) -> list[Event]:
+    """The events of a ``PlayCards`` (or its fields in a tuple), or :class:`Rejected`."""
+    seat, cards, version = play
     combo = check_play(state, seat, cards, version)
     options = state.options
     hands = list(state.hands)
@@ -169,8 +170,9 @@ def decide_play(state: RoundState, seat: int, cards: int, version: int | None) -
     return events
 
 
-def decide_pass(state: RoundState, seat: int, version: int | None) -> list[Event]:
-    """The events of :class:`Pass` (its fields), or :class:`Rejected`."""
+def decide_pass(state: RoundState, passing: tuple[int, int | None]) -> list[Event]:
+    """The events of a ``Pass`` (or its fields in a tuple), or :class:`Rejected`."""
+    seat, version = passing
     options = state.options
     if state.phase != _PLAY:
         raise wrong_phase(state, "pass")

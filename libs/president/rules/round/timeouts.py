@@ -11,8 +11,9 @@ from president.rules.round.plays import decide_pass, decide_play, leader_after
 from president.rules.round.state import NOBODY, RoundPhase, RoundState, wrong_phase
 
 
-def decide_timeout(state: RoundState, expected: int | None) -> list[Event]:
-    """The events of :class:`Timeout` (its field): :class:`TimedOut` and the default moves."""
+def decide_timeout(state: RoundState, timeout: tuple[int | None]) -> list[Event]:
+    """The events of a ``Timeout``: :class:`TimedOut` and the default moves it stands for."""
+    (expected,) = timeout
     if expected is not None and expected != state.timer_key:
         raise Rejected(
             ErrorCode.STALE,
@@ -26,7 +27,7 @@ def decide_timeout(state: RoundState, expected: int | None) -> list[Event]:
         current = state
         for owed in state.pending:
             cards = choose_return(current, owed.giver, owed.size)
-            produced = decide_return(current, owed.giver, cards)
+            produced = decide_return(current, (owed.giver, cards))
             events.extend(produced)
             for event in produced:
                 current = evolve(current, event)
@@ -46,8 +47,8 @@ def decide_timeout(state: RoundState, expected: int | None) -> list[Event]:
             (seat for seat in state.players if state.hands[seat]),
             key=lambda s: (state.hands[s].bit_count(), -s),
         )
-        return [TimedOut(seat), *decide_play(state, seat, choose_lead(state, seat), None)]
+        return [TimedOut(seat), *decide_play(state, (seat, choose_lead(state, seat), None))]
     seat = state.to_act
     if state.top:
-        return [TimedOut(seat), *decide_pass(state, seat, None)]
-    return [TimedOut(seat), *decide_play(state, seat, choose_lead(state, seat), None)]
+        return [TimedOut(seat), *decide_pass(state, (seat, None))]
+    return [TimedOut(seat), *decide_play(state, (seat, choose_lead(state, seat), None))]
