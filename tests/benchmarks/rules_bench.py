@@ -34,7 +34,7 @@ def _bot_round(options: Options, hands: list[int]) -> tuple[rnd.RoundState, list
     start = state
     commands: list[rnd.Command] = []
     turn = 0
-    while state.phase != rnd.OVER:
+    while state.phase != rnd.RoundPhase.OVER:
         command: rnd.Command | None = None
         if options.rapid:
             for offset in range(len(hands)):

@@ -84,13 +84,13 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
         table = host.load(table_id)
         game = table.game
         key = f"{table_id}/{table.version}"
-        if game.phase == g.BETWEEN_ROUNDS:
+        if game.phase == g.GamePhase.BETWEEN_ROUNDS:
             if game.round_no >= 3:
                 host.decide_and_append(table_id, g.EndGame(), f"{key}/end", "bob")
             else:
                 host.decide_and_append(table_id, g.NextRound(), f"{key}/next", "bob")
             continue
-        if game.phase != g.ROUND:
+        if game.phase != g.GamePhase.ROUND:
             return table_id
         state = game.round
         assert state is not None
@@ -108,7 +108,7 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
 
 
 def _person_move(game: g.GameState, state: rnd.RoundState) -> tuple[int, rnd.Command] | None:
-    if state.phase == rnd.EXCHANGE:
+    if state.phase == rnd.RoundPhase.EXCHANGE:
         for owed in state.pending:
             if not game.seats[owed.giver].bot_plays:
                 cards = bots.choose_return(state, owed.giver, owed.size)

@@ -74,7 +74,7 @@ def random_command(state: rnd.RoundState, rng: random.Random) -> rnd.Command:
     """A random legal move (sometimes a timeout) for whoever may act."""
     if rng.random() < 0.05:
         return rnd.Timeout()
-    if state.phase == rnd.EXCHANGE:
+    if state.phase == rnd.RoundPhase.EXCHANGE:
         owed = rng.choice(state.pending)
         verb, cards = rng.choice(rnd.legal_actions(state, owed.giver))
         return rnd.ReturnCards(owed.giver, cards)

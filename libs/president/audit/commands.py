@@ -58,7 +58,7 @@ def command_for(first: AnyEvent, game: g.GameState) -> Command | None:
     if kind is g.SeatLeft:
         return g.Leave(first.seat, first.removed)  # type: ignore[union-attr]
     if kind is g.GameStarted:
-        return g.PlayAgain() if game.phase == g.GAME_OVER else g.StartGame()
+        return g.PlayAgain() if game.phase == g.GamePhase.GAME_OVER else g.StartGame()
     if kind is g.NextRoundStarted or kind is g.SeatsChanged:
         return g.NextRound()
     if kind is g.GameEnded:

@@ -126,7 +126,7 @@ class DealLedger:
                 )
             self.rounds.remove(previous)  # committed, never dealt: replaced
             self.pending = None
-        if game.phase != g.DEALING:
+        if game.phase != g.GamePhase.DEALING:
             raise Found(
                 stored,
                 f"a deal is committed while the table is not waiting for one "

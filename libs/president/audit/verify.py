@@ -39,7 +39,7 @@ from president.hosting.projection import table_from_created
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.errors import CommandError, Rejected
+from president.rules.errors import Rejected
 from president.rules.options import OptionError
 from president.store import StoredEvent
 
@@ -140,8 +140,8 @@ class _TableWalk:
             self.deals.check_deal(first_stored, first, game)
         try:
             produced = g.decide(game, command)
-        except (Rejected, CommandError) as error:
-            code = error.code.value if isinstance(error, Rejected) else error.code
+        except Rejected as error:
+            code = error.code.value
             raise Found(
                 first_stored,
                 f"the rules refuse this {command_words(command)}: {error.reason} ({code})",

@@ -15,12 +15,12 @@ def next_bot_command(game: g.GameState) -> tuple[int, rnd.Command] | None:
     that has a move makes it.
     """
     state = game.round
-    if game.phase != g.ROUND or state is None:
+    if game.phase != g.GamePhase.ROUND or state is None:
         return None
     bot_seats = g.bot_seats(game)
     if not bot_seats:
         return None
-    if state.phase == rnd.EXCHANGE:
+    if state.phase == rnd.RoundPhase.EXCHANGE:
         for owed in state.pending:
             if owed.giver in bot_seats:
                 cards = bots.choose_return(state, owed.giver, owed.size)

@@ -38,7 +38,7 @@ from president.hosting.projection import Table, fold, fold_stored
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.errors import CommandError, ErrorCode, Rejected
+from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent, StoredEvent
 
@@ -326,7 +326,7 @@ class TableHost:
             table = self.load(table_id)
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:
-                raise CommandError("NO_SUCH_SEAT", f"nobody sits in seat {seat}")
+                raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")
             shown = pb.ReactionShown(seat=seat, reaction=reaction)
             result = self._commit(table, [shown], command_id, actor)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
@@ -337,7 +337,7 @@ class TableHost:
         with self.lock(table_id):
             game = self.load(table_id).game
         if (
-            game.phase != g.ROUND
+            game.phase != g.GamePhase.ROUND
             or game.round is None
             or game.game_no != game_no
             or game.round_no != round_no
@@ -422,12 +422,12 @@ class TableHost:
             table = self._tables[table_id]
             game = table.game
             needs_reveal = self._needs_reveal(table)
-            if until_dealer and (needs_reveal or game.phase == g.DEALING):
+            if until_dealer and (needs_reveal or game.phase == g.GamePhase.DEALING):
                 return step
             if needs_reveal:
                 self._reveal(table, f"{command_id}/reveal")
                 continue
-            if game.phase == g.DEALING:
+            if game.phase == g.GamePhase.DEALING:
                 self._deal(table, f"{command_id}/deal")
                 continue
             command = next_bot_command(game)
@@ -444,7 +444,7 @@ class TableHost:
         return (
             table.commitment is not None
             and state is not None
-            and state.phase == rnd.OVER
+            and state.phase == rnd.RoundPhase.OVER
             and state.round_no == table.commitment.round_no
         )
 

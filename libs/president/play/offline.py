@@ -51,7 +51,7 @@ def next_offline_command(game: g.GameState, rapid_turn: int) -> rnd.Command | No
     """
     state = game.round
     assert state is not None
-    if state.phase == rnd.EXCHANGE or not state.options.rapid:
+    if state.phase == rnd.RoundPhase.EXCHANGE or not state.options.rapid:
         move = next_bot_command(game)
         return move[1] if move is not None else None
     seat_count = state.seat_count
@@ -79,7 +79,7 @@ def play_game(
         nonlocal game
         game, events = g.step(game, command)
         for event in events:
-            if records and game.phase != g.LOBBY:
+            if records and game.phase != g.GamePhase.LOBBY:
                 records[-1].events.append(event)
             if listener is not None:
                 listener(event, game)
@@ -87,14 +87,14 @@ def play_game(
     for seat in range(players):
         apply(g.SitDown(seat, f"Bot {seat + 1}", is_bot=True))
     apply(g.StartGame())
-    while game.phase != g.GAME_OVER:
-        if game.phase == g.DEALING:
+    while game.phase != g.GamePhase.GAME_OVER:
+        if game.phase == g.GamePhase.DEALING:
             secret = round_secret(seed, game.game_no, game.round_no + 1)
             records.append(RoundRecord(game.round_no + 1, secret, fingerprint(secret)))
             apply(deal_round(game, secret))
-        elif game.phase == g.ROUND:
+        elif game.phase == g.GamePhase.ROUND:
             _play_out(apply, lambda: game)
-        elif game.phase == g.BETWEEN_ROUNDS:
+        elif game.phase == g.GamePhase.BETWEEN_ROUNDS:
             if rounds is not None and game.round_no >= rounds:
                 apply(g.EndGame())
             else:
@@ -111,7 +111,7 @@ def _play_out(
     turn = 0
     for _ in range(MAX_STEPS_PER_ROUND):
         table = current()
-        if table.phase != g.ROUND:
+        if table.phase != g.GamePhase.ROUND:
             return
         command = next_offline_command(table, turn)
         turn += 1

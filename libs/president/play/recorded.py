@@ -66,10 +66,10 @@ def play_to_end(host: TableHost, table_id: str, *, rounds: int | None = None) ->
         table = host.load(table_id)
         game = table.game
         command_id = f"{table_id}/v{table.version}"
-        if game.phase == g.ROUND and game.round is not None:
+        if game.phase == g.GamePhase.ROUND and game.round is not None:
             # Nobody moves by themselves: the timer runs out.
             host.timeout(table_id, game.round.timer_key, game.game_no, game.round_no)
-        elif game.phase == g.BETWEEN_ROUNDS:
+        elif game.phase == g.GamePhase.BETWEEN_ROUNDS:
             if rounds is not None and game.round_no >= rounds:
                 host.decide_and_append(table_id, g.EndGame(), f"{command_id}/end", HOST)
             else:

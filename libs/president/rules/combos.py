@@ -50,12 +50,13 @@ def set_rank(cards: int) -> int:
     return -1 if cards & ~RANK_MASKS[rank] else rank
 
 
-_SETS: dict[int, Combo] = {}
+#: Every one-rank play classified so far: a set is classified once, then looked up.
+_SET_COMBOS: dict[int, Combo] = {}
 
 
 def classify(cards: int, options: Options, revolution: bool = False) -> Combo:
     """Classify a non-empty play or raise ``INVALID_COMBINATION``."""
-    known = _SETS.get(cards)
+    known = _SET_COMBOS.get(cards)
     if known is not None:
         return known
     count = cards.bit_count()
@@ -63,7 +64,7 @@ def classify(cards: int, options: Options, revolution: bool = False) -> Combo:
         raise Rejected(ErrorCode.INVALID_COMBINATION, "a play needs at least one card")
     rank = set_rank(cards)
     if rank >= 0 and count <= 4:
-        combo = _SETS[cards] = Combo(SET, count, rank, (cards.bit_length() - 1) & 3)
+        combo = _SET_COMBOS[cards] = Combo(SET, count, rank, (cards.bit_length() - 1) & 3)
         return combo
     if options.poker_hands and count == 5 and not cards & JOKERS:
         poker = _poker(cards, revolution)
@@ -109,6 +110,23 @@ def _bits(mask: int) -> list[int]:
         out.append(low)
         mask ^= low
     return out
+
+
+def beats_fast_path(play: Combo, top: Combo, options: Options, revolution: bool) -> bool:
+    """True when ``play`` answers ``top`` by the plain comparison; False: ask :func:`check_beats`.
+
+    The common case of :func:`check_beats`, without its branches: under
+    ``options.plain_compare`` (one rank against one rank, exact counts, no
+    jokers, special 2s, suits or poker) and the same count, it is True exactly
+    when ``check_beats`` accepts.
+    """
+    if options.plain_compare and play.size == top.size:
+        if revolution:
+            mine, theirs = 12 - play.rank, 12 - top.rank
+        else:
+            mine, theirs = play.rank, top.rank
+        return mine > theirs or (mine == theirs and options.equal_rank_answers)
+    return False
 
 
 def check_beats(
@@ -202,6 +220,7 @@ __all__ = [
     "RANK_WORDS",
     "SET",
     "Combo",
+    "beats_fast_path",
     "check_beats",
     "classify",
     "set_rank",

@@ -1,4 +1,8 @@
-"""Why an action was refused: one code of conformance/FORMAT.md and a sentence."""
+"""Why a command was refused: one code and a sentence.
+
+The codes of moves are those of conformance/FORMAT.md (:data:`MOVE_CODES`);
+the table's own commands (seats, the deal, the host's choices) add theirs.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from enum import StrEnum
 
 
 class ErrorCode(StrEnum):
-    """The rejection codes, in the order of precedence of FORMAT.md."""
+    """The rejection codes: moves first, in the order of precedence of FORMAT.md."""
 
     WRONG_PHASE = "WRONG_PHASE"
     WRONG_GIVE = "WRONG_GIVE"
@@ -21,10 +25,36 @@ class ErrorCode(StrEnum):
     SAME_OR_NOTHING = "SAME_OR_NOTHING"
     WRONG_COUNT = "WRONG_COUNT"
     TOO_LOW = "TOO_LOW"
+    # The table's own commands: seats, the deal.
+    NO_SUCH_SEAT = "NO_SUCH_SEAT"
+    SEAT_TAKEN = "SEAT_TAKEN"
+    ALREADY_SEATED = "ALREADY_SEATED"
+    ALREADY_LEFT = "ALREADY_LEFT"
+    INVALID_PLAYER = "INVALID_PLAYER"
+    BAD_DEAL = "BAD_DEAL"
+
+
+#: The codes of FORMAT.md: the refusals of a move in a round.
+MOVE_CODES = frozenset(
+    {
+        ErrorCode.WRONG_PHASE,
+        ErrorCode.WRONG_GIVE,
+        ErrorCode.STALE,
+        ErrorCode.NOT_YOUR_TURN,
+        ErrorCode.SAT_OUT,
+        ErrorCode.NOT_IN_HAND,
+        ErrorCode.INVALID_COMBINATION,
+        ErrorCode.MUST_PLAY,
+        ErrorCode.MUST_INCLUDE,
+        ErrorCode.SAME_OR_NOTHING,
+        ErrorCode.WRONG_COUNT,
+        ErrorCode.TOO_LOW,
+    }
+)
 
 
 class Rejected(Exception):
-    """An action the rules refuse. Nothing changed.
+    """A command the rules refuse: a move, or a table command. Nothing changed.
 
     The sentence may be given as a function: bots probe many moves, and only
     a rejection someone reads needs its words.
@@ -44,15 +74,6 @@ class Rejected(Exception):
 
     def __str__(self) -> str:
         return f"{self.code}: {self.reason}"
-
-
-class CommandError(Exception):
-    """A command that is not a move of the game (unknown seat, bad host action, ...)."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(f"{code}: {reason}")
-        self.code = code
-        self.reason = reason
 
 
 #: The codes that take precedence over NOT_IN_HAND (FORMAT.md's order).

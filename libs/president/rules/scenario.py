@@ -17,11 +17,11 @@ from president.rules.options import OptionError, options_for
 from president.rules.render import event_to_dict
 from president.rules.round import (
     NOBODY,
-    OVER,
     Command,
     Pass,
     PlayCards,
     ReturnCards,
+    RoundPhase,
     RoundState,
     Timeout,
     decide,
@@ -156,7 +156,7 @@ def trace_line(index: int, state: RoundState) -> dict[str, Any]:
         "hands": [names(hand) for hand in state.hands],
         "finished": list(state.finished),
     }
-    if state.phase == OVER and state.result is not None:
+    if state.phase == RoundPhase.OVER and state.result is not None:
         result = state.result
         line["standings"] = list(result.standings)
         line["points"] = list(result.points)

@@ -16,7 +16,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from president.game.v1 import game_pb2 as gpb
-from president.rules.errors import CommandError, ErrorCode, Rejected
+from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError
 
 DOMAIN = "president.cards"
@@ -69,10 +69,10 @@ def from_domain(error: Exception) -> ServiceError:
     if isinstance(error, ServiceError):
         return error
     if isinstance(error, Rejected):
-        return ServiceError(RULES_STATUS[error.code], error.code.value, error.reason)
-    if isinstance(error, CommandError):
-        status = COMMAND_STATUS.get(error.code, grpc.StatusCode.FAILED_PRECONDITION)
-        return ServiceError(status, error.code, error.reason)
+        status = RULES_STATUS.get(error.code) or COMMAND_STATUS.get(
+            error.code, grpc.StatusCode.FAILED_PRECONDITION
+        )
+        return ServiceError(status, error.code.value, error.reason)
     if isinstance(error, OptionError):
         return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(error))
     raise error

@@ -410,7 +410,7 @@ def replayed_suffix(stored: list[Row], original: list[StoredEvent], start: int) 
 
     while True:
         add(g.decide(game, command))
-        if game.phase != g.ROUND:
+        if game.phase != g.GamePhase.ROUND:
             break
         move = next_bot_command(game)
         command = move[1] if move is not None else rnd.Timeout()

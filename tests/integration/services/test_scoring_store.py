@@ -65,7 +65,7 @@ def bot_games(
     for game in range(games):
         if game:
             host.decide_and_append(table_id, g.PlayAgain(), f"{table_id}-again-{game}", "server")
-        while host.load(table_id).game.phase == g.BETWEEN_ROUNDS:
+        while host.load(table_id).game.phase == g.GamePhase.BETWEEN_ROUNDS:
             version = host.load(table_id).version
             host.decide_and_append(table_id, g.NextRound(), f"{table_id}-next-{version}", "server")
     return [envelope(stored) for stored in store.read_stream(stream_id(table_id))]

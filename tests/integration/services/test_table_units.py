@@ -289,8 +289,8 @@ def test_the_table_list_follows_the_store(store: EventStore) -> None:
     host.decide_and_append("open", g.StartGame(), "go", "server")
     directory.refresh()
     summaries = {s.table_id: s for s in directory.summaries()}
-    assert summaries["open"].phase == g.ROUND and summaries["open"].seated == 3
-    assert summaries["mine"].preset == "house" and summaries["mine"].phase == g.LOBBY
+    assert summaries["open"].phase == g.GamePhase.ROUND and summaries["open"].seated == 3
+    assert summaries["mine"].preset == "house" and summaries["mine"].phase == g.GamePhase.LOBBY
     assert directory.summaries(open_only=True) == []
     assert directory.refresh() == 0
 

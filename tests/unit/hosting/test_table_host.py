@@ -45,13 +45,13 @@ def test_settle_finishes_a_deal_the_dealer_failed(store: EventStore) -> None:
     bot_table(host)
     with pytest.raises(ServiceError):
         host.decide_and_append("t1", g.StartGame(), "start", "server")
-    assert host.load("t1").game.phase == g.DEALING  # committed, not dealt
+    assert host.load("t1").game.phase == g.GamePhase.DEALING  # committed, not dealt
     dealer.down = False
     # A new host (another process) finds the table waiting and deals it.
     restarted = TableHost(store, dealer)
     version = restarted.settle("t1")
     table = restarted.load("t1")
-    assert table.game.phase == g.ROUND and table.version == version
+    assert table.game.phase == g.GamePhase.ROUND and table.version == version
     assert restarted.settle("t1") == version  # settled: nothing more to do
     assert (
         restarted.decide_and_append("t1", g.StartGame(), "start", "server").events == 1

@@ -8,7 +8,7 @@ from president.hosting.dealer import deal_round
 from president.play.offline import next_offline_command, play_game, round_secret
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.errors import CommandError
+from president.rules.errors import Rejected
 from president.rules.options import OptionError, options_for
 
 
@@ -23,7 +23,7 @@ def _table(preset: str, players: int, **overrides: object) -> g.GameState:
 def _finish_round(table: g.GameState) -> tuple[g.GameState, list[g.GameEvent]]:
     events: list[g.GameEvent] = []
     turn = 0
-    while table.phase == g.ROUND:
+    while table.phase == g.GamePhase.ROUND:
         command = next_offline_command(table, turn) or rnd.Timeout()
         turn += 1
         table, produced = g.step(table, command)
@@ -38,7 +38,7 @@ def _deal(table: g.GameState, number: int = 1) -> g.GameState:
 
 def test_classic_plays_to_eleven_with_a_sole_leader() -> None:
     table, records = play_game(options_for("classic"), 4, seed=1)
-    assert table.phase == g.GAME_OVER and not table.stopped
+    assert table.phase == g.GamePhase.GAME_OVER and not table.stopped
     best = max(table.scores)
     assert best >= 11
     assert table.winners == (table.scores.index(best),)
@@ -51,7 +51,7 @@ def test_classic_plays_to_eleven_with_a_sole_leader() -> None:
 def test_club_plays_seven_rounds_and_a_tie_shares_the_win() -> None:
     table, records = play_game(options_for("club"), 5, seed=2)
     assert len(records) == 7
-    assert table.phase == g.GAME_OVER
+    assert table.phase == g.GamePhase.GAME_OVER
     best = max(table.scores)
     assert table.winners == tuple(s for s in range(5) if table.scores[s] == best)
     assert sum(table.scores) == 7 * (4 + 3 + 2 + 1)
@@ -60,7 +60,7 @@ def test_club_plays_seven_rounds_and_a_tie_shares_the_win() -> None:
 def test_unlimited_game_ends_when_the_host_says_and_the_standings_are_final() -> None:
     table, records = play_game(options_for("house"), 4, seed=3, rounds=3)
     assert len(records) == 3
-    assert table.phase == g.GAME_OVER and not table.stopped
+    assert table.phase == g.GamePhase.GAME_OVER and not table.stopped
     best = max(table.scores)
     assert table.winners == tuple(s for s in range(4) if table.scores[s] == best)
 
@@ -69,7 +69,7 @@ def test_ending_a_set_number_of_rounds_early_stops_with_no_winner_then_lobby() -
     table, _ = play_game(options_for("club"), 4, seed=4, rounds=2)
     assert table.stopped and table.winners == ()
     table, events = g.step(table, g.BackToLobby())
-    assert table.phase == g.LOBBY and events == [g.ReturnedToLobby()]
+    assert table.phase == g.GamePhase.LOBBY and events == [g.ReturnedToLobby()]
 
 
 def test_play_again_starts_a_new_game_with_scores_at_zero() -> None:
@@ -77,21 +77,23 @@ def test_play_again_starts_a_new_game_with_scores_at_zero() -> None:
     assert any(table.scores)
     table, events = g.step(table, g.PlayAgain())
     assert events == [g.GameStarted(2, (0, 1, 2, 3))]
-    assert table.scores == (0, 0, 0, 0) and table.phase == g.DEALING and table.round_no == 0
+    assert (
+        table.scores == (0, 0, 0, 0) and table.phase == g.GamePhase.DEALING and table.round_no == 0
+    )
 
 
 def test_host_choices_only_between_rounds() -> None:
     table = _table("club", 4)
-    with pytest.raises(CommandError) as error:
+    with pytest.raises(Rejected) as error:
         g.decide(table, g.NextRound())
     assert error.value.code == "WRONG_PHASE"
     table = _deal(table)
-    with pytest.raises(CommandError):
+    with pytest.raises(Rejected):
         g.decide(table, g.EndGame())
     table, _ = _finish_round(table)
-    assert table.phase == g.BETWEEN_ROUNDS
+    assert table.phase == g.GamePhase.BETWEEN_ROUNDS
     table, _ = g.step(table, g.NextRound())
-    assert table.phase == g.DEALING
+    assert table.phase == g.GamePhase.DEALING
 
 
 def test_a_player_who_leaves_mid_round_is_played_by_a_bot_then_the_seat_is_freed() -> None:
@@ -102,7 +104,7 @@ def test_a_player_who_leaves_mid_round_is_played_by_a_bot_then_the_seat_is_freed
     table, events = _finish_round(table)
     assert g.SeatFreed(2) in events
     assert not table.seats[2].occupied
-    assert table.phase == g.BETWEEN_ROUNDS  # three players are left: the game goes on
+    assert table.phase == g.GamePhase.BETWEEN_ROUNDS  # three players are left: the game goes on
     table, _ = g.step(table, g.NextRound())
     assert g.deal_order(table) == tuple(s for s in reversed(table.standings) if s != 2)
     table = _deal(table, 2)
@@ -116,7 +118,7 @@ def test_fewer_than_three_players_interrupts_the_game() -> None:
     table, _ = g.step(table, g.Leave(0))
     table, events = _finish_round(table)
     assert isinstance(events[-2], g.GameInterrupted) and events[-1] == g.ReturnedToLobby()
-    assert table.phase == g.LOBBY
+    assert table.phase == g.GamePhase.LOBBY
 
 
 def test_leaving_between_rounds_frees_the_seat_at_once() -> None:
@@ -134,7 +136,7 @@ def test_seats_are_taken_once_and_only_in_the_lobby_or_between_rounds() -> None:
         (g.SitDown(9, "bob"), "NO_SUCH_SEAT"),
         (g.Leave(3), "NO_SUCH_SEAT"),
     ]:
-        with pytest.raises(CommandError) as error:
+        with pytest.raises(Rejected) as error:
             g.decide(table, command)
         assert error.value.code == code
     with pytest.raises(OptionError, match="4 to 7 players, not 1"):
@@ -165,7 +167,7 @@ def test_a_deal_that_does_not_follow_the_deal_order_is_refused() -> None:
     table = _table("club", 4)
     good = deal_round(table, round_secret(1, 1, 1))
     bad = g.DealRound((good.hands[0] | good.hands[1], 0, good.hands[2], good.hands[3]))
-    with pytest.raises(CommandError) as error:
+    with pytest.raises(Rejected) as error:
         g.decide(table, bad)
     assert error.value.code == "BAD_DEAL"
 
@@ -190,7 +192,7 @@ def test_round_two_exchanges_and_the_right_player_leads() -> None:
         table, _ = g.step(table, g.NextRound())
         table = _deal(table, 2)
         state = table.round
-        assert state is not None and state.phase == rnd.EXCHANGE
+        assert state is not None and state.phase == rnd.RoundPhase.EXCHANGE
         assert {(p.giver, p.receiver, p.size) for p in state.pending} == {
             (standings[0], standings[3], 2),
             (standings[1], standings[2], 1),

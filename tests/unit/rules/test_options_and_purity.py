@@ -111,7 +111,7 @@ FORBIDDEN = {
 
 
 def test_the_rules_package_imports_no_io_clock_or_randomness() -> None:
-    for path in RULES_DIR.glob("*.py"):
+    for path in RULES_DIR.rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -136,6 +136,19 @@ def test_the_rules_package_imports_no_io_clock_or_randomness() -> None:
                 }, f"{path.name} imports {name}"
                 if top == "president":
                     assert name.startswith("president.rules"), f"{path.name} imports {name}"
+
+
+def test_the_round_does_not_import_the_bots() -> None:
+    """The server's default moves live in the round (round/defaults.py): no cycle."""
+    for path in (RULES_DIR / "round").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            else:
+                continue
+            assert "president.rules.bots" not in imported, f"{path.name} imports the bots"
 
 
 def test_importing_the_engine_loads_no_service_library() -> None:

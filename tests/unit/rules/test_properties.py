@@ -30,7 +30,7 @@ def _players(data: st.DataObject, options) -> int:  # type: ignore[no-untyped-de
 def _play_out(state: rnd.RoundState, rng: random.Random, check=None):  # type: ignore[no-untyped-def]
     events: list[rnd.Event] = []
     for _ in range(MAX_STEPS):
-        if state.phase == rnd.OVER:
+        if state.phase == rnd.RoundPhase.OVER:
             return state, events
         command = random_command(state, rng)
         state, produced = rnd.step(state, command)
@@ -65,7 +65,7 @@ def test_random_rounds_end_conserve_cards_and_replay(options, data, seed, round_
 
     rng = random.Random(seed)
     for _ in range(MAX_STEPS):
-        if state.phase == rnd.OVER:
+        if state.phase == rnd.RoundPhase.OVER:
             break
         command = random_command(state, rng)
         state, produced = rnd.step(state, command)
@@ -74,7 +74,7 @@ def test_random_rounds_end_conserve_cards_and_replay(options, data, seed, round_
             if isinstance(event, rnd.CardsPlayed):
                 played |= event.cards
         conserved(state)
-    assert state.phase == rnd.OVER, "the round did not end"
+    assert state.phase == rnd.RoundPhase.OVER, "the round did not end"
     result = state.result
     assert result is not None
     assert sorted(result.standings) == sorted(state.players)
@@ -143,10 +143,10 @@ def test_legal_actions_and_the_rules_agree(options, data, seed, stop):  # type: 
     state, _ = start(options, players, seed, round_no=2)
     rng = random.Random(seed)
     for _ in range(stop):
-        if state.phase == rnd.OVER:
+        if state.phase == rnd.RoundPhase.OVER:
             return
         state, _ = rnd.step(state, random_command(state, rng))
-    if state.phase == rnd.OVER:
+    if state.phase == rnd.RoundPhase.OVER:
         return
     for seat in range(players):
         listed = set(rnd.legal_actions(state, seat))
@@ -154,7 +154,7 @@ def test_legal_actions_and_the_rules_agree(options, data, seed, stop):  # type: 
         sample = _all_plays(hand & ~(-1 << 54))
         if len(sample) > 800:
             sample = rng.sample(sample, 800) + [c for v, c in listed if v in ("play", "give")]
-        verb = "give" if state.phase == rnd.EXCHANGE else "play"
+        verb = "give" if state.phase == rnd.RoundPhase.EXCHANGE else "play"
         for cards in sample:
             command = rnd.ReturnCards(seat, cards) if verb == "give" else rnd.PlayCards(seat, cards)
             try:

@@ -247,7 +247,7 @@ def human_move(tables: LocalTables, table_id: str) -> tuple[rnd.RoundState, rnd.
     """The round and the move the human of seat 0 makes next, as the engine's bot would."""
     table = tables.host.load(table_id)
     state = table.game.round
-    if state is None or table.game.phase != g.ROUND:
+    if state is None or table.game.phase != g.GamePhase.ROUND:
         return None
     command = bots.choose_action(state, 0)
     return None if command is None else (state, command)

@@ -39,7 +39,7 @@ def played_entries(tmp_path: Path, moves: int = 12) -> list[Entry]:
     for step in range(moves):
         table = host.load("w1")
         state = table.game.round
-        if state is None or table.game.phase != g.ROUND:
+        if state is None or table.game.phase != g.GamePhase.ROUND:
             break
         command = bots.choose_action(state, 0)
         if command is None:

@@ -95,8 +95,8 @@ class Driver:
         self.deal(when)
 
     def play_out_round(self, when: datetime) -> None:
-        while self.game.phase == g.ROUND and self.round.phase != rnd.OVER:
-            if self.round.phase == rnd.EXCHANGE:
+        while self.game.phase == g.GamePhase.ROUND and self.round.phase != rnd.RoundPhase.OVER:
+            if self.round.phase == rnd.RoundPhase.EXCHANGE:
                 self.do(rnd.Timeout(), when)
                 continue
             seats = (
@@ -132,13 +132,13 @@ def test_no_deadline_in_the_lobby_or_between_rounds_or_after_the_game() -> None:
     driver.start(at(1))
     assert only_deadline(driver) is not None
     driver.play_out_round(at(2))
-    assert driver.game.phase == g.GAME_OVER
+    assert driver.game.phase == g.GamePhase.GAME_OVER
     assert only_deadline(driver) is None
 
     between = Driver("classic", game_end="rounds:3")
     between.start(at(1))
     between.play_out_round(at(2))
-    assert between.game.phase == g.BETWEEN_ROUNDS
+    assert between.game.phase == g.GamePhase.BETWEEN_ROUNDS
     assert only_deadline(between) is None
 
 
@@ -236,7 +236,7 @@ def test_exchange_deadline_runs_from_the_exchange_start_for_every_return(preset:
     driver.play_out_round(at(1))
     driver.do(g.NextRound(), at(2))
     driver.deal(at(3))
-    assert driver.round.phase == rnd.EXCHANGE
+    assert driver.round.phase == rnd.RoundPhase.EXCHANGE
     due = only_deadline(driver)
     assert due is not None
     assert (due.kind, due.seat, due.expires_at) == (EXCHANGE, None, at(23))
@@ -247,14 +247,14 @@ def test_exchange_deadline_runs_from_the_exchange_start_for_every_return(preset:
         rnd.ReturnCards(owed.giver, bots.choose_return(driver.round, owed.giver, owed.size)),
         at(10),
     )
-    assert driver.round.phase == rnd.EXCHANGE
+    assert driver.round.phase == rnd.RoundPhase.EXCHANGE
     due = only_deadline(driver)
     assert due is not None
     assert due.expires_at == at(23)  # a return does not restart it
     assert due.timer_key == driver.round.timer_key  # but the key follows the table
 
     driver.do(rnd.Timeout(driver.round.timer_key), at(23))
-    assert driver.round.phase == rnd.PLAY
+    assert driver.round.phase == rnd.RoundPhase.PLAY
     due = only_deadline(driver)
     assert due is not None
     assert due.kind == (RAPID if preset == "house-rapid" else TURN)

@@ -29,7 +29,7 @@ import grpc
 import structlog
 
 from president.gateway.v1 import gateway_pb2 as pb
-from president.rules.errors import CommandError, Rejected
+from president.rules.errors import Rejected
 from president.rules.options import OptionError
 from president.servicekit.errors import ServiceError, to_refusal
 from president.servicekit.metrics import observe_call
@@ -37,7 +37,7 @@ from president.services.gateway import checks
 from president.services.gateway.app import Gateway, Refused
 from president.services.gateway.auth import Claims
 
-DOMAIN_ERRORS = (ServiceError, Rejected, CommandError, OptionError, Refused)
+DOMAIN_ERRORS = (ServiceError, Rejected, OptionError, Refused)
 #: A refusal as the client receives it (the entrypoint's mapping).
 RefusalOf = Callable[[Exception], ServiceError]
 #: Responses waiting for the client: a slow reader holds back its own stream,

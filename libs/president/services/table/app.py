@@ -233,7 +233,7 @@ class TableApp:
         game = self._settle(table_id).game
         state = game.round
         kind = "turn"
-        if state is not None and state.phase == rnd.EXCHANGE:
+        if state is not None and state.phase == rnd.RoundPhase.EXCHANGE:
             kind = "exchange"
         elif state is not None and state.options.rapid:
             kind = "rapid"

@@ -21,7 +21,7 @@ import structlog
 
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
-from president.rules.errors import CommandError, Rejected
+from president.rules.errors import Rejected
 from president.rules.options import OptionError
 from president.servicekit.batching import take_ready
 from president.servicekit.channels import internal_channel_options
@@ -75,7 +75,7 @@ def refusal(error: Exception) -> ServiceError:
         )
     if isinstance(error, CommandIdReused):
         return invalid("COMMAND_ID_REUSED", str(error))
-    if isinstance(error, Rejected | CommandError | OptionError):
+    if isinstance(error, Rejected | OptionError):
         return from_domain(error)
     raise error
 

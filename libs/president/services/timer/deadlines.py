@@ -82,16 +82,16 @@ def running_timer(table: Table) -> Timer | None:
     """The timer that runs at ``table`` now, if any."""
     game = table.game
     state = game.round
-    if game.phase != g.ROUND or state is None:
+    if game.phase != g.GamePhase.ROUND or state is None:
         return None
     options = state.options
-    if state.phase == rnd.EXCHANGE:
+    if state.phase == rnd.RoundPhase.EXCHANGE:
         if not state.pending:
             return None
         return Timer(
             EXCHANGE, None, state.timer_key, game.game_no, state.round_no, options.turn_seconds
         )
-    if state.phase != rnd.PLAY:
+    if state.phase != rnd.RoundPhase.PLAY:
         return None
     if options.rapid:
         return Timer(

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from president.rules.errors import ErrorCode
+from president.rules.errors import MOVE_CODES
 from president.rules.options import OPTION_NAMES, options_for
 from president.rules.scenario import mismatches, run_scenario
 
@@ -69,7 +69,7 @@ def test_every_error_code_is_produced() -> None:
     produced = {
         line["error"] for path in SCENARIOS for line in _load(path)["expect"] if "error" in line
     }
-    assert produced == {code.value for code in ErrorCode}
+    assert produced == {code.value for code in MOVE_CODES}
 
 
 #: Options set at table or game level, or timers: not exercised by round scenarios.

@@ -1,0 +1,188 @@
+"""Folding events into a table: one handler per event type, ``_EVOLVE`` by type.
+
+A round's own events change only the round; :func:`evolve_all` folds a run
+of them into the round and rebuilds the table once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from president.rules import round as rnd
+from president.rules.game.commands import GameCommand
+from president.rules.game.decisions import decide
+from president.rules.game.events import (
+    GameEnded,
+    GameEvent,
+    GameInterrupted,
+    GameStarted,
+    NextRoundStarted,
+    ReturnedToLobby,
+    SeatFreed,
+    SeatLeft,
+    SeatsChanged,
+    SeatTaken,
+)
+from president.rules.game.state import GamePhase, GameState, Seat, new_table
+from president.rules.options import Options
+
+
+def evolve(game: GameState, event: GameEvent) -> GameState:
+    """Fold one event into the table."""
+    try:
+        handler = _EVOLVE[type(event)]
+    except KeyError:  # pragma: no cover
+        raise TypeError(f"not a game event: {event!r}") from None
+    evolved: GameState = handler(game, event)
+    return evolved
+
+
+def _evolve_round_started(game: GameState, event: rnd.RoundStarted) -> GameState:
+    return replace(
+        game, phase=GamePhase.ROUND, round_no=event.round_no, round=rnd.initial_state(event)
+    )
+
+
+def _evolve_round_ended(game: GameState, event: rnd.RoundEnded) -> GameState:
+    assert game.round is not None
+    return replace(
+        game,
+        round=rnd.evolve(game.round, event),
+        phase=GamePhase.BETWEEN_ROUNDS,
+        scores=event.totals,
+        standings=event.standings,
+    )
+
+
+def _evolve_in_round(game: GameState, event: rnd.Event) -> GameState:
+    assert game.round is not None
+    return replace(game, round=rnd.evolve(game.round, event))
+
+
+def _evolve_seat_taken(game: GameState, event: SeatTaken) -> GameState:
+    return _set_seat(
+        game, event.seat, Seat(event.player, event.is_bot, display_name=event.display_name)
+    )
+
+
+def _evolve_seat_left(game: GameState, event: SeatLeft) -> GameState:
+    return _set_seat(game, event.seat, replace(game.seats[event.seat], leaving=True))
+
+
+def _evolve_seat_freed(game: GameState, event: SeatFreed) -> GameState:
+    return _set_seat(game, event.seat, Seat())
+
+
+def _evolve_game_started(game: GameState, event: GameStarted) -> GameState:
+    return replace(
+        game,
+        phase=GamePhase.DEALING,
+        game_no=event.game_no,
+        round_no=0,
+        scores=(0,) * len(game.seats),
+        standings=(),
+        round=None,
+        winners=(),
+        stopped=False,
+    )
+
+
+def _evolve_next_round(game: GameState, event: NextRoundStarted) -> GameState:
+    return replace(game, phase=GamePhase.DEALING)
+
+
+def _evolve_seats_changed(game: GameState, event: SeatsChanged) -> GameState:
+    order = event.moved_from
+    where = {old: new for new, old in enumerate(order)}
+    return replace(
+        game,
+        seats=tuple(game.seats[old] for old in order),
+        scores=tuple(game.scores[old] for old in order),
+        standings=tuple(where[seat] for seat in game.standings),
+    )
+
+
+def _evolve_game_ended(game: GameState, event: GameEnded) -> GameState:
+    return replace(game, phase=GamePhase.GAME_OVER, winners=event.winners, stopped=event.stopped)
+
+
+def _evolve_interrupted(game: GameState, event: GameInterrupted) -> GameState:
+    return replace(game, phase=GamePhase.GAME_OVER, stopped=True)
+
+
+def _evolve_back_in_lobby(game: GameState, event: ReturnedToLobby) -> GameState:
+    return replace(game, phase=GamePhase.LOBBY, round=None, round_no=0, standings=())
+
+
+def evolve_all(game: GameState, events: Iterable[GameEvent]) -> GameState:
+    """Fold several events into the table: the same as :func:`evolve` one by one.
+
+    Most events of a round change only the round; a run of them is folded
+    into the round and the table rebuilt once, not once per event.
+    """
+    round_state = game.round
+    round_changed = False
+    for event in events:
+        if round_state is not None and type(event) in _ROUND_EVENTS:
+            round_state = rnd.evolve(round_state, event)  # type: ignore[arg-type]
+            round_changed = True
+            continue
+        if round_changed:
+            game = replace(game, round=round_state)
+            round_changed = False
+        game = evolve(game, event)
+        round_state = game.round
+    return replace(game, round=round_state) if round_changed else game
+
+
+_ROUND_EVENTS = {
+    rnd.CardsGiven,
+    rnd.PlayStarted,
+    rnd.CardsPlayed,
+    rnd.Passed,
+    rnd.TrickClosed,
+    rnd.RevolutionChanged,
+    rnd.PlayerWentOut,
+    rnd.TimedOut,
+}
+
+
+#: The handler of each event type: most events of a round change only the round.
+_EVOLVE: dict[type, Callable[[GameState, Any], GameState]] = {
+    **dict.fromkeys(_ROUND_EVENTS, _evolve_in_round),
+    rnd.RoundStarted: _evolve_round_started,
+    rnd.RoundEnded: _evolve_round_ended,
+    SeatTaken: _evolve_seat_taken,
+    SeatLeft: _evolve_seat_left,
+    SeatFreed: _evolve_seat_freed,
+    GameStarted: _evolve_game_started,
+    NextRoundStarted: _evolve_next_round,
+    SeatsChanged: _evolve_seats_changed,
+    GameEnded: _evolve_game_ended,
+    GameInterrupted: _evolve_interrupted,
+    ReturnedToLobby: _evolve_back_in_lobby,
+}
+
+
+def _set_seat(game: GameState, index: int, seat: Seat) -> GameState:
+    seats = list(game.seats)
+    seats[index] = seat
+    return replace(game, seats=tuple(seats))
+
+
+def step(game: GameState, command: GameCommand | rnd.Command) -> tuple[GameState, list[GameEvent]]:
+    """``decide`` then ``evolve``."""
+    events = decide(game, command)
+    for event in events:
+        game = evolve(game, event)
+    return game, events
+
+
+def replay(events: Sequence[GameEvent], options: Options, seat_count: int) -> GameState:
+    """The table after a list of events, from an empty table."""
+    game = new_table(options, seat_count)
+    for event in events:
+        game = evolve(game, event)
+    return game
