@@ -1,0 +1,81 @@
+"""docs/architecture.md stays true: what it names exists, and the rooms import what it says."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+MAP = ROOT / "docs" / "architecture.md"
+LIBS = ROOT / "libs"
+#: `president.some.module` or `president.some.module:Qualified.name` in backticks.
+NAMED = re.compile(r"`(president(?:\.[a-z_0-9]+)+)(?::([A-Za-z_][A-Za-z_0-9.]*))?`")
+
+
+def named_in_map() -> list[tuple[str, str | None]]:
+    return sorted(set(NAMED.findall(MAP.read_text())), key=str)
+
+
+def test_the_map_names_modules_and_functions() -> None:
+    assert len(named_in_map()) > 40, "the walk of a play names the function at each step"
+
+
+@pytest.mark.parametrize(("module", "qualified"), named_in_map())
+def test_every_name_in_the_map_exists(module: str, qualified: str | None) -> None:
+    found: object = importlib.import_module(module)
+    for part in (qualified or "").split(".") if qualified else ():
+        assert hasattr(found, part), f"{module}:{qualified}: no {part!r} in {found!r}"
+        found = getattr(found, part)
+
+
+def president_imports(path: Path) -> set[str]:
+    """The ``president.*`` modules a file imports (at any depth, type-only ones included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("president")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("president"):
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def files_of(package: str) -> list[Path]:
+    return sorted((LIBS / package.replace(".", "/")).rglob("*.py"))
+
+
+@pytest.mark.parametrize(
+    ("room", "allowed"),
+    [
+        ("president.rules", ("president.rules",)),
+        ("president.store", ("president.store",)),
+    ],
+)
+def test_the_inner_rooms_import_nothing_of_the_rest(room: str, allowed: tuple[str, ...]) -> None:
+    for path in files_of(room):
+        outside = {name for name in president_imports(path) if not name.startswith(allowed)}
+        assert not outside, f"{path.relative_to(ROOT)} imports {sorted(outside)}"
+
+
+def test_services_import_each_other_only_through_protos() -> None:
+    services = sorted(p.name for p in (LIBS / "president" / "services").iterdir() if p.is_dir())
+    assert {"dealer", "gateway", "scoring", "table", "timer"} <= set(services)
+    for service in services:
+        own = f"president.services.{service}"
+        for path in files_of(own):
+            others = {
+                name
+                for name in president_imports(path)
+                if name.startswith("president.services.") and not name.startswith(own)
+            }
+            assert not others, f"{path.relative_to(ROOT)} imports {sorted(others)}"
+
+
+def test_nothing_below_the_services_imports_a_service() -> None:
+    for room in ("rules", "store", "hosting", "audit", "play", "servicekit", "client"):
+        for path in files_of(f"president.{room}"):
+            services = {n for n in president_imports(path) if n.startswith("president.services")}
+            assert not services, f"{path.relative_to(ROOT)} imports {sorted(services)}"
