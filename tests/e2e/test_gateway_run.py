@@ -15,9 +15,8 @@ import sys
 import uuid
 from pathlib import Path
 
-import nats
-
 from tests.support.postgres import PostgresServer
+from tests.support.servers import delete_stream
 
 RUN_SECONDS = 180
 
@@ -95,20 +94,10 @@ def test_make_demo_on_postgres_and_the_machines_nats(
     try:
         result = _run(tmp_path, env)
     finally:
-        asyncio.run(_delete_stream(nats_url, stream))
+        asyncio.run(delete_stream(nats_url, stream))
         postgres_server.drop_database(database)
     _check_output(result)
     assert "Starting NATS" not in result.stdout
     assert "postgresql" in result.stdout
     assert not (tmp_path / "var" / "president.db").exists()
     assert _processes_in(tmp_path) == []
-
-
-async def _delete_stream(url: str, name: str) -> None:
-    client = await nats.connect(url, connect_timeout=2)
-    try:
-        await client.jetstream().delete_stream(name)
-    except Exception:
-        pass
-    finally:
-        await client.close()

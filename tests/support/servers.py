@@ -53,7 +53,8 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.stop()
 
 
-async def _delete_stream(url: str, name: str) -> None:
+async def delete_stream(url: str, name: str) -> None:
+    """Delete a test's JetStream stream, if it is there."""
     client = await nats.connect(url, connect_timeout=2)
     try:
         await client.jetstream().delete_stream(name)
@@ -84,7 +85,7 @@ def sqlite_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Ite
         yield stack.start()
     finally:
         stack.stop()
-        asyncio.run(_delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +103,7 @@ def postgres_stack(
         yield stack.start()
     finally:
         stack.stop()
-        asyncio.run(_delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
         for url in (
             database,
             env["PRESIDENT_DEALER_DATABASE_URL"],

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
-import nats
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
@@ -20,7 +19,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.servicekit.launcher import Stack
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
-from tests.support.servers import isolated_env
+from tests.support.servers import delete_stream, isolated_env
 
 SERVER = gpb.Actor(player_id="server", seat=-1)
 T = TypeVar("T")
@@ -42,16 +41,6 @@ def service_stack(
     finally:
         stack.stop()
         asyncio.run(delete_stream(nats_url, environment["PRESIDENT_STREAM"]))
-
-
-async def delete_stream(url: str, name: str) -> None:
-    client = await nats.connect(url, connect_timeout=2)
-    try:
-        await client.jetstream().delete_stream(name)
-    except Exception:
-        pass
-    finally:
-        await client.close()
 
 
 def wait_until(

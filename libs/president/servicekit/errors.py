@@ -21,8 +21,9 @@ from president.rules.options import OptionError
 
 DOMAIN = "president.cards"
 
-#: Status code for each rules code: ABORTED for a play that lost a race.
-RULES_STATUS = {
+#: The one table from a rules code to its status code: ABORTED for a play that lost a
+#: race; a code not named here is FAILED_PRECONDITION.
+STATUS_OF_CODE = {
     ErrorCode.STALE: grpc.StatusCode.ABORTED,
     ErrorCode.NOT_YOUR_TURN: grpc.StatusCode.FAILED_PRECONDITION,
     ErrorCode.WRONG_PHASE: grpc.StatusCode.FAILED_PRECONDITION,
@@ -35,15 +36,12 @@ RULES_STATUS = {
     ErrorCode.SAME_OR_NOTHING: grpc.StatusCode.INVALID_ARGUMENT,
     ErrorCode.WRONG_COUNT: grpc.StatusCode.INVALID_ARGUMENT,
     ErrorCode.TOO_LOW: grpc.StatusCode.INVALID_ARGUMENT,
-}
-COMMAND_STATUS = {
-    "WRONG_PHASE": grpc.StatusCode.FAILED_PRECONDITION,
-    "SEAT_TAKEN": grpc.StatusCode.FAILED_PRECONDITION,
-    "ALREADY_SEATED": grpc.StatusCode.ALREADY_EXISTS,
-    "ALREADY_LEFT": grpc.StatusCode.FAILED_PRECONDITION,
-    "NO_SUCH_SEAT": grpc.StatusCode.INVALID_ARGUMENT,
-    "INVALID_PLAYER": grpc.StatusCode.INVALID_ARGUMENT,
-    "BAD_DEAL": grpc.StatusCode.INTERNAL,
+    ErrorCode.SEAT_TAKEN: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.ALREADY_SEATED: grpc.StatusCode.ALREADY_EXISTS,
+    ErrorCode.ALREADY_LEFT: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.NO_SUCH_SEAT: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.INVALID_PLAYER: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.BAD_DEAL: grpc.StatusCode.INTERNAL,
 }
 
 
@@ -65,13 +63,11 @@ class ServiceError(Exception):
 
 
 def from_domain(error: Exception) -> ServiceError:
-    """The service error of a rules rejection, a command error or an option error."""
+    """The service error of a rules rejection or an option error."""
     if isinstance(error, ServiceError):
         return error
     if isinstance(error, Rejected):
-        status = RULES_STATUS.get(error.code) or COMMAND_STATUS.get(
-            error.code, grpc.StatusCode.FAILED_PRECONDITION
-        )
+        status = STATUS_OF_CODE.get(error.code, grpc.StatusCode.FAILED_PRECONDITION)
         return ServiceError(status, error.code.value, error.reason)
     if isinstance(error, OptionError):
         return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(error))

@@ -29,7 +29,7 @@ from president.services.gateway.owners import LeaseOwners
 from president.services.gateway.upstream import GrpcTables
 from president.store import StoredEvent, verify_chain
 from president.table.v1 import table_pb2 as pb
-from tests.support.servers import _delete_stream, isolated_env
+from tests.support.servers import delete_stream, isolated_env
 from tests.support.table_service import (
     SERVER,
     Replica,
@@ -71,7 +71,7 @@ def table_stack(
         yield stack.start(services=SERVICES)
     finally:
         stack.stop()
-        asyncio.run(_delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
         for url in databases:
             request.getfixturevalue("postgres_server").drop_database(url)
 

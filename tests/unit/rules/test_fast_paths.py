@@ -11,8 +11,7 @@ from president.rules.errors import Rejected
 from president.rules.options import Options
 from president.rules.round.plays import next_in_trick_fast_path, walk
 from president.rules.round.state import NOBODY
-
-from .strategies import option_mixes
+from tests.support.rules_strategies import option_mixes
 
 
 @st.composite

@@ -16,7 +16,7 @@ from president.hosting.seat_views import table_view
 from president.rules import round as rnd
 from president.rules.cards import FULL_DECK, JOKERS, card_name, cards_of, names
 from president.rules.errors import Rejected
-from president.rules.game import ROUND, new_table
+from president.rules.game import GamePhase, new_table
 from tests.support.rules_strategies import option_mixes, random_command, start
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -90,7 +90,9 @@ def _card_tokens(view: object) -> set[str]:
 def _seen_by(state: rnd.RoundState, seat: int | None) -> set[str]:
     """The cards named in the protobuf view a client at ``seat`` receives (None: a spectator),
     but for the table's options, which name cards of the rules (such as the first lead's)."""
-    game = dataclasses.replace(new_table(state.options, state.seat_count), phase=ROUND, round=state)
+    game = dataclasses.replace(
+        new_table(state.options, state.seat_count), phase=GamePhase.ROUND, round=state
+    )
     view = table_view(Table(table_id="t", game=game, version=1), seat)
     view.ClearField("options")
     return _card_tokens(json_format.MessageToDict(view))

@@ -184,7 +184,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         if forwarded is not None:
             return forwarded  # type: ignore[no-any-return]
         try:
-            return await self._execute(request)
+            return await self._run_command(request)
         except Exception as error:
             await abort(context, _refused(error))
 
@@ -203,7 +203,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     item.command.table_id, "ExecuteCommand", item.command
                 )
                 if done is None:
-                    done = await self._execute(item.command)
+                    done = await self._run_command(item.command)
                 out = pb.TaggedAnswer(request_id=item.request_id, done=done)
                 code = "OK"
             except Exception as error:
@@ -236,7 +236,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             for task in list(running):
                 task.cancel()
 
-    async def _execute(self, request: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
+    async def _run_command(self, request: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
         """Run a command on this replica, where the executor says."""
         command_id = request.command_id or _fresh_command_id()
         expected = request.expected_version if request.HasField("expected_version") else None
