@@ -9,6 +9,7 @@ Run: ``make bench`` or ``.venv/bin/python tests/benchmarks/rules_bench.py``.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import platform
 import time
@@ -108,6 +109,7 @@ def bench_preset(preset: str) -> dict[str, float]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     print(
         f"rules engine on {platform.python_implementation()} {platform.python_version()}, "
         f"{platform.machine()}, one core, {ROUNDS} four-player rounds per preset"

@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:
 
 from president.game.v1 import game_pb2 as gpb  # noqa: E402
 from president.servicekit.launcher import NatsServer, Stack, port_open  # noqa: E402
-from tests.support.servers import MACHINE_NATS, _delete_stream, _has_jetstream  # noqa: E402
+from tests.support.servers import MACHINE_NATS, _has_jetstream, delete_stream  # noqa: E402
 from tests.support.table_service import (  # noqa: E402
     SERVER,
     Tables,
@@ -125,7 +125,7 @@ def run_store(
             print(format_row(*rows[-1]), flush=True)
     finally:
         stack.stop()
-        asyncio.run(_delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
     return rows
 
 
