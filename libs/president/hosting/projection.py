@@ -12,9 +12,9 @@ from typing import Protocol
 
 from president import codec
 from president.hosting.events import (
+    SERVICE_EVENT_TYPES,
     DealCommitted,
     DealRevealed,
-    ReactionShown,
     TableCreated,
     TableEvent,
 )
@@ -44,19 +44,15 @@ class Table:
     commitment: DealCommitted | None = None
 
 
-_UNFOLDED = (ReactionShown, TableCreated)
-"""Service events that change only the table's version."""
-
-
 def fold(table: Table, event: TableEvent, version: int) -> Table:
-    """A table after one more stored event."""
+    """A table after one more stored event (an engine event, most often, is one check)."""
+    if not isinstance(event, SERVICE_EVENT_TYPES):
+        return replace(table, game=g.evolve(table.game, event), version=version)
     if isinstance(event, DealCommitted):
         return replace(table, version=version, commitment=event)
     if isinstance(event, DealRevealed):
         return replace(table, version=version, commitment=None)
-    if isinstance(event, _UNFOLDED):
-        return replace(table, version=version)
-    return replace(table, game=g.evolve(table.game, event), version=version)
+    return replace(table, version=version)  # a reaction (or a TableCreated again)
 
 
 def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | None:
