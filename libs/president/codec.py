@@ -1,10 +1,10 @@
-"""Engine events to protobuf messages and back: the one translation of the log.
+"""A table's events to protobuf messages and back: the one translation of the log.
 
-Every engine event has a message of the same name in
-``president.events.v1``; the service events (``TableCreated``,
-``DealCommitted``, ``DealRevealed``, ``ReactionShown``) exist only as
-messages. ``decode`` turns a stored event back into an engine event, or into
-its message when it has no engine counterpart.
+Every event of a table's stream, the engine's and the table service's own
+(:mod:`president.hosting.events`), has a message of the same name in
+``president.events.v1``. ``encode`` makes the message of an event;
+``decode`` turns a stored event back into its event, and nothing else: a
+stored type that is no event is :class:`NotAnEvent`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 from google.protobuf.message import Message
 
 from president.events.v1 import events_pb2 as pb
+from president.hosting import events as ev
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import mask_of, names
 from president.rules.options import Options, options_for
 
-SERVICE_EVENTS = (pb.TableCreated, pb.DealCommitted, pb.DealRevealed, pb.ReactionShown)
 _PACKAGE = pb.DESCRIPTOR.package
 
 
@@ -39,6 +39,11 @@ def options_to_map(options: Options) -> dict[str, str]:
     return out
 
 
+def option_texts(options: Options) -> ev.OptionTexts:
+    """Every option by name as text, sorted by name: the options of a service event."""
+    return _sorted_texts(options_to_map(options))
+
+
 def options_from_map(preset: str, values: Mapping[str, str]) -> Options:
     """The options a map of ``options_to_map`` describes."""
     return options_for(preset, dict(values))
@@ -53,8 +58,12 @@ def _opt(message: Any, field: str) -> int:
     return int(getattr(message, field)) if message.HasField(field) else rnd.NOBODY
 
 
-def encode(event: g.GameEvent) -> Message:
-    """The protobuf message of an engine event."""
+class NotAnEvent(ValueError):
+    """A stored type names a message that is not an event of a table's stream."""
+
+
+def encode(event: ev.TableEvent) -> Message:
+    """The protobuf message of an event (engine events first: they are most of a log)."""
     if isinstance(event, rnd.RoundStarted):
         message = pb.RoundStarted(
             round_no=event.round_no,
@@ -143,11 +152,43 @@ def encode(event: g.GameEvent) -> Message:
         return pb.GameInterrupted(reason=event.reason)
     if isinstance(event, g.ReturnedToLobby):
         return pb.ReturnedToLobby()
+    return _encode_service_event(event)
+
+
+def _encode_service_event(event: ev.ServiceEvent) -> Message:
+    """The protobuf message of one of the table service's own events."""
+    if isinstance(event, ev.DealCommitted):
+        return pb.DealCommitted(
+            game_no=event.game_no,
+            round_no=event.round_no,
+            fingerprint=event.fingerprint,
+            deal_version=event.deal_version,
+            deal_order=event.deal_order,
+            players=event.players,
+            options=dict(event.options),
+            jokers=event.jokers,
+            hand_size=event.hand_size,
+        )
+    if isinstance(event, ev.DealRevealed):
+        return pb.DealRevealed(
+            game_no=event.game_no, round_no=event.round_no, secret_hex=event.secret_hex
+        )
+    if isinstance(event, ev.ReactionShown):
+        return pb.ReactionShown(seat=event.seat, reaction=event.reaction)
+    if isinstance(event, ev.TableCreated):
+        return pb.TableCreated(
+            table_id=event.table_id,
+            preset=event.preset,
+            options=dict(event.options),
+            host_player_id=event.host_player_id,
+            visibility=event.visibility,
+            seat_count=event.seat_count,
+        )
     raise TypeError(f"no message for {event!r}")
 
 
-def to_engine(message: Message) -> g.GameEvent | Message:
-    """The engine event of a message; service events come back as they are."""
+def from_message(message: Message) -> ev.TableEvent:
+    """The event of a message (engine events first); :class:`NotAnEvent` for no event."""
     if isinstance(message, pb.RoundStarted):
         options = options_from_map(message.preset, message.options)
         seat_count = len(message.hands)
@@ -216,7 +257,41 @@ def to_engine(message: Message) -> g.GameEvent | Message:
         return g.GameInterrupted(message.reason)
     if isinstance(message, pb.ReturnedToLobby):
         return g.ReturnedToLobby()
-    return message
+    return _service_event(message)
+
+
+def _sorted_texts(values: Mapping[str, str]) -> ev.OptionTexts:
+    return tuple(sorted(values.items()))
+
+
+def _service_event(message: Message) -> ev.ServiceEvent:
+    """The table service's own event of a message; :class:`NotAnEvent` for no event."""
+    if isinstance(message, pb.DealCommitted):
+        return ev.DealCommitted(
+            message.game_no,
+            message.round_no,
+            message.fingerprint,
+            message.deal_version,
+            tuple(message.deal_order),
+            message.players,
+            _sorted_texts(message.options),
+            message.jokers,
+            message.hand_size,
+        )
+    if isinstance(message, pb.DealRevealed):
+        return ev.DealRevealed(message.game_no, message.round_no, message.secret_hex)
+    if isinstance(message, pb.ReactionShown):
+        return ev.ReactionShown(message.seat, message.reaction)
+    if isinstance(message, pb.TableCreated):
+        return ev.TableCreated(
+            message.table_id,
+            message.preset,
+            _sorted_texts(message.options),
+            message.host_player_id,
+            message.visibility,
+            message.seat_count,
+        )
+    raise NotAnEvent(f"{type_name(message)} is not an event of a table's stream")
 
 
 _MESSAGE_TYPES: dict[str, type[Message]] = {
@@ -237,9 +312,9 @@ def parse(type_name: str, payload: bytes) -> Message:
     return message_type(type_name).FromString(payload)
 
 
-def decode(type_name: str, payload: bytes) -> g.GameEvent | Message:
-    """A stored event as an engine event (or its message, for service events)."""
-    return to_engine(parse(type_name, payload))
+def decode(type_name: str, payload: bytes) -> ev.TableEvent:
+    """A stored event as its event (ValueError: not an event's type, or unreadable bytes)."""
+    return from_message(parse(type_name, payload))
 
 
 def type_name(message: Message | type[Message]) -> str:

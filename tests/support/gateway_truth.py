@@ -43,7 +43,7 @@ class Truth:
         table: Table | None = None
         for stored in events:
             message = codec.parse(stored.type, stored.payload)
-            table = fold_next(table, codec.to_engine(message), stored)
+            table = fold_next(table, codec.from_message(message), stored)
             truth.tables[stored.version] = table
             if isinstance(message, epb.DealRevealed):
                 truth.reveals.append((message.secret_hex, stored.version))

@@ -7,21 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from google.protobuf.message import Message
-
 from president import codec
+from president.hosting.events import TableEvent
 from president.rules import game as g
 from president.rules import round as rnd
 from president.store import StoredEvent
 
-AnyEvent = g.GameEvent | Message
-"""A stored event decoded: an engine event, or its message for the service events."""
+AnyEvent = TableEvent
+"""A stored event decoded: an engine event, or one of the table service's own."""
 Command = g.GameCommand | rnd.Command
 """A command of the table or of the round."""
 
 
 def decode(event: StoredEvent) -> AnyEvent:
-    """A stored event as an engine event, or its message for the service events."""
+    """A stored event decoded (:class:`president.codec.NotAnEvent` for a type that is none)."""
     return codec.decode(event.type, event.payload)
 
 

@@ -29,6 +29,7 @@ from president.audit.reports import (
 from president.deal import DEAL_VERSION, hands_by_seat, verify_fingerprint
 from president.deal import fingerprint as deal_fingerprint
 from president.events.v1 import events_pb2 as pb
+from president.hosting.events import DealCommitted, DealRevealed
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import OptionError
@@ -94,14 +95,15 @@ class DealLedger:
             if event.type != _DEAL_REVEALED:
                 continue
             try:
-                revealed = pb.DealRevealed.FromString(event.payload)
+                revealed = decode(event)
             except Exception:  # a bad payload is reported where it is
                 continue
-            key = (revealed.game_no, revealed.round_no)
-            self.reveals.setdefault(key, []).append(revealed.secret_hex)
+            if isinstance(revealed, DealRevealed):
+                key = (revealed.game_no, revealed.round_no)
+                self.reveals.setdefault(key, []).append(revealed.secret_hex)
 
     # -- DealCommitted ---------------------------------------------------------
-    def committed(self, stored: StoredEvent, event: pb.DealCommitted, game: g.GameState) -> None:
+    def committed(self, stored: StoredEvent, event: DealCommitted, game: g.GameState) -> None:
         """A deal is committed: for the next round, as the rules deal it at this table now."""
         key = (event.game_no, event.round_no)
         previous = self.pending
@@ -168,7 +170,7 @@ class DealLedger:
                 stored, f"it deals with hand size {event.hand_size}, but the rules give {wanted}"
             )
         try:
-            options = codec.options_from_map(game.options.preset, event.options)
+            options = codec.options_from_map(game.options.preset, dict(event.options))
         except OptionError as error:
             raise Found(stored, f"its options are not valid: {error}") from None
         if options != game.options:
@@ -220,7 +222,7 @@ class DealLedger:
             self.pending.ended_at = version
 
     # -- DealRevealed ----------------------------------------------------------
-    def revealed(self, stored: StoredEvent, event: pb.DealRevealed, game: g.GameState) -> None:
+    def revealed(self, stored: StoredEvent, event: DealRevealed, game: g.GameState) -> None:
         """A secret is revealed: of the round that just ended, matching its fingerprint."""
         key = (event.game_no, event.round_no)
         where = f"round {event.round_no} of game {event.game_no}"

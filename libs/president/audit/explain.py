@@ -6,11 +6,8 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from google.protobuf.message import Message
-
-from president import codec
 from president.audit.commands import AnyEvent, Command
-from president.audit.reports import short_type
+from president.hosting.events import SERVICE_EVENT_TYPES
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import names
@@ -39,8 +36,8 @@ def command_words(command: Command) -> str:
 
 def event_words(event: AnyEvent) -> str:
     """The event's type name, with the sentence a player reads of it in brackets."""
-    if isinstance(event, Message):
-        return short_type(codec.type_name(event))
+    if isinstance(event, SERVICE_EVENT_TYPES):
+        return type(event).__name__
     text = (
         event_to_text(event)  # type: ignore[arg-type]
         if type(event) in _ROUND_EVENT_TYPES
@@ -97,7 +94,7 @@ def difference(stored: AnyEvent, expected: AnyEvent) -> str:
 
 def _fields(event: AnyEvent) -> dict[str, Any]:
     """An engine event's fields by name, round events as JSON-ready values; none of a message."""
-    if isinstance(event, Message):
+    if isinstance(event, SERVICE_EVENT_TYPES):
         return {}
     if type(event) in _ROUND_EVENT_TYPES:
         return event_to_dict(event)  # type: ignore[arg-type]

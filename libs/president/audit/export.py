@@ -13,7 +13,7 @@ from typing import Any
 
 from president.audit.commands import AnyEvent, command_groups, decode
 from president.audit.explain import card_words
-from president.events.v1 import events_pb2 as pb
+from president.hosting.events import DealCommitted, DealRevealed
 from president.hosting.streams import table_id_of
 from president.rules import round as rnd
 from president.rules.cards import names
@@ -67,11 +67,11 @@ def round_scenarios(events: Sequence[StoredEvent]) -> list[RoundScenario]:
     game_no = 0
     for start, end in command_groups(events):
         first = decode(events[start])
-        if isinstance(first, pb.DealCommitted):
+        if isinstance(first, DealCommitted):
             fingerprint = first.fingerprint
             game_no = first.game_no
             continue
-        if isinstance(first, pb.DealRevealed):
+        if isinstance(first, DealRevealed):
             for item in reversed(scenarios):
                 if (item.game_no, item.round_no) == (first.game_no, first.round_no):
                     index = scenarios.index(item)

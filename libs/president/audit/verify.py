@@ -26,15 +26,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from google.protobuf.message import Message
-
 from president import codec
 from president.audit.chain import chain_break, check_anchors, check_not_cut_off
 from president.audit.commands import AnyEvent, command_for, command_groups
 from president.audit.deals import DealLedger
 from president.audit.explain import command_words, difference, event_words
 from president.audit.reports import Discrepancy, Found, TableReport, short_type
-from president.events.v1 import events_pb2 as pb
+from president.hosting.events import (
+    SERVICE_EVENT_TYPES,
+    DealCommitted,
+    DealRevealed,
+    ReactionShown,
+    TableCreated,
+)
 from president.hosting.projection import table_from_created
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -119,6 +123,10 @@ class _TableWalk:
         for event in group:
             try:
                 decoded.append(codec.decode(event.type, event.payload))
+            except codec.NotAnEvent:
+                raise Found(
+                    event, f"a {short_type(event.type)} is not an event of a table's log"
+                ) from None
             except Exception as error:  # any unreadable payload is a finding
                 raise Found(event, f"its payload cannot be read: {error}") from None
         first = decoded[0]
@@ -126,7 +134,7 @@ class _TableWalk:
         if game is None:
             self._created(group, decoded)
             return
-        if isinstance(first, Message):
+        if isinstance(first, SERVICE_EVENT_TYPES):
             self._service(group, decoded, game)
             return
         command = command_for(first, game)
@@ -188,7 +196,7 @@ class _TableWalk:
                 f"the log starts at version {first_stored.version}: the events before it "
                 "are missing",
             )
-        if not isinstance(created, pb.TableCreated):
+        if not isinstance(created, TableCreated):
             raise Found(first_stored, "a table's log must begin with TableCreated")
         if len(group) > 1:
             raise Found(group[1], "the table's creation is a command of its own")
@@ -207,22 +215,20 @@ class _TableWalk:
         self, group: Sequence[StoredEvent], decoded: Sequence[AnyEvent], game: g.GameState
     ) -> None:
         first = decoded[0]
-        if isinstance(first, pb.ReactionShown):
+        if isinstance(first, ReactionShown):
             for stored, event in zip(group, decoded, strict=True):
-                if not isinstance(event, pb.ReactionShown):
+                if not isinstance(event, ReactionShown):
                     raise Found(stored, "a reaction is a command of its own")
                 _check_reaction(stored, event, game)
             return
         if len(group) > 1:
             raise Found(group[1], f"a {short_type(group[0].type)} event is a command of its own")
-        if isinstance(first, pb.DealCommitted):
+        if isinstance(first, DealCommitted):
             self.deals.committed(group[0], first, game)
-        elif isinstance(first, pb.DealRevealed):
+        elif isinstance(first, DealRevealed):
             self.deals.revealed(group[0], first, game)
-        elif isinstance(first, pb.TableCreated):
-            raise Found(group[0], "a table is created once, at version 1")
         else:
-            raise Found(group[0], f"a {short_type(group[0].type)} is not an event of a table's log")
+            raise Found(group[0], "a table is created once, at version 1")
 
     # -- the report ------------------------------------------------------------
     def report(self, problem: Discrepancy | None) -> TableReport:
@@ -241,7 +247,7 @@ class _TableWalk:
         return max(0, min(problem.version - first, len(self.events)))
 
 
-def _check_reaction(stored: StoredEvent, event: pb.ReactionShown, game: g.GameState) -> None:
+def _check_reaction(stored: StoredEvent, event: ReactionShown, game: g.GameState) -> None:
     """A reaction comes from a seat where someone sits, and names a reaction."""
     if event.seat >= len(game.seats) or not game.seats[event.seat].occupied:
         raise Found(stored, f"a reaction from seat {event.seat}, where nobody sits")

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import NoReturn
 
 import typer
-from google.protobuf.message import Message
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -27,7 +26,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from president import audit
-from president.events.v1 import events_pb2 as pb
+from president.hosting import events as ev
 from president.hosting.streams import STREAM_PREFIX, stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -302,21 +301,19 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
 
     echo = typer.echo
     echo(f"Table {report.table_id} (stream {report.stream_id}): {report.events} events.")
-    commitment: pb.DealCommitted | None = None
+    commitment: ev.DealCommitted | None = None
     for item in audit.replay_events(events):
         event = item.event
         names = audit.seat_names(item.game)
         version = item.stored.version
-        if isinstance(event, pb.TableCreated):
+        if isinstance(event, ev.TableCreated):
             echo(f"Created: {event.preset}, {event.seat_count} seats ({item.stored.time}).")
-        elif isinstance(event, pb.DealCommitted):
+        elif isinstance(event, ev.DealCommitted):
             commitment = event
-        elif isinstance(event, pb.DealRevealed):
+        elif isinstance(event, ev.DealRevealed):
             echo(f"  Secret (version {version}): {event.secret_hex}")
-        elif isinstance(event, pb.ReactionShown):
+        elif isinstance(event, ev.ReactionShown):
             echo(f"  {seat_name(event.seat, names)} reacts: {event.reaction}")
-        elif isinstance(event, Message):
-            continue
         else:
             lines = event_lines(event, names, item.game.options.preset)
             if isinstance(event, rnd.CardsGiven) and lines:

@@ -127,7 +127,7 @@ def _play_recorded(
     from sqlalchemy.exc import SQLAlchemyError
 
     from president import codec
-    from president.events.v1 import events_pb2 as pb
+    from president.hosting import events as ev
     from president.hosting.host import TableHost
     from president.hosting.streams import stream_id
     from president.play.recorded import record_bot_game, seeded_dealer
@@ -150,12 +150,12 @@ def _play_recorded(
         secrets: list[tuple[int, int, str]] = []
         for stored in store.read_stream(stream_id(table_id)):
             event = codec.decode(stored.type, stored.payload)
-            if isinstance(event, pb.DealCommitted):
+            if isinstance(event, ev.DealCommitted):
                 fingerprints[event.game_no, event.round_no] = event.fingerprint
-            elif isinstance(event, pb.DealRevealed):
+            elif isinstance(event, ev.DealRevealed):
                 secrets.append((event.game_no, event.round_no, event.secret_hex))
-            elif not isinstance(event, codec.SERVICE_EVENTS):
-                for line in event_lines(event, seat_names, options.preset):  # type: ignore[arg-type]
+            elif not isinstance(event, ev.SERVICE_EVENT_TYPES):
+                for line in event_lines(event, seat_names, options.preset):
                     typer.echo(line)
     finally:
         store.close()

@@ -26,13 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from google.protobuf.message import Message
 from sqlalchemy.engine import make_url
 
 from president import codec
 from president.client import GatewayClient, SeatLog, play_seat
-from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as gwpb
+from president.hosting import events as ev
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import PRESETS
@@ -83,35 +82,32 @@ def narrate(change: gwpb.WatchResponse, me: int | None) -> list[str]:
         seated = ", ".join(n for n, s in zip(names, view.seats, strict=True) if s.occupied)
         return [f"[v{change.version}] Table {view.table_id} ({view.options.preset}): {seated}."]
     envelope = change.event
-    message = codec.parse(envelope.type, envelope.payload)
-    event = codec.to_engine(message)
-    line = _describe(message, event, names)
+    event = codec.decode(envelope.type, envelope.payload)
+    line = _describe(event, names)
     out = [f"[v{change.version}] {line}"] if line else []
-    if isinstance(message, epb.RoundStarted) and me is not None:
+    if isinstance(event, rnd.RoundStarted) and me is not None:
         out.append(f"         {names[me]} holds: {' '.join(view.round.hand)}")
     return out
 
 
-def _describe(message: Message, event: Any, names: list[str]) -> str | None:
-    if isinstance(message, epb.TableCreated):
-        return f"Table created: {message.preset}, {message.seat_count} seats."
-    if isinstance(message, epb.DealCommitted):
+def _describe(event: ev.TableEvent, names: list[str]) -> str | None:
+    if isinstance(event, ev.TableCreated):
+        return f"Table created: {event.preset}, {event.seat_count} seats."
+    if isinstance(event, ev.DealCommitted):
         return (
-            f"Round {message.round_no} of game {message.game_no}: deal committed, "
-            f"fingerprint {message.fingerprint[:16]}…"
+            f"Round {event.round_no} of game {event.game_no}: deal committed, "
+            f"fingerprint {event.fingerprint[:16]}…"
         )
-    if isinstance(message, epb.DealRevealed):
-        return f"Secret of round {message.round_no} revealed: {message.secret_hex[:16]}…"
-    if isinstance(message, epb.ReactionShown):
-        return f"{names[message.seat]} reacts: {message.reaction}."
-    if isinstance(message, epb.CardsGiven) and not message.cards:
-        return f"{names[message.giver]} gives cards to {names[message.receiver]}."
-    if isinstance(message, epb.RoundEnded):
-        places = ", ".join(f"{i + 1}. {names[s]}" for i, s in enumerate(message.standings))
-        totals = ", ".join(f"{names[s]} {message.totals[s]}" for s in sorted(message.standings))
+    if isinstance(event, ev.DealRevealed):
+        return f"Secret of round {event.round_no} revealed: {event.secret_hex[:16]}…"
+    if isinstance(event, ev.ReactionShown):
+        return f"{names[event.seat]} reacts: {event.reaction}."
+    if isinstance(event, rnd.CardsGiven) and not event.cards:
+        return f"{names[event.giver]} gives cards to {names[event.receiver]}."
+    if isinstance(event, rnd.RoundEnded):
+        places = ", ".join(f"{i + 1}. {names[s]}" for i, s in enumerate(event.standings))
+        totals = ", ".join(f"{names[s]} {event.totals[s]}" for s in sorted(event.standings))
         return f"Round over: {places}. Totals: {totals}."
-    if isinstance(event, Message):
-        return None
     if isinstance(event, rnd.RoundStarted | rnd.CardsGiven | rnd.PlayStarted | rnd.CardsPlayed):
         return event_to_text(event, names)
     if isinstance(event, rnd.Passed | rnd.TrickClosed | rnd.RevolutionChanged):

@@ -2,6 +2,7 @@
 
 - :mod:`.streams`: which event stream holds a table.
 - :mod:`.dealer`: the dealer port, the in-memory dealer, and a deal as the engine's command.
+- :mod:`.events`: the table's own events beside the engine's (created, deals, reactions).
 - :mod:`.projection`: a table folded from its stored events (the host, the gateway, the timer).
 - :mod:`.seat_views`: what one seat may see of a table, as the protobuf clients receive.
 - :mod:`.autoplay`: the move a bot (or a stand-in for a player who left) makes next.

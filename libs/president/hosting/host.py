@@ -26,14 +26,18 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from google.protobuf.message import Message
-
 from president import codec
 from president.deal import DEAL_VERSION
-from president.events.v1 import events_pb2 as pb
 from president.hosting.autoplay import next_bot_command
 from president.hosting.dealer import DealerPort, RoundKey, deal_command
 from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
+from president.hosting.events import (
+    DealCommitted,
+    DealRevealed,
+    ReactionShown,
+    TableCreated,
+    TableEvent,
+)
 from president.hosting.projection import Table, fold, fold_stored
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -164,10 +168,10 @@ class TableHost:
     ) -> Table:
         """Create a table in the lobby (idempotent for the same command id)."""
         empty = g.new_table(options, seat_count)
-        created = pb.TableCreated(
+        created = TableCreated(
             table_id=table_id,
             preset=options.preset,
-            options=codec.options_to_map(options),
+            options=codec.option_texts(options),
             host_player_id=host_player_id,
             visibility=visibility,
             seat_count=len(empty.seats),
@@ -327,7 +331,7 @@ class TableHost:
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:
                 raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")
-            shown = pb.ReactionShown(seat=seat, reaction=reaction)
+            shown = ReactionShown(seat=seat, reaction=reaction)
             result = self._commit(table, [shown], command_id, actor)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
 
@@ -372,14 +376,11 @@ class TableHost:
     def _commit(
         self,
         table: Table,
-        events: Sequence[g.GameEvent | Message],
+        events: Sequence[TableEvent],
         command_id: str,
         actor: str,
     ) -> AppendResult:
-        messages = [
-            event if isinstance(event, Message) else codec.encode(event) for event in events
-        ]
-        result = self._append(table.table_id, table.version, messages, command_id, actor)
+        result = self._append(table.table_id, table.version, events, command_id, actor)
         if result.first_version != table.version + 1:
             self.load(table.table_id)  # a repeated command: catch up with the store
             return result
@@ -392,14 +393,15 @@ class TableHost:
         self,
         table_id: str,
         expected: int,
-        messages: Sequence[Message],
+        events: Sequence[TableEvent],
         command_id: str,
         actor: str,
     ) -> AppendResult:
+        """Append ``events`` in their stored form: the store boundary, where the codec encodes."""
         result = self._store.append(
             stream_id(table_id),
             expected,
-            [NewEvent.from_message(message, {"actor": actor}) for message in messages],
+            [NewEvent.from_message(codec.encode(event), {"actor": actor}) for event in events],
             command_id,
         )
         collected = self._committing.get(table_id)
@@ -453,7 +455,7 @@ class TableHost:
         assert commitment is not None
         key = RoundKey(table.table_id, commitment.game_no, commitment.round_no)
         secret = self._dealer.reveal(key)
-        revealed = pb.DealRevealed(
+        revealed = DealRevealed(
             game_no=commitment.game_no, round_no=commitment.round_no, secret_hex=secret.hex()
         )
         self._commit(table, [revealed], command_id, SERVER)
@@ -464,14 +466,14 @@ class TableHost:
         order = g.deal_order(game)
         hand_size = g.hand_size(game)
         key = RoundKey(table.table_id, game.game_no, game.round_no + 1)
-        committed = pb.DealCommitted(
+        committed = DealCommitted(
             game_no=key.game_no,
             round_no=key.round_no,
             fingerprint=self._dealer.commit(key, len(order), game.options.jokers, hand_size),
             deal_version=DEAL_VERSION,
             deal_order=order,
             players=len(order),
-            options=codec.options_to_map(game.options),
+            options=codec.option_texts(game.options),
             jokers=game.options.jokers,
             hand_size=hand_size or 0,
         )

@@ -8,13 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-
-from google.protobuf.message import Message
+from typing import Protocol
 
 from president import codec
-from president.events.v1 import events_pb2 as pb
+from president.hosting.events import (
+    SERVICE_EVENT_TYPES,
+    DealCommitted,
+    DealRevealed,
+    TableCreated,
+    TableEvent,
+)
 from president.rules import game as g
 from president.store import StoredEvent
+
+
+class StreamPlace(Protocol):
+    """Where an event sits: a stored event, or the envelope it travels in."""
+
+    @property
+    def stream_id(self) -> str: ...
+
+    @property
+    def version(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -26,18 +41,18 @@ class Table:
     version: int
     visibility: str = "practice"
     host_player_id: str = ""
-    commitment: pb.DealCommitted | None = None
+    commitment: DealCommitted | None = None
 
 
-def fold(table: Table, event: g.GameEvent | Message, version: int) -> Table:
-    """A table after one more stored event."""
-    if isinstance(event, pb.DealCommitted):
+def fold(table: Table, event: TableEvent, version: int) -> Table:
+    """A table after one more stored event (an engine event, most often, is one check)."""
+    if not isinstance(event, SERVICE_EVENT_TYPES):
+        return replace(table, game=g.evolve(table.game, event), version=version)
+    if isinstance(event, DealCommitted):
         return replace(table, version=version, commitment=event)
-    if isinstance(event, pb.DealRevealed):
+    if isinstance(event, DealRevealed):
         return replace(table, version=version, commitment=None)
-    if isinstance(event, Message):
-        return replace(table, version=version)
-    return replace(table, game=g.evolve(table.game, event), version=version)
+    return replace(table, version=version)  # a reaction (or a TableCreated again)
 
 
 def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | None:
@@ -50,21 +65,19 @@ def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | N
     return table
 
 
-def fold_next(
-    table: Table | None, event: g.GameEvent | Message, stored: StoredEvent | pb.EventEnvelope
-) -> Table:
+def fold_next(table: Table | None, event: TableEvent, stored: StreamPlace) -> Table:
     """``table`` after the next event of its stream, decoded from ``stored`` (None: before
     the first, which must be ``TableCreated``; ValueError if it is not)."""
     if table is None:
-        if not isinstance(event, pb.TableCreated):
+        if not isinstance(event, TableCreated):
             raise ValueError(f"stream {stored.stream_id} does not begin with TableCreated")
         return table_from_created(event)
     return fold(table, event, stored.version)
 
 
-def table_from_created(created: pb.TableCreated) -> Table:
+def table_from_created(created: TableCreated) -> Table:
     """The empty table a ``TableCreated`` event describes."""
-    options = codec.options_from_map(created.preset, created.options)
+    options = codec.options_from_map(created.preset, dict(created.options))
     return Table(
         table_id=created.table_id,
         game=g.new_table(options, created.seat_count),

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from president import audit
 from president.cli.main import app
-from president.events.v1 import events_pb2 as pb
+from president.hosting import events as ev
 from president.hosting.streams import stream_id
 from president.rules import round as rnd
 from president.store import EventStore, migrate
@@ -207,7 +207,7 @@ def test_replay_of_a_bad_log_stops_at_the_bad_event(db: str) -> None:
         version = next(
             event.version
             for event, item in decoded(store, table_id)
-            if isinstance(item, pb.DealRevealed)
+            if isinstance(item, ev.DealRevealed)
         )
 
         def change(message: Any) -> None:

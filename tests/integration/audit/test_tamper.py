@@ -17,6 +17,7 @@ import pytest
 
 from president import audit, codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting import events as ev
 from president.hosting.autoplay import next_bot_command
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -219,7 +220,7 @@ def test_a_forged_play_with_a_recomputed_chain_is_refused(store: EventStore, tab
 
 # --------------------------------------------------------------------------- deals
 def test_a_changed_secret_breaks_the_chain(store: EventStore, table: str) -> None:
-    event, _ = decoded_of(store, table, pb.DealRevealed)[0]
+    event, _ = decoded_of(store, table, ev.DealRevealed)[0]
 
     def change(message: Any) -> None:
         message.secret_hex = "ab" * 32
@@ -234,7 +235,7 @@ def test_a_changed_secret_breaks_the_chain(store: EventStore, table: str) -> Non
 def test_a_changed_secret_with_recomputed_hashes_misses_the_fingerprint(
     store: EventStore, table: str
 ) -> None:
-    event, _ = decoded_of(store, table, pb.DealRevealed)[0]
+    event, _ = decoded_of(store, table, ev.DealRevealed)[0]
 
     def change(message: Any) -> None:
         message.secret_hex = "ab" * 32
@@ -282,7 +283,7 @@ def test_a_wrong_automatic_give_is_named(store: EventStore, table: str) -> None:
 
 
 def test_a_changed_deal_order_is_named(store: EventStore, table: str) -> None:
-    event, committed = decoded_of(store, table, pb.DealCommitted)[1]
+    event, committed = decoded_of(store, table, ev.DealCommitted)[1]
 
     def change(message: Any) -> None:
         message.deal_order[:] = list(reversed(message.deal_order))
@@ -297,8 +298,8 @@ def test_a_changed_deal_order_is_named(store: EventStore, table: str) -> None:
 def test_a_round_never_revealed_before_the_next_deal_is_named(
     store: EventStore, table: str
 ) -> None:
-    revealed, _ = decoded_of(store, table, pb.DealRevealed)[0]
-    committed, _ = decoded_of(store, table, pb.DealCommitted)[1]
+    revealed, _ = decoded_of(store, table, ev.DealRevealed)[0]
+    committed, _ = decoded_of(store, table, ev.DealCommitted)[1]
     rewrite_without(store.engine, stream_id(table), revealed.version)
 
     found = problem(store, table)
@@ -307,7 +308,7 @@ def test_a_round_never_revealed_before_the_next_deal_is_named(
 
 
 def test_the_last_round_may_wait_for_its_reveal(store: EventStore, table: str) -> None:
-    revealed, _ = decoded_of(store, table, pb.DealRevealed)[-1]
+    revealed, _ = decoded_of(store, table, ev.DealRevealed)[-1]
     rewrite_without(store.engine, stream_id(table), revealed.version)
 
     report = check(store, table)
@@ -424,7 +425,7 @@ def replayed_suffix(stored: list[Row], original: list[StoredEvent], start: int) 
         if first <= after:
             continue
         item = audit.decode(original[first])
-        if isinstance(item, pb.DealRevealed):
+        if isinstance(item, ev.DealRevealed):
             new_rows.append({**stored[first], "command_id": "rewrite-reveal"})
             new_rows[-1]["metadata"] = new_rows[-1]["metadata"].replace(
                 original[first].command_id, "rewrite-reveal"

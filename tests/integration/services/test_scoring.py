@@ -21,6 +21,7 @@ import pytest
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting import events as ev
 from president.hosting.projection import fold, table_from_created
 from president.rules import game as g
 from president.rules import round as rnd
@@ -95,7 +96,7 @@ def expected(tables: Tables, table_ids: list[str]) -> Expected:
     for table_id in table_ids:
         envelopes = tables.events(table_id)
         created = codec.decode(envelopes[0].type, envelopes[0].payload)
-        assert isinstance(created, pb.TableCreated)
+        assert isinstance(created, ev.TableCreated)
         table = table_from_created(created)
         games: list[spb.GameResult] = []
         last_round: dict[int, str] = {}

@@ -11,6 +11,7 @@ import pytest
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting import events as ev
 from president.hosting.dealer import LocalDealer
 from president.hosting.host import TableHost
 from president.hosting.projection import fold, table_from_created
@@ -78,7 +79,7 @@ def expected_stats(envelopes: list[pb.EventEnvelope]) -> dict[str, dict[str, obj
     for item in envelopes:
         event = codec.decode(item.type, item.payload)
         if table is None:
-            assert isinstance(event, pb.TableCreated)
+            assert isinstance(event, ev.TableCreated)
             table = table_from_created(event)
             continue
         seats = [seat.player for seat in table.game.seats]

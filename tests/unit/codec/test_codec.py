@@ -6,6 +6,7 @@ import pytest
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting import events as ev
 from president.play.offline import play_game
 from president.rules import game as g
 from president.rules.options import PRESETS, options_for
@@ -63,8 +64,8 @@ def test_seats_of_nobody_are_absent_not_zero() -> None:
 
     message = codec.encode(rnd.PlayStarted(rnd.NOBODY))
     assert not message.HasField("leader")
-    assert codec.to_engine(message) == rnd.PlayStarted(rnd.NOBODY)
-    assert codec.to_engine(codec.encode(rnd.PlayStarted(0))) == rnd.PlayStarted(0)
+    assert codec.from_message(message) == rnd.PlayStarted(rnd.NOBODY)
+    assert codec.from_message(codec.encode(rnd.PlayStarted(0))) == rnd.PlayStarted(0)
 
 
 def test_options_round_trip_as_text() -> None:
@@ -73,8 +74,13 @@ def test_options_round_trip_as_text() -> None:
         assert codec.options_from_map(preset, codec.options_to_map(options)) == options
 
 
-def test_service_events_decode_as_messages_and_unknown_types_are_refused() -> None:
+def test_service_events_decode_as_domain_events_and_unknown_types_are_refused() -> None:
     revealed = pb.DealRevealed(game_no=1, round_no=2, secret_hex="00" * 32)
-    assert codec.decode(codec.type_name(revealed), revealed.SerializeToString()) == revealed
+    payload = revealed.SerializeToString()
+    event = codec.decode(codec.type_name(revealed), payload)
+    assert event == ev.DealRevealed(game_no=1, round_no=2, secret_hex="00" * 32)
+    assert codec.encode(event).SerializeToString(deterministic=True) == payload
+    with pytest.raises(codec.NotAnEvent, match="Hand is not an event"):
+        codec.decode(codec.type_name(pb.Hand), pb.Hand(seat=1).SerializeToString())
     with pytest.raises(ValueError, match="unknown event type"):
         codec.decode("president.events.v1.Nope", b"")

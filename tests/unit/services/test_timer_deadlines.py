@@ -10,6 +10,7 @@ import pytest
 from president import codec
 from president.deal import deal
 from president.events.v1 import events_pb2 as pb
+from president.hosting import events as ev
 from president.hosting.dealer import DealtCards, deal_command
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import bots
@@ -44,15 +45,17 @@ class Driver:
     ) -> None:
         options = options_for(preset, overrides)
         empty = g.new_table(options, players)
-        created = pb.TableCreated(
+        created = ev.TableCreated(
             table_id=table_id,
             preset=options.preset,
-            options=codec.options_to_map(options),
+            options=codec.option_texts(options),
+            host_player_id="",
+            visibility="",
             seat_count=len(empty.seats),
         )
         self.table_id = table_id
         self.table: Table = table_from_created(created)
-        self.envelopes = [self._envelope(created, 1, T0)]
+        self.envelopes = [self._envelope(codec.encode(created), 1, T0)]
         self.secret = 0
         for seat in range(players):
             self.do(g.SitDown(seat, f"p{seat}"), T0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from google.protobuf.message import Message
 
@@ -20,6 +20,7 @@ from president import codec
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import public_view, redact, seat_part, seat_view
 from president.services.gateway.wire import public_change, session_change
@@ -125,10 +126,10 @@ class PreparedEntry(Protocol):
         """The entry, if ``envelope`` on ``previous`` is exactly what it was built for."""
 
 
-def parse(envelope: epb.EventEnvelope) -> tuple[Message, Any]:
-    """The payload message and the engine event (or message) of an envelope."""
+def parse(envelope: epb.EventEnvelope) -> tuple[Message, TableEvent]:
+    """The payload message (the wire form, to redact) and the event of an envelope."""
     message = codec.parse(envelope.type, envelope.payload)
-    return message, codec.to_engine(message)
+    return message, codec.from_message(message)
 
 
 def apply(table: Table | None, envelope: epb.EventEnvelope) -> Entry:

@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from google.protobuf.message import Message
-
-from president.events.v1 import events_pb2 as pb
+from president.hosting.events import TableCreated, TableEvent
 from president.rules import game as g
 from president.rules import round as rnd
 
@@ -119,7 +117,7 @@ def _set(values: Sequence[str], index: int, value: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def created(event: pb.TableCreated, table_id: str) -> TableModel:
+def created(event: TableCreated, table_id: str) -> TableModel:
     """The models of a new table."""
     seats = event.seat_count
     return TableModel(
@@ -131,7 +129,7 @@ def created(event: pb.TableCreated, table_id: str) -> TableModel:
     )
 
 
-def project(model: TableModel, event: g.GameEvent | Message, version: int) -> Change:
+def project(model: TableModel, event: TableEvent, version: int) -> Change:
     """The read models after one more event of the table (``version`` is the event's)."""
     table = replace(model, version=version)
     if isinstance(event, g.SeatTaken):

@@ -32,6 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting.events import TableCreated
 from president.hosting.streams import table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.services.scoring.readmodels import (
@@ -296,7 +297,7 @@ class _Batch:
             return Gap(table_id, progress)
         event = codec.decode(envelope.type, envelope.payload)
         if progress == 0:
-            if not isinstance(event, pb.TableCreated):
+            if not isinstance(event, TableCreated):
                 raise BrokenStream(f"{stream_id} begins with {envelope.type}")
             self._models[table_id] = created(event, table_id)
             self._new_tables.add(table_id)

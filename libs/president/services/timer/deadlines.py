@@ -22,10 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from google.protobuf.message import Message
-
 from president import codec
 from president.events.v1 import events_pb2 as pb
+from president.hosting.events import TableCreated, TableEvent
 from president.hosting.projection import Table, fold, table_from_created
 from president.hosting.streams import table_id_of
 from president.rules import game as g
@@ -139,14 +138,12 @@ class TableClock:
         return deadline(self.table, self.started_at)
 
 
-def start_clock(created: pb.TableCreated) -> TableClock:
+def start_clock(created: TableCreated) -> TableClock:
     """The clock of a new table (no timer runs in the lobby)."""
     return TableClock(table_from_created(created))
 
 
-def advance(
-    clock: TableClock, event: g.GameEvent | Message, version: int, at: datetime
-) -> TableClock:
+def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) -> TableClock:
     """The clock after one more event, committed at ``at``.
 
     The timer restarts at ``at`` when the event changed which timer runs
@@ -266,7 +263,7 @@ class Clocks:
         event = codec.decode(envelope.type, envelope.payload)
         clock = self._clocks.get(table_id)
         if clock is None:
-            if not isinstance(event, pb.TableCreated):
+            if not isinstance(event, TableCreated):
                 raise ValueError(
                     f"table {table_id}: version 1 is {envelope.type}, not TableCreated"
                 )

@@ -1,0 +1,73 @@
+"""The table's own events beside the engine's: created, deal committed and revealed, reactions.
+
+The rules engine's events (:data:`president.rules.game.GameEvent`) say what
+happens in a game. The table service stores four more, which the engine
+never sees: a table is created, a round's deal is committed before the cards
+and its secret revealed after the round, a seat shows a reaction. They are
+plain values with the fields of their ``president.events.v1`` messages of the
+same names; :mod:`president.codec` translates them to and from the wire.
+
+Options stay as the stored text, ``(name, value)`` pairs sorted by name (the
+order the deterministic wire form writes them in): a log's options are read
+as engine :class:`~president.rules.options.Options` where they are checked,
+so a bad option is a finding of the audit there, not an unreadable event.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from president.rules import game as g
+
+OptionTexts = tuple[tuple[str, str], ...]
+"""Every option by name as text, sorted by name (``codec.option_texts``)."""
+
+
+class TableCreated(NamedTuple):
+    """A table is created in the lobby: its settings."""
+
+    table_id: str
+    preset: str
+    options: OptionTexts
+    host_player_id: str
+    visibility: str
+    seat_count: int
+
+
+class DealCommitted(NamedTuple):
+    """The dealer committed to the next round's deal: its fingerprint and how it deals."""
+
+    game_no: int
+    round_no: int
+    fingerprint: str
+    deal_version: str
+    deal_order: tuple[int, ...]
+    players: int
+    options: OptionTexts
+    jokers: bool
+    hand_size: int
+
+
+class DealRevealed(NamedTuple):
+    """A round is over: the secret its deal was made from, lowercase hex."""
+
+    game_no: int
+    round_no: int
+    secret_hex: str
+
+
+class ReactionShown(NamedTuple):
+    """A seat shows a reaction."""
+
+    seat: int
+    reaction: str
+
+
+ServiceEvent = TableCreated | DealCommitted | DealRevealed | ReactionShown
+"""An event of the table service that the rules engine does not know."""
+
+SERVICE_EVENT_TYPES = (TableCreated, DealCommitted, DealRevealed, ReactionShown)
+"""The classes of :data:`ServiceEvent`, for ``isinstance``."""
+
+TableEvent = g.GameEvent | ServiceEvent
+"""Any event of a table's stream: the engine's or the table service's own."""
