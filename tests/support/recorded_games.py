@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, update
@@ -41,20 +40,7 @@ def decoded(store: EventStore, table_id: str) -> list[tuple[StoredEvent, Any]]:
     ]
 
 
-def versions_of(store: EventStore, table_id: str, kind: type) -> list[int]:
-    """Versions of the events of one decoded type, in order."""
-    return [event.version for event, item in decoded(store, table_id) if isinstance(item, kind)]
-
-
 # --------------------------------------------------------------------------- a game with people
-@dataclass
-class People:
-    """Who is a person at the table, and how often they let the timer run out."""
-
-    humans: dict[int, str]
-    timeout_every: int = 4
-
-
 def record_with_people(store: EventStore, *, seed: int = 7) -> str:
     """A classic table of five seats, four players, seat 2 empty.
 

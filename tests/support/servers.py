@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nats
@@ -117,7 +116,3 @@ def stack(request: pytest.FixtureRequest) -> Stack:
     """Each end-to-end test runs against both stores."""
     fixture: Stack = request.getfixturevalue(f"{request.param}_stack")
     return fixture
-
-
-def workdir_of(stack: Stack) -> Path:
-    return stack.workdir

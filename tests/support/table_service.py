@@ -22,6 +22,7 @@ import nats
 
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.streams import stream_id
 from president.servicekit.command_stream import CommandStream
 from president.servicekit.errors import ServiceError, aio_error_info
 from president.servicekit.launcher import Stack, free_port, wait_healthy
@@ -253,7 +254,7 @@ def stored_events(database_url: str) -> list[StoredEvent]:
 def table_events(database_url: str, table_id: str) -> list[StoredEvent]:
     """One table's events, in version order."""
     with EventStore.from_url(database_url) as store:
-        return store.read_stream(f"table-{table_id}")
+        return store.read_stream(stream_id(table_id))
 
 
 @dataclass

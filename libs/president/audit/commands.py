@@ -13,13 +13,11 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.store import StoredEvent
 
-AnyEvent = TableEvent
-"""A stored event decoded: an engine event, or one of the table service's own."""
 Command = g.GameCommand | rnd.Command
 """A command of the table or of the round."""
 
 
-def decode(event: StoredEvent) -> AnyEvent:
+def decode(event: StoredEvent) -> TableEvent:
     """A stored event decoded (:class:`president.codec.NotAnEvent` for a type that is none)."""
     return codec.decode(event.type, event.payload)
 
@@ -37,7 +35,7 @@ def command_groups(events: Sequence[StoredEvent]) -> Iterator[tuple[int, int]]:
         start = end
 
 
-def command_for(first: AnyEvent, game: g.GameState) -> Command | None:
+def command_for(first: TableEvent, game: g.GameState) -> Command | None:
     """The command a group of stored events starting with ``first`` implies (None: none)."""
     kind = type(first)
     if kind is rnd.CardsPlayed:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from president.audit.commands import AnyEvent, Command
-from president.hosting.events import SERVICE_EVENT_TYPES
+from president.audit.commands import Command
+from president.hosting.events import SERVICE_EVENT_TYPES, TableEvent
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import names
@@ -34,7 +34,7 @@ def command_words(command: Command) -> str:
     return _COMMAND_NAMES.get(type(command), "return to the lobby")
 
 
-def event_words(event: AnyEvent) -> str:
+def event_words(event: TableEvent) -> str:
     """The event's type name, with the sentence a player reads of it in brackets."""
     if isinstance(event, SERVICE_EVENT_TYPES):
         return type(event).__name__
@@ -47,7 +47,7 @@ def event_words(event: AnyEvent) -> str:
     return f"{name} ({text.rstrip('.')})" if text else name
 
 
-def difference(stored: AnyEvent, expected: AnyEvent) -> str:
+def difference(stored: TableEvent, expected: TableEvent) -> str:
     """How a stored event differs from the one the rules give, in words."""
     if type(stored) is not type(expected):
         return f"the log has {event_words(stored)} here, but the rules give {event_words(expected)}"
@@ -92,8 +92,9 @@ def difference(stored: AnyEvent, expected: AnyEvent) -> str:
     return "; ".join(parts) if parts else "it differs from what the rules give"
 
 
-def _fields(event: AnyEvent) -> dict[str, Any]:
-    """An engine event's fields by name, round events as JSON-ready values; none of a message."""
+def _fields(event: TableEvent) -> dict[str, Any]:
+    """An engine event's fields by name, round events as JSON-ready values; none of the table
+    service's own events."""
     if isinstance(event, SERVICE_EVENT_TYPES):
         return {}
     if type(event) in _ROUND_EVENT_TYPES:

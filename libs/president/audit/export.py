@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from president.audit.commands import AnyEvent, command_groups, decode
+from president.audit.commands import command_groups, decode
 from president.audit.explain import card_words
-from president.hosting.events import DealCommitted, DealRevealed
+from president.hosting.events import DealCommitted, DealRevealed, TableEvent
 from president.hosting.streams import table_id_of
 from president.rules import round as rnd
 from president.rules.cards import names
@@ -127,7 +127,7 @@ def _option_overrides(options: Options) -> dict[str, Any]:
     }
 
 
-def _action(first: AnyEvent, where: Mapping[int, int]) -> str | None:
+def _action(first: TableEvent, where: Mapping[int, int]) -> str | None:
     """The scenario action of a command's first event, in scenario seats (None: no action)."""
     if isinstance(first, rnd.CardsPlayed):
         return f"{where[first.seat]} play {card_words(first.cards)}"

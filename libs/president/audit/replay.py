@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from president.audit.commands import AnyEvent, decode
+from president.audit.commands import decode
+from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
 from president.rules import game as g
 from president.store import StoredEvent
@@ -20,7 +21,7 @@ class ReplayedEvent:
     """One stored event of a replay, decoded, with the table after it."""
 
     stored: StoredEvent
-    event: AnyEvent
+    event: TableEvent
     game: g.GameState
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from president import codec
 from president.audit.chain import chain_break, check_anchors, check_not_cut_off
-from president.audit.commands import AnyEvent, command_for, command_groups
+from president.audit.commands import command_for, command_groups
 from president.audit.deals import DealLedger
 from president.audit.explain import command_words, difference, event_words
 from president.audit.reports import Discrepancy, Found, TableReport, short_type
@@ -38,6 +38,7 @@ from president.hosting.events import (
     DealRevealed,
     ReactionShown,
     TableCreated,
+    TableEvent,
 )
 from president.hosting.projection import table_from_created
 from president.hosting.streams import stream_id
@@ -119,7 +120,7 @@ class _TableWalk:
                 f"{earlier}: a command is stored once",
             )
         self.command_ids[command_id] = first_stored.version
-        decoded: list[AnyEvent] = []
+        decoded: list[TableEvent] = []
         for event in group:
             try:
                 decoded.append(codec.decode(event.type, event.payload))
@@ -187,7 +188,7 @@ class _TableWalk:
                 self.games += 1
 
     # -- table creation and the service events ---------------------------------
-    def _created(self, group: Sequence[StoredEvent], decoded: Sequence[AnyEvent]) -> None:
+    def _created(self, group: Sequence[StoredEvent], decoded: Sequence[TableEvent]) -> None:
         first_stored = group[0]
         created = decoded[0]
         if first_stored.version != 1:
@@ -212,7 +213,7 @@ class _TableWalk:
             raise Found(first_stored, f"its options are not valid: {error}") from None
 
     def _service(
-        self, group: Sequence[StoredEvent], decoded: Sequence[AnyEvent], game: g.GameState
+        self, group: Sequence[StoredEvent], decoded: Sequence[TableEvent], game: g.GameState
     ) -> None:
         first = decoded[0]
         if isinstance(first, ReactionShown):

@@ -66,7 +66,7 @@ def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | N
 
 
 def fold_next(table: Table | None, event: TableEvent, stored: StreamPlace) -> Table:
-    """``table`` after the next event of its stream, decoded from ``stored`` (None: before
+    """``table`` after the next event of its stream, at the place ``stored`` gives (None: before
     the first, which must be ``TableCreated``; ValueError if it is not)."""
     if table is None:
         if not isinstance(event, TableCreated):

@@ -47,7 +47,8 @@ from president.store.records import (
     StoredEvent,
     StoreError,
 )
-from president.store.store import BatchHandler, EventStore, Handler
+from president.store.store import EventStore
+from president.store.tracking import BatchHandler, Handler
 
 __all__ = [
     "GENESIS_HASH",

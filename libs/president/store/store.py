@@ -13,9 +13,9 @@ from president.store.engine import create_store_engine
 from president.store.migrate import head_revision
 from president.store.migrate import migrate as run_migrations
 from president.store.records import SchemaNotReady
-from president.store.tracking import BatchHandler, Handler, TrackingRecorder
+from president.store.tracking import TrackingRecorder
 
-__all__ = ["BatchHandler", "EventStore", "Handler"]
+__all__ = ["EventStore"]
 
 
 class EventStore(TrackingRecorder):

@@ -21,7 +21,7 @@ from president.rules import round as rnd
 from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import envelope
-from president.services.gateway.watch import apply
+from president.services.gateway.entries import apply
 from president.store import EventStore
 from tests.support.table_host import (
     FlakyDealer,

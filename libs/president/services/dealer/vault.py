@@ -25,9 +25,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from president.deal import deal, fingerprint, new_secret
+from president.deal import fingerprint, new_secret
 from president.events.v1 import events_pb2 as pb
-from president.hosting.dealer import DealtCards, RoundKey
+from president.hosting.dealer import DealtCards, RoundKey, dealt_from_secret
 from president.hosting.streams import stream_id
 from president.store import EventStore, create_store_engine
 
@@ -125,13 +125,12 @@ class SecretVault:
     def deal(self, key: RoundKey) -> DealtCards:
         """The committed round's deal, by position in the deal order."""
         committed = self._get(key)
-        dealt = deal(
+        return dealt_from_secret(
             committed.secret,
-            range(committed.players),
+            committed.players,
             jokers=committed.jokers,
             hand_size=committed.hand_size,
         )
-        return DealtCards(dealt.hands, dealt.set_aside)
 
     def reveal(self, key: RoundKey) -> Committed:
         """The round's secret, once the table's log holds the round's end."""

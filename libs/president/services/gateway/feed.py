@@ -183,7 +183,7 @@ class TableFeed:
         async with self._sync:
             events = await read_gap(self._tables, Gap(self.table_id, self.version))
             for envelope in events:
-                if envelope.version == self.version + 1:
+                if place(self.version, envelope.version) is NEXT:
                     self._apply(envelope)
             self._release_held()
 

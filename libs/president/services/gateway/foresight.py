@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from google.protobuf.message import Message
+
 from president import codec
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
@@ -45,6 +47,9 @@ class Foreseen:
     previous: Table
     type: str
     payload: bytes
+    #: The message of ``payload``, as encoded: an envelope with these very bytes
+    #: parses to an equal one, so it is not parsed again.
+    message: Message
     table: Table
     public_change: bytes
     view_parts: dict[int | None, bytes]
@@ -57,10 +62,9 @@ class Foreseen:
             or envelope.payload != self.payload
         ):
             return None
-        message = codec.parse(envelope.type, envelope.payload)
         return Entry(
             envelope,
-            message,
+            self.message,
             self.table,
             _public_change=self.public_change,
             _view_parts=self.view_parts,
@@ -94,7 +98,7 @@ def foresee(feed: TableFeed, command: rnd.Command) -> None:
     foreseen: dict[int, PreparedEntry] = {}
     table = current.table
     try:
-        events = g.decide(current.table.game, command)
+        events = g.decide(table.game, command)
         for version, event in enumerate(events, start=current.version + 1):
             message = codec.encode(event)
             after = fold(table, event, version)
@@ -103,6 +107,7 @@ def foresee(feed: TableFeed, command: rnd.Command) -> None:
                 previous=table,
                 type=codec.type_name(message),
                 payload=message.SerializeToString(deterministic=True),
+                message=message,
                 table=after,
                 public_change=public_change(version, after),
                 view_parts={seat: view_part(after, seat) for seat in seats},
