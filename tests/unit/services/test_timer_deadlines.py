@@ -11,6 +11,7 @@ from president import codec
 from president.deal import deal
 from president.events.v1 import events_pb2 as pb
 from president.hosting import events as ev
+from president.hosting.deadlines import EXCHANGE, RAPID, TURN, running_timer
 from president.hosting.dealer import DealtCards, deal_command
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import bots
@@ -20,14 +21,7 @@ from president.rules.options import options_for
 from president.servicekit.follower import Gap
 from president.servicekit.partition import Partition
 from president.servicekit.table_client import TimeoutResult
-from president.services.timer.deadlines import (
-    EXCHANGE,
-    RAPID,
-    TURN,
-    Clocks,
-    DeadlineBoard,
-    running_timer,
-)
+from president.services.timer.deadlines import Clocks, DeadlineBoard
 from president.services.timer.scheduler import Scheduler
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -1,18 +1,6 @@
-"""The deadline rules: which timer runs at a table, for whom, and when it expires.
+"""The timer's board of running deadlines, and the tables it follows to keep it.
 
-Pure: tables and event times in, deadlines out; no clock, no I/O. The
-deadline of a table depends only on its events and their commit times, so a
-timer that replays the stream after a restart computes the same deadlines.
-
-- Turn-based play: the seat to act has ``turn_seconds`` from the event that
-  gave it the turn (every accepted play or pass gives the turn anew).
-- Rapid play: ``rapid_seconds`` from the last accepted play, trick close or
-  the start of play. Passes do not restart it (they leave the trick version,
-  the rapid timer key, unchanged); rejections, reactions and reconnections
-  write no event at all.
-- Exchange: ``turn_seconds`` from the start of the exchange, for every
-  return still owed; the returns made meanwhile do not restart it.
-- Nothing in the lobby, while dealing, between rounds or after a game.
+The deadline rules themselves are :mod:`president.hosting.deadlines`.
 """
 
 from __future__ import annotations
@@ -20,142 +8,15 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
-from president.hosting.events import TableCreated, TableEvent
-from president.hosting.projection import Table, fold, table_from_created
+from president.hosting.deadlines import Deadline, TableClock, advance, start_clock
+from president.hosting.events import TableCreated
 from president.hosting.streams import table_id_of
-from president.rules import game as g
-from president.rules import round as rnd
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.servicekit.partition import Partition
-
-TURN = "turn"
-RAPID = "rapid"
-EXCHANGE = "exchange"
-
-
-@dataclass(frozen=True)
-class Timer:
-    """The timer a table's state calls for, without its start time."""
-
-    kind: str
-    seat: int | None
-    timer_key: int
-    game_no: int
-    round_no: int
-    seconds: int
-
-    @property
-    def run(self) -> tuple[object, ...]:
-        """What identifies one run of the timer: a change restarts the clock.
-
-        The exchange's timer key moves with each return, but its clock does
-        not: one deadline for the whole exchange.
-        """
-        key = None if self.kind == EXCHANGE else self.timer_key
-        return (self.kind, self.game_no, self.round_no, self.seat, key)
-
-
-@dataclass(frozen=True)
-class Deadline:
-    """A running deadline: the Timeout to send at ``expires_at``."""
-
-    table_id: str
-    kind: str
-    seat: int | None
-    timer_key: int
-    game_no: int
-    round_no: int
-    expires_at: datetime
-
-    @property
-    def key(self) -> tuple[str, int, int, int, str]:
-        """What the table's Timeout is asked to act on: one Timeout per key."""
-        return (self.table_id, self.game_no, self.round_no, self.timer_key, self.kind)
-
-
-def running_timer(table: Table) -> Timer | None:
-    """The timer that runs at ``table`` now, if any."""
-    game = table.game
-    state = game.round
-    if game.phase != g.GamePhase.ROUND or state is None:
-        return None
-    options = state.options
-    if state.phase == rnd.RoundPhase.EXCHANGE:
-        if not state.pending:
-            return None
-        return Timer(
-            EXCHANGE, None, state.timer_key, game.game_no, state.round_no, options.turn_seconds
-        )
-    if state.phase != rnd.RoundPhase.PLAY:
-        return None
-    if options.rapid:
-        return Timer(
-            RAPID, None, state.timer_key, game.game_no, state.round_no, options.rapid_seconds
-        )
-    if state.to_act < 0:
-        return None
-    return Timer(
-        TURN, state.to_act, state.timer_key, game.game_no, state.round_no, options.turn_seconds
-    )
-
-
-def deadline(table: Table, started_at: datetime) -> Deadline | None:
-    """The table's deadline, its timer having started at ``started_at`` (an event's time)."""
-    timer = running_timer(table)
-    if timer is None:
-        return None
-    return Deadline(
-        table_id=table.table_id,
-        kind=timer.kind,
-        seat=timer.seat,
-        timer_key=timer.timer_key,
-        game_no=timer.game_no,
-        round_no=timer.round_no,
-        expires_at=started_at + timedelta(seconds=timer.seconds),
-    )
-
-
-@dataclass(frozen=True)
-class TableClock:
-    """A table as the timer follows it: its state and when its running timer started."""
-
-    table: Table
-    started_at: datetime | None = None
-    run: tuple[object, ...] | None = None
-
-    @property
-    def version(self) -> int:
-        return self.table.version
-
-    @property
-    def deadline(self) -> Deadline | None:
-        if self.started_at is None:
-            return None
-        return deadline(self.table, self.started_at)
-
-
-def start_clock(created: TableCreated) -> TableClock:
-    """The clock of a new table (no timer runs in the lobby)."""
-    return TableClock(table_from_created(created))
-
-
-def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) -> TableClock:
-    """The clock after one more event, committed at ``at``.
-
-    The timer restarts at ``at`` when the event changed which timer runs
-    (another kind, seat, round, or timer key); otherwise it keeps its start.
-    """
-    table = fold(clock.table, event, version)
-    timer = running_timer(table)
-    if timer is None:
-        return TableClock(table)
-    if timer.run == clock.run and clock.started_at is not None:
-        return TableClock(table, clock.started_at, clock.run)
-    return TableClock(table, at, timer.run)
 
 
 @dataclass

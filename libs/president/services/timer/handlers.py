@@ -6,9 +6,10 @@ from typing import Any
 
 import grpc
 
+from president.hosting.deadlines import Deadline
 from president.servicekit import checks
 from president.servicekit.errors import ServiceError, abort
-from president.services.timer.deadlines import Deadline, DeadlineBoard
+from president.services.timer.deadlines import DeadlineBoard
 from president.timer.v1 import timer_pb2 as pb
 from president.timer.v1 import timer_pb2_grpc
 

@@ -16,9 +16,10 @@ from typing import Protocol
 
 import structlog
 
+from president.hosting.deadlines import Deadline
 from president.servicekit.metrics import DEADLINES_FIRED
 from president.servicekit.table_client import TimeoutResult
-from president.services.timer.deadlines import Clocks, Deadline
+from president.services.timer.deadlines import Clocks
 
 MAX_IN_FLIGHT = 64
 FIRST_RETRY_SECONDS = 0.2
