@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from president.servicekit.channels import internal_channel_options
 
 SERVICES = ("dealer", "table", "scoring", "timer", "gateway")
+#: The web edge: an HTTP service in front of the gateway, started after it when asked for.
+EDGE = "web"
+ALL_SERVICES = (*SERVICES, EDGE)
 
 
 def free_port() -> int:
@@ -126,6 +130,25 @@ def wait_healthy(
             time.sleep(0.1)
 
 
+def wait_http_healthy(
+    url: str, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    """Wait until an HTTP service's health probe at ``url`` answers 200."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the service at {url} exited with code {process.returncode}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no healthy service at {url} after {timeout:.0f} s")
+        time.sleep(0.1)
+
+
 @dataclass
 class Stack:
     """The five services as processes, wired to one database and one NATS."""
@@ -147,8 +170,8 @@ class Stack:
 
     def base_env(self) -> dict[str, str]:
         if not self.ports:
-            self.ports = {name: free_port() for name in SERVICES}
-            self.metrics_ports = {name: free_port() for name in SERVICES}
+            self.ports = {name: free_port() for name in ALL_SERVICES}
+            self.metrics_ports = {name: free_port() for name in ALL_SERVICES}
         env = {
             **os.environ,
             "PRESIDENT_DATABASE_URL": self.database_url,
@@ -162,7 +185,7 @@ class Stack:
             "PRESIDENT_HOST": "127.0.0.1",
             "PYTHONUNBUFFERED": "1",
         }
-        for name in SERVICES:
+        for name in ALL_SERVICES:
             env[f"PRESIDENT_{name.upper()}_PORT"] = str(self.ports[name])
         env.update(self.env)
         return env
@@ -190,7 +213,10 @@ class Stack:
         )
         self.processes[name] = process
         try:
-            wait_healthy(self.address(name), timeout, process)
+            if name == EDGE:
+                wait_http_healthy(f"http://{self.address(name)}/healthz", timeout, process)
+            else:
+                wait_healthy(self.address(name), timeout, process)
         except (RuntimeError, TimeoutError) as error:
             raise RuntimeError(f"{error}; see {self.workdir / (name + '.log')}") from None
 
@@ -210,7 +236,7 @@ class Stack:
             process.wait()
 
     def stop(self) -> None:
-        for name in reversed(SERVICES):
+        for name in reversed(ALL_SERVICES):
             self.stop_one(name)
 
     def log(self, name: str) -> str:

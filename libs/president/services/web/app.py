@@ -1,0 +1,63 @@
+"""The edge's one ASGI application: probes, the Connect API, the static site, and the guards.
+
+``/healthz`` answers while the process runs; ``/readyz`` while the gateway
+answers its health check (a load balancer sends browsers only to an edge
+that can reach the game). The API lives at ``/president.gateway.v1.GatewayService/<Method>``;
+every other path is a file of the static folder. Every answer carries the
+security headers; pages of other origins are refused before routing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
+
+from president.services.web.forward import GatewayApplication
+from president.services.web.headers import SecurityHeaders
+from president.services.web.origins import OriginGuard
+
+READY_TIMEOUT_SECONDS = 1.0
+
+
+def web_application(
+    api: GatewayApplication,
+    channel: grpc.aio.Channel,
+    static_dir: Path,
+    allowed_origins: tuple[str, ...],
+    tls: bool,
+) -> ASGIApp:
+    """The whole edge as one ASGI application."""
+    health: Any = health_pb2_grpc.HealthStub(channel)  # untyped in the stubs
+
+    async def healthz(_: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(_: Request) -> Response:
+        try:
+            answer = await health.Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=READY_TIMEOUT_SECONDS
+            )
+        except grpc.aio.AioRpcError:
+            return PlainTextResponse("the gateway is not reachable", status_code=503)
+        if answer.status != health_pb2.HealthCheckResponse.SERVING:
+            return PlainTextResponse("the gateway is not serving", status_code=503)
+        return PlainTextResponse("ok")
+
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Mount(api.path, app=api),
+    ]
+    if static_dir.is_dir():
+        routes.append(Mount("/", app=StaticFiles(directory=static_dir, html=True)))
+    site = Starlette(routes=routes)
+    return SecurityHeaders(OriginGuard(site, allowed_origins), tls)

@@ -1,0 +1,37 @@
+"""The edge's composition root: settings in, the ASGI application and its channel out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+from connectrpc.compat import google_protobuf_codecs
+from starlette.types import ASGIApp
+
+from president.servicekit.channels import internal_channel_options
+from president.services.web.app import web_application
+from president.services.web.forward import GatewayForwarder, connect_application
+from president.services.web.settings import WebSettings
+
+
+@dataclass
+class Edge:
+    """The application to serve and the gateway channel to close after it."""
+
+    app: ASGIApp
+    channel: grpc.aio.Channel
+
+
+def build(settings: WebSettings) -> Edge:
+    """One channel to the gateway, the forwarding endpoints, the site around them.
+
+    Call it on the event loop that will serve (grpc.aio binds a channel to it).
+    """
+    channel = grpc.aio.insecure_channel(settings.gateway, options=internal_channel_options())
+    api = connect_application(
+        GatewayForwarder(channel), settings.max_body_bytes, google_protobuf_codecs()
+    )
+    app = web_application(
+        api, channel, settings.static_dir, settings.allowed_origins, settings.tls
+    )
+    return Edge(app=app, channel=channel)

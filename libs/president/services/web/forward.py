@@ -1,0 +1,182 @@
+"""The gateway's API as Connect endpoints: every call forwarded to the gateway, unchanged.
+
+Each method of ``president.gateway.v1.GatewayService`` (from the same
+protos) becomes an endpoint of ``connectrpc``'s ASGI application, which
+speaks Connect (JSON and binary) and gRPC-Web over HTTP/1.1 and HTTP/2. An
+endpoint sends the request to the gateway's native gRPC with the caller's
+``authorization`` header as metadata, so the gateway checks the same token,
+the same rights and builds the same per-seat view a native client gets; its
+refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``
+detail (the stable reason). The bidirectional ``Session`` stays native-only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import grpc
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError, ErrorDetail
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.request import RequestContext
+from connectrpc.server import ConnectASGIApplication, Endpoint
+from google.protobuf import message_factory
+from google.protobuf.descriptor import MethodDescriptor
+from google.protobuf.message import Message
+from google.rpc import status_pb2
+from protobuf.wkt import Any as WireAny
+
+from president.gateway.v1 import gateway_pb2
+from president.servicekit.metrics import observe_call
+
+SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
+#: Bidirectional streams need HTTP/2 end to end, which browsers' fetch does not give.
+NATIVE_ONLY = frozenset({"Session"})
+#: The one request header passed on to the gateway.
+AUTHORIZATION = "authorization"
+STATUS_DETAILS = "grpc-status-details-bin"
+UNREACHABLE = "the game server is not reachable right now; try again in a moment"
+
+Forwarded = Callable[[Message, RequestContext[Any, Any]], Any]
+
+
+def _code(status: grpc.StatusCode) -> Code:
+    """The Connect code of a gRPC status (the same list; Connect spells CANCELED so)."""
+    return Code.CANCELED if status == grpc.StatusCode.CANCELLED else Code[status.name]
+
+
+def refusal(error: grpc.aio.AioRpcError) -> ConnectError:
+    """The gateway's refusal as the browser gets it: code, sentence and every detail."""
+    details: list[ErrorDetail] = []
+    for key, value in error.trailing_metadata() or ():
+        if key == STATUS_DETAILS and isinstance(value, bytes):
+            status = status_pb2.Status.FromString(value)
+            details = [
+                ErrorDetail(WireAny(type_url=item.type_url, value=item.value))
+                for item in status.details
+            ]
+    code = error.code()
+    if code == grpc.StatusCode.UNAVAILABLE and not details:
+        return ConnectError(Code.UNAVAILABLE, UNREACHABLE)
+    return ConnectError(_code(code), error.details() or "", details)
+
+
+def _metadata(ctx: RequestContext[Any, Any]) -> tuple[tuple[str, str], ...]:
+    token = ctx.request_headers.get(AUTHORIZATION)
+    return ((AUTHORIZATION, token),) if token else ()
+
+
+def _timeout(ctx: RequestContext[Any, Any]) -> float | None:
+    remaining = ctx.timeout_ms
+    return None if remaining is None else max(remaining, 0.0) / 1000.0
+
+
+class GatewayForwarder:
+    """The endpoints, each a call on one channel to the gateway."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self._channel = channel
+
+    def endpoints(self) -> dict[str, Any]:
+        """URL path to endpoint, for every method a browser can call."""
+        out: dict[str, Any] = {}
+        for method in SERVICE.methods:
+            if method.name in NATIVE_ONLY:
+                continue
+            path = f"/{SERVICE.full_name}/{method.name}"
+            info = _method_info(method)
+            if method.server_streaming:
+                out[path] = Endpoint.server_stream(info, self._stream(path, method))
+            else:
+                out[path] = Endpoint.unary(info, self._unary(path, method))
+        return out
+
+    def _unary(self, path: str, method: MethodDescriptor) -> Forwarded:
+        call = self._channel.unary_unary(
+            path,
+            request_serializer=_serialize,
+            response_deserializer=_message_class(method.output_type).FromString,
+        )
+        name = method.name
+
+        async def forward(request: Message, ctx: RequestContext[Any, Any]) -> Message:
+            started = time.perf_counter()
+            code = "OK"
+            try:
+                response: Message = await call(
+                    request, metadata=_metadata(ctx), timeout=_timeout(ctx)
+                )
+                return response
+            except grpc.aio.AioRpcError as error:
+                code = error.code().name
+                raise refusal(error) from None
+            finally:
+                observe_call("web", name, code, time.perf_counter() - started)
+
+        return forward
+
+    def _stream(self, path: str, method: MethodDescriptor) -> Forwarded:
+        call = self._channel.unary_stream(
+            path,
+            request_serializer=_serialize,
+            response_deserializer=_message_class(method.output_type).FromString,
+        )
+        name = method.name
+
+        async def forward(
+            request: Message, ctx: RequestContext[Any, Any]
+        ) -> AsyncIterator[Message]:
+            started = time.perf_counter()
+            code = "OK"
+            stream = call(request, metadata=_metadata(ctx), timeout=_timeout(ctx))
+            try:
+                async for item in stream:
+                    yield item
+            except grpc.aio.AioRpcError as error:
+                code = error.code().name
+                raise refusal(error) from None
+            finally:
+                stream.cancel()  # the browser went away: the gateway stops its watch too
+                observe_call("web", name, code, time.perf_counter() - started)
+
+        return forward
+
+
+def _serialize(message: Message) -> bytes:
+    return message.SerializeToString()
+
+
+def _message_class(descriptor: Any) -> type[Message]:
+    cls: type[Message] = message_factory.GetMessageClass(descriptor)
+    return cls
+
+
+def _method_info(method: MethodDescriptor) -> MethodInfo[Any, Any]:
+    return MethodInfo(
+        name=method.name,
+        service_name=SERVICE.full_name,
+        input=_message_class(method.input_type),
+        output=_message_class(method.output_type),
+        idempotency_level=IdempotencyLevel.UNKNOWN,  # POST only: no cached GETs of a seat's view
+        stream_type=StreamType.SERVER_STREAM if method.server_streaming else StreamType.UNARY,
+    )
+
+
+class GatewayApplication(ConnectASGIApplication[GatewayForwarder]):
+    """The Connect and gRPC-Web application of the GatewayService, mounted at its path."""
+
+    @property
+    def path(self) -> str:
+        return f"/{SERVICE.full_name}"
+
+
+def connect_application(
+    forwarder: GatewayForwarder, read_max_bytes: int, codecs: Any
+) -> GatewayApplication:
+    """The ASGI application serving ``forwarder``'s endpoints with Google protobuf codecs."""
+    endpoints: Callable[[GatewayForwarder], Mapping[str, Any]] = GatewayForwarder.endpoints
+    return GatewayApplication(
+        service=forwarder, endpoints=endpoints, read_max_bytes=read_max_bytes, codecs=codecs
+    )
