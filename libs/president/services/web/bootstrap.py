@@ -31,7 +31,5 @@ def build(settings: WebSettings) -> Edge:
     api = connect_application(
         GatewayForwarder(channel), settings.max_body_bytes, google_protobuf_codecs()
     )
-    app = web_application(
-        api, channel, settings.static_dir, settings.allowed_origins, settings.tls
-    )
+    app = web_application(api, channel, settings.static_dir, settings.allowed_origins, settings.tls)
     return Edge(app=app, channel=channel)
