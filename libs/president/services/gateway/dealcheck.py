@@ -2,8 +2,13 @@
 
 From a table's stored events: the round's ``DealCommitted`` (fingerprint,
 deal order, hand size, jokers), its ``RoundStarted`` (the hands as dealt) and
-its ``DealRevealed`` (the secret). Before the reveal nothing is answered
-(FAILED_PRECONDITION, ROUND_NOT_OVER): no secret, no hand leaves early.
+its ``CardsGiven`` (the exchange) and its ``DealRevealed`` (the secret).
+Before the reveal nothing is answered (FAILED_PRECONDITION, ROUND_NOT_OVER):
+no secret, no hand leaves early. The exchange is checked against the
+re-created hands as DEAL.md's "Verifying" says: the automatic gives must be
+the giver's strongest cards of the hand it was dealt, and a free return must
+go back to a seat that gave to the returner, as many cards, from the hand the
+returner held after the automatic gives.
 """
 
 from __future__ import annotations
@@ -16,12 +21,13 @@ from president import codec
 from president.deal import hands_by_seat, verify_fingerprint
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
-from president.rules.cards import card_name, mask_of, to_mask
+from president.rules.cards import card_name, mask_of, names, strongest, to_mask
 from president.servicekit.errors import ServiceError
 
 COMMITTED = codec.type_name(epb.DealCommitted)
 STARTED = codec.type_name(epb.RoundStarted)
 REVEALED = codec.type_name(epb.DealRevealed)
+GIVEN = codec.type_name(epb.CardsGiven)
 
 
 def check_deal(
@@ -31,13 +37,16 @@ def check_deal(
     committed: epb.DealCommitted | None = None
     started: epb.RoundStarted | None = None
     revealed: epb.DealRevealed | None = None
+    gifts: list[epb.CardsGiven] = []
     for envelope in events:
         if envelope.type == COMMITTED:
             message = epb.DealCommitted.FromString(envelope.payload)
             if (message.game_no, message.round_no) == (game_no, round_no):
-                committed, started = message, None
+                committed, started, gifts = message, None, []
         elif envelope.type == STARTED and committed is not None and started is None:
             started = epb.RoundStarted.FromString(envelope.payload)
+        elif envelope.type == GIVEN and started is not None:
+            gifts.append(epb.CardsGiven.FromString(envelope.payload))
         elif envelope.type == REVEALED and committed is not None:
             secret = epb.DealRevealed.FromString(envelope.payload)
             if (secret.game_no, secret.round_no) == (game_no, round_no):
@@ -55,16 +64,20 @@ def check_deal(
             "ROUND_NOT_OVER",
             f"round {round_no} of game {game_no} has not ended: its secret is revealed only then",
         )
-    return _verify(committed, started, revealed)
+    return _verify(committed, started, revealed, gifts)
 
 
 def _verify(
-    committed: epb.DealCommitted, started: epb.RoundStarted | None, revealed: epb.DealRevealed
+    committed: epb.DealCommitted,
+    started: epb.RoundStarted | None,
+    revealed: epb.DealRevealed,
+    gifts: Sequence[epb.CardsGiven],
 ) -> pb.CheckDealResponse:
     out = pb.CheckDealResponse(
         fingerprint=committed.fingerprint,
         secret_hex=revealed.secret_hex,
         deal_order=committed.deal_order,
+        exchange=gifts,
     )
     problems: list[str] = []
     try:
@@ -100,6 +113,71 @@ def _verify(
                 problems.append(f"seat {seat} was dealt other cards than the secret gives")
         if mask_of(list(started.set_aside)) != dealt.set_aside_mask:
             problems.append("the cards set aside are not those the secret gives")
+    hands, exchange_problems = check_exchange(
+        {seat: to_mask(cards) for seat, cards in by_seat.items()}, gifts
+    )
+    for seat in sorted(hands):
+        out.exchanged_hands.append(epb.Hand(seat=seat, cards=names(hands[seat])))
+    out.exchange_verified = not exchange_problems
+    out.exchange_problem = "; ".join(exchange_problems)
+    problems.extend(exchange_problems)
     out.verified = not problems
     out.problem = "; ".join(problems)
     return out
+
+
+def check_exchange(
+    dealt: dict[int, int], gifts: Sequence[epb.CardsGiven]
+) -> tuple[dict[int, int], list[str]]:
+    """The hands after the recorded exchange (as card masks) and what in it did not agree.
+
+    ``dealt`` is the hands re-created from the secret, by seat.
+    """
+    hands = dict(dealt)
+    problems: list[str] = []
+    owed: dict[tuple[int, int], int] = {}  # (returner, to whom) -> cards owed back
+    automatic = [gift for gift in gifts if gift.automatic]
+    returns = [gift for gift in gifts if not gift.automatic]
+    for gift in automatic:
+        try:
+            cards = mask_of(list(gift.cards))
+        except ValueError:
+            problems.append(f"seat {gift.giver}'s automatic give names no cards: {gift.cards}")
+            continue
+        count = cards.bit_count()
+        expected = strongest(dealt.get(gift.giver, 0), count)
+        if cards != expected:
+            problems.append(
+                f"seat {gift.giver} gave seat {gift.receiver} {' '.join(gift.cards)}, but the "
+                f"strongest {count} of the hand it was dealt are {' '.join(names(expected))}"
+            )
+        hands[gift.giver] = hands.get(gift.giver, 0) & ~cards
+        hands[gift.receiver] = hands.get(gift.receiver, 0) | cards
+        owed[gift.receiver, gift.giver] = owed.get((gift.receiver, gift.giver), 0) + count
+    for gift in returns:
+        try:
+            cards = mask_of(list(gift.cards))
+        except ValueError:
+            problems.append(f"seat {gift.giver}'s return names no cards: {gift.cards}")
+            continue
+        count = cards.bit_count()
+        due = owed.pop((gift.giver, gift.receiver), None)
+        if due is None:
+            problems.append(
+                f"seat {gift.giver} returned cards to seat {gift.receiver}, "
+                "which gave it none in this exchange"
+            )
+        elif due != count:
+            problems.append(
+                f"seat {gift.giver} returned {count} cards to seat {gift.receiver}, "
+                f"which gave it {due}"
+            )
+        held = hands.get(gift.giver, 0)
+        if cards & ~held:
+            problems.append(
+                f"seat {gift.giver} returned {' '.join(names(cards & ~held))}, "
+                "which it did not hold after the automatic gives"
+            )
+        hands[gift.giver] = held & ~cards
+        hands[gift.receiver] = hands.get(gift.receiver, 0) | cards
+    return hands, problems

@@ -958,6 +958,10 @@ class CheckDealResponse(_message.Message):
     SET_ASIDE_FIELD_NUMBER: _builtins.int
     VERIFIED_FIELD_NUMBER: _builtins.int
     PROBLEM_FIELD_NUMBER: _builtins.int
+    EXCHANGE_FIELD_NUMBER: _builtins.int
+    EXCHANGE_VERIFIED_FIELD_NUMBER: _builtins.int
+    EXCHANGE_PROBLEM_FIELD_NUMBER: _builtins.int
+    EXCHANGED_HANDS_FIELD_NUMBER: _builtins.int
     fingerprint: _builtins.str
     """The fingerprint recorded before the deal."""
     secret_hex: _builtins.str
@@ -966,6 +970,14 @@ class CheckDealResponse(_message.Message):
     """Whether the fingerprint, the re-created deal and the recorded deal all agree."""
     problem: _builtins.str
     """What did not agree, for a person."""
+    exchange_verified: _builtins.bool
+    """Whether the exchange agrees with the re-created hands: every automatic give is
+    the giver's strongest cards of the hand it was dealt, and every free return goes
+    back to a seat that gave to it, as many cards, from the returner's hand after
+    the automatic gives. True when the round had no exchange. `verified` includes it.
+    """
+    exchange_problem: _builtins.str
+    """What in the exchange did not agree, for a person; empty when it agrees."""
     @_builtins.property
     def deal_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """The deal order: seats in the order they received cards."""
@@ -978,6 +990,14 @@ class CheckDealResponse(_message.Message):
     def set_aside(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Cards set aside."""
 
+    @_builtins.property
+    def exchange(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.CardsGiven]:
+        """The exchange as the log records it, in order (empty when the round had none)."""
+
+    @_builtins.property
+    def exchanged_hands(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Hand]:
+        """The hands after the exchange, by seat: the re-created deal with the exchange applied."""
+
     def __init__(
         self,
         *,
@@ -988,10 +1008,14 @@ class CheckDealResponse(_message.Message):
         set_aside: _abc.Iterable[_builtins.str] | None = ...,
         verified: _builtins.bool = ...,
         problem: _builtins.str = ...,
+        exchange: _abc.Iterable[_events_pb2.CardsGiven] | None = ...,
+        exchange_verified: _builtins.bool = ...,
+        exchange_problem: _builtins.str = ...,
+        exchanged_hands: _abc.Iterable[_events_pb2.Hand] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_order", b"deal_order", "fingerprint", b"fingerprint", "hands", b"hands", "problem", b"problem", "secret_hex", b"secret_hex", "set_aside", b"set_aside", "verified", b"verified"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_order", b"deal_order", "exchange", b"exchange", "exchange_problem", b"exchange_problem", "exchange_verified", b"exchange_verified", "exchanged_hands", b"exchanged_hands", "fingerprint", b"fingerprint", "hands", b"hands", "problem", b"problem", "secret_hex", b"secret_hex", "set_aside", b"set_aside", "verified", b"verified"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
