@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 from president.events.v1 import events_pb2 as epb
 from president.rules import game as g
 from president.rules.cards import mask_of, names, strongest
 from president.services.gateway.dealcheck import check_deal
-from tests.unit.services.test_gateway_units import (
-    LocalTables,
-    bot_table,
-    play_human,
-    tables,  # noqa: F401  # the fixture
-)
+from president.store import EventStore
+from tests.unit.services.test_gateway_units import LocalTables, bot_table, play_human
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> LocalTables:
+    return LocalTables(EventStore.from_url(f"sqlite:///{tmp_path / 'events.db'}", migrate=True))
 
 
 def two_rounds(tables: LocalTables) -> list[epb.EventEnvelope]:
