@@ -4,8 +4,9 @@ Each method of ``president.gateway.v1.GatewayService`` (from the same
 protos) becomes an endpoint of ``connectrpc``'s ASGI application, which
 speaks Connect (JSON and binary) and gRPC-Web over HTTP/1.1 and HTTP/2. An
 endpoint sends the request to the gateway's native gRPC with the caller's
-``authorization`` header as metadata, so the gateway checks the same token,
-the same rights and builds the same per-seat view a native client gets; its
+``authorization`` (and ``president-table-id``) headers as metadata, so the
+gateway checks the same token, the same rights and builds the same per-seat
+view a native client gets; its
 refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``
 detail (the stable reason). The bidirectional ``Session`` stays native-only.
 """
@@ -34,8 +35,8 @@ from president.servicekit.metrics import observe_call
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
 #: Bidirectional streams need HTTP/2 end to end, which browsers' fetch does not give.
 NATIVE_ONLY = frozenset({"Session"})
-#: The one request header passed on to the gateway.
-AUTHORIZATION = "authorization"
+#: The request headers passed on to the gateway: the bearer token and the table it is for.
+FORWARDED_HEADERS = ("authorization", "president-table-id")
 STATUS_DETAILS = "grpc-status-details-bin"
 UNREACHABLE = "the game server is not reachable right now; try again in a moment"
 
@@ -64,8 +65,8 @@ def refusal(error: grpc.aio.AioRpcError) -> ConnectError:
 
 
 def _metadata(ctx: RequestContext[Any, Any]) -> tuple[tuple[str, str], ...]:
-    token = ctx.request_headers.get(AUTHORIZATION)
-    return ((AUTHORIZATION, token),) if token else ()
+    headers = ctx.request_headers
+    return tuple((name, value) for name in FORWARDED_HEADERS if (value := headers.get(name)))
 
 
 def _timeout(ctx: RequestContext[Any, Any]) -> float | None:

@@ -1,0 +1,311 @@
+"""Through the web edge with a real HTTP client, as a browser speaks to it.
+
+The five services and the web edge run as processes (SQLite, NATS). httpx
+speaks Connect (JSON and binary, unary and the Watch stream) and gRPC-Web to
+the edge; the native Python client talks to the gateway beside it, and the
+two must get the same answers: the same views and redaction, the same
+refusals (status, reason and sentence). Refused input changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import grpc
+import httpx
+import pytest
+
+from president import codec
+from president.client import GatewayClient, GatewayError
+from president.events.v1 import events_pb2 as epb
+from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.launcher import Stack
+from tests.support.web_edge import (
+    ALLOWED_ORIGIN,
+    END_STREAM,
+    GRPC_WEB_TRAILER,
+    SERVICE_PATH,
+    base_url,
+    end_of_stream_error,
+    envelope,
+    envelopes,
+    error_reason,
+    web_stack,  # noqa: F401  # the fixture
+)
+
+ROUND_STARTED = codec.type_name(epb.RoundStarted)
+JSON = {"content-type": "application/json"}
+PROTO = {"content-type": "application/proto"}
+
+
+@pytest.fixture
+async def http(web_stack: Stack) -> AsyncIterator[httpx.AsyncClient]:  # noqa: F811
+    async with httpx.AsyncClient(base_url=base_url(web_stack), timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+async def native(web_stack: Stack) -> AsyncIterator[GatewayClient]:  # noqa: F811
+    async with GatewayClient.connect(web_stack.gateway) as client:
+        yield client
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+async def unary(
+    http: httpx.AsyncClient, method: str, body: dict[str, object], **headers: str
+) -> httpx.Response:
+    return await http.post(f"{SERVICE_PATH}/{method}", json=body, headers={**JSON, **headers})
+
+
+async def native_refusal(call: object) -> GatewayError:
+    with pytest.raises(GatewayError) as raised:
+        await call  # type: ignore[misc]
+    return raised.value
+
+
+async def edge_watch(
+    http: httpx.AsyncClient, token: str, versions: dict[int, pb.WatchResponse], until: int
+) -> None:
+    """Read a Connect Watch stream (binary) into ``versions`` until ``until`` events of
+    RoundStarted were seen."""
+    seen = 0
+    buffer = b""
+    headers = {"content-type": "application/connect+proto", **bearer(token)}
+    body = envelope(pb.WatchRequest().SerializeToString())
+    async with http.stream("POST", f"{SERVICE_PATH}/Watch", content=body, headers=headers) as got:
+        assert got.status_code == 200
+        async for chunk in got.aiter_bytes():
+            buffer += chunk
+            while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
+                size = 5 + int.from_bytes(buffer[1:5], "big")
+                ((flags, payload),) = envelopes(buffer[:size])
+                buffer = buffer[size:]
+                assert not flags & END_STREAM, end_of_stream_error(payload)
+                change = pb.WatchResponse.FromString(payload)
+                versions[change.version] = change
+                seen += change.event.type == ROUND_STARTED
+                if seen >= until:
+                    return
+
+
+async def native_watch(
+    client: GatewayClient, versions: dict[int, pb.WatchResponse], until: int
+) -> None:
+    seen = 0
+    async for change in client.watch():
+        versions[change.version] = change
+        seen += change.event.type == ROUND_STARTED
+        if seen >= until:
+            return
+
+
+# --------------------------------------------------------------------------- calls
+async def test_unary_calls_in_connect_json_binary_and_grpc_web(
+    http: httpx.AsyncClient, native: GatewayClient
+) -> None:
+    created = await unary(
+        http,
+        "CreateTable",
+        {
+            "options": {"preset": "classic"},
+            "visibility": "VISIBILITY_PUBLIC",
+            "displayName": "Ann",
+            "commandId": uuid.uuid4().hex,
+        },
+    )
+    assert created.status_code == 200, created.text
+    table_id, token = created.json()["tableId"], created.json()["token"]
+
+    listed = await http.post(
+        f"{SERVICE_PATH}/ListTables",
+        content=pb.ListTablesRequest().SerializeToString(),
+        headers=PROTO,
+    )
+    assert listed.headers["content-type"] == "application/proto"
+    assert table_id in {t.table_id for t in pb.ListTablesResponse.FromString(listed.content).tables}
+
+    # gRPC-Web, as a grpc-web client in a browser frames it: data frame, then trailers.
+    framed = await http.post(
+        f"{SERVICE_PATH}/GetTable",
+        content=envelope(pb.GetTableRequest().SerializeToString()),
+        headers={"content-type": "application/grpc-web+proto", "x-grpc-web": "1", **bearer(token)},
+    )
+    frames = envelopes(framed.content)
+    assert [flags for flags, _ in frames] == [0, GRPC_WEB_TRAILER]
+    assert b"grpc-status: 0" in frames[1][1] or b"grpc-status:0" in frames[1][1]
+    view = pb.GetTableResponse.FromString(frames[0][1]).view
+    seat = native.sibling(token=token, table_id=table_id)
+    assert view == await seat.get_table()  # the same view as the native call, field for field
+
+
+async def test_a_forged_token_gets_the_native_refusal_and_changes_nothing(
+    http: httpx.AsyncClient, native: GatewayClient
+) -> None:
+    await native.create_table("classic", visibility="practice", display_name="Bo")
+    before = await native.get_table()
+    forged = native.token[:-4] + ("AAAA" if not native.token.endswith("AAAA") else "BBBB")
+    expected = await native_refusal(native.sibling(token=forged).get_table())
+    for method in ("GetTable", "StartGame", "Play"):
+        got = await unary(
+            http, method, {"cards": ["3C"]} if method == "Play" else {}, **bearer(forged)
+        )
+        assert got.status_code == 401
+        error = got.json()
+        assert error["code"] == "unauthenticated"
+        assert error["message"] == expected.message
+        assert error_reason(error) == expected.reason == "TOKEN_INVALID"
+    assert (await native.get_table()).version == before.version
+
+
+async def test_a_refused_play_is_refused_alike_and_changes_nothing(
+    http: httpx.AsyncClient, native: GatewayClient
+) -> None:
+    await native.create_table("classic", visibility="practice", display_name="Cy")
+    before = await native.get_table()
+    expected = await native_refusal(native.play(["XX"]))
+    got = await unary(http, "Play", {"cards": ["XX"]}, **bearer(native.token))
+    assert got.status_code == 400
+    assert got.json()["code"] == "invalid_argument"
+    assert got.json()["message"] == expected.message
+    assert error_reason(got.json()) == expected.reason
+    assert expected.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert (await native.get_table()).version == before.version
+
+
+async def test_a_disallowed_origin_is_refused_before_the_gateway(
+    http: httpx.AsyncClient, native: GatewayClient
+) -> None:
+    command_id = uuid.uuid4().hex
+    body = {"options": {"preset": "classic"}, "displayName": "Eve", "commandId": command_id}
+    refused = await unary(http, "CreateTable", body, origin="http://evil.example")
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "permission_denied"
+    assert error_reason(refused.json()) == "ORIGIN_NOT_ALLOWED"
+    assert "access-control-allow-origin" not in refused.headers
+    preflight = await http.options(
+        f"{SERVICE_PATH}/CreateTable",
+        headers={"origin": "http://evil.example", "access-control-request-method": "POST"},
+    )
+    assert preflight.status_code == 403
+    # Nothing was created: the same command id still creates the table natively.
+    created = await native.create_table("classic", display_name="Eve", command_id=command_id)
+    assert created.token
+
+    # The configured origin gets CORS answers, its preflight included.
+    preflight = await http.options(
+        f"{SERVICE_PATH}/ListTables",
+        headers={
+            "origin": ALLOWED_ORIGIN,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization, content-type",
+        },
+    )
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == ALLOWED_ORIGIN
+    allowed = await unary(http, "ListTables", {}, origin=ALLOWED_ORIGIN)
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == ALLOWED_ORIGIN
+
+
+async def test_malformed_and_huge_messages_are_refused_and_change_nothing(
+    http: httpx.AsyncClient, native: GatewayClient
+) -> None:
+    path = f"{SERVICE_PATH}/CreateTable"
+    bad_json = await http.post(path, content=b'{"displayName": ', headers=JSON)
+    assert bad_json.status_code == 400 and bad_json.json()["code"] == "invalid_argument"
+    bad_proto = await http.post(path, content=b"\xff\xff\xff\xff", headers=PROTO)
+    assert bad_proto.status_code == 400 and bad_proto.json()["code"] == "invalid_argument"
+    unknown = await http.post(f"{SERVICE_PATH}/NoSuchMethod", json={}, headers=JSON)
+    assert unknown.status_code == 404
+    bidi = await http.post(f"{SERVICE_PATH}/Session", json={}, headers=JSON)
+    assert bidi.status_code == 404  # Session is native gRPC only
+
+    command_id = uuid.uuid4().hex
+    huge = {"displayName": "x" * (1 << 20), "commandId": command_id}
+    refused = await unary(http, "CreateTable", huge)
+    assert refused.json()["code"] == "resource_exhausted"
+    assert "larger than" in refused.json()["message"]
+    created = await native.create_table("classic", display_name="Di", command_id=command_id)
+    assert created.token  # the huge call created nothing under its id
+
+
+async def test_every_answer_carries_the_security_headers(http: httpx.AsyncClient) -> None:
+    for answer in (
+        await http.get("/"),
+        await http.get("/lib/deal.js"),
+        await unary(http, "ListTables", {}),
+        await http.get("/no-such-file"),
+    ):
+        csp = answer.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+        assert "frame-ancestors 'none'" in csp
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["x-frame-options"] == "DENY"
+    page = await http.get("/")
+    assert page.status_code == 200 and "<script" in page.text and "src=" in page.text
+    assert (await http.get("/lib/deal.js")).headers["content-type"].startswith("text/javascript")
+
+
+async def test_probes(http: httpx.AsyncClient) -> None:
+    assert (await http.get("/healthz")).text == "ok"
+    assert (await http.get("/readyz")).status_code == 200
+
+
+# --------------------------------------------------------------------------- the Watch stream
+async def test_watch_through_the_edge_is_the_native_watch_change_for_change(
+    http: httpx.AsyncClient, native: GatewayClient
+) -> None:
+    await native.create_table("classic", visibility="practice", display_name="Fay")
+    spectator = native.sibling()
+    await spectator.spectate(native.table_id)
+    edge: dict[int, pb.WatchResponse] = {}
+    direct: dict[int, pb.WatchResponse] = {}
+    watched: dict[int, pb.WatchResponse] = {}
+    readers = [
+        asyncio.create_task(edge_watch(http, native.token, edge, until=1)),
+        asyncio.create_task(native_watch(native, direct, until=1)),
+        asyncio.create_task(edge_watch(http, spectator.token, watched, until=1)),
+    ]
+    await asyncio.sleep(0.5)  # every stream's snapshot first
+    await native.start()
+    await asyncio.wait_for(asyncio.gather(*readers), 30)
+
+    started = next(v for v, change in edge.items() if change.event.type == ROUND_STARTED)
+    common = sorted(set(edge) & set(direct))
+    assert started in common and len(common) >= 2
+    for version in common:
+        if direct[version].snapshot == edge[version].snapshot:
+            assert edge[version] == direct[version], version
+    mine = edge[started]
+    assert len(mine.view.round.hand) == 13
+    dealt = epb.RoundStarted.FromString(mine.event.payload)
+    assert [len(h.cards) for h in dealt.hands if h.seat != native.seat] == [0, 0, 0]
+    # The spectator, through the edge, sees no card of anyone.
+    theirs = watched[started]
+    assert not theirs.view.round.hand
+    assert all(not h.cards for h in epb.RoundStarted.FromString(theirs.event.payload).hands)
+
+
+async def test_a_watch_with_a_forged_token_ends_with_the_native_refusal(
+    http: httpx.AsyncClient, native: GatewayClient
+) -> None:
+    await native.create_table("classic", visibility="practice", display_name="Gus")
+    forged = native.token + "x"
+    expected = await native_refusal(native.sibling(token=forged).get_table())
+    got = await http.post(
+        f"{SERVICE_PATH}/Watch",
+        content=envelope(pb.WatchRequest().SerializeToString()),
+        headers={"content-type": "application/connect+proto", **bearer(forged)},
+    )
+    frames = envelopes(got.content)
+    assert frames[-1][0] & END_STREAM
+    error = end_of_stream_error(frames[-1][1])
+    assert error["code"] == "unauthenticated"
+    assert error["message"] == expected.message
+    assert error_reason(error) == expected.reason
