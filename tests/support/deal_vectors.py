@@ -10,6 +10,7 @@ each must get. ``python -m tests.support.deal_vectors`` writes the pinned file.
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from president import deal as deal_mod
+from president.events.v1 import events_pb2 as epb
 from president.rules.cards import card_name, cards_of, strongest, to_mask
 from tests.unit.deal import test_deal_vectors as pinned_module
 
@@ -150,6 +152,83 @@ def pinned_text() -> str:
         else:
             lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _b64(message: Any) -> str:
+    return base64.b64encode(message.SerializeToString()).decode()
+
+
+def event_cases(seed: int, count: int) -> list[dict[str, Any]]:
+    """Events encoded by the Python protobuf runtime, with the fields the JS reader gives.
+
+    Each group of four is one round (DealCommitted, RoundStarted, CardsGiven,
+    DealRevealed), seat 2 holding cards in RoundStarted.
+    """
+    rng = random.Random(seed)
+    cases: list[dict[str, Any]] = []
+    for _ in range(count):
+        secret = rng.randbytes(32)
+        order = rng.sample(range(rng.randint(4, 8)), rng.randint(4, 4))
+        game_no, round_no = rng.randint(1, 300), rng.randint(1, 300)
+        jokers = rng.random() < 0.5
+        hand_size = rng.choice([0, 3, 10])
+        committed = epb.DealCommitted(
+            game_no=game_no,
+            round_no=round_no,
+            fingerprint=deal_mod.fingerprint(secret),
+            deal_version=deal_mod.DEAL_VERSION,
+            deal_order=order,
+            players=len(order),
+            options={"jokers": "on"},
+            jokers=jokers,
+            hand_size=hand_size,
+        )
+        cards = [card_name(card) for card in rng.sample(range(54), 12)]
+        hands = [epb.Hand(seat=seat, cards=cards[:6] if seat == 2 else []) for seat in range(5)]
+        started = epb.RoundStarted(round_no=round_no, preset="club", hands=hands, players=order)
+        given = epb.CardsGiven(
+            giver=rng.randint(0, 7), receiver=rng.randint(0, 7), cards=cards[6:8],
+            automatic=rng.random() < 0.5,
+        )  # fmt: skip
+        revealed = epb.DealRevealed(game_no=game_no, round_no=round_no, secret_hex=secret.hex())
+        cases += [
+            {
+                "reader": "dealCommitted",
+                "payload": _b64(committed),
+                "expected": {
+                    "gameNo": game_no,
+                    "roundNo": round_no,
+                    "fingerprint": committed.fingerprint,
+                    "dealOrder": order,
+                    "jokers": jokers,
+                    "handSize": hand_size,
+                },
+            },
+            {
+                "reader": "roundStarted",
+                "payload": _b64(started),
+                "expected": {
+                    "roundNo": round_no,
+                    "hands": [{"seat": h.seat, "cards": list(h.cards)} for h in hands],
+                },
+            },
+            {
+                "reader": "cardsGiven",
+                "payload": _b64(given),
+                "expected": {
+                    "giver": given.giver,
+                    "receiver": given.receiver,
+                    "cards": list(given.cards),
+                    "automatic": given.automatic,
+                },
+            },
+            {
+                "reader": "dealRevealed",
+                "payload": _b64(revealed),
+                "expected": {"gameNo": game_no, "roundNo": round_no, "secretHex": secret.hex()},
+            },
+        ]
+    return cases
 
 
 if __name__ == "__main__":

@@ -15,7 +15,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.deal_vectors import PINNED_FILE, exchange_cases, pinned_text, random_cases
+from tests.support.deal_vectors import (
+    PINNED_FILE,
+    event_cases,
+    exchange_cases,
+    pinned_text,
+    random_cases,
+)
 
 WEB = Path(__file__).resolve().parents[3] / "web"
 
@@ -26,15 +32,18 @@ def test_committed_vectors_are_the_python_tests_own() -> None:
     )
 
 
-def test_node_tests_agree_with_python_on_random_deals_and_exchanges(tmp_path: Path) -> None:
+def test_node_tests_agree_with_python_on_random_deals_exchanges_and_events(tmp_path: Path) -> None:
     deals = tmp_path / "deals.json"
     deals.write_text(json.dumps(random_cases(seed=13, count=400)))
     exchanges = tmp_path / "exchanges.json"
     cases = exchange_cases(seed=1313, count=200)
     assert {case["ok"] for case in cases} == {True, False}  # honest and tampered both
     exchanges.write_text(json.dumps(cases))
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps(event_cases(seed=131313, count=100)))
     env = {
         **os.environ,
+        "PRESIDENT_EVENT_CASES": str(events),
         "PRESIDENT_DEAL_CASES": str(deals),
         "PRESIDENT_EXCHANGE_CASES": str(exchanges),
     }
