@@ -61,6 +61,9 @@ def _check_output(result: subprocess.CompletedProcess[str]) -> None:
     assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
     assert "The gateway listens on 127.0.0.1:" in out
     assert "grpcurl -plaintext" in out and "GatewayClient.connect(" in out
+    assert "The web edge serves browsers on http://127.0.0.1:" in out
+    assert "The lobby in a browser: http://127.0.0.1:" in out
+    assert "Check the demo table's round 1 in a browser" in out and "&round=1" in out
     assert "Game 1 starts with 4 players." in out
     assert "holds:" in out and "deal committed" in out
     assert "CheckDeal(game 1, round 1): verified" in out

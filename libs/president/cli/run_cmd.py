@@ -36,7 +36,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import PRESETS
 from president.rules.render import event_to_text
-from president.servicekit.launcher import SERVICES, NatsServer, Stack, free_port
+from president.servicekit.launcher import ALL_SERVICES, EDGE, NatsServer, Stack, free_port
 from president.store import migrate
 
 VAR = Path("var")
@@ -118,8 +118,9 @@ def _describe(event: ev.TableEvent, names: list[str]) -> str | None:
 
 
 # --------------------------------------------------------------------------- the demo game
-async def demo_game(address: str, preset: str, rounds: int, name: str) -> tuple[str, bool]:
-    """A practice table played through the gateway; (table id, whether the game ended)."""
+async def demo_game(address: str, preset: str, rounds: int, name: str) -> tuple[str, bool, str]:
+    """A practice table played through the gateway; (table id, whether the game ended,
+    the demo seat's token)."""
     async with GatewayClient.connect(address) as client:
         created = await client.create_table(preset, display_name=name, visibility="practice")
         _echo(f"Demo table {created.table_id}: {name} (seat {created.seat}) against 3 bots.")
@@ -152,7 +153,7 @@ async def demo_game(address: str, preset: str, rounds: int, name: str) -> tuple[
             f"CheckDeal(game 1, round 1): {'verified' if checked.verified else 'NOT verified'}"
             + (f" ({checked.problem})" if checked.problem else "")
         )
-        return created.table_id, view.phase == "game_over"
+        return created.table_id, view.phase == "game_over", created.token
 
 
 def audit(database_url: str, table_id: str) -> bool:
@@ -179,7 +180,12 @@ def _sqlite_url(path: Path) -> str:
 
 
 def _stack_env(token_secret: str) -> dict[str, str]:
-    env = {"PRESIDENT_TOKEN_SECRET": token_secret}
+    env = {
+        "PRESIDENT_TOKEN_SECRET": token_secret,
+        "PRESIDENT_WEB_STATIC_DIR": str(
+            Path(_env_or_none("PRESIDENT_WEB_STATIC_DIR") or "web/public").resolve()
+        ),
+    }
     for name in ("PRESIDENT_DEALER_DATABASE_URL", "PRESIDENT_SCORING_DATABASE_URL"):
         value = _env_or_none(name)
         if value is not None:
@@ -193,10 +199,11 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
     _echo(f"The gateway listens on {gateway} (gRPC, plaintext, server reflection on).")
     _echo(f"  store: {_shown(database_url)}")
     _echo(f"  NATS:  {_shown(nats_url)}")
-    _echo("  services: " + ", ".join(f"{name} {stack.address(name)}" for name in SERVICES))
+    _echo(f"The web edge serves browsers on {_web_url(stack)}/ (Connect and gRPC-Web).")
+    _echo("  services: " + ", ".join(f"{name} {stack.address(name)}" for name in ALL_SERVICES))
     _echo(
         "  metrics: "
-        + ", ".join(f"{name} :{stack.metrics_ports[name]}/metrics" for name in SERVICES)
+        + ", ".join(f"{name} :{stack.metrics_ports[name]}/metrics" for name in ALL_SERVICES)
     )
     _echo("Point a client at it:")
     _echo(f"  grpcurl -plaintext {gateway} list president.gateway.v1.GatewayService")
@@ -213,6 +220,10 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
         f"client = GatewayClient.connect({gateway!r})"
     )
     _echo()
+
+
+def _web_url(stack: Stack) -> str:
+    return f"http://{stack.address(EDGE)}"
 
 
 def run_stack(*, exit_after: bool, preset: str, rounds: int, name: str, port: int | None) -> int:
@@ -236,28 +247,39 @@ def run_stack(*, exit_after: bool, preset: str, rounds: int, name: str, port: in
             nats_url = nats.url
         token_secret = _env_or_none("PRESIDENT_TOKEN_SECRET") or secrets.token_urlsafe(32)
         stack = Stack(VAR / "logs", database_url, nats_url, _stack_env(token_secret))
-        stack.ports = {service: free_port() for service in SERVICES}
-        stack.metrics_ports = {service: free_port() for service in SERVICES}
+        stack.ports = {service: free_port() for service in ALL_SERVICES}
+        stack.metrics_ports = {service: free_port() for service in ALL_SERVICES}
         if port is not None:
             stack.ports["gateway"] = port
-        _echo(f"Starting {', '.join(SERVICES)} (logs in {stack.workdir}) …")
+        web_port = _env_or_none("PRESIDENT_WEB_PORT")
+        if web_port is not None:
+            stack.ports[EDGE] = int(web_port)
+        _echo(f"Starting {', '.join(ALL_SERVICES)} (logs in {stack.workdir}) …")
         started = time.monotonic()
         try:
-            stack.start()
+            stack.start(services=ALL_SERVICES)
         except RuntimeError as error:
             raise RunFailed(str(error)) from None
-        _echo(f"All five services are healthy after {time.monotonic() - started:.1f} s.")
+        _echo(
+            f"All five services and the web edge are healthy after "
+            f"{time.monotonic() - started:.1f} s."
+        )
         _print_where(stack, database_url, nats_url)
-        table_id, ended = asyncio.run(demo_game(stack.gateway, preset, rounds, name))
+        table_id, ended, token = asyncio.run(demo_game(stack.gateway, preset, rounds, name))
         audited = audit(database_url, table_id)
         ok = ended and audited
         _echo(
             f"Demo {'passed' if ok else 'FAILED'}: game "
             f"{'over' if ended else 'not over'}, audit {'verified' if audited else 'FAILED'}."
         )
+        _echo(f"The lobby in a browser: {_web_url(stack)}/")
+        _echo(
+            "Check the demo table's round 1 in a browser (your seat's token is in the link): "
+            f"{_web_url(stack)}/#table={table_id}&token={token}&round=1"
+        )
         if exit_after:
             return 0 if ok else 1
-        _echo(f"Serving on {stack.gateway}. Press Ctrl-C to stop.")
+        _echo(f"Serving on {stack.gateway} and {_web_url(stack)}/. Press Ctrl-C to stop.")
         _wait_for_stop(stack)
         return 0 if ok else 1
     except RunFailed as error:
