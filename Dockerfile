@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
-# One image for the five President services; the command picks the service:
-#   python -m president.services.{dealer,table,timer,scoring,gateway}.main
+# One image for the five President services and the web edge; the command picks it:
+#   python -m president.services.{dealer,table,timer,scoring,gateway,web}.main
 # and `python -m president.servicekit.healthcheck HOST:PORT` is the gRPC health
 # probe for container health checks. See deploy/README.md.
 
@@ -24,15 +24,18 @@ RUN groupadd --system --gid 10001 president \
         --home-dir /nonexistent --shell /usr/sbin/nologin president \
  && install -d -o president -g president /var/lib/president
 COPY --from=build /opt/president /opt/president
+# The web edge's static site (PRESIDENT_WEB_STATIC_DIR).
+COPY web/public /opt/president/web/public
 ENV PATH=/opt/president/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PRESIDENT_HOST=0.0.0.0 \
-    PRESIDENT_METRICS_PORT=9100
+    PRESIDENT_METRICS_PORT=9100 \
+    PRESIDENT_WEB_STATIC_DIR=/opt/president/web/public
 WORKDIR /var/lib/president
 USER 10001:10001
 # gRPC: gateway 50051, table 50052, dealer 50053, timer 50054, scoring 50055;
-# Prometheus metrics on 9100.
-EXPOSE 50051 50052 50053 50054 50055 9100
+# the web edge's HTTP on 8080; Prometheus metrics on 9100.
+EXPOSE 50051 50052 50053 50054 50055 8080 9100
 STOPSIGNAL SIGTERM
 CMD ["python", "-m", "president.services.gateway.main"]

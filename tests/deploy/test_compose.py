@@ -22,6 +22,7 @@ from tests.support.deployment import (
     CREDENTIALS,
     DEPLOY,
     DOCKERFILE,
+    EDGE_SERVICES,
     PROBE_MODULE,
     ROOT,
     compose,
@@ -80,7 +81,7 @@ def test_compose_file_follows_the_compose_specification(document: str) -> None:
 
 
 def test_compose_has_every_service() -> None:
-    assert set(compose_services()) == {*INFRASTRUCTURE, *APP_SERVICES}
+    assert set(compose_services()) == {*INFRASTRUCTURE, *APP_SERVICES, *EDGE_SERVICES}
 
 
 @pytest.mark.parametrize("service", APP_SERVICES)
@@ -110,7 +111,7 @@ def test_dockerfile_builds_one_non_root_image_of_the_project() -> None:
     assert users and users[-1].split(":")[0] not in ("0", "root")
     assert users[-1].split(":")[0].isdigit(), "numeric, so runAsNonRoot can check it"
     copied = re.findall(r"^COPY (?!--from)(\S+) ", text, re.M)
-    assert set(copied) == {"pyproject.toml", "libs", "gen"}
+    assert set(copied) == {"pyproject.toml", "libs", "gen", "web/public"}
     ignored = {
         line.strip()
         for line in (ROOT / ".dockerignore").read_text().splitlines()

@@ -415,13 +415,13 @@ def test_nats_is_a_jetstream_cluster() -> None:
     assert [t["metadata"]["name"] for t in nats["spec"]["volumeClaimTemplates"]] == ["data"]
 
 
-def test_gateway_is_public_and_nothing_else_is() -> None:
+def test_gateway_and_web_edge_are_public_and_nothing_else_is() -> None:
     exposed = {
         obj["metadata"]["name"]
         for obj in objects("Service").values()
         if obj["spec"].get("type") in ("LoadBalancer", "NodePort")
     }
-    assert exposed == {"gateway-public"}
+    assert exposed == {"gateway-public", "web-public"}
     public = objects("Service")["gateway-public"]["spec"]
     assert public["ports"][0]["port"] == service_port("gateway")
     assert selects(public["selector"], pod_labels(workloads()["gateway"]))

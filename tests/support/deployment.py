@@ -21,7 +21,7 @@ import yaml
 
 from president.servicekit import config
 from president.servicekit.config import Settings
-from president.servicekit.launcher import SERVICES
+from president.servicekit.launcher import EDGE, SERVICES
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -29,6 +29,8 @@ DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 DOCKERFILE = ROOT / "Dockerfile"
 APP_SERVICES = tuple(sorted(SERVICES))
+#: The web edge: an HTTP service (its own probes and settings), checked in test_web_deploy.
+EDGE_SERVICES = (EDGE,)
 NAMESPACE = "president"
 IMAGE = "president-table"
 PROBE_MODULE = "president.servicekit.healthcheck"
