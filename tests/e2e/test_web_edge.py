@@ -10,8 +10,13 @@ refusals (status, reason and sentence). Refused input changes nothing.
 from __future__ import annotations
 
 import asyncio
+import signal
+import ssl
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import httpx
@@ -21,7 +26,7 @@ from president import codec
 from president.client import GatewayClient, GatewayError
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
-from president.servicekit.launcher import Stack
+from president.servicekit.launcher import Stack, free_port
 from tests.support.web_edge import (
     ALLOWED_ORIGIN,
     END_STREAM,
@@ -309,3 +314,97 @@ async def test_a_watch_with_a_forged_token_ends_with_the_native_refusal(
     assert error["code"] == "unauthenticated"
     assert error["message"] == expected.message
     assert error_reason(error) == expected.reason
+
+
+# --------------------------------------------------------------------------- the process
+def edge_process(stack: Stack, port: int, **env: str) -> subprocess.Popen[bytes]:
+    """Another web edge in front of the stack's gateway, on ``port``."""
+    environment = {
+        **stack.base_env(),
+        "PRESIDENT_WEB_PORT": str(port),
+        "PRESIDENT_METRICS_PORT": "-1",
+        **env,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "president.services.web.main"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+
+async def until_up(url: str, verify: ssl.SSLContext | bool = True) -> None:
+    async with httpx.AsyncClient(verify=verify) as client:
+        for _ in range(200):
+            try:
+                if (await client.get(f"{url}/healthz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                await asyncio.sleep(0.1)
+    raise AssertionError(f"no edge at {url}")
+
+
+async def test_metrics_count_the_edge_calls(http: httpx.AsyncClient, web_stack: Stack) -> None:  # noqa: F811
+    await unary(http, "ListTables", {})
+    metrics = httpx.get(f"http://127.0.0.1:{web_stack.metrics_ports['web']}/metrics").text
+    assert 'president_grpc_requests_total{code="OK",method="ListTables",service="web"}' in metrics
+
+
+async def test_tls_from_a_configured_certificate(web_stack: Stack, tmp_path: Path) -> None:  # noqa: F811
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    port = free_port()
+    process = edge_process(
+        web_stack, port, PRESIDENT_WEB_TLS_CERT=str(cert), PRESIDENT_WEB_TLS_KEY=str(key)
+    )
+    try:
+        url = f"https://127.0.0.1:{port}"
+        trusted = ssl.create_default_context(cafile=str(cert))
+        await until_up(url, verify=trusted)
+        async with httpx.AsyncClient(base_url=url, verify=trusted) as client:
+            answer = await unary(client, "ListTables", {})
+            assert answer.status_code == 200
+            assert answer.headers["strict-transport-security"].startswith("max-age=")
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=3)  # no plaintext beside it
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+async def test_sigterm_drains_the_streams_under_way_then_stops(
+    web_stack: Stack,  # noqa: F811
+    native: GatewayClient,
+) -> None:
+    await native.create_table("classic", visibility="practice", display_name="Hal")
+    port = free_port()
+    process = edge_process(web_stack, port)
+    url = f"http://127.0.0.1:{port}"
+    await until_up(url)
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        headers = {"content-type": "application/connect+proto", **bearer(native.token)}
+        body = envelope(pb.WatchRequest().SerializeToString())
+        async with client.stream(
+            "POST", f"{SERVICE_PATH}/Watch", content=body, headers=headers
+        ) as got:
+            chunks = got.aiter_bytes()
+            first = await anext(chunks)  # the snapshot: the stream is under way
+            assert pb.WatchResponse.FromString(envelopes(first)[0][1]).snapshot
+            process.send_signal(signal.SIGTERM)
+            rest = b"".join([chunk async for chunk in chunks])
+    # The stream ended well-formed, telling the browser to reconnect and resume.
+    flags, payload = envelopes(rest)[-1]
+    assert flags & END_STREAM
+    error = end_of_stream_error(payload)
+    assert error["code"] == "unavailable" and "resume" in error["message"]
+    assert error_reason(error) == "SERVER_DRAINING"
+    assert process.wait(20) == 0
+    log = process.stdout.read().decode() if process.stdout else ""
+    assert '"event": "stopped"' in log
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{url}/healthz", timeout=3)

@@ -1,9 +1,10 @@
 """The edge's one ASGI application: probes, the Connect API, the static site, and the guards.
 
 ``/healthz`` answers while the process runs; ``/readyz`` while the gateway
-answers its health check (a load balancer sends browsers only to an edge
-that can reach the game). The API lives at ``/president.gateway.v1.GatewayService/<Method>``;
-every other path is a file of the static folder. Every answer carries the
+answers its health check and the edge is not draining (a load balancer sends
+browsers only to an edge that can reach the game). The API lives at
+``/president.gateway.v1.GatewayService/<Method>``; every other path is a
+file of the static folder. Every answer carries the
 security headers; pages of other origins are refused before routing.
 """
 
@@ -21,7 +22,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from president.services.web.forward import GatewayApplication
+from president.services.web.forward import GatewayApplication, GatewayForwarder
 from president.services.web.headers import SecurityHeaders
 from president.services.web.origins import OriginGuard
 
@@ -30,6 +31,7 @@ READY_TIMEOUT_SECONDS = 1.0
 
 def web_application(
     api: GatewayApplication,
+    forwarder: GatewayForwarder,
     channel: grpc.aio.Channel,
     static_dir: Path,
     allowed_origins: tuple[str, ...],
@@ -42,6 +44,8 @@ def web_application(
         return PlainTextResponse("ok")
 
     async def readyz(_: Request) -> Response:
+        if forwarder.draining:
+            return PlainTextResponse("draining", status_code=503)
         try:
             answer = await health.Check(
                 health_pb2.HealthCheckRequest(service=""), timeout=READY_TIMEOUT_SECONDS

@@ -16,9 +16,10 @@ from president.services.web.settings import WebSettings
 
 @dataclass
 class Edge:
-    """The application to serve and the gateway channel to close after it."""
+    """The application to serve, its forwarder (to drain) and the gateway channel."""
 
     app: ASGIApp
+    forwarder: GatewayForwarder
     channel: grpc.aio.Channel
 
 
@@ -28,8 +29,9 @@ def build(settings: WebSettings) -> Edge:
     Call it on the event loop that will serve (grpc.aio binds a channel to it).
     """
     channel = grpc.aio.insecure_channel(settings.gateway, options=internal_channel_options())
-    api = connect_application(
-        GatewayForwarder(channel), settings.max_body_bytes, google_protobuf_codecs()
+    forwarder = GatewayForwarder(channel)
+    api = connect_application(forwarder, settings.max_body_bytes, google_protobuf_codecs())
+    app = web_application(
+        api, forwarder, channel, settings.static_dir, settings.allowed_origins, settings.tls
     )
-    app = web_application(api, channel, settings.static_dir, settings.allowed_origins, settings.tls)
-    return Edge(app=app, channel=channel)
+    return Edge(app=app, forwarder=forwarder, channel=channel)

@@ -9,10 +9,14 @@ gateway checks the same token, the same rights and builds the same per-seat
 view a native client gets; its
 refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``
 detail (the stable reason). The bidirectional ``Session`` stays native-only.
+When the edge drains (:meth:`GatewayForwarder.drain`), every open stream ends
+at once with UNAVAILABLE (``SERVER_DRAINING``): a well-formed end the browser
+reads as "reconnect and resume from the last version", not a cut connection.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -26,10 +30,11 @@ from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from protobuf.wkt import Any as WireAny
 
 from president.gateway.v1 import gateway_pb2
+from president.servicekit.errors import DOMAIN
 from president.servicekit.metrics import observe_call
 
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
@@ -39,6 +44,7 @@ NATIVE_ONLY = frozenset({"Session"})
 FORWARDED_HEADERS = ("authorization", "president-table-id")
 STATUS_DETAILS = "grpc-status-details-bin"
 UNREACHABLE = "the game server is not reachable right now; try again in a moment"
+DRAINING = "this server is restarting: reconnect and resume from the last version you saw"
 
 Forwarded = Callable[[Message, RequestContext[Any, Any]], Any]
 
@@ -79,6 +85,14 @@ class GatewayForwarder:
 
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self._channel = channel
+        self._open: set[Any] = set()  # the gateway streams under way
+        self.draining = False
+
+    def drain(self) -> None:
+        """End every open stream now (UNAVAILABLE, SERVER_DRAINING) and refuse new ones."""
+        self.draining = True
+        for stream in list(self._open):
+            stream.cancel()
 
     def endpoints(self) -> dict[str, Any]:
         """URL path to endpoint, for every method a browser can call."""
@@ -131,18 +145,36 @@ class GatewayForwarder:
         ) -> AsyncIterator[Message]:
             started = time.perf_counter()
             code = "OK"
+            if self.draining:
+                raise _draining()
             stream = call(request, metadata=_metadata(ctx), timeout=_timeout(ctx))
+            self._open.add(stream)
             try:
                 async for item in stream:
                     yield item
-            except grpc.aio.AioRpcError as error:
+            except (grpc.aio.AioRpcError, asyncio.CancelledError) as error:
+                if self.draining:
+                    code = "UNAVAILABLE"
+                    raise _draining() from None
+                if isinstance(error, asyncio.CancelledError):
+                    raise
                 code = error.code().name
                 raise refusal(error) from None
             finally:
+                self._open.discard(stream)
                 stream.cancel()  # the browser went away: the gateway stops its watch too
                 observe_call("web", name, code, time.perf_counter() - started)
 
         return forward
+
+
+def _draining() -> ConnectError:
+    info = error_details_pb2.ErrorInfo(reason="SERVER_DRAINING", domain=DOMAIN)
+    detail = WireAny(
+        type_url=f"type.googleapis.com/{info.DESCRIPTOR.full_name}",
+        value=info.SerializeToString(),
+    )
+    return ConnectError(Code.UNAVAILABLE, DRAINING, [ErrorDetail(detail)])
 
 
 def _serialize(message: Message) -> bytes:

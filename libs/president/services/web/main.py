@@ -2,13 +2,17 @@
 
 JSON logs, metrics on ``PRESIDENT_METRICS_PORT`` as every service, TLS when
 a certificate and key are configured, and a graceful drain on SIGTERM: no
-new connections, the calls and streams under way get the grace period.
+new connections, open streams end at once with UNAVAILABLE (reconnect and
+resume), the calls under way get the grace period.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import signal
+from collections.abc import Callable
+from types import FrameType
 
 import uvicorn
 
@@ -16,6 +20,26 @@ from president.servicekit.logs import configure
 from president.servicekit.metrics import serve_metrics
 from president.services.web.bootstrap import build
 from president.services.web.settings import WebSettings
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn's server, which also ends the open streams when told to stop.
+
+    A signal stops the server as uvicorn's own handler does (a second Ctrl-C
+    forces it), and the process then ends as every service does, its
+    shutdown run and exit code 0, rather than by the signal raised again.
+    """
+
+    def __init__(self, config: uvicorn.Config, drain: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._drain = drain
+        self._loop = asyncio.get_running_loop()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._loop.call_soon_threadsafe(self._drain)
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        self.should_exit = True
 
 
 async def run(settings: WebSettings) -> None:
@@ -38,7 +62,7 @@ async def run(settings: WebSettings) -> None:
         server_header=False,
         loop="none",
     )
-    server = uvicorn.Server(config)
+    server = DrainingServer(config, edge.forwarder.drain)
     metrics_port = serve_metrics(shared.metrics_port) if shared.metrics_port >= 0 else None
     scheme = "https" if settings.tls else "http"
     log.info(
