@@ -118,9 +118,8 @@ def _describe(event: ev.TableEvent, names: list[str]) -> str | None:
 
 
 # --------------------------------------------------------------------------- the demo game
-async def demo_game(address: str, preset: str, rounds: int, name: str) -> tuple[str, bool, str]:
-    """A practice table played through the gateway; (table id, whether the game ended,
-    the demo seat's token)."""
+async def demo_game(address: str, preset: str, rounds: int, name: str) -> tuple[str, bool]:
+    """A practice table played through the gateway; (table id, whether the game ended)."""
     async with GatewayClient.connect(address) as client:
         created = await client.create_table(preset, display_name=name, visibility="practice")
         _echo(f"Demo table {created.table_id}: {name} (seat {created.seat}) against 3 bots.")
@@ -153,7 +152,7 @@ async def demo_game(address: str, preset: str, rounds: int, name: str) -> tuple[
             f"CheckDeal(game 1, round 1): {'verified' if checked.verified else 'NOT verified'}"
             + (f" ({checked.problem})" if checked.problem else "")
         )
-        return created.table_id, view.phase == "game_over", created.token
+        return created.table_id, view.phase == "game_over"
 
 
 def audit(database_url: str, table_id: str) -> bool:
@@ -265,7 +264,7 @@ def run_stack(*, exit_after: bool, preset: str, rounds: int, name: str, port: in
             f"{time.monotonic() - started:.1f} s."
         )
         _print_where(stack, database_url, nats_url)
-        table_id, ended, token = asyncio.run(demo_game(stack.gateway, preset, rounds, name))
+        table_id, ended = asyncio.run(demo_game(stack.gateway, preset, rounds, name))
         audited = audit(database_url, table_id)
         ok = ended and audited
         _echo(
@@ -274,8 +273,9 @@ def run_stack(*, exit_after: bool, preset: str, rounds: int, name: str, port: in
         )
         _echo(f"The lobby in a browser: {_web_url(stack)}/")
         _echo(
-            "Check the demo table's round 1 in a browser (your seat's token is in the link): "
-            f"{_web_url(stack)}/#table={table_id}&token={token}&round=1"
+            "Check a round of the demo table in a browser with your seat's token "
+            "(never printed here): "
+            f"{_web_url(stack)}/#table={table_id}&round=1&token=<your seat's token>"
         )
         if exit_after:
             return 0 if ok else 1

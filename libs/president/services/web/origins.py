@@ -54,12 +54,14 @@ def _refusal_body(origin: str) -> bytes:
     ).encode()
 
 
-def _own_origin(scope: Scope) -> str:
-    host = ""
-    for key, value in scope.get("headers", ()):
-        if key == b"host":
-            host = value.decode("latin-1")
-    return f"{scope.get('scheme', 'http')}://{host}"
+def _same_host(origin: str, scope: Scope) -> bool:
+    """Whether the page comes from the host it called (the edge's own pages).
+
+    The host alone is compared, not the scheme: behind a proxy that ends TLS
+    the page is https while the edge hears http.
+    """
+    host = next((value for key, value in scope.get("headers", ()) if key == b"host"), b"")
+    return bool(host) and origin.partition("://")[2] == host.decode("latin-1")
 
 
 class OriginGuard:
@@ -83,7 +85,7 @@ class OriginGuard:
         origin = next(
             (value.decode("latin-1") for key, value in scope["headers"] if key == b"origin"), None
         )
-        if origin is None or origin in self._allowed or origin == _own_origin(scope):
+        if origin is None or origin in self._allowed or _same_host(origin, scope):
             await self._app(scope, receive, send)
             return
         body = _refusal_body(origin)
