@@ -235,6 +235,11 @@ async def test_malformed_and_huge_messages_are_refused_and_change_nothing(
     refused = await unary(http, "CreateTable", huge)
     assert refused.json()["code"] == "resource_exhausted"
     assert "larger than" in refused.json()["message"]
+    with pytest.raises(grpc.aio.AioRpcError) as native_huge:
+        await native.stub.CreateTable(
+            pb.CreateTableRequest(display_name="x" * (1 << 20), command_id=command_id)
+        )
+    assert native_huge.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # the same refusal
     created = await native.create_table("classic", display_name="Di", command_id=command_id)
     assert created.token  # the huge call created nothing under its id
 

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from president.servicekit.config import Settings
+from president.servicekit.server import MAX_MESSAGE_BYTES
 
 DEFAULT_PORT = 8080
-#: A request message larger than this is refused RESOURCE_EXHAUSTED before it is decoded.
-DEFAULT_MAX_BODY_BYTES = 64 * 1024
+#: A request message larger than this is refused RESOURCE_EXHAUSTED before it is decoded:
+#: by default the gateway's own limit, so a browser is refused where a native client is.
+DEFAULT_MAX_BODY_BYTES = MAX_MESSAGE_BYTES
 
 
 def _origins(raw: str) -> tuple[str, ...]:
