@@ -40,9 +40,10 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-async def two_rounds(gateway: str) -> tuple[str, str, str]:
+async def two_rounds(gateway: str) -> tuple[str, str, str, str]:
     """A public table in the lobby, and a practice table whose seat played two rounds
-    (the second has an exchange): (the public table, the practice table, its seat's token)."""
+    (the second has an exchange): (the public table, the practice table, its seat's
+    token, a spectator's token)."""
     async with GatewayClient.connect(gateway) as lobby:
         public = await lobby.create_table("club", visibility="public", display_name="Host")
     async with GatewayClient.connect(gateway) as client:
@@ -51,7 +52,8 @@ async def two_rounds(gateway: str) -> tuple[str, str, str]:
         await asyncio.sleep(0.3)
         await client.start()
         await asyncio.wait_for(game, GAME_SECONDS)
-        return public.table_id, client.table_id, client.token
+        spectator = await client.sibling().spectate(client.table_id)
+        return public.table_id, client.table_id, client.token, spectator
 
 
 def open_page(browser: Browser, url: str) -> tuple[Page, list[str]]:
@@ -75,7 +77,7 @@ def test_the_page_lists_tables_and_checks_a_deal_with_its_exchange(
 ) -> None:
     # Playwright's sync API runs a loop in this thread: the game runs in a thread of its own.
     with ThreadPoolExecutor(1) as worker:
-        public_id, table_id, token = worker.submit(
+        public_id, table_id, token, spectator = worker.submit(
             asyncio.run, two_rounds(web_stack.gateway)
         ).result()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -104,6 +106,16 @@ def test_the_page_lists_tables_and_checks_a_deal_with_its_exchange(
     bad = page.locator("#check-results li.bad").all_inner_texts()
     assert any("is not the one shown before the deal" in text for text in bad), bad
     page.screenshot(path=str(SCREENSHOTS / "edge-deal-check-tampered.png"), full_page=True)
+    assert problems == []
+    page.close()
+
+    # A spectator's page checks the fingerprint and says why nothing else.
+    page, problems = open_page(
+        browser, f"{base_url(web_stack)}/#table={table_id}&token={spectator}&round=2"
+    )
+    assert section_verdict(page) == "ok"
+    texts = page.locator("#check-results li").all_inner_texts()
+    assert len(texts) == 2 and "without a seat" in texts[1], texts
     assert problems == []
     page.close()
 

@@ -302,6 +302,28 @@ async def test_watch_through_the_edge_is_the_native_watch_change_for_change(
     assert all(not h.cards for h in epb.RoundStarted.FromString(theirs.event.payload).hands)
 
 
+async def test_watch_over_grpc_web_is_the_native_snapshot(
+    http: httpx.AsyncClient, native: GatewayClient
+) -> None:
+    await native.create_table("classic", visibility="practice", display_name="Ivy")
+    headers = {"content-type": "application/grpc-web+proto", "x-grpc-web": "1"}
+    body = envelope(pb.WatchRequest().SerializeToString())
+    path = f"{SERVICE_PATH}/Watch"
+    async with http.stream(
+        "POST", path, content=body, headers={**headers, **bearer(native.token)}
+    ) as got:
+        assert got.headers["content-type"].startswith("application/grpc-web")
+        buffer = b""
+        async for chunk in got.aiter_bytes():
+            buffer += chunk
+            if len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
+                break
+    flags, payload = envelopes(buffer[: 5 + int.from_bytes(buffer[1:5], "big")])[0]
+    assert flags == 0  # a data frame
+    snapshot = pb.WatchResponse.FromString(payload)
+    assert snapshot.snapshot and snapshot.view == await native.get_table()
+
+
 async def test_a_watch_with_a_forged_token_ends_with_the_native_refusal(
     http: httpx.AsyncClient, native: GatewayClient
 ) -> None:

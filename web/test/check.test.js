@@ -44,6 +44,16 @@ test("an honest round checks out, every check said in words", async () => {
   assert.match(result.checks[2].text, /the strongest 2 of the hand seat 3 was dealt/);
 });
 
+test("a spectator checks the fingerprint alone, and is told so", async () => {
+  const view = { ...(await honestView()), seat: null, dealtHand: [], gifts: [] };
+  const result = await checkSeatDeal(view);
+  assert.equal(result.ok, true);
+  assert.equal(result.checks.length, 2);
+  assert.match(result.checks[1].text, /without a seat/);
+  view.secretHex = "00".repeat(32);
+  assert.equal((await checkSeatDeal(view)).ok, false);
+});
+
 test("a tampered secret fails the fingerprint and the hand", async () => {
   const view = await honestView();
   view.secretHex = `${SECRET.slice(0, -1)}e`;

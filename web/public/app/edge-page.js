@@ -43,7 +43,7 @@ async function checkDeal(params) {
   let witness = null;
   let found = null;
   await stream("Watch", { fromVersion: "1" }, params.get("token"), (change) => {
-    witness ??= new DealWitness(change.view?.viewerSeat ?? 0);
+    witness ??= new DealWitness(change.view?.viewerSeat ?? null); // null: a spectator
     if (witness.see(change) === key) found = witness.rounds.get(key);
     return found !== null;
   });

@@ -13,7 +13,7 @@ function sameSet(a, b) {
 
 /**
  * ``seen``: { secretHex, fingerprint, dealOrder, jokers, handSize, seat, dealtHand, gifts }
- * as the seat saw them (the fingerprint and deal order before the deal, its own hand as
+ * as the seat saw them (``seat`` null for a spectator: the fingerprint alone is checked) (the fingerprint and deal order before the deal, its own hand as
  * dealt, the gifts it gave and received, the secret at the reveal).
  * Returns { ok, checks: [{ ok, text }], hands } with the re-created hands by seat.
  */
@@ -33,6 +33,13 @@ export async function checkSeatDeal(seen) {
       ? `The secret's fingerprint ${made.fingerprint.slice(0, 16)}… is the one shown before the deal.`
       : `The secret's fingerprint ${made.fingerprint.slice(0, 16)}… is not the one shown before the deal (${String(seen.fingerprint).slice(0, 16)}…).`,
   });
+  if (seen.seat === null || seen.seat === undefined) {
+    checks.push({
+      ok: true,
+      text: "You watched without a seat: you saw no hand and no exchange, so only the fingerprint is checked.",
+    });
+    return { ok: checks.every((c) => c.ok), checks, hands: made.hands };
+  }
   const mine = made.hands.get(seen.seat) ?? [];
   const handOk = sameSet(mine, seen.dealtHand);
   checks.push({
