@@ -2,7 +2,7 @@
 
 Each method of ``president.gateway.v1.GatewayService`` (from the same
 protos) becomes an endpoint of ``connectrpc``'s ASGI application, which
-speaks Connect (JSON and binary) and gRPC-Web over HTTP/1.1 and HTTP/2. An
+speaks Connect (JSON and binary) and gRPC-Web (uvicorn serves it over HTTP/1.1). An
 endpoint sends the request to the gateway's native gRPC with the caller's
 ``authorization`` (and ``president-table-id``) headers as metadata, so the
 gateway checks the same token, the same rights and builds the same per-seat
