@@ -1,0 +1,145 @@
+"""The ``strong`` bot: determinized sampling over the deals its seat could be facing.
+
+It sees only an :class:`~president.rules.information.InformationSet`. For a
+move with a real choice it deals the unseen cards at random, consistently
+with what the seat knows (:func:`~president.rules.information.sample_world`),
+plays every candidate move on that deal and the rest of the round out with
+the basic bot (:mod:`president.rules.bots`) at every seat, and scores each
+candidate by the place the seat finishes in; after the budget it makes the
+candidate with the best total. Every candidate is on the same deals, so the
+comparison is fair with few of them; ties go to the basic bot's own move.
+
+Every move goes through the engine (:func:`president.rules.round.step`), so
+the bot obeys every rule of every preset. The rules keep no clock and no
+randomness: the caller passes the random source and the :class:`Budget`,
+whose ``stop`` is how a service's clock ends the search
+(:mod:`president.hosting.autoplay`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from president.rules import bots
+from president.rules.combos import set_rank
+from president.rules.information import InformationSet, sample_world
+from president.rules.round import Command, Pass, PlayCards, ReturnCards, RoundPhase, Timeout, step
+from president.rules.round.legal import legal_actions
+from president.rules.round.state import NOBODY, RoundState
+
+#: The most candidate moves weighed (the basic move is always one): poker hands can be many.
+MAX_CANDIDATES = 12
+#: A playout that has not ended after this many moves is cut short (never seen in play).
+MAX_PLAYOUT_MOVES = 1_000
+_OVER, _PLAY = RoundPhase.OVER, RoundPhase.PLAY
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How much the search may do: at most ``simulations`` playouts, and ``stop`` (asked before
+    each deal: True ends the search, as a caller's deadline passes)."""
+
+    simulations: int = 2_000
+    stop: Callable[[], bool] | None = None
+
+
+def choose_strong(info: InformationSet, rng: random.Random, budget: Budget) -> Command | None:
+    """The strong bot's move for ``info.seat``, or None when it has nothing to do now.
+
+    It acts when the basic bot would (and returns the same cards in the
+    exchange); which play it makes is the search's.
+    """
+    seat = info.seat
+    world = sample_world(info, rng)
+    basic = bots.choose_action(world, seat)
+    if basic is None or isinstance(basic, ReturnCards):
+        return basic
+    candidates = candidate_moves(world, seat, basic)
+    if len(candidates) == 1:
+        return candidates[0]
+    totals = [0.0] * len(candidates)
+    spent = 0
+    while spent + len(candidates) <= budget.simulations:
+        if budget.stop is not None and budget.stop():
+            break
+        for index, command in enumerate(candidates):
+            totals[index] += playout(world, command, seat)
+        spent += len(candidates)
+        world = sample_world(info, rng)
+    best = max(range(len(candidates)), key=totals.__getitem__)  # the first best: basic on ties
+    return candidates[best]
+
+
+def candidate_moves(state: RoundState, seat: int, basic: Command) -> list[Command]:
+    """The moves worth weighing, the basic bot's first: each legal pass, and of the legal plays
+    of each rank and size only the weakest cards (suits seldom matter), poker hands capped."""
+    version = state.trick_version
+    moves: list[Command] = [basic]
+    seen = {_key(basic)}
+    legal = legal_actions(state, seat)
+    plays = sorted(cards for verb, cards in legal if verb == "play")
+    if ("pass", 0) in legal and ("pass", 0) not in seen:
+        moves.append(Pass(seat, version))
+        seen.add(("pass", 0))
+    for cards in plays:
+        key = ("play", _play_key(cards))
+        if key in seen or len(moves) >= MAX_CANDIDATES:
+            continue
+        seen.add(key)
+        moves.append(PlayCards(seat, cards, version))
+    return moves
+
+
+def _play_key(cards: int) -> int:
+    rank = set_rank(cards)
+    return (rank << 8 | cards.bit_count()) if rank >= 0 else -cards
+
+
+def _key(command: Command) -> tuple[str, int]:
+    if isinstance(command, PlayCards):
+        return ("play", _play_key(command.cards))
+    return ("pass", 0)
+
+
+def playout(world: RoundState, first: Command, seat: int) -> float:
+    """``first`` on ``world``, the round played out by basic bots: 1 for first place, 0 for last."""
+    state, _ = step(world, first)
+    players = len(state.players)
+    rapid = state.options.rapid
+    turn = seat + 1
+    for _ in range(MAX_PLAYOUT_MOVES):
+        if state.phase == _OVER:
+            break
+        if seat in state.finished:
+            return 1.0 - _settled_place(state, seat, players) / (players - 1)
+        move: Command | None
+        if rapid:
+            move = _rapid_move(state, turn)
+            turn += 1
+        elif state.to_act != NOBODY and state.phase == _PLAY:
+            move = bots.choose_action(state, state.to_act)
+        else:
+            move = None
+        state, _ = step(state, move if move is not None else Timeout())
+    result = state.result
+    if result is None:  # pragma: no cover - cut short
+        return 0.5
+    return 1.0 - result.standings.index(seat) / (players - 1)
+
+
+def _settled_place(state: RoundState, seat: int, players: int) -> int:
+    """The place of a seat that is out: fixed from then on (see the round's scoring)."""
+    if seat in state.penalised:
+        return players - 1 - state.penalised.index(seat)
+    return [s for s in state.finished if s not in state.penalised].index(seat)
+
+
+def _rapid_move(state: RoundState, turn: int) -> Command | None:
+    seat_count = state.seat_count
+    for offset in range(seat_count):
+        command = bots.choose_action(state, (turn + offset) % seat_count)
+        if command is not None:
+            return command
+    return None
