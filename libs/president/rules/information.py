@@ -16,11 +16,18 @@ source, so the rules stay free of randomness of their own.
 
 from __future__ import annotations
 
-import random
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from president.rules.cards import FULL_DECK, JOKERS, cards_of
 from president.rules.round.state import RoundState
+
+
+class RandomSource(Protocol):
+    """The random source a caller passes in: a seeded ``random.Random`` does."""
+
+    def sample(self, population: Sequence[int], k: int) -> list[int]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +80,7 @@ def information_set(state: RoundState, seat: int) -> InformationSet:
     return InformationSet(seat, view, counts, unseen, tuple(known), allowed)
 
 
-def sample_world(info: InformationSet, rng: random.Random) -> RoundState:
+def sample_world(info: InformationSet, rng: RandomSource) -> RoundState:
     """A full round consistent with ``info``: the unseen cards dealt at random.
 
     Seats the seat knows most about are dealt first, from the cards they may

@@ -44,3 +44,12 @@ def level_of(player_id: str) -> str:
 def bot_account(level: str) -> str:
     """The one account every bot of ``level`` plays as: ``bot:basic``, ``bot:strong``."""
     return f"{_PREFIX}{check_level(level)}"
+
+
+def check_bot_player_id(player_id: str) -> None:
+    """:class:`UnknownBotLevel` if ``player_id`` looks like ``bot:<level>:<tag>`` with a level
+    that does not exist (a table must not seat a bot whose level nobody can play)."""
+    if player_id.startswith(_PREFIX):
+        level, separator, _ = player_id[len(_PREFIX) :].partition(":")
+        if separator:
+            check_level(level)

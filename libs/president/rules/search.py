@@ -6,8 +6,9 @@ with what the seat knows (:func:`~president.rules.information.sample_world`),
 plays every candidate move on that deal and the rest of the round out with
 the basic bot (:mod:`president.rules.bots`) at every seat, and scores each
 candidate by the place the seat finishes in; after the budget it makes the
-candidate with the best total. Every candidate is on the same deals, so the
-comparison is fair with few of them; ties go to the basic bot's own move.
+candidate whose gain over the basic bot's own move is the largest and clear
+of the noise (:data:`CONFIDENCE`). Every candidate is played on the same
+deals, so the comparison is paired: fair with few deals.
 
 Every move goes through the engine (:func:`president.rules.round.step`), so
 the bot obeys every rule of every preset. The rules keep no clock and no
@@ -18,13 +19,12 @@ whose ``stop`` is how a service's clock ends the search
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from president.rules import bots
 from president.rules.combos import set_rank
-from president.rules.information import InformationSet, sample_world
+from president.rules.information import InformationSet, RandomSource, sample_world
 from president.rules.round import Command, Pass, PlayCards, ReturnCards, RoundPhase, Timeout, step
 from president.rules.round.legal import legal_actions
 from president.rules.round.state import NOBODY, RoundState
@@ -33,6 +33,8 @@ from president.rules.round.state import NOBODY, RoundState
 MAX_CANDIDATES = 12
 #: A playout that has not ended after this many moves is cut short (never seen in play).
 MAX_PLAYOUT_MOVES = 1_000
+#: How sure the search must be, in standard errors, before it plays otherwise than the basic bot.
+CONFIDENCE = 1.0
 _OVER, _PLAY = RoundPhase.OVER, RoundPhase.PLAY
 
 
@@ -45,7 +47,7 @@ class Budget:
     stop: Callable[[], bool] | None = None
 
 
-def choose_strong(info: InformationSet, rng: random.Random, budget: Budget) -> Command | None:
+def choose_strong(info: InformationSet, rng: RandomSource, budget: Budget) -> Command | None:
     """The strong bot's move for ``info.seat``, or None when it has nothing to do now.
 
     It acts when the basic bot would (and returns the same cards in the
@@ -59,17 +61,34 @@ def choose_strong(info: InformationSet, rng: random.Random, budget: Budget) -> C
     candidates = candidate_moves(world, seat, basic)
     if len(candidates) == 1:
         return candidates[0]
-    totals = [0.0] * len(candidates)
-    spent = 0
-    while spent + len(candidates) <= budget.simulations:
+    gains = [0.0] * len(candidates)  # each candidate's total over the basic move's, deal by deal
+    squares = [0.0] * len(candidates)
+    deals = 0
+    while (deals + 1) * len(candidates) <= budget.simulations:
         if budget.stop is not None and budget.stop():
             break
-        for index, command in enumerate(candidates):
-            totals[index] += playout(world, command, seat)
-        spent += len(candidates)
+        basic_score = playout(world, basic, seat)
+        for index in range(1, len(candidates)):
+            gain = playout(world, candidates[index], seat) - basic_score
+            gains[index] += gain
+            squares[index] += gain * gain
+        deals += 1
         world = sample_world(info, rng)
-    best = max(range(len(candidates)), key=totals.__getitem__)  # the first best: basic on ties
-    return candidates[best]
+    return candidates[_best(gains, squares, deals)]
+
+
+def _best(gains: list[float], squares: list[float], deals: int) -> int:
+    """The candidate to make: the basic move (0) unless another beats it on these deals by
+    more than :data:`CONFIDENCE` standard errors of its mean gain."""
+    best, best_mean = 0, 0.0
+    if deals < 2:
+        return best
+    for index in range(1, len(gains)):
+        mean = gains[index] / deals
+        variance = max(squares[index] / deals - mean * mean, 0.0)
+        if mean > best_mean and mean > CONFIDENCE * (variance / (deals - 1)) ** 0.5:
+            best, best_mean = index, mean
+    return best
 
 
 def candidate_moves(state: RoundState, seat: int, basic: Command) -> list[Command]:
