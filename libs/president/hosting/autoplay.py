@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from president.rules import bots
@@ -28,12 +29,13 @@ STRONG_MOVE_SECONDS = 0.1
 @dataclass(frozen=True, slots=True)
 class BotBudget:
     """How far a strong bot searches: at most ``simulations`` playouts and, unless None,
-    ``seconds`` of wall clock. ``seed`` None: fresh randomness for every move; a number:
-    the same moves every run (offline games, benchmarks)."""
+    ``seconds`` of wall clock (read from ``clock``). ``seed`` None: fresh randomness for
+    every move; a number: the same moves every run (offline games, benchmarks)."""
 
     simulations: int
     seconds: float | None = None
     seed: int | None = None
+    clock: Callable[[], float] = time.monotonic
 
 
 #: The hosted tables' budget: the clock ends the search; the playouts only cap it.
@@ -53,8 +55,9 @@ def bot_move(game: g.GameState, seat: int, budget: BotBudget = HOSTED) -> rnd.Co
         rng = random.Random(f"{budget.seed}/{game.game_no}/{state.round_no}/{state.moves}/{seat}")
     stop = None
     if budget.seconds is not None:
-        deadline = time.monotonic() + budget.seconds
-        stop = lambda: time.monotonic() >= deadline  # noqa: E731 - the clock, in one line
+        clock = budget.clock
+        deadline = clock() + budget.seconds
+        stop = lambda: clock() >= deadline  # noqa: E731 - the clock, in one line
     return choose_strong(information_set(state, seat), rng, Budget(budget.simulations, stop))
 
 
