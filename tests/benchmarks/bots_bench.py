@@ -51,7 +51,9 @@ def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def strong_places(preset: str, players: int, games: int, rounds: int, simulations: int) -> list[int]:
+def strong_places(
+    preset: str, players: int, games: int, rounds: int, simulations: int
+) -> list[int]:
     """The strong bot's place (0 = first) in every round of ``games`` games."""
     options = options_for(preset)
     places: list[int] = []
@@ -69,6 +71,18 @@ def strong_places(preset: str, players: int, games: int, rounds: int, simulation
     return places
 
 
+class _CountingDeadline:
+    """A search's ``stop`` at ``deadline`` (perf_counter), counting how often it is asked."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.asked = 0
+
+    def __call__(self) -> bool:
+        self.asked += 1
+        return time.perf_counter() >= self.deadline
+
+
 def playouts_in(seconds: float, positions: int = 20) -> float:
     """How many playouts the strong bot makes in ``seconds`` (club, four players, round 1,
     its second move)."""
@@ -84,16 +98,9 @@ def playouts_in(seconds: float, positions: int = 20) -> float:
         if basic is None:
             continue
         per_deal = len(candidate_moves(state, seat, basic))
-        deals = 0
-        deadline = time.perf_counter() + seconds
-
-        def stop() -> bool:
-            nonlocal deals
-            deals += 1
-            return time.perf_counter() >= deadline
-
+        stop = _CountingDeadline(time.perf_counter() + seconds)
         choose_strong(information_set(state, seat), rng, Budget(simulations=10**9, stop=stop))
-        made.append((deals - 1) * per_deal)
+        made.append((stop.asked - 1) * per_deal)
     return sum(made) / max(len(made), 1)
 
 

@@ -9,7 +9,7 @@ import grpc
 
 from president.client import GatewayClient, play_seat
 from president.rules.levels import BASIC, STRONG, level_of
-from tests.e2e.test_gateway_e2e import GAME_SECONDS, client, store, stores  # noqa: F401
+from tests.e2e.test_gateway_e2e import GAME_SECONDS
 from tests.support.gateway_truth import Store, check_view, expect
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT

@@ -83,7 +83,7 @@ def test_offline_games_with_strong_bots_are_reproducible_and_end() -> None:
     levels = [STRONG, BASIC, BASIC, BASIC]
     budget = BotBudget(simulations=30, seed=4)
     first, first_rounds = play_game(options, 4, seed=2, rounds=2, levels=levels, budget=budget)
-    again, again_rounds = play_game(options, 4, seed=2, rounds=2, levels=levels, budget=budget)
+    _, again_rounds = play_game(options, 4, seed=2, rounds=2, levels=levels, budget=budget)
     assert first.phase == g.GamePhase.GAME_OVER
     assert [r.events for r in first_rounds] == [r.events for r in again_rounds]
     assert first.seats[0].player == "bot:strong:0"

@@ -71,9 +71,10 @@ def another_world(state: rnd.RoundState, seat: int, rng: random.Random) -> rnd.R
         if may_hold(b, x) and may_hold(a, y):
             held[a] = held[a] & ~(1 << x) | 1 << y
             held[b] = held[b] & ~(1 << y) | 1 << x
-    hands = tuple(held.get(s, state.hands[s]) if s != seat else state.hands[s] for s in range(
-        state.seat_count
-    ))
+    hands = tuple(
+        held.get(s, state.hands[s]) if s != seat else state.hands[s]
+        for s in range(state.seat_count)
+    )
     noise = lambda s, cards: cards if s == seat else rng.getrandbits(52)  # noqa: E731
     exchanged = tuple(
         give

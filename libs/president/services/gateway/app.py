@@ -20,8 +20,8 @@ from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
-from president.servicekit.errors import ServiceError
 from president.rules.levels import bot_player_id
+from president.servicekit.errors import ServiceError
 from president.services.gateway import bot_levels, checks
 from president.services.gateway.auth import (
     AUDITOR,

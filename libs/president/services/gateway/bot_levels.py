@@ -25,7 +25,9 @@ def level(text: str) -> str:
         raise invalid("UNKNOWN_BOT_LEVEL", str(error)) from None
 
 
-def practice_level(message: gpb.TableOptions, visibility: str | None) -> tuple[gpb.TableOptions, str]:
+def practice_level(
+    message: gpb.TableOptions, visibility: str | None
+) -> tuple[gpb.TableOptions, str]:
     """The table's options without ``bot_level``, and the level of its practice bots."""
     if BOT_LEVEL_OPTION not in message.options:
         return message, BASIC
