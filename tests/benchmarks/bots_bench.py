@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6, help="rounds per game (default 6)")
     parser.add_argument("--players", type=int, default=4, help="seats (default 4)")
     parser.add_argument(
-        "--simulations", type=int, default=200, help="playouts per strong move (default 200)"
+        "--simulations", type=int, default=100, help="playouts per strong move (default 100)"
     )
     parser.add_argument("--long", action="store_true", help="five times the games")
     parser.add_argument("--presets", nargs="*", default=list(PRESETS), choices=PRESETS)

@@ -21,7 +21,7 @@ from president.rules.options import Options
 
 MAX_STEPS_PER_ROUND = 5_000
 #: Offline strong bots search a fixed number of playouts, seeded: a game is reproducible.
-OFFLINE_BUDGET = BotBudget(simulations=300, seed=0)
+OFFLINE_BUDGET = BotBudget(simulations=100, seed=0)
 
 
 def round_secret(seed: int, game_no: int, round_no: int) -> bytes:

@@ -8,7 +8,9 @@ the basic bot (:mod:`president.rules.bots`) at every seat, and scores each
 candidate by the place the seat finishes in; after the budget it makes the
 candidate whose gain over the basic bot's own move is the largest and clear
 of the noise (:data:`CONFIDENCE`). Every candidate is played on the same
-deals, so the comparison is paired: fair with few deals.
+deals, so the comparison is paired: fair with few deals; a candidate that is
+clearly worse, or never different, stops getting playouts, so the budget goes
+to the moves still in question.
 
 Every move goes through the engine (:func:`president.rules.round.step`), so
 the bot obeys every rule of every preset. The rules keep no clock and no
@@ -35,6 +37,10 @@ MAX_CANDIDATES = 12
 MAX_PLAYOUT_MOVES = 1_000
 #: How sure the search must be, in standard errors, before it plays otherwise than the basic bot.
 CONFIDENCE = 1.0
+#: A candidate below the basic move by this many standard errors gets no more playouts ...
+PRUNE_CONFIDENCE = 1.5
+#: ... once it has been played on this many deals.
+MIN_DEALS = 4
 _OVER, _PLAY = RoundPhase.OVER, RoundPhase.PLAY
 
 
@@ -61,34 +67,62 @@ def choose_strong(info: InformationSet, rng: RandomSource, budget: Budget) -> Co
     candidates = candidate_moves(world, seat, basic)
     if len(candidates) == 1:
         return candidates[0]
-    gains = [0.0] * len(candidates)  # each candidate's total over the basic move's, deal by deal
-    squares = [0.0] * len(candidates)
-    deals = 0
-    while (deals + 1) * len(candidates) <= budget.simulations:
+    gains = [_Gain() for _ in candidates]  # each candidate's gain over the basic move
+    active = list(range(1, len(candidates)))
+    spent = 0
+    while active and spent + 1 + len(active) <= budget.simulations:
         if budget.stop is not None and budget.stop():
             break
         basic_score = playout(world, basic, seat)
-        for index in range(1, len(candidates)):
-            gain = playout(world, candidates[index], seat) - basic_score
-            gains[index] += gain
-            squares[index] += gain * gain
-        deals += 1
+        for index in active:
+            gains[index].add(playout(world, candidates[index], seat) - basic_score)
+        spent += 1 + len(active)
+        active = [index for index in active if not gains[index].hopeless()]
         world = sample_world(info, rng)
-    return candidates[_best(gains, squares, deals)]
-
-
-def _best(gains: list[float], squares: list[float], deals: int) -> int:
-    """The candidate to make: the basic move (0) unless another beats it on these deals by
-    more than :data:`CONFIDENCE` standard errors of its mean gain."""
     best, best_mean = 0, 0.0
-    if deals < 2:
-        return best
-    for index in range(1, len(gains)):
-        mean = gains[index] / deals
-        variance = max(squares[index] / deals - mean * mean, 0.0)
-        if mean > best_mean and mean > CONFIDENCE * (variance / (deals - 1)) ** 0.5:
-            best, best_mean = index, mean
-    return best
+    for index in range(1, len(candidates)):
+        gain = gains[index]
+        if gain.mean() > best_mean and gain.clear():
+            best, best_mean = index, gain.mean()
+    return candidates[best]
+
+
+class _Gain:
+    """A candidate's gains over the basic move, deal by deal: their mean and its noise."""
+
+    __slots__ = ("deals", "squares", "total")
+
+    def __init__(self) -> None:
+        self.deals = 0
+        self.total = 0.0
+        self.squares = 0.0
+
+    def add(self, gain: float) -> None:
+        self.deals += 1
+        self.total += gain
+        self.squares += gain * gain
+
+    def mean(self) -> float:
+        return self.total / self.deals if self.deals else 0.0
+
+    def error(self) -> float:
+        """The standard error of the mean gain."""
+        if self.deals < 2:
+            return float("inf")
+        mean = self.mean()
+        variance = max(self.squares / self.deals - mean * mean, 0.0)
+        return (variance / (self.deals - 1)) ** 0.5
+
+    def clear(self) -> bool:
+        """Better than the basic move by more than :data:`CONFIDENCE` standard errors."""
+        return self.mean() > CONFIDENCE * self.error()
+
+    def hopeless(self) -> bool:
+        """No longer worth its playouts: after :data:`MIN_DEALS` deals, clearly worse than the
+        basic move, or never different from it."""
+        if self.deals < MIN_DEALS:
+            return False
+        return self.mean() + PRUNE_CONFIDENCE * self.error() < 0 or self.squares == 0
 
 
 def candidate_moves(state: RoundState, seat: int, basic: Command) -> list[Command]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +24,7 @@ from president.rules.levels import (
     level_of,
 )
 from president.rules.options import PRESETS, options_for
+from president.rules import search
 from president.rules.search import Budget, candidate_moves, choose_strong
 from tests.support.rules_strategies import option_mixes, random_command, start
 
@@ -283,21 +285,23 @@ def test_the_search_stops_when_its_stop_says_so() -> None:
     assert asked == 3
 
 
-def test_the_search_plays_no_more_playouts_than_its_budget() -> None:
+def test_the_search_plays_no_more_playouts_than_its_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     info = _a_choice()
-    world = sample_world(info, random.Random(0))
-    basic = bots.choose_action(world, info.seat)
-    assert basic is not None
-    per_deal = len(candidate_moves(world, info.seat, basic))
-    deals = 0
+    played = 0
+    real_playout = search.playout
 
-    def count() -> bool:
-        nonlocal deals
-        deals += 1
-        return False
+    def counted(*args: Any) -> float:
+        nonlocal played
+        played += 1
+        return real_playout(*args)
 
-    choose_strong(info, random.Random(1), Budget(simulations=50, stop=count))
-    assert deals == 50 // per_deal
+    monkeypatch.setattr(search, "playout", counted)
+    for budget in (7, 50, 300):
+        played = 0
+        choose_strong(info, random.Random(1), Budget(simulations=budget))
+        assert 0 < played <= budget
 
 
 def test_with_no_budget_it_makes_the_basic_move() -> None:
