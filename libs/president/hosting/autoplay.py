@@ -53,12 +53,18 @@ def bot_move(game: g.GameState, seat: int, budget: BotBudget = HOSTED) -> rnd.Co
         rng = random.Random()
     else:
         rng = random.Random(f"{budget.seed}/{game.game_no}/{state.round_no}/{state.moves}/{seat}")
-    stop = None
-    if budget.seconds is not None:
-        clock = budget.clock
-        deadline = clock() + budget.seconds
-        stop = lambda: clock() >= deadline  # noqa: E731 - the clock, in one line
+    stop = None if budget.seconds is None else _deadline(budget.clock, budget.seconds)
     return choose_strong(information_set(state, seat), rng, Budget(budget.simulations, stop))
+
+
+def _deadline(clock: Callable[[], float], seconds: float) -> Callable[[], bool]:
+    """A search's ``stop``: True once ``seconds`` have passed on ``clock`` from now."""
+    deadline = clock() + seconds
+
+    def passed() -> bool:
+        return clock() >= deadline
+
+    return passed
 
 
 def next_bot_command(

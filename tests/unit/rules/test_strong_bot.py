@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from president.rules import bots
+from president.rules import bots, search
 from president.rules import round as rnd
 from president.rules.cards import FULL_DECK, JOKERS, cards_of, mask_of, parse_card
 from president.rules.information import InformationSet, information_set, sample_world
@@ -24,7 +24,6 @@ from president.rules.levels import (
     level_of,
 )
 from president.rules.options import PRESETS, options_for
-from president.rules import search
 from president.rules.search import Budget, candidate_moves, choose_strong
 from tests.support.rules_strategies import option_mixes, random_command, start
 
@@ -77,7 +76,10 @@ def another_world(state: rnd.RoundState, seat: int, rng: random.Random) -> rnd.R
         held.get(s, state.hands[s]) if s != seat else state.hands[s]
         for s in range(state.seat_count)
     )
-    noise = lambda s, cards: cards if s == seat else rng.getrandbits(52)  # noqa: E731
+
+    def noise(s: int, cards: int) -> int:
+        return cards if s == seat else rng.getrandbits(52)
+
     exchanged = tuple(
         give
         if seat in (give.giver, give.receiver)
