@@ -111,7 +111,7 @@ class _Gain:
             return float("inf")
         mean = self.mean()
         variance = max(self.squares / self.deals - mean * mean, 0.0)
-        return (variance / (self.deals - 1)) ** 0.5
+        return float((variance / (self.deals - 1)) ** 0.5)
 
     def clear(self) -> bool:
         """Better than the basic move by more than :data:`CONFIDENCE` standard errors."""
