@@ -67,6 +67,12 @@ def _deadline(clock: Callable[[], float], seconds: float) -> Callable[[], bool]:
     return passed
 
 
+def has_searching_bot(game: g.GameState) -> bool:
+    """A bot at this table searches before it moves (a strong bot): its moves take up to
+    :data:`STRONG_MOVE_SECONDS` each, where a basic bot's take microseconds."""
+    return any(seat.is_bot and level_of(seat.player or "") == STRONG for seat in game.seats)
+
+
 def next_bot_command(
     game: g.GameState, budget: BotBudget = HOSTED
 ) -> tuple[int, rnd.Command] | None:
