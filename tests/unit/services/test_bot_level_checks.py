@@ -8,7 +8,7 @@ import pytest
 from president.game.v1 import game_pb2 as gpb
 from president.rules import game as g
 from president.servicekit.errors import ServiceError
-from president.services.gateway import bot_levels
+from president.services.gateway import bot_levels, checks
 from president.services.table.commands import translate
 
 
@@ -21,9 +21,9 @@ def _refusal(call: object) -> ServiceError:
 
 
 def test_a_level_is_basic_strong_or_refused() -> None:
-    assert bot_levels.level("") == "basic"
-    assert bot_levels.level("strong") == "strong"
-    assert _refusal(lambda: bot_levels.level("Strong")).reason == "UNKNOWN_BOT_LEVEL"
+    assert checks.bot_level("") == "basic"
+    assert checks.bot_level("strong") == "strong"
+    assert _refusal(lambda: checks.bot_level("Strong")).reason == "UNKNOWN_BOT_LEVEL"
 
 
 def test_a_practice_tables_bot_level_leaves_its_rules() -> None:

@@ -195,7 +195,7 @@ class Gateway:
     async def add_bot(self, claims: Claims, request: pb.AddBotRequest) -> pb.AddBotResponse:
         """Host: a bot at the level asked for (basic by default) takes a free seat."""
         require_host(claims, "seat bots")
-        level = bot_levels.level(request.level)
+        level = checks.bot_level(request.level)
         feed = await self._hub.feed(claims.table_id)
         wanted = request.seat if request.HasField("seat") else None
         bot = bot_player_id(level, secrets.token_hex(4))

@@ -1,4 +1,5 @@
-"""Bot levels at the gateway: AddBot's level and a practice table's ``bot_level`` option.
+"""A practice table's ``bot_level`` option, at the gateway (AddBot's level is checked by
+:func:`president.servicekit.checks.bot_level`).
 
 ``bot_level`` is a table option by name, but not a rule of the game: the
 gateway takes it out of the options before they are checked and stored, and
@@ -10,19 +11,11 @@ from __future__ import annotations
 
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.visibility import PRACTICE
-from president.rules.levels import BASIC, UnknownBotLevel, check_level
-from president.servicekit.checks import invalid
+from president.rules.levels import BASIC
+from president.servicekit.checks import bot_level, invalid
 
 #: The option naming the level of a practice table's bots.
 BOT_LEVEL_OPTION = "bot_level"
-
-
-def level(text: str) -> str:
-    """A bot level (empty: ``basic``), or INVALID_ARGUMENT with reason UNKNOWN_BOT_LEVEL."""
-    try:
-        return check_level(text)
-    except UnknownBotLevel as error:
-        raise invalid("UNKNOWN_BOT_LEVEL", str(error)) from None
 
 
 def practice_level(
@@ -39,4 +32,4 @@ def practice_level(
         )
     rest = gpb.TableOptions()
     rest.CopyFrom(message)
-    return rest, level(rest.options.pop(BOT_LEVEL_OPTION))
+    return rest, bot_level(rest.options.pop(BOT_LEVEL_OPTION))
