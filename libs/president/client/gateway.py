@@ -166,9 +166,9 @@ class GatewayClient:
         self.token, self.table_id, self.seat = watched.token, table_id, None
         return watched.token
 
-    async def add_bot(self, seat: int | None = None) -> int:
-        """Host: seat a bot; returns its seat."""
-        request = pb.AddBotRequest()
+    async def add_bot(self, seat: int | None = None, level: str = "") -> int:
+        """Host: seat a bot (``basic`` unless ``level`` says ``strong``); returns its seat."""
+        request = pb.AddBotRequest(level=level)
         if seat is not None:
             request.seat = seat
         added: pb.AddBotResponse = await self._unary("AddBot", request)

@@ -6,6 +6,7 @@ import re
 
 import grpc
 
+from president.rules.levels import UnknownBotLevel, check_bot_player_id, check_level
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import valid_table_id
 
@@ -41,3 +42,20 @@ def reaction(value: str) -> str:
     if not REACTION.match(value):
         raise invalid("INVALID_REACTION", REACTION_MESSAGE)
     return value
+
+
+def bot_level(value: str) -> str:
+    """A bot level, empty for ``basic`` (UNKNOWN_BOT_LEVEL otherwise)."""
+    try:
+        return check_level(value)
+    except UnknownBotLevel as error:
+        raise invalid("UNKNOWN_BOT_LEVEL", str(error)) from None
+
+
+def bot_player(player_id: str) -> str:
+    """A bot's player id, whose level (if it names one) exists (UNKNOWN_BOT_LEVEL otherwise)."""
+    try:
+        check_bot_player_id(player_id)
+    except UnknownBotLevel as error:
+        raise invalid("UNKNOWN_BOT_LEVEL", str(error)) from None
+    return player_id

@@ -25,6 +25,7 @@ from president.rules.round.events import (
     TrickClosed,
 )
 from president.rules.round.state import (
+    I_EXCHANGED,
     I_FINISHED,
     I_HANDS,
     I_MOVES,
@@ -33,6 +34,7 @@ from president.rules.round.state import (
     I_PENALISED,
     I_PENDING,
     I_PHASE,
+    I_PLAYED,
     I_RESULT,
     I_REVOLUTION,
     I_RUN_COUNT,
@@ -84,6 +86,8 @@ def initial_state(started: RoundStarted) -> RoundState:
         set_aside=started.set_aside,
         dealt=started.hands,
         result=None,
+        played=0,
+        exchanged=(),
     )
 
 
@@ -123,7 +127,13 @@ def _evolve_given(state: RoundState, event: CardsGiven) -> RoundState:
         moves = state.moves + 1
     return with_changes(
         state,
-        {I_HANDS: tuple(hands), I_NEW: tuple(new_cards), I_PENDING: pending, I_MOVES: moves},
+        {
+            I_HANDS: tuple(hands),
+            I_NEW: tuple(new_cards),
+            I_PENDING: pending,
+            I_MOVES: moves,
+            I_EXCHANGED: (*state.exchanged, event),
+        },
     )
 
 
@@ -138,6 +148,7 @@ def _evolve_played(state: RoundState, event: CardsPlayed) -> RoundState:
     hands = list(state.hands)
     hands[seat] &= ~cards
     values[I_HANDS] = tuple(hands)
+    values[I_PLAYED] = state.played | cards
     # combos.set_rank(cards), inlined: one call less per play.
     rank = ((cards & -cards).bit_length() - 1) >> 2
     if cards & ~RANK_MASKS[rank]:

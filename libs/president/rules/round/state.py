@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import Options
-from president.rules.round.events import RoundEnded
+from president.rules.round.events import CardsGiven, RoundEnded
 
 NOBODY = -1
 
@@ -62,6 +62,10 @@ class RoundState(NamedTuple):
     set_aside: int
     dealt: tuple[int, ...]
     result: RoundEnded | None
+    played: int = 0
+    """Every card played so far this round: public, as each play is."""
+    exchanged: tuple[CardsGiven, ...] = ()
+    """This round's gives in the exchange, in order (each known to its giver and receiver)."""
 
     @property
     def seat_count(self) -> int:
@@ -109,6 +113,8 @@ I_PENDING = _INDEX["pending"]
 I_NEW = _INDEX["new_cards"]
 I_MUST_INCLUDE = _INDEX["must_include"]
 I_RESULT = _INDEX["result"]
+I_PLAYED = _INDEX["played"]
+I_EXCHANGED = _INDEX["exchanged"]
 
 
 def wrong_phase(state: RoundState, what: str) -> Rejected:

@@ -20,8 +20,9 @@ from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
+from president.rules.levels import bot_player_id
 from president.servicekit.errors import ServiceError
-from president.services.gateway import checks
+from president.services.gateway import bot_levels, checks
 from president.services.gateway.auth import (
     AUDITOR,
     HOST,
@@ -95,9 +96,10 @@ class Gateway:
         ALREADY_EXISTS (a client whose answer was lost creates a new table).
         """
         name = checks.display_name(request.display_name)
-        rules = checks.options(request.options)
-        seats = checks.seat_count(request.seat_count, rules)
         visibility = VISIBILITY_NAMES.get(request.visibility)
+        table_options, bot_level = bot_levels.practice_level(request.options, visibility)
+        rules = checks.options(table_options)
+        seats = checks.seat_count(request.seat_count, rules)
         if visibility is None:
             raise checks.invalid("INVALID_VISIBILITY", "visibility is practice, public or private")
         if request.command_id:
@@ -114,7 +116,7 @@ class Gateway:
                 tpb.CreateTableRequest(
                     table_id=table_id,
                     options=gpb.TableOptions(
-                        preset=rules.preset, options=dict(request.options.options.items())
+                        preset=rules.preset, options=dict(table_options.options.items())
                     ),
                     seat_count=seats,
                     visibility=visibility,
@@ -138,7 +140,7 @@ class Gateway:
                 await self._sit(
                     table_id,
                     seat,
-                    f"bot-{seat}",
+                    bot_player_id(bot_level, str(seat)),
                     f"Bot {seat}",
                     True,
                     f"{table_id}/sit-bot-{seat}",
@@ -191,11 +193,12 @@ class Gateway:
         return pb.SpectateResponse(token=self._tokens.issue(table_id, watcher, role))
 
     async def add_bot(self, claims: Claims, request: pb.AddBotRequest) -> pb.AddBotResponse:
-        """Host: a bot takes a free seat."""
+        """Host: a bot at the level asked for (basic by default) takes a free seat."""
         require_host(claims, "seat bots")
+        level = checks.bot_level(request.level)
         feed = await self._hub.feed(claims.table_id)
         wanted = request.seat if request.HasField("seat") else None
-        bot = f"bot-{secrets.token_hex(4)}"
+        bot = bot_player_id(level, secrets.token_hex(4))
 
         async def sit(seat: int) -> None:
             await self._sit(

@@ -16,6 +16,7 @@ from president.rules.game import MIN_TO_PLAY
 from president.rules.options import PRESETS, OptionError, Options, options_for
 from president.servicekit.checks import (
     MAX_COMMAND_ID,
+    bot_level,
     invalid,
     reaction,
     round_number,
@@ -23,6 +24,7 @@ from president.servicekit.checks import (
 )
 
 __all__ = [
+    "bot_level",
     "cards",
     "command_id",
     "display_name",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.autoplay import has_searching_bot
 from president.hosting.errors import TableNotFound
 from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
 from president.hosting.projection import Table
@@ -178,6 +179,12 @@ class TableApp:
         """The table is in memory and settled here: a command to it reads nothing first
         and finds no step an interrupted command left undone."""
         return table_id in self._settled and self._host.cached(table_id) is not None
+
+    def has_searching_bot(self, table_id: str) -> bool:
+        """A strong bot sits at this table (in memory): the bots' moves after a command take
+        tens of milliseconds each."""
+        table = self._host.cached(table_id)
+        return table is not None and has_searching_bot(table.game)
 
     @property
     def store(self) -> EventStore:

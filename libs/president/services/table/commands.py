@@ -20,7 +20,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import CardSyntaxError, card_name, has_duplicates, parse_card, to_mask
 from president.rules.errors import ErrorCode, Rejected
-from president.servicekit.checks import invalid, reaction
+from president.servicekit.checks import bot_player, invalid, reaction
 from president.servicekit.errors import ServiceError
 
 MAX_CARDS = 54
@@ -106,6 +106,8 @@ def translate(command: gpb.Command) -> Translated:
         sit = command.sit_down
         if len(sit.player_id) > MAX_PLAYER_ID:
             raise invalid("INVALID_PLAYER", f"a player id has at most {MAX_PLAYER_ID} characters")
+        if sit.is_bot:
+            bot_player(sit.player_id)
         return Translated(g.SitDown(_seat(sit.seat), sit.player_id, sit.is_bot, sit.display_name))
     simple: dict[str | None, g.GameCommand] = {
         "start_game": g.StartGame(),

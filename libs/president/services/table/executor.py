@@ -6,7 +6,8 @@ serialises commands to one table), except a seat's play or pass when
 
 - no call runs in a worker thread now (the service is otherwise idle),
 - the store commits to a local SQLite file with no commit under way, and
-- the table is in memory and settled here (nothing is read first).
+- the table is in memory and settled here (nothing is read first), and
+- no strong bot sits there (its search after the play would hold the loop).
 
 Such a command's work is then the engine and one local commit, a fraction of
 a millisecond, and the two hand-offs between threads it spares cost about as
@@ -60,10 +61,15 @@ class CommandExecutor:
 
     def table_ready_on_loop(self, table_id: str) -> bool:
         """A command to this table could run on the event loop: the table is in memory
-        and settled here, and the store commits to a local SQLite file with no commit
-        under way."""
+        and settled here, no strong bot sits there, and the store commits to a local
+        SQLite file with no commit under way."""
         group = self._app.store.group_commit
-        return group is not None and group.idle and self._app.settled_in_memory(table_id)
+        return (
+            group is not None
+            and group.idle
+            and self._app.settled_in_memory(table_id)
+            and not self._app.has_searching_bot(table_id)
+        )
 
     async def handle_command(
         self,
