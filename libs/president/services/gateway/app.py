@@ -37,7 +37,9 @@ from president.services.gateway.auth import (
 )
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub, TableFeed
+from president.services.gateway.preview import preview_response
 from president.services.gateway.upstream import ScoringPort, TablePort
+from president.services.gateway.versions import expected_version
 from president.services.gateway.watch import seat_resolver, watch, watch_session
 from president.table.v1 import table_pb2 as tpb
 
@@ -199,7 +201,14 @@ class Gateway:
 
         async def sit(seat: int) -> None:
             await self._sit(
-                claims.table_id, seat, bot, f"Bot {seat}", True, f"add-{bot}", claims.player_id
+                claims.table_id,
+                seat,
+                bot,
+                f"Bot {seat}",
+                True,
+                f"add-{bot}",
+                claims.player_id,
+                expected_version(request),
             )
 
         seat = await self._take_seat(feed, wanted, sit)
@@ -222,6 +231,7 @@ class Gateway:
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
             f"remove-{request.seat}-v{feed.version}",
             seat=self._host_seat(feed, claims),
+            expected_version=expected_version(request),
         )
         return pb.RemoveSeatResponse()
 
@@ -239,6 +249,7 @@ class Gateway:
             gpb.Command(start_game=gpb.StartGame()),
             checks.command_id(request.command_id),
             seat=seat,
+            expected_version=expected_version(request),
         )
         return pb.StartGameResponse()
 
@@ -255,7 +266,8 @@ class Gateway:
                 play.trick_version = request.trick_version
             return gpb.Command(play_cards=play)
 
-        return pb.PlayResponse(version=await self._seat_command(claims, command, command_id))
+        version = await self._seat_command(claims, command, command_id, expected_version(request))
+        return pb.PlayResponse(version=version)
 
     async def pass_(self, claims: Claims, request: pb.PassRequest) -> pb.PassResponse:
         """Pass for the token's seat."""
@@ -270,7 +282,8 @@ class Gateway:
             getattr(out, "pass").CopyFrom(passing)
             return out
 
-        return pb.PassResponse(version=await self._seat_command(claims, command, command_id))
+        version = await self._seat_command(claims, command, command_id, expected_version(request))
+        return pb.PassResponse(version=version)
 
     async def return_cards(
         self, claims: Claims, request: pb.ReturnCardsRequest
@@ -283,6 +296,7 @@ class Gateway:
             claims,
             lambda seat: gpb.Command(return_cards=gpb.ReturnCards(seat=seat, cards=cards)),
             command_id,
+            expected_version(request),
         )
         return pb.ReturnCardsResponse(version=version)
 
@@ -294,16 +308,18 @@ class Gateway:
             claims,
             lambda seat: gpb.Command(react=gpb.React(seat=seat, reaction=code)),
             secrets.token_hex(8),
+            expected_version(request),
         )
         return pb.ReactResponse()
 
-    async def leave(self, claims: Claims, _request: pb.LeaveRequest) -> pb.LeaveResponse:
+    async def leave(self, claims: Claims, request: pb.LeaveRequest) -> pb.LeaveResponse:
         """Leave: a bot finishes the round; the token acts no more."""
         require_writer(claims)
         await self._seat_command(
             claims,
             lambda seat: gpb.Command(leave=gpb.Leave(seat=seat)),
             f"leave-{secrets.token_hex(6)}",
+            expected_version(request),
         )
         return pb.LeaveResponse()
 
@@ -326,8 +342,19 @@ class Gateway:
             choice(),
             command_id,
             seat=self._host_seat(feed, claims),
+            expected_version=expected_version(request),
         )
         return pb.HostActionResponse(version=version)
+
+    async def preview_play(
+        self, claims: Claims, request: pb.PreviewPlayRequest
+    ) -> pb.PreviewPlayResponse:
+        """What the play button would say for these cards (rulebook 002); commits nothing."""
+        require_writer(claims)
+        cards = checks.cards(request.cards)
+        feed = await self._hub.feed(claims.table_id)
+        seat = await self._acting_seat(claims, feed)
+        return preview_response(feed.table, seat, cards)
 
     # -- reading ------------------------------------------------------------------------
     async def get_table(self, claims: Claims) -> pb.GetTableResponse:
@@ -391,19 +418,21 @@ class Gateway:
         is_bot: bool,
         command_id: str,
         actor: str,
+        expected_version: int | None = None,
     ) -> int:
-        response = await self._tables.submit(
-            tpb.ExecuteCommandRequest(
-                table_id=table_id,
-                command_id=command_id,
-                actor=gpb.Actor(player_id=actor, seat=-1 if is_bot else seat),
-                command=gpb.Command(
-                    sit_down=gpb.SitDown(
-                        seat=seat, player_id=player_id, display_name=name, is_bot=is_bot
-                    )
-                ),
-            )
+        request = tpb.ExecuteCommandRequest(
+            table_id=table_id,
+            command_id=command_id,
+            actor=gpb.Actor(player_id=actor, seat=-1 if is_bot else seat),
+            command=gpb.Command(
+                sit_down=gpb.SitDown(
+                    seat=seat, player_id=player_id, display_name=name, is_bot=is_bot
+                )
+            ),
         )
+        if expected_version is not None:
+            request.expected_version = expected_version
+        response = await self._tables.submit(request)
         self._hub.nudge(table_id, response.version, response.committed)
         return response.version
 
@@ -455,31 +484,47 @@ class Gateway:
         return seat
 
     async def _seat_command(
-        self, claims: Claims, command: Callable[[int], gpb.Command], command_id: str
+        self,
+        claims: Claims,
+        command: Callable[[int], gpb.Command],
+        command_id: str,
+        expected_version: int | None = None,
     ) -> int:
         feed = await self._hub.feed(claims.table_id)
         seat = await self._acting_seat(claims, feed)
         try:
-            return await self._submit(claims, command(seat), command_id, seat=seat)
+            return await self._submit(
+                claims, command(seat), command_id, seat=seat, expected_version=expected_version
+            )
         except ServiceError as error:
             if not _reason(error, "NOT_YOUR_SEAT"):
                 raise
             moved = await self._acting_seat(claims, feed, fresh=True)  # seats changed: follow
             if moved == seat:
                 raise
-            return await self._submit(claims, command(moved), command_id, seat=moved)
+            return await self._submit(
+                claims, command(moved), command_id, seat=moved, expected_version=expected_version
+            )
 
     async def _submit(
-        self, claims: Claims, command: gpb.Command, command_id: str, *, seat: int
+        self,
+        claims: Claims,
+        command: gpb.Command,
+        command_id: str,
+        *,
+        seat: int,
+        expected_version: int | None = None,
     ) -> int:
-        response = await self._tables.submit(
-            tpb.ExecuteCommandRequest(
-                table_id=claims.table_id,
-                command_id=f"{claims.player_id}:{command_id}",
-                actor=gpb.Actor(player_id=claims.player_id, seat=seat),
-                command=command,
-            )
+        """Send a command; with ``expected_version`` it runs only on that table version."""
+        request = tpb.ExecuteCommandRequest(
+            table_id=claims.table_id,
+            command_id=f"{claims.player_id}:{command_id}",
+            actor=gpb.Actor(player_id=claims.player_id, seat=seat),
+            command=command,
         )
+        if expected_version is not None:
+            request.expected_version = expected_version
+        response = await self._tables.submit(request)
         self._hub.nudge(claims.table_id, response.version, response.committed)
         return response.version
 

@@ -21,12 +21,13 @@ import structlog
 
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
-from president.rules.errors import Rejected
+from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError
 from president.servicekit.batching import take_ready
 from president.servicekit.channels import internal_channel_options
 from president.servicekit.checks import invalid
 from president.servicekit.errors import (
+    STATUS_OF_CODE,
     ServiceError,
     abort,
     aio_error_info,
@@ -62,8 +63,8 @@ def refusal(error: Exception) -> ServiceError:
         return ServiceError(grpc.StatusCode.ALREADY_EXISTS, "TABLE_EXISTS", str(error))
     if isinstance(error, VersionMismatch):
         return ServiceError(
-            grpc.StatusCode.ABORTED,
-            "STALE_VERSION",
+            STATUS_OF_CODE[ErrorCode.STALE],
+            ErrorCode.STALE.value,
             str(error),
             {"version": str(error.actual)},
         )

@@ -365,19 +365,30 @@ class AddBotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """A seat; absent for the first free one."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int | None = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_seat", b"_seat", "expected_version", b"expected_version", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_seat", b"_seat", "expected_version", b"expected_version", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___AddBotRequest: _TypeAlias = AddBotRequest  # noqa: Y015
@@ -411,18 +422,26 @@ class RemoveSeatRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___RemoveSeatRequest: _TypeAlias = RemoveSeatRequest  # noqa: Y015
 
@@ -450,18 +469,26 @@ class StartGameRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """Makes the call idempotent for retries."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___StartGameRequest: _TypeAlias = StartGameRequest  # noqa: Y015
 
@@ -491,10 +518,15 @@ class PlayRequest(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     trick_version: _builtins.int
     """The trick version the play answers (required in rapid mode to win races fairly)."""
     command_id: _builtins.str
     """A client-chosen id: a retry with the same id plays once."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards, as text ("10H")."""
@@ -505,13 +537,19 @@ class PlayRequest(_message.Message):
         cards: _abc.Iterable[_builtins.str] | None = ...,
         trick_version: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "trick_version", b"trick_version"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "cards", b"cards", "command_id", b"command_id", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "cards", b"cards", "command_id", b"command_id", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
     _WhichOneofReturnType__trick_version: _TypeAlias = _typing.Literal["trick_version"]  # noqa: Y015
     _WhichOneofArgType__trick_version: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__trick_version) -> _WhichOneofReturnType__trick_version | None: ...
 
 Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
@@ -546,22 +584,33 @@ class PassRequest(_message.Message):
 
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     trick_version: _builtins.int
     """The trick version the pass answers."""
     command_id: _builtins.str
     """A client-chosen id: a retry with the same id passes once."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         trick_version: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "trick_version", b"trick_version"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "command_id", b"command_id", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "command_id", b"command_id", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
     _WhichOneofReturnType__trick_version: _TypeAlias = _typing.Literal["trick_version"]  # noqa: Y015
     _WhichOneofArgType__trick_version: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__trick_version) -> _WhichOneofReturnType__trick_version | None: ...
 
 Global___PassRequest: _TypeAlias = PassRequest  # noqa: Y015
@@ -596,8 +645,13 @@ class ReturnCardsRequest(_message.Message):
 
     CARDS_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """A client-chosen id."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards."""
@@ -607,12 +661,15 @@ class ReturnCardsRequest(_message.Message):
         *,
         cards: _abc.Iterable[_builtins.str] | None = ...,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "cards", b"cards", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___ReturnCardsRequest: _TypeAlias = ReturnCardsRequest  # noqa: Y015
 
@@ -645,18 +702,26 @@ class ReactRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     REACTION_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     reaction: _builtins.str
     """A short code such as "thumbs_up" (letters, digits and _; at most 32)."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         reaction: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reaction", b"reaction"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "reaction", b"reaction"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___ReactRequest: _TypeAlias = ReactRequest  # noqa: Y015
 
@@ -683,14 +748,23 @@ class LeaveRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
+        *,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___LeaveRequest: _TypeAlias = LeaveRequest  # noqa: Y015
 
@@ -719,21 +793,29 @@ class HostActionRequest(_message.Message):
 
     CHOICE_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     choice: Global___HostChoice.ValueType
     """The choice."""
     command_id: _builtins.str
     """A client-chosen id."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         choice: Global___HostChoice.ValueType = ...,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "choice", b"choice", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___HostActionRequest: _TypeAlias = HostActionRequest  # noqa: Y015
 
@@ -1176,3 +1258,63 @@ class CommandResult(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CommandResult: _TypeAlias = CommandResult  # noqa: Y015
+
+@_typing.final
+class PreviewPlayRequest(_message.Message):
+    """Ask what a play of these cards would do, without playing them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The chosen cards, as text ("9H")."""
+
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreviewPlayRequest: _TypeAlias = PreviewPlayRequest  # noqa: Y015
+
+@_typing.final
+class PreviewPlayResponse(_message.Message):
+    """What the play button would say, or why the play would be refused."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYABLE_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    playable: _builtins.bool
+    """Whether the table would accept the play now."""
+    label: _builtins.str
+    """When playable: the button's words, as rulebook 002 gives them ("Play two 9s")."""
+    version: _builtins.int
+    """The table version the answer was worked out on."""
+    @_builtins.property
+    def refused(self) -> _game_pb2.Refusal:
+        """When not playable: the status code, reason and sentence a Play would be refused with."""
+
+    def __init__(
+        self,
+        *,
+        playable: _builtins.bool = ...,
+        label: _builtins.str = ...,
+        refused: _game_pb2.Refusal | None = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["refused", b"refused"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["label", b"label", "playable", b"playable", "refused", b"refused", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreviewPlayResponse: _TypeAlias = PreviewPlayResponse  # noqa: Y015

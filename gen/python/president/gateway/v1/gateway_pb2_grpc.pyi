@@ -88,6 +88,11 @@ class GatewayServiceStub:
     carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
     watches. A message on an open stream costs far less than a call.
     """
+    PreviewPlay: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.PreviewPlayRequest, _gateway_pb2.PreviewPlayResponse]
+    """What the play button would say for a chosen set of the token's seat's
+    cards ("Play two 9s"), or why the play would be refused (the refusal a
+    Play would get); commits nothing. Cheap enough to call on every tap.
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -135,6 +140,11 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     then be sent on the same stream, each answered by a CommandResult
     carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
     watches. A message on an open stream costs far less than a call.
+    """
+    PreviewPlay: _aio.UnaryUnaryMultiCallable[_gateway_pb2.PreviewPlayRequest, _gateway_pb2.PreviewPlayResponse]  # type: ignore[assignment]
+    """What the play button would say for a chosen set of the token's seat's
+    cards ("Play two 9s"), or why the play would be refused (the refusal a
+    Play would get); commits nothing. Cheap enough to call on every tap.
     """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -288,6 +298,17 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         then be sent on the same stream, each answered by a CommandResult
         carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
         watches. A message on an open stream costs far less than a call.
+        """
+
+    @_abc_1.abstractmethod
+    def PreviewPlay(
+        self,
+        request: _gateway_pb2.PreviewPlayRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.PreviewPlayResponse, _abc.Awaitable[_gateway_pb2.PreviewPlayResponse]]:
+        """What the play button would say for a chosen set of the token's seat's
+        cards ("Play two 9s"), or why the play would be refused (the refusal a
+        Play would get); commits nothing. Cheap enough to call on every tap.
         """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
