@@ -319,15 +319,24 @@ class TableHost:
             return self._tables[table_id].version
 
     def append_reaction(
-        self, table_id: str, seat: int, reaction: str, command_id: str, actor: str
+        self,
+        table_id: str,
+        seat: int,
+        reaction: str,
+        command_id: str,
+        actor: str,
+        expected_version: int | None = None,
     ) -> Outcome:
-        """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
+        """Show a reaction from an occupied seat (a ``ReactionShown`` event); with
+        ``expected_version``, only if the table is at that version (else VersionMismatch)."""
         with self.lock(table_id), self._collecting(table_id) as committed:
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
                 self.load(table_id)
                 return Outcome(earlier.last_version, len(earlier.versions))
             table = self.load(table_id)
+            if expected_version is not None and expected_version != table.version:
+                raise VersionMismatch(table_id, expected_version, table.version)
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:
                 raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")

@@ -210,7 +210,7 @@ class TableApp:
             if isinstance(command, React):
                 authorize(self._load(table_id))
                 return self._host.append_reaction(
-                    table_id, command.seat, command.reaction, command_id, player
+                    table_id, command.seat, command.reaction, command_id, player, expected_version
                 )
             # The host catches up and decides again once if another replica wrote first.
             return run(
