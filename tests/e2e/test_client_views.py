@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import datetime
 
 import grpc
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from president.client import GatewayClient, GatewayError, choose
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.countdown import unix_ms
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.button import play_label
@@ -247,3 +249,63 @@ async def test_a_preview_needs_a_seat_and_well_formed_cards(client: GatewayClien
     watcher = client.sibling()
     await watcher.spectate(client.table_id)
     await expect(watcher.preview_play(["3C"]), grpc.StatusCode.PERMISSION_DENIED, "READ_ONLY")
+
+
+# --------------------------------------------------------------------------- time
+def _stored_ms(store: Store, table_id: str, version: int) -> int:
+    stored = next(e for e in store.events(table_id) if e.version == version)
+    return unix_ms(datetime.fromisoformat(stored.time))
+
+
+async def test_every_view_carries_the_deadline_the_server_then_acts_on(
+    client: GatewayClient, store: Store
+) -> None:
+    """GetTable, the Watch snapshot and the Session snapshot show the turn's deadline and the
+    server's now; nobody plays, and the server's TimedOut is stored at that deadline."""
+    await client.create_table("house", options={"turn_seconds": "3"}, display_name="Idle")
+    lobby = await client.get_table()
+    assert not lobby.HasField("deadline_unix_ms") and lobby.server_now_unix_ms > 0
+    assert not lobby.deadline_kind
+    await client.start()
+    view = await _my_turn(client)
+    assert (view.deadline_kind, view.deadline_seat) == ("turn", client.seat)
+    left = view.deadline_unix_ms - view.server_now_unix_ms
+    assert 0 < left <= 3000, left
+    async for change in client.watch():
+        snapshot = change.view
+        break
+    async with client.session() as session:
+        async for change in session.changes():
+            session_view = change.view
+            break
+    for shown in (snapshot, session_view):
+        if shown.version == view.version:
+            assert shown.deadline_unix_ms == view.deadline_unix_ms
+            assert shown.server_now_unix_ms >= view.server_now_unix_ms
+    table_id = client.table_id
+    for _ in range(200):
+        timed = [
+            e.version
+            for e in store.events(table_id)
+            if e.version > view.version and e.type.endswith("TimedOut")
+        ]
+        if timed:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the timer never acted")
+    acted_ms = _stored_ms(store, table_id, timed[0])
+    # The timer fires at the deadline, and the table commits its move right after.
+    assert -100 <= acted_ms - view.deadline_unix_ms <= 2500, acted_ms - view.deadline_unix_ms
+
+
+async def test_rapid_views_show_the_shared_timer(client: GatewayClient) -> None:
+    await client.create_table("house-rapid", display_name="Quick")
+    await client.start()
+    for _ in range(200):
+        view = await client.get_table()
+        if view.round.phase == "play":
+            break
+        await asyncio.sleep(0.05)
+    assert view.deadline_kind == "rapid" and not view.HasField("deadline_seat")
+    assert 0 < view.deadline_unix_ms - view.server_now_unix_ms <= 10_000

@@ -35,6 +35,7 @@ from president.services.gateway.auth import (
     require_host,
     require_writer,
 )
+from president.services.gateway.countdowns import with_countdown
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub, TableFeed
 from president.services.gateway.preview import preview_response
@@ -359,7 +360,8 @@ class Gateway:
     # -- reading ------------------------------------------------------------------------
     async def get_table(self, claims: Claims) -> pb.GetTableResponse:
         """The table as the token's seat sees it (spectators and auditors: no hand)."""
-        return pb.GetTableResponse(view=await self._view(claims))
+        view = await with_countdown(self._hub, claims.table_id, await self._view(claims))
+        return pb.GetTableResponse(view=view)
 
     async def get_scores(self, claims: Claims) -> pb.GetScoresResponse:
         """The current game's totals (from the table) and finished games (from scoring)."""
