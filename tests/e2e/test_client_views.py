@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from datetime import datetime
 
 import grpc
@@ -17,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from president.client import GatewayClient, GatewayError, choose
+from president.events.v1 import events_pb2 as epb
+from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.countdown import unix_ms
 from president.rules import game as g
@@ -25,9 +28,10 @@ from president.rules.button import play_label
 from president.rules.cards import card_name, mask_of, parse_cards
 from president.rules.combos import classify
 from president.rules.errors import Rejected
+from president.rules.options import PRESETS
 from president.servicekit.launcher import Stack
 from tests.e2e import test_gateway_e2e as gateway_e2e
-from tests.support.gateway_truth import Store, expect
+from tests.support.gateway_truth import Store, expect, table_of_humans
 
 #: The gateway tests' fixtures: a client whose tables verify afterwards, the stack's store.
 client, store, stores = gateway_e2e.client, gateway_e2e.store, gateway_e2e.stores
@@ -309,3 +313,97 @@ async def test_rapid_views_show_the_shared_timer(client: GatewayClient) -> None:
         await asyncio.sleep(0.05)
     assert view.deadline_kind == "rapid" and not view.HasField("deadline_seat")
     assert 0 < view.deadline_unix_ms - view.server_now_unix_ms <= 10_000
+
+
+# --------------------------------------------------------------------------- the exchange
+async def _drive_until(
+    humans: list[GatewayClient], done: Callable[[list[gpb.TableView]], bool]
+) -> list[gpb.TableView]:
+    """Every human plays simple legal moves (the host deals the next round) until ``done``
+    holds for their views; returns those views."""
+    for _ in range(2000):
+        views = [await human.get_table() for human in humans]
+        if done(views):
+            return views
+        for human, view in zip(humans, views, strict=True):
+            if view.phase == "between_rounds" and human is humans[0]:
+                with contextlib.suppress(GatewayError):
+                    await human.host_action("next_round", expected_version=view.version)
+            action = choose(view) if view.round.phase == "play" else None
+            with contextlib.suppress(GatewayError):
+                if action is not None and action[0] == "play":
+                    await human.play(action[1], expected_version=view.version)
+                elif action is not None:
+                    await human.pass_(expected_version=view.version)
+    raise AssertionError("the table never got there")
+
+
+def _gifts(store: Store, table_id: str, after: int) -> list[epb.CardsGiven]:
+    return [
+        epb.CardsGiven.FromString(e.payload)
+        for e in store.events(table_id)
+        if e.version > after and e.type.endswith("CardsGiven")
+    ]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+async def test_the_exchange_says_to_whom_and_received_cards_stay_new_until_played(
+    preset: str, client: GatewayClient, store: Store
+) -> None:
+    humans = await table_of_humans(
+        client, preset, humans=4, seats=4, options={"game_end": "rounds:3"}
+    )
+    table_id = client.table_id
+    await client.start()
+    views = await _drive_until(
+        humans, lambda views: all(v.round.round_no == 2 and v.phase == "round" for v in views)
+    )
+    start = min(v.version for v in views)
+    round_two = max(e.version for e in store.events(table_id) if e.type.endswith("RoundStarted"))
+    if views[0].round.phase != "exchange":
+        assert not _gifts(store, table_id, round_two), "an exchange was not shown"
+        return  # this preset exchanges nothing
+    views = [await human.get_table() for human in humans]
+    gifts = _gifts(store, table_id, round_two)
+    assert gifts and all(gift.automatic for gift in gifts) and start >= round_two
+    for human, view in zip(humans, views, strict=True):
+        mine = [gift for gift in gifts if gift.receiver == human.seat]
+        if view.round.return_owed:
+            (gift,) = mine
+            assert view.round.return_to == gift.giver
+            assert view.round.return_owed == len(gift.cards)
+        else:
+            assert not view.round.HasField("return_to")
+        received = {card for gift in mine for card in gift.cards}
+        assert received == set(view.round.new_cards), (human.seat, view.round.new_cards)
+    for human, view in zip(humans, views, strict=True):  # the returns
+        if view.round.return_owed:
+            returned = sorted(view.round.hand)[: view.round.return_owed]
+            await human.return_cards(returned, expected_version=None)
+    views = await _drive_until(humans, lambda views: views[0].round.phase != "exchange")
+    gifts = _gifts(store, table_id, round_two)
+
+    def played_by(seat: int | None, version: int) -> bool:
+        return any(
+            e.type.endswith("CardsPlayed") and epb.CardsPlayed.FromString(e.payload).seat == seat
+            for e in store.events(table_id)
+            if round_two < e.version <= version
+        )
+
+    gifts = _gifts(store, table_id, round_two)
+    for human, view in zip(humans, views, strict=True):
+        held = set(view.round.hand)
+        received = {c for gift in gifts if gift.receiver == human.seat for c in gift.cards}
+        played = played_by(human.seat, view.version)
+        assert set(view.round.new_cards) == (set() if played else received & held)
+        assert received & held or not view.round.new_cards
+        assert not view.round.HasField("return_to")
+    # Once each has played in this round, nothing of theirs is marked new.
+    views = await _drive_until(
+        humans,
+        lambda views: all(
+            v.round.round_no != 2 or played_by(h.seat, v.version)
+            for h, v in zip(humans, views, strict=True)
+        ),
+    )
+    assert not any(v.round.new_cards for v in views if v.round.round_no == 2)

@@ -125,7 +125,9 @@ def seat_part(table: Table, seat: int) -> gpb.TableView:
         round_view.new_cards.extend(names(state.new_cards[seat] & state.hands[seat]))
         round_view.same_or_nothing = state.same_or_nothing and state.to_act == seat
         owed = [p for p in state.pending if p.giver == seat]
-        round_view.return_owed = owed[0].size if owed else 0
+        if owed:
+            round_view.return_owed = owed[0].size
+            round_view.return_to = owed[0].receiver
         for verb, cards in legal_actions(state, seat):
             round_view.legal.append(gpb.LegalAction(verb=verb, cards=names(cards)))
     return part

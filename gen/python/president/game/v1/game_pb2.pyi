@@ -543,6 +543,7 @@ class RoundView(_message.Message):
     POINTS_FIELD_NUMBER: _builtins.int
     FINGERPRINT_FIELD_NUMBER: _builtins.int
     TIMER_KEY_FIELD_NUMBER: _builtins.int
+    RETURN_TO_FIELD_NUMBER: _builtins.int
     round_no: _builtins.int
     """The round number in the game, from 1."""
     phase: _builtins.str
@@ -563,6 +564,10 @@ class RoundView(_message.Message):
     """The deal's fingerprint, fixed before the deal."""
     timer_key: _builtins.int
     """What a timer started now would expire on (the table ignores older timeouts)."""
+    return_to: _builtins.int
+    """In the exchange: the seat the viewing seat returns its return_owed cards to
+    (the one who gave it their best); absent when it owes none.
+    """
     @_builtins.property
     def top(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards on top of the trick."""
@@ -616,15 +621,20 @@ class RoundView(_message.Message):
         points: _abc.Iterable[_builtins.int] | None = ...,
         fingerprint: _builtins.str = ...,
         timer_key: _builtins.int = ...,
+        return_to: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "_top_seat", b"_top_seat", "to_act", b"to_act", "top_seat", b"top_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_return_to", b"_return_to", "_to_act", b"_to_act", "_top_seat", b"_top_seat", "return_to", b"return_to", "to_act", b"to_act", "top_seat", b"top_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "_top_seat", b"_top_seat", "fingerprint", b"fingerprint", "finished", b"finished", "hand", b"hand", "legal", b"legal", "new_cards", b"new_cards", "out_of_trick", b"out_of_trick", "phase", b"phase", "points", b"points", "return_owed", b"return_owed", "revolution", b"revolution", "round_no", b"round_no", "same_or_nothing", b"same_or_nothing", "standings", b"standings", "timer_key", b"timer_key", "to_act", b"to_act", "top", b"top", "top_seat", b"top_seat", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_return_to", b"_return_to", "_to_act", b"_to_act", "_top_seat", b"_top_seat", "fingerprint", b"fingerprint", "finished", b"finished", "hand", b"hand", "legal", b"legal", "new_cards", b"new_cards", "out_of_trick", b"out_of_trick", "phase", b"phase", "points", b"points", "return_owed", b"return_owed", "return_to", b"return_to", "revolution", b"revolution", "round_no", b"round_no", "same_or_nothing", b"same_or_nothing", "standings", b"standings", "timer_key", b"timer_key", "to_act", b"to_act", "top", b"top", "top_seat", b"top_seat", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__return_to: _TypeAlias = _typing.Literal["return_to"]  # noqa: Y015
+    _WhichOneofArgType__return_to: _TypeAlias = _typing.Literal["_return_to", b"_return_to"]  # noqa: Y015
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015
     _WhichOneofReturnType__top_seat: _TypeAlias = _typing.Literal["top_seat"]  # noqa: Y015
     _WhichOneofArgType__top_seat: _TypeAlias = _typing.Literal["_top_seat", b"_top_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__return_to) -> _WhichOneofReturnType__return_to | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__to_act) -> _WhichOneofReturnType__to_act | None: ...
     @_typing.overload
