@@ -50,10 +50,22 @@ class Entry:
     clock: TableClock | None = None
     made_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     _countdown: gpb.TableView | None = None
+    #: A newer change followed (:meth:`supersede`): its views invite no move.
+    superseded: bool = False
 
     @property
     def version(self) -> int:
         return self.envelope.version
+
+    def supersede(self) -> None:
+        """A newer change of the table was applied: from now on this change's views carry
+        no legal actions (what was built with them is dropped, to be built again without)."""
+        if self.superseded:
+            return
+        self.superseded = True
+        self._views.clear()
+        self._responses.clear()
+        self._sessions.clear()  # the prepared view parts (with legal actions) go unused
 
     def countdown(self) -> gpb.TableView:
         """The view's timing fields after this event (the same for every seat)."""
@@ -73,7 +85,9 @@ class Entry:
             return built.view
         cached = self._views.get(seat)
         if cached is None:
-            cached = self._views[seat] = seat_view(self._public_view(), self.table, seat)
+            cached = self._views[seat] = seat_view(
+                self._public_view(), self.table, seat, legal=not self.superseded
+            )
             cached.MergeFrom(self.countdown())
         return cached
 
@@ -89,7 +103,13 @@ class Entry:
             if view is not None:
                 cached.view.CopyFrom(view)
             else:
-                seat_view(self._public_view(), self.table, seat, into=cached.view)
+                seat_view(
+                    self._public_view(),
+                    self.table,
+                    seat,
+                    into=cached.view,
+                    legal=not self.superseded,
+                )
                 cached.view.MergeFrom(self.countdown())
         return cached
 
@@ -110,12 +130,13 @@ class Entry:
             own = pb.WatchResponse()
             own.event.CopyFrom(self.event(seat))
             own.view.MergeFrom(self.countdown())
-            prepared = self._view_parts.get(seat) if self._view_parts is not None else None
+            parts = self._view_parts if not self.superseded else None
+            prepared = parts.get(seat) if parts is not None else None
             if prepared is not None:
                 cached = session_change(self._public_change + prepared + own.SerializeToString())
             else:
                 if seat is not None:
-                    own.view.MergeFrom(seat_part(self.table, seat))
+                    own.view.MergeFrom(seat_part(self.table, seat, legal=not self.superseded))
                 cached = session_change(self._public_change + own.SerializeToString())
             self._sessions[seat] = cached
         return cached

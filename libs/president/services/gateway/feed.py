@@ -220,6 +220,8 @@ class TableFeed:
 
     def _apply(self, envelope: epb.EventEnvelope) -> None:
         entry = self._entry(envelope)
+        if self.current is not None:
+            self.current.supersede()  # legal actions only in the newest view
         self.current = entry
         self.history.append(entry)
         for listener in self.listeners:
