@@ -31,7 +31,7 @@ from president.rules.errors import Rejected
 from president.rules.options import PRESETS
 from president.servicekit.launcher import Stack
 from tests.e2e import test_gateway_e2e as gateway_e2e
-from tests.support.gateway_truth import Store, expect, table_of_humans
+from tests.support.gateway_truth import Store, check_change, expect, table_of_humans
 
 #: The gateway tests' fixtures: a client whose tables verify afterwards, the stack's store.
 client, store, stores = gateway_e2e.client, gateway_e2e.store, gateway_e2e.stores
@@ -407,3 +407,79 @@ async def test_the_exchange_says_to_whom_and_received_cards_stay_new_until_playe
         ),
     )
     assert not any(v.round.new_cards for v in views if v.round.round_no == 2)
+
+
+# --------------------------------------------------------------------------- activity
+async def _all_activity(reader: GatewayClient, size: int) -> list[pb.ActivityItem]:
+    items: list[pb.ActivityItem] = []
+    token = ""
+    while True:
+        page = await reader.activity(page_size=size, page_token=token)
+        assert len(page.items) <= size
+        items.extend(page.items)
+        token = page.next_page_token
+        if not token:
+            return items
+
+
+async def test_the_activity_shows_each_reader_exactly_what_watch_shows(
+    client: GatewayClient, store: Store
+) -> None:
+    """Two players, a spectator and an auditor page through a table's whole history (into
+    its second round): every item is the very event Watch sends that reader, never another
+    seat's cards or a secret before its reveal, with its sentence; versions run newest first
+    from the table's version down to 1, each once."""
+    humans = await table_of_humans(
+        client, "house", humans=2, seats=4, options={"game_end": "rounds:3"}
+    )
+    table_id = client.table_id
+    spectator, auditor = client.sibling(), client.sibling()
+    await spectator.spectate(table_id)
+    await auditor.spectate(table_id, auditor=True)
+    await client.start()
+    await _drive_until(humans, lambda views: any(v.round.round_no == 2 for v in views))
+    version = store.version(table_id)
+    truth = store.truth(table_id)
+    for reader in (*humans, spectator, auditor):
+        items = [item for item in await _all_activity(reader, 17) if item.version <= version]
+        assert [item.version for item in items] == list(range(version, 0, -1))
+        watched = {c.version: c for c in await _watched(reader, version)}
+        player = None if reader.seat is None else reader.player_id
+        for item in items:
+            if item.version > 1:
+                assert item.event == watched[item.version].event, item.version
+                check_change(watched[item.version], truth, player)
+            assert item.text or item.event.type.endswith(("NextRoundStarted", "SeatsChanged"))
+        texts = " ".join(item.text for item in items)
+        assert "Host" in texts and "plays" in texts
+
+
+async def _watched(reader: GatewayClient, version: int) -> list[pb.WatchResponse]:
+    out: list[pb.WatchResponse] = []
+    async for change in reader.watch(1):
+        out.append(change)
+        if change.version >= version:
+            return out
+    return out
+
+
+async def test_bad_page_tokens_are_refused(client: GatewayClient) -> None:
+    await client.create_table("house", display_name="Ada")
+    await client.start()
+    first = await client.activity(page_size=3)
+    assert len(first.items) == 3 and first.next_page_token
+    token = first.next_page_token
+    second = await client.activity(page_size=3, page_token=token)
+    assert second.items[0].version == first.items[-1].version - 1
+    invalid = grpc.StatusCode.INVALID_ARGUMENT
+    body, signature = token.split(".")
+    for forged in ("nonsense", token + "x", f"{body}.{signature[::-1]}", f"{signature}.{body}"):
+        await expect(client.activity(page_token=forged), invalid, "PAGE_TOKEN_INVALID")
+    other = client.sibling()
+    await other.spectate(client.table_id)  # another reader may not use my token
+    await expect(other.activity(page_token=token), invalid, "PAGE_TOKEN_INVALID")
+    elsewhere = client.sibling()
+    await elsewhere.create_table("house", display_name="Bo")
+    client.touched.add(elsewhere.table_id)  # type: ignore[attr-defined]
+    await expect(elsewhere.activity(page_token=token), invalid, "PAGE_TOKEN_INVALID")
+    await expect(client.activity(page_size=201), invalid, "INVALID_PAGE_SIZE")

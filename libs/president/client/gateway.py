@@ -284,6 +284,13 @@ class GatewayClient:
         )
         return checked
 
+    async def activity(self, page_size: int = 0, page_token: str = "") -> pb.GetActivityResponse:
+        """A page of the table's activity, newest first (``next_page_token`` for the next)."""
+        page: pb.GetActivityResponse = await self._unary(
+            "GetActivity", pb.GetActivityRequest(page_size=page_size, page_token=page_token)
+        )
+        return page
+
     def session(self, from_version: int = 0) -> Session:
         """Watch and act on one Session stream (see :class:`Session`)."""
         return Session(self, from_version)

@@ -1,4 +1,4 @@
-"""The gateway's views without processes: legal actions only in the table's newest view.
+"""The gateway's views without processes: legal actions only in the newest view, the activity.
 
 The feed runs against the fake of the gateway's TablePort of
 ``test_gateway_units`` (a real TableHost on a real SQLite store).
@@ -7,11 +7,23 @@ The feed runs against the fake of the gateway's TablePort of
 from __future__ import annotations
 
 import asyncio
+from collections import deque
+
+import pytest
 
 from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.errors import ServiceError
 from president.servicekit.nats import Subjects
+from president.services.gateway.activity import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
+    TOKEN_SECONDS,
+    PageTokens,
+    activity_page,
+    page_size,
+)
 from president.services.gateway.feed import FeedHub
-from president.services.gateway.watch import seat_resolver, watch, watch_session
+from president.services.gateway.watch import SeatOf, seat_resolver, watch, watch_session
 from tests.unit.services import test_gateway_units as units
 
 #: The gateway unit tests' fixture: the TablePort over an in-process TableHost.
@@ -61,3 +73,60 @@ async def test_only_the_newest_change_of_a_batch_invites_a_move(
     await watched.aclose()
     await session.aclose()
     await hub.close()
+
+
+async def test_an_activity_page_older_than_the_history_is_folded_from_the_store(
+    tables: units.LocalTables,
+) -> None:
+    """The same pages, from the feed's history and folded again from the stored events."""
+    units.bot_table(tables)
+    units.play_human(tables, "t1", 6)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    tokens = PageTokens(b"k")
+    readers = [("p0", seat_resolver("p0")), ("s-1", seat_resolver(None))]
+
+    async def pages(reader: str, seat_for: SeatOf) -> list[pb.GetActivityResponse]:
+        out = [await activity_page(hub, "t1", seat_for, 5, None, tokens, reader)]
+        while out[-1].next_page_token:
+            before = tokens.read(out[-1].next_page_token, "t1", reader)
+            out.append(await activity_page(hub, "t1", seat_for, 5, before, tokens, reader))
+        return out
+
+    from_history = {reader: await pages(reader, seat_for) for reader, seat_for in readers}
+    feed.history = deque(list(feed.history)[-3:], maxlen=3)  # the history forgets
+    reads = tables.reads
+    for reader, seat_for in readers:
+        again = await pages(reader, seat_for)
+        assert [list(p.items) for p in again] == [list(p.items) for p in from_history[reader]]
+        versions = [item.version for page in again for item in page.items]
+        assert versions == list(range(feed.version, 0, -1))
+    assert tables.reads > reads
+    await hub.close()
+
+
+def test_page_tokens_are_checked() -> None:
+    now = [1_000_000.0]
+    tokens = PageTokens(b"key", clock=lambda: now[0])
+    token = tokens.issue("t1", "p0", 40)
+    assert tokens.read(token, "t1", "p0") == 40
+    body, signature = token.split(".")
+    bad = [
+        "",
+        "x.y",
+        f"{body}.{signature[:-2]}AA",
+        PageTokens(b"other").issue("t1", "p0", 40),
+        tokens.issue("t2", "p0", 40),
+        tokens.issue("t1", "p1", 40),
+    ]
+    for forged in bad:
+        with pytest.raises(ServiceError) as refused:
+            tokens.read(forged, "t1", "p0")
+        assert refused.value.reason == "PAGE_TOKEN_INVALID", forged
+    now[0] += TOKEN_SECONDS + 1
+    with pytest.raises(ServiceError) as expired:
+        tokens.read(token, "t1", "p0")
+    assert expired.value.reason == "PAGE_TOKEN_EXPIRED"
+    with pytest.raises(ServiceError) as too_big:
+        page_size(MAX_PAGE + 1)
+    assert too_big.value.reason == "INVALID_PAGE_SIZE" and page_size(0) == DEFAULT_PAGE

@@ -22,6 +22,7 @@ from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
 from president.servicekit.errors import ServiceError
 from president.services.gateway import checks
+from president.services.gateway.activity import PageTokens, activity_page, page_size
 from president.services.gateway.auth import (
     AUDITOR,
     HOST,
@@ -87,6 +88,7 @@ class Gateway:
         self._tokens = tokens
         self._hub = hub
         self._id_key = id_key
+        self._pages = PageTokens(id_key)
 
     # -- tables and seats ---------------------------------------------------------
     async def create_table(self, request: pb.CreateTableRequest) -> pb.CreateTableResponse:
@@ -394,6 +396,18 @@ class Gateway:
         checks.round_number(request.game_no, request.round_no)
         events = await self._tables.read_events(claims.table_id, 0)
         return check_deal(events, request.game_no, request.round_no)
+
+    async def get_activity(
+        self, claims: Claims, request: pb.GetActivityRequest
+    ) -> pb.GetActivityResponse:
+        """A page of the table's activity, newest first, redacted for the token as Watch is."""
+        size = page_size(request.page_size)
+        tokens, table_id, reader = self._pages, claims.table_id, claims.player_id
+        before = tokens.read(request.page_token, table_id, reader) if request.page_token else None
+        player = None if claims.read_only else claims.player_id
+        return await activity_page(
+            self._hub, table_id, seat_resolver(player), size, before, tokens, reader
+        )
 
     def watch(self, claims: Claims, request: pb.WatchRequest) -> AsyncIterator[pb.WatchResponse]:
         """The token's view as a stream: a snapshot then every change, or resume after a version."""

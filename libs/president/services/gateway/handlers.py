@@ -136,6 +136,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             context, lambda claims: self._gateway.preview_play(claims, request)
         )
 
+    async def GetActivity(
+        self, request: pb.GetActivityRequest, context: Context
+    ) -> pb.GetActivityResponse:
+        return await self._authed(
+            context, lambda claims: self._gateway.get_activity(claims, request)
+        )
+
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         return await self._authed(context, self._gateway.get_table)
 

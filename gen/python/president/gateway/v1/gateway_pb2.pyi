@@ -1318,3 +1318,96 @@ class PreviewPlayResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PreviewPlayResponse: _TypeAlias = PreviewPlayResponse  # noqa: Y015
+
+@_typing.final
+class GetActivityRequest(_message.Message):
+    """Ask for a page of the table's activity."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """Items per page: 0 for 50, at most 200."""
+    page_token: _builtins.str
+    """Empty for the newest page; else a next_page_token this table's activity
+    gave this reader (opaque; a forged, altered, expired or another reader's
+    token is refused INVALID_ARGUMENT, PAGE_TOKEN_INVALID or PAGE_TOKEN_EXPIRED).
+    """
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetActivityRequest: _TypeAlias = GetActivityRequest  # noqa: Y015
+
+@_typing.final
+class ActivityItem(_message.Message):
+    """One change of the table, as the reader may see it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    EVENT_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The table's version after the change."""
+    text: _builtins.str
+    """The change in words, as the activity panel shows it ("Ada plays a pair of 8s (8C 8H).")."""
+    @_builtins.property
+    def event(self) -> _events_pb2.EventEnvelope:
+        """The event, redacted for the reader exactly as Watch sends it."""
+
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        text: _builtins.str = ...,
+        event: _events_pb2.EventEnvelope | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "text", b"text", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActivityItem: _TypeAlias = ActivityItem  # noqa: Y015
+
+@_typing.final
+class GetActivityResponse(_message.Message):
+    """A page of the table's activity."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The next (older) page's token; empty after the table's first change."""
+    version: _builtins.int
+    """The table's version when the newest page was read."""
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActivityItem]:
+        """The changes, newest first."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___ActivityItem] | None = ...,
+        next_page_token: _builtins.str = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items", "next_page_token", b"next_page_token", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetActivityResponse: _TypeAlias = GetActivityResponse  # noqa: Y015

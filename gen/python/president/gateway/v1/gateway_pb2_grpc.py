@@ -130,6 +130,11 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayResponse.FromString,
                 _registered_method=True)
+        self.GetActivity = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/GetActivity',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -276,6 +281,15 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetActivity(self, request, context):
+        """The table's activity, newest first and a page at a time: each change in
+        words (the activity panel's sentences) and as its event, redacted for the
+        token's seat exactly as Watch shows it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -373,6 +387,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.PreviewPlay,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayResponse.SerializeToString,
+            ),
+            'GetActivity': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetActivity,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -889,6 +908,33 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/PreviewPlay',
             president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetActivity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/GetActivity',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -93,6 +93,11 @@ class GatewayServiceStub:
     cards ("Play two 9s"), or why the play would be refused (the refusal a
     Play would get); commits nothing. Cheap enough to call on every tap.
     """
+    GetActivity: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetActivityRequest, _gateway_pb2.GetActivityResponse]
+    """The table's activity, newest first and a page at a time: each change in
+    words (the activity panel's sentences) and as its event, redacted for the
+    token's seat exactly as Watch shows it.
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -145,6 +150,11 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """What the play button would say for a chosen set of the token's seat's
     cards ("Play two 9s"), or why the play would be refused (the refusal a
     Play would get); commits nothing. Cheap enough to call on every tap.
+    """
+    GetActivity: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetActivityRequest, _gateway_pb2.GetActivityResponse]  # type: ignore[assignment]
+    """The table's activity, newest first and a page at a time: each change in
+    words (the activity panel's sentences) and as its event, redacted for the
+    token's seat exactly as Watch shows it.
     """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -309,6 +319,17 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         """What the play button would say for a chosen set of the token's seat's
         cards ("Play two 9s"), or why the play would be refused (the refusal a
         Play would get); commits nothing. Cheap enough to call on every tap.
+        """
+
+    @_abc_1.abstractmethod
+    def GetActivity(
+        self,
+        request: _gateway_pb2.GetActivityRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.GetActivityResponse, _abc.Awaitable[_gateway_pb2.GetActivityResponse]]:
+        """The table's activity, newest first and a page at a time: each change in
+        words (the activity panel's sentences) and as its event, redacted for the
+        token's seat exactly as Watch shows it.
         """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
