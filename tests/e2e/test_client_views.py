@@ -483,3 +483,74 @@ async def test_bad_page_tokens_are_refused(client: GatewayClient) -> None:
     client.touched.add(elsewhere.table_id)  # type: ignore[attr-defined]
     await expect(elsewhere.activity(page_token=token), invalid, "PAGE_TOKEN_INVALID")
     await expect(client.activity(page_size=201), invalid, "INVALID_PAGE_SIZE")
+
+
+# --------------------------------------------------------------------------- the lobby
+async def _whole_lobby(reader: GatewayClient, **filters: object) -> list[pb.TableSummary]:
+    tables: list[pb.TableSummary] = []
+    token = ""
+    while True:
+        page = await reader.lobby_page(page_size=2, page_token=token, **filters)  # type: ignore[arg-type]
+        assert len(page.tables) <= 2
+        tables.extend(page.tables)
+        token = page.next_page_token
+        if not token:
+            ids = [t.table_id for t in tables]
+            assert ids == sorted(set(ids)), "pages overlap or skip"
+            return tables
+
+
+async def test_the_lobby_lists_public_tables_by_name_and_never_private_ones(
+    client: GatewayClient,
+) -> None:
+    friday = client.sibling()
+    await friday.create_table(
+        "club", seat_count=5, visibility="public", display_name="Ada", name="Friday club"
+    )
+    quick = client.sibling()
+    await quick.create_table("house", seat_count=4, visibility="public", display_name="Bo")
+    await quick.add_bot()
+    await quick.add_bot()
+    secret = client.sibling()
+    await secret.create_table("club", visibility="private", display_name="Cy", name="Hidden")
+    practice = client.sibling()
+    await practice.create_table("house", display_name="Di", name="Solo")
+    playing = client.sibling()
+    await playing.create_table("house", seat_count=4, visibility="public", display_name="Ed")
+    for _ in range(3):
+        await playing.add_bot()
+    await playing.start()
+    ours = {t.table_id for t in (friday, quick, secret, practice, playing)}
+    client.touched |= ours  # type: ignore[attr-defined]
+    lobby = {t.table_id: t for t in await _whole_lobby(client) if t.table_id in ours}
+    assert set(lobby) == {friday.table_id, quick.table_id}
+    shown = lobby[friday.table_id]
+    assert (shown.name, shown.preset, shown.host_name, shown.phase) == (
+        "Friday club",
+        "club",
+        "Ada",
+        "lobby",
+    )
+    assert (shown.seated, shown.free_seats, shown.seat_count) == (1, 4, 5)
+    assert shown.spectators_allowed and shown.options.preset == "club"
+    assert lobby[quick.table_id].free_seats == 1
+    clubs = {t.table_id for t in await _whole_lobby(client, preset="club")}
+    assert friday.table_id in clubs and quick.table_id not in clubs
+    roomy = {t.table_id for t in await _whole_lobby(client, min_free_seats=2)}
+    assert friday.table_id in roomy and quick.table_id not in roomy
+    watching = {
+        t.table_id: t for t in await _whole_lobby(client, in_progress=True) if t.table_id in ours
+    }
+    assert set(watching) == {friday.table_id, quick.table_id, playing.table_id}
+    assert watching[playing.table_id].phase in ("playing", "between_rounds")
+    # Bad input: a forged token, another query's token, an unknown preset.
+    page = await client.lobby_page(page_size=1)
+    assert page.next_page_token
+    invalid = grpc.StatusCode.INVALID_ARGUMENT
+    await expect(client.lobby_page(page_token="forged.token"), invalid, "PAGE_TOKEN_INVALID")
+    other_query = client.lobby_page(page_size=1, preset="club", page_token=page.next_page_token)
+    await expect(other_query, invalid, "PAGE_TOKEN_INVALID")
+    await expect(client.lobby_page(preset="poker"), invalid, "INVALID_PRESET")
+    await expect(
+        client.sibling().create_table("house", name="x" * 41), invalid, "INVALID_TABLE_NAME"
+    )

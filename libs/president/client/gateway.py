@@ -132,6 +132,7 @@ class GatewayClient:
         visibility: str = "practice",
         display_name: str = "You",
         command_id: str = "",
+        name: str = "",
     ) -> pb.CreateTableResponse:
         """Create a table and keep the host's token."""
         created: pb.CreateTableResponse = await self._unary(
@@ -142,16 +143,54 @@ class GatewayClient:
                 visibility=VISIBILITY_VALUES.get(visibility, pb.VISIBILITY_UNSPECIFIED),
                 display_name=display_name,
                 command_id=command_id,
+                name=name,
             ),
         )
         self.token, self.table_id = created.token, created.table_id
         self.seat, self.player_id = created.seat, created.player_id
         return created
 
-    async def list_tables(self) -> list[pb.TableSummary]:
-        """Public tables in the lobby with a free seat."""
-        listed: pb.ListTablesResponse = await self._unary("ListTables", pb.ListTablesRequest())
-        return list(listed.tables)
+    async def list_tables(
+        self,
+        *,
+        preset: str = "",
+        min_free_seats: int = 0,
+        in_progress: bool = False,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> list[pb.TableSummary]:
+        """A page of the lobby: public tables in the lobby with a free seat (with
+        ``in_progress``, the games under way too); see :meth:`lobby_page` for paging."""
+        page = await self.lobby_page(
+            preset=preset,
+            min_free_seats=min_free_seats,
+            in_progress=in_progress,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        return list(page.tables)
+
+    async def lobby_page(
+        self,
+        *,
+        preset: str = "",
+        min_free_seats: int = 0,
+        in_progress: bool = False,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> pb.ListTablesResponse:
+        """A page of the lobby with its ``next_page_token`` (empty on the last page)."""
+        listed: pb.ListTablesResponse = await self._unary(
+            "ListTables",
+            pb.ListTablesRequest(
+                preset=preset,
+                min_free_seats=min_free_seats,
+                in_progress=in_progress,
+                page_size=page_size,
+                page_token=page_token,
+            ),
+        )
+        return listed
 
     async def join(
         self, table_id: str, display_name: str, seat: int | None = None

@@ -165,8 +165,9 @@ class TableHost:
         host_player_id: str = "",
         command_id: str | None = None,
         actor: str = SERVER,
+        name: str = "",
     ) -> Table:
-        """Create a table in the lobby (idempotent for the same command id)."""
+        """Create a table in the lobby (idempotent for the same command id), named ``name``."""
         empty = g.new_table(options, seat_count)
         created = TableCreated(
             table_id=table_id,
@@ -175,6 +176,7 @@ class TableHost:
             host_player_id=host_player_id,
             visibility=visibility,
             seat_count=len(empty.seats),
+            name=name,
         )
         command_id = command_id or f"create-{table_id}"
         with self.lock(table_id):

@@ -224,7 +224,7 @@ class LocalTables:
     async def get_table(self, table_id: str, seat: int | None) -> gpb.TableView:
         raise NotImplementedError
 
-    async def list_tables(self, open_only: bool) -> list[tpb.TableSummary]:
+    async def list_tables(self, request: tpb.ListTablesRequest) -> list[tpb.TableSummary]:
         return []
 
 

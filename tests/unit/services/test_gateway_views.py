@@ -15,14 +15,13 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import Subjects
 from president.services.gateway.activity import (
-    DEFAULT_PAGE,
-    MAX_PAGE,
     TOKEN_SECONDS,
-    PageTokens,
     activity_page,
-    page_size,
+    activity_tokens,
+    before_version,
 )
 from president.services.gateway.feed import FeedHub
+from president.services.gateway.page_tokens import DEFAULT_PAGE, MAX_PAGE, PageTokens, page_size
 from president.services.gateway.watch import SeatOf, seat_resolver, watch, watch_session
 from tests.unit.services import test_gateway_units as units
 
@@ -83,13 +82,13 @@ async def test_an_activity_page_older_than_the_history_is_folded_from_the_store(
     units.play_human(tables, "t1", 6)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
-    tokens = PageTokens(b"k")
+    tokens = activity_tokens(b"k")
     readers = [("p0", seat_resolver("p0")), ("s-1", seat_resolver(None))]
 
     async def pages(reader: str, seat_for: SeatOf) -> list[pb.GetActivityResponse]:
         out = [await activity_page(hub, "t1", seat_for, 5, None, tokens, reader)]
         while out[-1].next_page_token:
-            before = tokens.read(out[-1].next_page_token, "t1", reader)
+            before = before_version(tokens, out[-1].next_page_token, "t1", reader)
             out.append(await activity_page(hub, "t1", seat_for, 5, before, tokens, reader))
         return out
 
@@ -107,25 +106,28 @@ async def test_an_activity_page_older_than_the_history_is_folded_from_the_store(
 
 def test_page_tokens_are_checked() -> None:
     now = [1_000_000.0]
-    tokens = PageTokens(b"key", clock=lambda: now[0])
-    token = tokens.issue("t1", "p0", 40)
-    assert tokens.read(token, "t1", "p0") == 40
+    tokens = PageTokens(b"key", "activity", lifetime=TOKEN_SECONDS, clock=lambda: now[0])
+    bound = {"table": "t1", "reader": "p0"}
+    token = tokens.issue(bound, 40)
+    assert before_version(tokens, token, "t1", "p0") == 40
     body, signature = token.split(".")
     bad = [
         "",
         "x.y",
         f"{body}.{signature[:-2]}AA",
-        PageTokens(b"other").issue("t1", "p0", 40),
-        tokens.issue("t2", "p0", 40),
-        tokens.issue("t1", "p1", 40),
+        PageTokens(b"other", "activity").issue(bound, 40),
+        PageTokens(b"key", "lobby").issue(bound, 40),
+        tokens.issue({"table": "t2", "reader": "p0"}, 40),
+        tokens.issue({"table": "t1", "reader": "p1"}, 40),
+        tokens.issue(bound, "t9"),
     ]
     for forged in bad:
         with pytest.raises(ServiceError) as refused:
-            tokens.read(forged, "t1", "p0")
+            before_version(tokens, forged, "t1", "p0")
         assert refused.value.reason == "PAGE_TOKEN_INVALID", forged
     now[0] += TOKEN_SECONDS + 1
     with pytest.raises(ServiceError) as expired:
-        tokens.read(token, "t1", "p0")
+        before_version(tokens, token, "t1", "p0")
     assert expired.value.reason == "PAGE_TOKEN_EXPIRED"
     with pytest.raises(ServiceError) as too_big:
         page_size(MAX_PAGE + 1)

@@ -19,10 +19,10 @@ from typing import TypeVar
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
-from president.hosting.visibility import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
+from president.hosting.visibility import PRACTICE, PRIVATE, VISIBILITIES
 from president.servicekit.errors import ServiceError
 from president.services.gateway import checks
-from president.services.gateway.activity import PageTokens, activity_page, page_size
+from president.services.gateway.activity import activity_page, activity_tokens, before_version
 from president.services.gateway.auth import (
     AUDITOR,
     HOST,
@@ -39,6 +39,8 @@ from president.services.gateway.auth import (
 from president.services.gateway.countdowns import with_countdown
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub, TableFeed
+from president.services.gateway.lobby import lobby_page, lobby_tokens
+from president.services.gateway.page_tokens import page_size
 from president.services.gateway.preview import preview_response
 from president.services.gateway.upstream import ScoringPort, TablePort
 from president.services.gateway.versions import expected_version
@@ -88,7 +90,8 @@ class Gateway:
         self._tokens = tokens
         self._hub = hub
         self._id_key = id_key
-        self._pages = PageTokens(id_key)
+        self._pages = activity_tokens(id_key)
+        self._lobby_pages = lobby_tokens(id_key)
 
     # -- tables and seats ---------------------------------------------------------
     async def create_table(self, request: pb.CreateTableRequest) -> pb.CreateTableResponse:
@@ -124,6 +127,7 @@ class Gateway:
                     seat_count=seats,
                     visibility=visibility,
                     host_player_id=player_id,
+                    name=checks.table_name(request.name),
                     # Fresh each call: a repeat must not count as the same append.
                     command_id=f"create:{secrets.token_hex(12)}",
                 )
@@ -152,21 +156,9 @@ class Gateway:
         token = self._tokens.issue(table_id, player_id, HOST, 0)
         return pb.CreateTableResponse(table_id=table_id, seat=0, token=token, player_id=player_id)
 
-    async def list_tables(self) -> pb.ListTablesResponse:
-        """Public tables in the lobby with a free seat."""
-        found = await self._tables.list_tables(open_only=True)
-        return pb.ListTablesResponse(
-            tables=[
-                pb.TableSummary(
-                    table_id=item.table_id,
-                    options=item.options,
-                    seated=item.seated,
-                    seat_count=item.seat_count,
-                )
-                for item in found
-                if item.visibility == PUBLIC
-            ]
-        )
+    async def list_tables(self, request: pb.ListTablesRequest) -> pb.ListTablesResponse:
+        """The lobby: public tables, filtered, a page at a time (never private or practice)."""
+        return await lobby_page(self._tables, request, self._lobby_pages)
 
     async def join_table(self, request: pb.JoinTableRequest) -> pb.JoinTableResponse:
         """Take a seat (the one asked for, or the first free one) at a public or private table."""
@@ -403,7 +395,8 @@ class Gateway:
         """A page of the table's activity, newest first, redacted for the token as Watch is."""
         size = page_size(request.page_size)
         tokens, table_id, reader = self._pages, claims.table_id, claims.player_id
-        before = tokens.read(request.page_token, table_id, reader) if request.page_token else None
+        token = request.page_token
+        before = before_version(tokens, token, table_id, reader) if token else None
         player = None if claims.read_only else claims.player_id
         return await activity_page(
             self._hub, table_id, seat_resolver(player), size, before, tokens, reader

@@ -78,7 +78,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def ListTables(
         self, request: pb.ListTablesRequest, context: Context
     ) -> pb.ListTablesResponse:
-        return await self._open(context, self._gateway.list_tables)
+        return await self._open(context, lambda: self._gateway.list_tables(request))
 
     async def JoinTable(
         self, request: pb.JoinTableRequest, context: Context

@@ -105,6 +105,7 @@ class CreateTableRequest(_message.Message):
     VISIBILITY_FIELD_NUMBER: _builtins.int
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
     seat_count: _builtins.int
     """Seats at the table; 0 for the preset's usual count."""
     visibility: Global___Visibility.ValueType
@@ -116,6 +117,8 @@ class CreateTableRequest(_message.Message):
     included) is refused ALREADY_EXISTS (TABLE_EXISTS) and returns no token;
     only the first call gets the host's token. Create anew with a new id.
     """
+    name: _builtins.str
+    """The table's name in the lobby (at most 40 characters; empty for none)."""
     @_builtins.property
     def options(self) -> _game_pb2.TableOptions:
         """The rules."""
@@ -128,10 +131,11 @@ class CreateTableRequest(_message.Message):
         visibility: Global___Visibility.ValueType = ...,
         display_name: _builtins.str = ...,
         command_id: _builtins.str = ...,
+        name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "display_name", b"display_name", "options", b"options", "seat_count", b"seat_count", "visibility", b"visibility"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "display_name", b"display_name", "name", b"name", "options", b"options", "seat_count", b"seat_count", "visibility", b"visibility"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -173,16 +177,41 @@ Global___CreateTableResponse: _TypeAlias = CreateTableResponse  # noqa: Y015
 
 @_typing.final
 class ListTablesRequest(_message.Message):
-    """List open tables."""
+    """Browse the lobby."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    PRESET_FIELD_NUMBER: _builtins.int
+    MIN_FREE_SEATS_FIELD_NUMBER: _builtins.int
+    IN_PROGRESS_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """Only tables of this preset; empty for every preset."""
+    min_free_seats: _builtins.int
+    """Only tables with at least this many free seats (0: any; in the lobby, 1 at least)."""
+    in_progress: _builtins.bool
+    """Also the public games under way and between rounds (to spectate), not only
+    the tables in the lobby.
+    """
+    page_size: _builtins.int
+    """Tables per page: 0 for 50, at most 200."""
+    page_token: _builtins.str
+    """Empty for the first page; else the next_page_token of the page before,
+    with the same filters (a forged or altered token: INVALID_ARGUMENT, PAGE_TOKEN_INVALID).
+    """
     def __init__(
         self,
+        *,
+        preset: _builtins.str = ...,
+        min_free_seats: _builtins.int = ...,
+        in_progress: _builtins.bool = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["in_progress", b"in_progress", "min_free_seats", b"min_free_seats", "page_size", b"page_size", "page_token", b"page_token", "preset", b"preset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -190,7 +219,7 @@ Global___ListTablesRequest: _TypeAlias = ListTablesRequest  # noqa: Y015
 
 @_typing.final
 class TableSummary(_message.Message):
-    """An open table."""
+    """A public table in the lobby."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -198,12 +227,30 @@ class TableSummary(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     SEATED_FIELD_NUMBER: _builtins.int
     SEAT_COUNT_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    HOST_NAME_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    FREE_SEATS_FIELD_NUMBER: _builtins.int
+    SPECTATORS_ALLOWED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     seated: _builtins.int
     """Seats taken."""
     seat_count: _builtins.int
     """Seats in all."""
+    name: _builtins.str
+    """The name given at creation (may be empty)."""
+    preset: _builtins.str
+    """The preset, as in options."""
+    host_name: _builtins.str
+    """The host's display name."""
+    phase: _builtins.str
+    """"lobby", "playing" or "between_rounds" (a finished game: "game_over")."""
+    free_seats: _builtins.int
+    """Seats free."""
+    spectators_allowed: _builtins.bool
+    """Whether spectators may watch (every listed table)."""
     @_builtins.property
     def options(self) -> _game_pb2.TableOptions:
         """The rules."""
@@ -215,10 +262,16 @@ class TableSummary(_message.Message):
         options: _game_pb2.TableOptions | None = ...,
         seated: _builtins.int = ...,
         seat_count: _builtins.int = ...,
+        name: _builtins.str = ...,
+        preset: _builtins.str = ...,
+        host_name: _builtins.str = ...,
+        phase: _builtins.str = ...,
+        free_seats: _builtins.int = ...,
+        spectators_allowed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "seat_count", b"seat_count", "seated", b"seated", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["free_seats", b"free_seats", "host_name", b"host_name", "name", b"name", "options", b"options", "phase", b"phase", "preset", b"preset", "seat_count", b"seat_count", "seated", b"seated", "spectators_allowed", b"spectators_allowed", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -226,11 +279,14 @@ Global___TableSummary: _TypeAlias = TableSummary  # noqa: Y015
 
 @_typing.final
 class ListTablesResponse(_message.Message):
-    """Open tables."""
+    """A page of the lobby, by table id."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The next page's token; empty on the last page."""
     @_builtins.property
     def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableSummary]:
         """The tables."""
@@ -239,10 +295,11 @@ class ListTablesResponse(_message.Message):
         self,
         *,
         tables: _abc.Iterable[Global___TableSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["tables", b"tables"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "tables", b"tables"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

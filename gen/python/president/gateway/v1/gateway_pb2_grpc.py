@@ -149,7 +149,9 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListTables(self, request, context):
-        """Public tables in the lobby with a free seat.
+        """The lobby: public tables, a page at a time; by default those in the lobby
+        with a free seat, with in_progress also the games under way (to spectate).
+        Private and practice tables are never listed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

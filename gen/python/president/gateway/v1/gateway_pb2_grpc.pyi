@@ -49,7 +49,10 @@ class GatewayServiceStub:
     CreateTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.CreateTableRequest, _gateway_pb2.CreateTableResponse]
     """Creates a table and seats its creator; practice tables fill the other seats with bots."""
     ListTables: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListTablesRequest, _gateway_pb2.ListTablesResponse]
-    """Public tables in the lobby with a free seat."""
+    """The lobby: public tables, a page at a time; by default those in the lobby
+    with a free seat, with in_progress also the games under way (to spectate).
+    Private and practice tables are never listed.
+    """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]
     """Takes a seat at a table and returns the seat's token."""
     Spectate: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]
@@ -107,7 +110,10 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     CreateTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.CreateTableRequest, _gateway_pb2.CreateTableResponse]  # type: ignore[assignment]
     """Creates a table and seats its creator; practice tables fill the other seats with bots."""
     ListTables: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListTablesRequest, _gateway_pb2.ListTablesResponse]  # type: ignore[assignment]
-    """Public tables in the lobby with a free seat."""
+    """The lobby: public tables, a page at a time; by default those in the lobby
+    with a free seat, with in_progress also the games under way (to spectate).
+    Private and practice tables are never listed.
+    """
     JoinTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]  # type: ignore[assignment]
     """Takes a seat at a table and returns the seat's token."""
     Spectate: _aio.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]  # type: ignore[assignment]
@@ -174,7 +180,10 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.ListTablesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.ListTablesResponse, _abc.Awaitable[_gateway_pb2.ListTablesResponse]]:
-        """Public tables in the lobby with a free seat."""
+        """The lobby: public tables, a page at a time; by default those in the lobby
+        with a free seat, with in_progress also the games under way (to spectate).
+        Private and practice tables are never listed.
+        """
 
     @_abc_1.abstractmethod
     def JoinTable(
