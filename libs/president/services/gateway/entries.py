@@ -46,6 +46,9 @@ class Entry:
     _public_change: bytes | None = None
     #: Each seat's own part of its view, serialized ahead (a prepared entry).
     _view_parts: dict[int | None, bytes] | None = None
+    #: Whether the prepared parts hold legal actions (a superseded entry uses only those that
+    #: do not).
+    _view_parts_legal: bool = True
     #: The table's timer after this event (:func:`with_clock`), and when the entry was made.
     clock: TableClock | None = None
     made_at: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -67,6 +70,12 @@ class Entry:
         self._responses.clear()
         self._sessions.clear()  # the prepared view parts (with legal actions) go unused
 
+    @property
+    def shows_legal(self) -> bool:
+        """Whether this change's views carry legal actions: not once a newer change followed,
+        nor for an event foreseen to be followed by more of the same command."""
+        return not self.superseded and self._view_parts_legal
+
     def countdown(self) -> gpb.TableView:
         """The view's timing fields after this event (the same for every seat)."""
         if self._countdown is None:
@@ -86,7 +95,7 @@ class Entry:
         cached = self._views.get(seat)
         if cached is None:
             cached = self._views[seat] = seat_view(
-                self._public_view(), self.table, seat, legal=not self.superseded
+                self._public_view(), self.table, seat, legal=self.shows_legal
             )
             cached.MergeFrom(self.countdown())
         return cached
@@ -108,7 +117,7 @@ class Entry:
                     self.table,
                     seat,
                     into=cached.view,
-                    legal=not self.superseded,
+                    legal=self.shows_legal,
                 )
                 cached.view.MergeFrom(self.countdown())
         return cached
@@ -130,13 +139,14 @@ class Entry:
             own = pb.WatchResponse()
             own.event.CopyFrom(self.event(seat))
             own.view.MergeFrom(self.countdown())
-            parts = self._view_parts if not self.superseded else None
+            usable = self.shows_legal or not self._view_parts_legal
+            parts = self._view_parts if usable else None
             prepared = parts.get(seat) if parts is not None else None
             if prepared is not None:
                 cached = session_change(self._public_change + prepared + own.SerializeToString())
             else:
                 if seat is not None:
-                    own.view.MergeFrom(seat_part(self.table, seat, legal=not self.superseded))
+                    own.view.MergeFrom(seat_part(self.table, seat, legal=self.shows_legal))
                 cached = session_change(self._public_change + own.SerializeToString())
             self._sessions[seat] = cached
         return cached

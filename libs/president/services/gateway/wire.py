@@ -54,11 +54,12 @@ def public_change(version: int, table: Table) -> bytes:
     return public.SerializeToString()
 
 
-def view_part(table: Table, seat: int | None) -> bytes:
-    """What only ``seat`` sees of the table, as a serialized ``WatchResponse`` to append."""
+def view_part(table: Table, seat: int | None, *, legal: bool = True) -> bytes:
+    """What only ``seat`` sees of the table, as a serialized ``WatchResponse`` to append
+    (without its legal actions when ``legal`` is False)."""
     if seat is None:
         return b""
-    return pb.WatchResponse(view=seat_part(table, seat)).SerializeToString()
+    return pb.WatchResponse(view=seat_part(table, seat, legal=legal)).SerializeToString()
 
 
 def session_snapshot(version: int, view: gpb.TableView, now_unix_ms: int) -> bytes:
