@@ -1,8 +1,10 @@
 """End to end through the gateway: what a client needs in every view (issue 11).
 
 Stale choices refused, the play button's words (PreviewPlay) agreeing with
-the engine for every selection a property test finds, on SQLite and
-PostgreSQL, the services as processes. The truth is the stored log.
+the engine for every selection a property test finds, the countdown the
+server acts on, the exchange's to whom, on SQLite and PostgreSQL, the
+services as processes. The truth is the stored log. (The activity and the
+lobby: ``test_client_history``.)
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from hypothesis import strategies as st
 from president.client import GatewayClient, GatewayError, choose
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
-from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.countdown import unix_ms
 from president.rules import game as g
 from president.rules import round as rnd
@@ -31,7 +32,7 @@ from president.rules.errors import Rejected
 from president.rules.options import PRESETS
 from president.servicekit.launcher import Stack
 from tests.e2e import test_gateway_e2e as gateway_e2e
-from tests.support.gateway_truth import Store, check_change, expect, table_of_humans
+from tests.support.gateway_truth import Store, expect, table_of_humans
 
 #: The gateway tests' fixtures: a client whose tables verify afterwards, the stack's store.
 client, store, stores = gateway_e2e.client, gateway_e2e.store, gateway_e2e.stores
@@ -57,17 +58,17 @@ def _selection(picks: Picks, hand: list[str]) -> list[str]:
     return [hand[index % len(hand)] if held and hand else card_name(index) for held, index in picks]
 
 
-async def _my_turn(player: GatewayClient, tries: int = 400) -> pb.GetTableResponse:
+async def _my_turn(player: GatewayClient, tries: int = 400) -> gpb.TableView:
     """The player's view once it is their turn to play (the bots move by themselves)."""
     for _ in range(tries):
         view = await player.get_table()
         if view.round.phase == "play" and view.round.to_act == player.seat:
-            return view  # type: ignore[return-value]
+            return view
         await asyncio.sleep(0.05)
     raise AssertionError("the turn never came")
 
 
-async def _moving_on(player: GatewayClient) -> pb.GetTableResponse:
+async def _moving_on(player: GatewayClient) -> gpb.TableView:
     """The player's view, the table moved on to their next turn where it waits for them
     (the next round between rounds, their return in the exchange)."""
     for _ in range(400):
@@ -80,7 +81,7 @@ async def _moving_on(player: GatewayClient) -> pb.GetTableResponse:
         elif view.phase != "round" or (
             view.round.phase == "play" and (view.round.to_act == player.seat or not view.round.hand)
         ):
-            return view  # type: ignore[return-value]
+            return view
         await asyncio.sleep(0.05)
     raise AssertionError("the table did not move on")
 
@@ -107,7 +108,7 @@ async def test_a_command_chosen_on_an_older_version_is_stale_and_changes_nothing
         await expect(session.pass_(expected_version=older), ABORTED, "STALE")
     assert store.version(table_id) == before, "a stale command changed the table"
     # Chosen on the table's newest version: it runs.
-    action = choose(view)  # type: ignore[arg-type]
+    action = choose(view)
     assert action is not None
     verb, cards = action
     if verb == "play":
@@ -210,7 +211,7 @@ async def _check_one_selection(
         await _some_legal_move(player, view, len(chosen))  # the game goes on: other states
 
 
-async def _some_legal_move(player: GatewayClient, view: pb.GetTableResponse, pick: int) -> None:
+async def _some_legal_move(player: GatewayClient, view: gpb.TableView, pick: int) -> None:
     """One of the view's legal moves (a stale one is dropped: the table moved on anyway)."""
     legal = [action for action in view.round.legal if action.verb in ("play", "pass")]
     if not legal:
@@ -316,7 +317,7 @@ async def test_rapid_views_show_the_shared_timer(client: GatewayClient) -> None:
 
 
 # --------------------------------------------------------------------------- the exchange
-async def _drive_until(
+async def drive_until(
     humans: list[GatewayClient], done: Callable[[list[gpb.TableView]], bool]
 ) -> list[gpb.TableView]:
     """Every human plays simple legal moves (the host deals the next round) until ``done``
@@ -355,7 +356,7 @@ async def test_the_exchange_says_to_whom_and_received_cards_stay_new_until_playe
     )
     table_id = client.table_id
     await client.start()
-    views = await _drive_until(
+    views = await drive_until(
         humans, lambda views: all(v.round.round_no == 2 and v.phase == "round" for v in views)
     )
     start = min(v.version for v in views)
@@ -380,7 +381,7 @@ async def test_the_exchange_says_to_whom_and_received_cards_stay_new_until_playe
         if view.round.return_owed:
             returned = sorted(view.round.hand)[: view.round.return_owed]
             await human.return_cards(returned, expected_version=None)
-    views = await _drive_until(humans, lambda views: views[0].round.phase != "exchange")
+    views = await drive_until(humans, lambda views: views[0].round.phase != "exchange")
     gifts = _gifts(store, table_id, round_two)
 
     def played_by(seat: int | None, version: int) -> bool:
@@ -399,7 +400,7 @@ async def test_the_exchange_says_to_whom_and_received_cards_stay_new_until_playe
         assert received & held or not view.round.new_cards
         assert not view.round.HasField("return_to")
     # Once each has played in this round, nothing of theirs is marked new.
-    views = await _drive_until(
+    views = await drive_until(
         humans,
         lambda views: all(
             v.round.round_no != 2 or played_by(h.seat, v.version)
@@ -407,150 +408,3 @@ async def test_the_exchange_says_to_whom_and_received_cards_stay_new_until_playe
         ),
     )
     assert not any(v.round.new_cards for v in views if v.round.round_no == 2)
-
-
-# --------------------------------------------------------------------------- activity
-async def _all_activity(reader: GatewayClient, size: int) -> list[pb.ActivityItem]:
-    items: list[pb.ActivityItem] = []
-    token = ""
-    while True:
-        page = await reader.activity(page_size=size, page_token=token)
-        assert len(page.items) <= size
-        items.extend(page.items)
-        token = page.next_page_token
-        if not token:
-            return items
-
-
-async def test_the_activity_shows_each_reader_exactly_what_watch_shows(
-    client: GatewayClient, store: Store
-) -> None:
-    """Two players, a spectator and an auditor page through a table's whole history (into
-    its second round): every item is the very event Watch sends that reader, never another
-    seat's cards or a secret before its reveal, with its sentence; versions run newest first
-    from the table's version down to 1, each once."""
-    humans = await table_of_humans(
-        client, "house", humans=2, seats=4, options={"game_end": "rounds:3"}
-    )
-    table_id = client.table_id
-    spectator, auditor = client.sibling(), client.sibling()
-    await spectator.spectate(table_id)
-    await auditor.spectate(table_id, auditor=True)
-    await client.start()
-    await _drive_until(humans, lambda views: any(v.round.round_no == 2 for v in views))
-    version = store.version(table_id)
-    truth = store.truth(table_id)
-    for reader in (*humans, spectator, auditor):
-        items = [item for item in await _all_activity(reader, 17) if item.version <= version]
-        assert [item.version for item in items] == list(range(version, 0, -1))
-        watched = {c.version: c for c in await _watched(reader, version)}
-        player = None if reader.seat is None else reader.player_id
-        for item in items:
-            if item.version > 1:
-                assert item.event == watched[item.version].event, item.version
-                check_change(watched[item.version], truth, player)
-            assert item.text or item.event.type.endswith(("NextRoundStarted", "SeatsChanged"))
-        texts = " ".join(item.text for item in items)
-        assert "Host" in texts and "plays" in texts
-
-
-async def _watched(reader: GatewayClient, version: int) -> list[pb.WatchResponse]:
-    out: list[pb.WatchResponse] = []
-    async for change in reader.watch(1):
-        out.append(change)
-        if change.version >= version:
-            return out
-    return out
-
-
-async def test_bad_page_tokens_are_refused(client: GatewayClient) -> None:
-    await client.create_table("house", display_name="Ada")
-    await client.start()
-    first = await client.activity(page_size=3)
-    assert len(first.items) == 3 and first.next_page_token
-    token = first.next_page_token
-    second = await client.activity(page_size=3, page_token=token)
-    assert second.items[0].version == first.items[-1].version - 1
-    invalid = grpc.StatusCode.INVALID_ARGUMENT
-    body, signature = token.split(".")
-    for forged in ("nonsense", token + "x", f"{body}.{signature[::-1]}", f"{signature}.{body}"):
-        await expect(client.activity(page_token=forged), invalid, "PAGE_TOKEN_INVALID")
-    other = client.sibling()
-    await other.spectate(client.table_id)  # another reader may not use my token
-    await expect(other.activity(page_token=token), invalid, "PAGE_TOKEN_INVALID")
-    elsewhere = client.sibling()
-    await elsewhere.create_table("house", display_name="Bo")
-    client.touched.add(elsewhere.table_id)  # type: ignore[attr-defined]
-    await expect(elsewhere.activity(page_token=token), invalid, "PAGE_TOKEN_INVALID")
-    await expect(client.activity(page_size=201), invalid, "INVALID_PAGE_SIZE")
-
-
-# --------------------------------------------------------------------------- the lobby
-async def _whole_lobby(reader: GatewayClient, **filters: object) -> list[pb.TableSummary]:
-    tables: list[pb.TableSummary] = []
-    token = ""
-    while True:
-        page = await reader.lobby_page(page_size=2, page_token=token, **filters)  # type: ignore[arg-type]
-        assert len(page.tables) <= 2
-        tables.extend(page.tables)
-        token = page.next_page_token
-        if not token:
-            ids = [t.table_id for t in tables]
-            assert ids == sorted(set(ids)), "pages overlap or skip"
-            return tables
-
-
-async def test_the_lobby_lists_public_tables_by_name_and_never_private_ones(
-    client: GatewayClient,
-) -> None:
-    friday = client.sibling()
-    await friday.create_table(
-        "club", seat_count=5, visibility="public", display_name="Ada", name="Friday club"
-    )
-    quick = client.sibling()
-    await quick.create_table("house", seat_count=4, visibility="public", display_name="Bo")
-    await quick.add_bot()
-    await quick.add_bot()
-    secret = client.sibling()
-    await secret.create_table("club", visibility="private", display_name="Cy", name="Hidden")
-    practice = client.sibling()
-    await practice.create_table("house", display_name="Di", name="Solo")
-    playing = client.sibling()
-    await playing.create_table("house", seat_count=4, visibility="public", display_name="Ed")
-    for _ in range(3):
-        await playing.add_bot()
-    await playing.start()
-    ours = {t.table_id for t in (friday, quick, secret, practice, playing)}
-    client.touched |= ours  # type: ignore[attr-defined]
-    lobby = {t.table_id: t for t in await _whole_lobby(client) if t.table_id in ours}
-    assert set(lobby) == {friday.table_id, quick.table_id}
-    shown = lobby[friday.table_id]
-    assert (shown.name, shown.preset, shown.host_name, shown.phase) == (
-        "Friday club",
-        "club",
-        "Ada",
-        "lobby",
-    )
-    assert (shown.seated, shown.free_seats, shown.seat_count) == (1, 4, 5)
-    assert shown.spectators_allowed and shown.options.preset == "club"
-    assert lobby[quick.table_id].free_seats == 1
-    clubs = {t.table_id for t in await _whole_lobby(client, preset="club")}
-    assert friday.table_id in clubs and quick.table_id not in clubs
-    roomy = {t.table_id for t in await _whole_lobby(client, min_free_seats=2)}
-    assert friday.table_id in roomy and quick.table_id not in roomy
-    watching = {
-        t.table_id: t for t in await _whole_lobby(client, in_progress=True) if t.table_id in ours
-    }
-    assert set(watching) == {friday.table_id, quick.table_id, playing.table_id}
-    assert watching[playing.table_id].phase in ("playing", "between_rounds")
-    # Bad input: a forged token, another query's token, an unknown preset.
-    page = await client.lobby_page(page_size=1)
-    assert page.next_page_token
-    invalid = grpc.StatusCode.INVALID_ARGUMENT
-    await expect(client.lobby_page(page_token="forged.token"), invalid, "PAGE_TOKEN_INVALID")
-    other_query = client.lobby_page(page_size=1, preset="club", page_token=page.next_page_token)
-    await expect(other_query, invalid, "PAGE_TOKEN_INVALID")
-    await expect(client.lobby_page(preset="poker"), invalid, "INVALID_PRESET")
-    await expect(
-        client.sibling().create_table("house", name="x" * 41), invalid, "INVALID_TABLE_NAME"
-    )
