@@ -125,12 +125,14 @@ class Summary:
             phase=game.phase,
             visibility=table.visibility,
             name=table.name,
-            host_name=next(
-                (s.display_name for s in game.seats if s.player == table.host_player_id), ""
-            )
-            if table.host_player_id
-            else "",
+            host_name=_host_name(table),
         )
+
+
+def _host_name(table: TableState) -> str:
+    """The display name of the seat the host holds ("" while the host holds none)."""
+    host = table.host_player_id
+    return next((s.display_name for s in table.game.seats if host and s.player == host), "")
 
 
 @dataclass(frozen=True)
