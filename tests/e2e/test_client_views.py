@@ -365,6 +365,11 @@ async def test_the_exchange_says_to_whom_and_received_cards_stay_new_until_playe
         assert not _gifts(store, table_id, round_two), "an exchange was not shown"
         return  # this preset exchanges nothing
     views = [await human.get_table() for human in humans]
+    # One deadline for the whole exchange, the same in every view.
+    assert {(v.deadline_kind, v.deadline_unix_ms) for v in views} == {
+        ("exchange", views[0].deadline_unix_ms)
+    }
+    assert not any(v.HasField("deadline_seat") for v in views)
     gifts = _gifts(store, table_id, round_two)
     assert gifts and all(gift.automatic for gift in gifts) and start >= round_two
     for human, view in zip(humans, views, strict=True):
