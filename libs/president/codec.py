@@ -183,6 +183,7 @@ def _encode_service_event(event: ev.ServiceEvent) -> Message:
             host_player_id=event.host_player_id,
             visibility=event.visibility,
             seat_count=event.seat_count,
+            name=event.name,
         )
     raise TypeError(f"no message for {event!r}")
 
@@ -290,6 +291,7 @@ def _service_event(message: Message) -> ev.ServiceEvent:
             message.host_player_id,
             message.visibility,
             message.seat_count,
+            message.name,
         )
     raise NotAnEvent(f"{type_name(message)} is not an event of a table's stream")
 

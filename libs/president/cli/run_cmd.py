@@ -31,11 +31,9 @@ from sqlalchemy.engine import make_url
 from president import codec
 from president.client import GatewayClient, SeatLog, play_seat
 from president.gateway.v1 import gateway_pb2 as gwpb
-from president.hosting import events as ev
-from president.rules import game as g
+from president.hosting.activity import describe
 from president.rules import round as rnd
 from president.rules.options import PRESETS
-from president.rules.render import event_to_text
 from president.servicekit.launcher import ALL_SERVICES, EDGE, NatsServer, Stack, free_port
 from president.store import migrate
 
@@ -83,38 +81,11 @@ def narrate(change: gwpb.WatchResponse, me: int | None) -> list[str]:
         return [f"[v{change.version}] Table {view.table_id} ({view.options.preset}): {seated}."]
     envelope = change.event
     event = codec.decode(envelope.type, envelope.payload)
-    line = _describe(event, names)
+    line = describe(event, names)
     out = [f"[v{change.version}] {line}"] if line else []
     if isinstance(event, rnd.RoundStarted) and me is not None:
         out.append(f"         {names[me]} holds: {' '.join(view.round.hand)}")
     return out
-
-
-def _describe(event: ev.TableEvent, names: list[str]) -> str | None:
-    if isinstance(event, ev.TableCreated):
-        return f"Table created: {event.preset}, {event.seat_count} seats."
-    if isinstance(event, ev.DealCommitted):
-        return (
-            f"Round {event.round_no} of game {event.game_no}: deal committed, "
-            f"fingerprint {event.fingerprint[:16]}…"
-        )
-    if isinstance(event, ev.DealRevealed):
-        return f"Secret of round {event.round_no} revealed: {event.secret_hex[:16]}…"
-    if isinstance(event, ev.ReactionShown):
-        return f"{names[event.seat]} reacts: {event.reaction}."
-    if isinstance(event, rnd.CardsGiven) and not event.cards:
-        return f"{names[event.giver]} gives cards to {names[event.receiver]}."
-    if isinstance(event, rnd.RoundEnded):
-        places = ", ".join(f"{i + 1}. {names[s]}" for i, s in enumerate(event.standings))
-        totals = ", ".join(f"{names[s]} {event.totals[s]}" for s in sorted(event.standings))
-        return f"Round over: {places}. Totals: {totals}."
-    if isinstance(event, rnd.RoundStarted | rnd.CardsGiven | rnd.PlayStarted | rnd.CardsPlayed):
-        return event_to_text(event, names)
-    if isinstance(event, rnd.Passed | rnd.TrickClosed | rnd.RevolutionChanged):
-        return event_to_text(event, names)
-    if isinstance(event, rnd.PlayerWentOut | rnd.TimedOut):
-        return event_to_text(event, names)
-    return g.describe_game_event(event, names)
 
 
 # --------------------------------------------------------------------------- the demo game

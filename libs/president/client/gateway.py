@@ -56,6 +56,13 @@ def channel(address: str) -> grpc.aio.Channel:
     )
 
 
+def _chosen_on(request: Any, expected_version: int | None) -> Any:
+    """``request`` naming the table version its command was chosen on (STALE once it moved on)."""
+    if expected_version is not None:
+        request.expected_version = expected_version
+    return request
+
+
 class GatewayClient:
     """One player's (or watcher's) connection to the gateway, with their token."""
 
@@ -125,6 +132,7 @@ class GatewayClient:
         visibility: str = "practice",
         display_name: str = "You",
         command_id: str = "",
+        name: str = "",
     ) -> pb.CreateTableResponse:
         """Create a table and keep the host's token."""
         created: pb.CreateTableResponse = await self._unary(
@@ -135,16 +143,54 @@ class GatewayClient:
                 visibility=VISIBILITY_VALUES.get(visibility, pb.VISIBILITY_UNSPECIFIED),
                 display_name=display_name,
                 command_id=command_id,
+                name=name,
             ),
         )
         self.token, self.table_id = created.token, created.table_id
         self.seat, self.player_id = created.seat, created.player_id
         return created
 
-    async def list_tables(self) -> list[pb.TableSummary]:
-        """Public tables in the lobby with a free seat."""
-        listed: pb.ListTablesResponse = await self._unary("ListTables", pb.ListTablesRequest())
-        return list(listed.tables)
+    async def list_tables(
+        self,
+        *,
+        preset: str = "",
+        min_free_seats: int = 0,
+        in_progress: bool = False,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> list[pb.TableSummary]:
+        """A page of the lobby: public tables in the lobby with a free seat (with
+        ``in_progress``, the games under way too); see :meth:`lobby_page` for paging."""
+        page = await self.lobby_page(
+            preset=preset,
+            min_free_seats=min_free_seats,
+            in_progress=in_progress,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        return list(page.tables)
+
+    async def lobby_page(
+        self,
+        *,
+        preset: str = "",
+        min_free_seats: int = 0,
+        in_progress: bool = False,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> pb.ListTablesResponse:
+        """A page of the lobby with its ``next_page_token`` (empty on the last page)."""
+        listed: pb.ListTablesResponse = await self._unary(
+            "ListTables",
+            pb.ListTablesRequest(
+                preset=preset,
+                min_free_seats=min_free_seats,
+                in_progress=in_progress,
+                page_size=page_size,
+                page_token=page_token,
+            ),
+        )
+        return listed
 
     async def join(
         self, table_id: str, display_name: str, seat: int | None = None
@@ -166,66 +212,100 @@ class GatewayClient:
         self.token, self.table_id, self.seat = watched.token, table_id, None
         return watched.token
 
-    async def add_bot(self, seat: int | None = None, level: str = "") -> int:
+    async def add_bot(
+        self, seat: int | None = None, level: str = "", *, expected_version: int | None = None
+    ) -> int:
         """Host: seat a bot (``basic`` unless ``level`` says ``strong``); returns its seat."""
-        request = pb.AddBotRequest(level=level)
+        request = _chosen_on(pb.AddBotRequest(level=level), expected_version)
         if seat is not None:
             request.seat = seat
         added: pb.AddBotResponse = await self._unary("AddBot", request)
         return added.seat
 
-    async def remove_seat(self, seat: int) -> None:
+    async def remove_seat(self, seat: int, *, expected_version: int | None = None) -> None:
         """Host: remove a seat's occupant."""
-        await self._unary("RemoveSeat", pb.RemoveSeatRequest(seat=seat))
+        request = _chosen_on(pb.RemoveSeatRequest(seat=seat), expected_version)
+        await self._unary("RemoveSeat", request)
 
-    async def start(self, command_id: str = "") -> None:
+    async def start(self, command_id: str = "", *, expected_version: int | None = None) -> None:
         """Start the game."""
-        await self._unary("StartGame", pb.StartGameRequest(command_id=command_id))
+        request = _chosen_on(pb.StartGameRequest(command_id=command_id), expected_version)
+        await self._unary("StartGame", request)
 
     # -- plays ------------------------------------------------------------------
     async def play(
-        self, cards: Sequence[str], trick_version: int | None = None, command_id: str = ""
+        self,
+        cards: Sequence[str],
+        trick_version: int | None = None,
+        command_id: str = "",
+        *,
+        expected_version: int | None = None,
     ) -> int:
-        """Play cards; returns the table's version after the play."""
-        request = pb.PlayRequest(cards=list(cards), command_id=command_id)
+        """Play cards; returns the table's version after the play.
+
+        ``expected_version``: the view's version the play was chosen on; the
+        play is refused ABORTED (``STALE``) if the table has moved on since.
+        """
+        request = _chosen_on(
+            pb.PlayRequest(cards=list(cards), command_id=command_id), expected_version
+        )
         if trick_version is not None:
             request.trick_version = trick_version
         played: pb.PlayResponse = await self._unary("Play", request)
         return played.version
 
-    async def pass_(self, trick_version: int | None = None, command_id: str = "") -> int:
+    async def pass_(
+        self,
+        trick_version: int | None = None,
+        command_id: str = "",
+        *,
+        expected_version: int | None = None,
+    ) -> int:
         """Pass; returns the table's version after it."""
-        request = pb.PassRequest(command_id=command_id)
+        request = _chosen_on(pb.PassRequest(command_id=command_id), expected_version)
         if trick_version is not None:
             request.trick_version = trick_version
         passed: pb.PassResponse = await self._unary("Pass", request)
         return passed.version
 
-    async def return_cards(self, cards: Sequence[str], command_id: str = "") -> int:
+    async def return_cards(
+        self, cards: Sequence[str], command_id: str = "", *, expected_version: int | None = None
+    ) -> int:
         """Return cards in the exchange."""
+        request = pb.ReturnCardsRequest(cards=list(cards), command_id=command_id)
         returned: pb.ReturnCardsResponse = await self._unary(
-            "ReturnCards", pb.ReturnCardsRequest(cards=list(cards), command_id=command_id)
+            "ReturnCards", _chosen_on(request, expected_version)
         )
         return returned.version
 
-    async def react(self, reaction: str) -> None:
+    async def react(self, reaction: str, *, expected_version: int | None = None) -> None:
         """Show a reaction."""
-        await self._unary("React", pb.ReactRequest(reaction=reaction))
+        request = _chosen_on(pb.ReactRequest(reaction=reaction), expected_version)
+        await self._unary("React", request)
 
-    async def leave(self) -> None:
+    async def leave(self, *, expected_version: int | None = None) -> None:
         """Leave the table (a bot finishes the round)."""
-        await self._unary("Leave", pb.LeaveRequest())
+        await self._unary("Leave", _chosen_on(pb.LeaveRequest(), expected_version))
 
-    async def host_action(self, choice: str, command_id: str = "") -> int:
+    async def host_action(
+        self, choice: str, command_id: str = "", *, expected_version: int | None = None
+    ) -> int:
         """Host: ``next_round``, ``end_game``, ``play_again`` or ``back_to_lobby``."""
+        request = pb.HostActionRequest(
+            choice=HOST_CHOICES.get(choice, pb.HOST_CHOICE_UNSPECIFIED), command_id=command_id
+        )
         done: pb.HostActionResponse = await self._unary(
-            "HostAction",
-            pb.HostActionRequest(
-                choice=HOST_CHOICES.get(choice, pb.HOST_CHOICE_UNSPECIFIED),
-                command_id=command_id,
-            ),
+            "HostAction", _chosen_on(request, expected_version)
         )
         return done.version
+
+    async def preview_play(self, cards: Sequence[str]) -> pb.PreviewPlayResponse:
+        """What the play button would say for these cards, or why the play would be refused
+        (``refused``); nothing is played."""
+        previewed: pb.PreviewPlayResponse = await self._unary(
+            "PreviewPlay", pb.PreviewPlayRequest(cards=list(cards))
+        )
+        return previewed
 
     # -- reading ------------------------------------------------------------------
     async def get_table(self) -> gpb.TableView:
@@ -244,6 +324,13 @@ class GatewayClient:
             "CheckDeal", pb.CheckDealRequest(game_no=game_no, round_no=round_no)
         )
         return checked
+
+    async def activity(self, page_size: int = 0, page_token: str = "") -> pb.GetActivityResponse:
+        """A page of the table's activity, newest first (``next_page_token`` for the next)."""
+        page: pb.GetActivityResponse = await self._unary(
+            "GetActivity", pb.GetActivityRequest(page_size=page_size, page_token=page_token)
+        )
+        return page
 
     def session(self, from_version: int = 0) -> Session:
         """Watch and act on one Session stream (see :class:`Session`)."""
@@ -347,36 +434,58 @@ class Session:
         return await future
 
     async def play(
-        self, cards: Sequence[str], trick_version: int | None = None, command_id: str = ""
+        self,
+        cards: Sequence[str],
+        trick_version: int | None = None,
+        command_id: str = "",
+        *,
+        expected_version: int | None = None,
     ) -> int:
         """Play cards; the table's version after the play."""
         command_id = command_id or uuid.uuid4().hex
-        play = pb.PlayRequest(cards=list(cards), command_id=command_id)
+        play = _chosen_on(
+            pb.PlayRequest(cards=list(cards), command_id=command_id), expected_version
+        )
         if trick_version is not None:
             play.trick_version = trick_version
         return await self._send(pb.SessionRequest(play=play), command_id)
 
-    async def pass_(self, trick_version: int | None = None, command_id: str = "") -> int:
+    async def pass_(
+        self,
+        trick_version: int | None = None,
+        command_id: str = "",
+        *,
+        expected_version: int | None = None,
+    ) -> int:
         """Pass; the table's version after it."""
         command_id = command_id or uuid.uuid4().hex
-        passing = pb.PassRequest(command_id=command_id)
+        passing = _chosen_on(pb.PassRequest(command_id=command_id), expected_version)
         if trick_version is not None:
             passing.trick_version = trick_version
         request = pb.SessionRequest()
         getattr(request, "pass").CopyFrom(passing)
         return await self._send(request, command_id)
 
-    async def return_cards(self, cards: Sequence[str], command_id: str = "") -> int:
+    async def return_cards(
+        self, cards: Sequence[str], command_id: str = "", *, expected_version: int | None = None
+    ) -> int:
         """Return cards in the exchange."""
         command_id = command_id or uuid.uuid4().hex
-        returning = pb.ReturnCardsRequest(cards=list(cards), command_id=command_id)
+        returning = _chosen_on(
+            pb.ReturnCardsRequest(cards=list(cards), command_id=command_id), expected_version
+        )
         return await self._send(pb.SessionRequest(return_cards=returning), command_id)
 
-    async def host_action(self, choice: str, command_id: str = "") -> int:
+    async def host_action(
+        self, choice: str, command_id: str = "", *, expected_version: int | None = None
+    ) -> int:
         """Host: ``next_round``, ``end_game``, ``play_again`` or ``back_to_lobby``."""
         command_id = command_id or uuid.uuid4().hex
-        action = pb.HostActionRequest(
-            choice=HOST_CHOICES.get(choice, pb.HOST_CHOICE_UNSPECIFIED), command_id=command_id
+        action = _chosen_on(
+            pb.HostActionRequest(
+                choice=HOST_CHOICES.get(choice, pb.HOST_CHOICE_UNSPECIFIED), command_id=command_id
+            ),
+            expected_version,
         )
         return await self._send(pb.SessionRequest(host_action=action), command_id)
 

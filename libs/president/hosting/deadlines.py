@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from president.events.v1.events_pb2 import EventEnvelope
 from president.hosting.events import TableCreated, TableEvent
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import game as g
@@ -144,10 +145,29 @@ def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) ->
     The timer restarts at ``at`` when the event changed which timer runs
     (another kind, seat, round, or timer key); otherwise it keeps its start.
     """
-    table = fold(clock.table, event, version)
+    return clocked(fold(clock.table, event, version), clock, at)
+
+
+def clocked(table: Table, previous: TableClock | None, at: datetime) -> TableClock:
+    """The clock of ``table``, the table of ``previous`` after one more event committed at
+    ``at`` (None: no clock before, as for the first event).
+
+    The one rule of :func:`advance`, for a follower that folds the table itself
+    (the gateway's feed): the timer keeps its start unless the event changed
+    which timer runs.
+    """
     timer = running_timer(table)
     if timer is None:
         return TableClock(table)
-    if timer.run == clock.run and clock.started_at is not None:
-        return TableClock(table, clock.started_at, clock.run)
+    if previous is not None and timer.run == previous.run and previous.started_at is not None:
+        return TableClock(table, previous.started_at, previous.run)
     return TableClock(table, at, timer.run)
+
+
+def event_time(envelope: EventEnvelope, fallback: datetime) -> datetime:
+    """The commit time an envelope carries (``fallback`` when it has none)."""
+    try:
+        at = datetime.fromisoformat(envelope.time)
+    except ValueError:
+        return fallback
+    return at if at.tzinfo is not None else at.replace(tzinfo=fallback.tzinfo)

@@ -19,8 +19,8 @@ class VersionMismatch(Exception):
 
     def __init__(self, table_id: str, expected: int, actual: int) -> None:
         super().__init__(
-            f"table {table_id} is at version {actual}, not {expected}: "
-            "reload the table and decide again"
+            f"the table moved on: this was chosen on version {expected} of table {table_id}, "
+            f"which is at version {actual} now; look at the table again and choose anew"
         )
         self.table_id = table_id
         self.expected = expected

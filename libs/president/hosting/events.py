@@ -32,6 +32,8 @@ class TableCreated(NamedTuple):
     host_player_id: str
     visibility: str
     seat_count: int
+    #: The name shown in the lobby (may be empty).
+    name: str = ""
 
 
 class DealCommitted(NamedTuple):

@@ -165,8 +165,9 @@ class TableHost:
         host_player_id: str = "",
         command_id: str | None = None,
         actor: str = SERVER,
+        name: str = "",
     ) -> Table:
-        """Create a table in the lobby (idempotent for the same command id)."""
+        """Create a table in the lobby (idempotent for the same command id), named ``name``."""
         empty = g.new_table(options, seat_count)
         created = TableCreated(
             table_id=table_id,
@@ -175,6 +176,7 @@ class TableHost:
             host_player_id=host_player_id,
             visibility=visibility,
             seat_count=len(empty.seats),
+            name=name,
         )
         command_id = command_id or f"create-{table_id}"
         with self.lock(table_id):
@@ -319,15 +321,24 @@ class TableHost:
             return self._tables[table_id].version
 
     def append_reaction(
-        self, table_id: str, seat: int, reaction: str, command_id: str, actor: str
+        self,
+        table_id: str,
+        seat: int,
+        reaction: str,
+        command_id: str,
+        actor: str,
+        expected_version: int | None = None,
     ) -> Outcome:
-        """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
+        """Show a reaction from an occupied seat (a ``ReactionShown`` event); with
+        ``expected_version``, only if the table is at that version (else VersionMismatch)."""
         with self.lock(table_id), self._collecting(table_id) as committed:
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
                 self.load(table_id)
                 return Outcome(earlier.last_version, len(earlier.versions))
             table = self.load(table_id)
+            if expected_version is not None and expected_version != table.version:
+                raise VersionMismatch(table_id, expected_version, table.version)
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:
                 raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")

@@ -42,6 +42,8 @@ class Table:
     visibility: str = "practice"
     host_player_id: str = ""
     commitment: DealCommitted | None = None
+    #: The name shown in the lobby (may be empty).
+    name: str = ""
 
 
 def fold(table: Table, event: TableEvent, version: int) -> Table:
@@ -84,4 +86,5 @@ def table_from_created(created: TableCreated) -> Table:
         version=1,
         visibility=created.visibility,
         host_player_id=created.host_player_id,
+        name=created.name,
     )

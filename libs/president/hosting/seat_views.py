@@ -96,13 +96,19 @@ def public_view(table: Table) -> gpb.TableView:
 
 
 def seat_view(
-    public: gpb.TableView, table: Table, seat: int | None, into: gpb.TableView | None = None
+    public: gpb.TableView,
+    table: Table,
+    seat: int | None,
+    into: gpb.TableView | None = None,
+    *,
+    legal: bool = True,
 ) -> gpb.TableView:
     """``public`` (from :func:`public_view` of the same table) as ``seat`` sees it.
 
     Only the seat's own cards are added (:func:`seat_part`): its hand, the
-    cards it received, what it owes in the exchange and its legal actions.
-    ``public`` is not changed. With ``into`` (an empty message, e.g. a
+    cards it received, what it owes in the exchange and its legal actions
+    (none with ``legal`` False: a view the table has moved on from invites no
+    move). ``public`` is not changed. With ``into`` (an empty message, e.g. a
     response's field), the view is built there and returned.
     """
     if seat is None and into is None:
@@ -110,13 +116,14 @@ def seat_view(
     view = into if into is not None else gpb.TableView()
     view.CopyFrom(public)
     if seat is not None:
-        view.MergeFrom(seat_part(table, seat))
+        view.MergeFrom(seat_part(table, seat, legal=legal))
     return view
 
 
-def seat_part(table: Table, seat: int) -> gpb.TableView:
+def seat_part(table: Table, seat: int, *, legal: bool = True) -> gpb.TableView:
     """What only ``seat`` sees, and nothing else: merged into the public view it makes the
-    seat's view (as :meth:`MergeFrom`, or as serialized bytes appended to the public ones)."""
+    seat's view (as :meth:`MergeFrom`, or as serialized bytes appended to the public ones).
+    ``legal`` False leaves out the legal actions (a view that is not the table's newest)."""
     part = gpb.TableView(viewer_seat=seat)
     state = table.game.round
     if state is not None and 0 <= seat < state.seat_count:
@@ -125,9 +132,12 @@ def seat_part(table: Table, seat: int) -> gpb.TableView:
         round_view.new_cards.extend(names(state.new_cards[seat] & state.hands[seat]))
         round_view.same_or_nothing = state.same_or_nothing and state.to_act == seat
         owed = [p for p in state.pending if p.giver == seat]
-        round_view.return_owed = owed[0].size if owed else 0
-        for verb, cards in legal_actions(state, seat):
-            round_view.legal.append(gpb.LegalAction(verb=verb, cards=names(cards)))
+        if owed:
+            round_view.return_owed = owed[0].size
+            round_view.return_to = owed[0].receiver
+        if legal:
+            for verb, cards in legal_actions(state, seat):
+                round_view.legal.append(gpb.LegalAction(verb=verb, cards=names(cards)))
     return part
 
 

@@ -146,7 +146,7 @@ async def test_refusals_carry_status_and_reason_and_change_nothing(
             (ex(t, play([hand[0]], seat=1), impostor), denied, "NOT_YOUR_SEAT"),
             (ex(t, play([hand[0]], seat=1), SERVER), failed, "NOT_YOUR_TURN"),
             (ex(t, play([hand[-1]], trick_version=trick + 1), me), aborted, "STALE"),
-            (ex(t, play([hand[-1]]), me, expected_version=version - 1), aborted, "STALE_VERSION"),
+            (ex(t, play([hand[-1]]), me, expected_version=version - 1), aborted, "STALE"),
             (ex(t, gpb.Command(), me), bad, "MISSING_COMMAND"),
             (ex(t, play([hand[-1]]), gpb.Actor()), bad, "MISSING_ACTOR"),
             (ex(t, react[0], me), bad, "INVALID_REACTION"),

@@ -17,7 +17,7 @@ from president.rules import bots
 from president.rules import game as g
 from president.rules.options import options_for
 from president.servicekit.nats import envelope
-from president.services.gateway.entries import Entry, apply
+from president.services.gateway.entries import Entry, apply, with_clock
 from president.services.gateway.wire import (
     public_change,
     session_change,
@@ -47,7 +47,9 @@ def played_entries(tmp_path: Path, moves: int = 12) -> list[Entry]:
         host.decide_and_append("w1", command, f"move-{step}", "p0")
     entries: list[Entry] = []
     for stored in store.read_stream(stream_id("w1"), 1):
-        entries.append(apply(entries[-1].table if entries else None, envelope(stored)))
+        previous = entries[-1] if entries else None
+        entry = apply(previous.table if previous else None, envelope(stored))
+        entries.append(with_clock(entry, previous))
     return entries
 
 
@@ -67,7 +69,9 @@ def test_joined_parts_parse_as_the_built_changes_for_every_seat(tmp_path: Path) 
         for seat in seats:
             built = pb.WatchResponse(version=entry.version, event=entry.event(seat))
             built.view.CopyFrom(seat_view(public_view(entry.table), entry.table, seat))
-            own = pb.WatchResponse(event=entry.event(seat)).SerializeToString()
+            built.view.MergeFrom(entry.countdown())
+            own = pb.WatchResponse(event=entry.event(seat), view=entry.countdown())
+            own = own.SerializeToString()
             joined = public_change(entry.version, entry.table) + view_part(entry.table, seat)
             assert pb.WatchResponse.FromString(joined + own) == built
             (carried,) = pb.SessionResponse.FromString(entry.session_response(seat)).changes
@@ -83,5 +87,6 @@ def test_a_session_snapshot_is_the_snapshot_change(tmp_path: Path) -> None:
     for seat in (0, 2, None):
         expected = pb.SessionResponse()
         expected.changes.add(version=entry.version, snapshot=True, view=entry.view(seat))
-        framed = session_snapshot(entry.version, entry.view(seat))
+        expected.changes[0].view.server_now_unix_ms = 1_700_000_000_000
+        framed = session_snapshot(entry.version, entry.view(seat), 1_700_000_000_000)
         assert pb.SessionResponse.FromString(framed) == expected

@@ -19,10 +19,11 @@ from typing import TypeVar
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
-from president.hosting.visibility import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
+from president.hosting.visibility import PRACTICE, PRIVATE, VISIBILITIES
 from president.rules.levels import bot_player_id
 from president.servicekit.errors import ServiceError
 from president.services.gateway import bot_levels, checks
+from president.services.gateway.activity import activity_page, activity_tokens, before_version
 from president.services.gateway.auth import (
     AUDITOR,
     HOST,
@@ -36,9 +37,14 @@ from president.services.gateway.auth import (
     require_host,
     require_writer,
 )
+from president.services.gateway.countdowns import with_countdown
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub, TableFeed
+from president.services.gateway.lobby import lobby_page, lobby_tokens
+from president.services.gateway.page_tokens import page_size
+from president.services.gateway.preview import preview_response
 from president.services.gateway.upstream import ScoringPort, TablePort
+from president.services.gateway.versions import expected_version
 from president.services.gateway.watch import seat_resolver, watch, watch_session
 from president.table.v1 import table_pb2 as tpb
 
@@ -85,6 +91,8 @@ class Gateway:
         self._tokens = tokens
         self._hub = hub
         self._id_key = id_key
+        self._pages = activity_tokens(id_key)
+        self._lobby_pages = lobby_tokens(id_key)
 
     # -- tables and seats ---------------------------------------------------------
     async def create_table(self, request: pb.CreateTableRequest) -> pb.CreateTableResponse:
@@ -121,6 +129,7 @@ class Gateway:
                     seat_count=seats,
                     visibility=visibility,
                     host_player_id=player_id,
+                    name=checks.table_name(request.name),
                     # Fresh each call: a repeat must not count as the same append.
                     command_id=f"create:{secrets.token_hex(12)}",
                 )
@@ -149,21 +158,9 @@ class Gateway:
         token = self._tokens.issue(table_id, player_id, HOST, 0)
         return pb.CreateTableResponse(table_id=table_id, seat=0, token=token, player_id=player_id)
 
-    async def list_tables(self) -> pb.ListTablesResponse:
-        """Public tables in the lobby with a free seat."""
-        found = await self._tables.list_tables(open_only=True)
-        return pb.ListTablesResponse(
-            tables=[
-                pb.TableSummary(
-                    table_id=item.table_id,
-                    options=item.options,
-                    seated=item.seated,
-                    seat_count=item.seat_count,
-                )
-                for item in found
-                if item.visibility == PUBLIC
-            ]
-        )
+    async def list_tables(self, request: pb.ListTablesRequest) -> pb.ListTablesResponse:
+        """The lobby: public tables, filtered, a page at a time (never private or practice)."""
+        return await lobby_page(self._tables, request, self._lobby_pages)
 
     async def join_table(self, request: pb.JoinTableRequest) -> pb.JoinTableResponse:
         """Take a seat (the one asked for, or the first free one) at a public or private table."""
@@ -202,7 +199,14 @@ class Gateway:
 
         async def sit(seat: int) -> None:
             await self._sit(
-                claims.table_id, seat, bot, f"Bot {seat}", True, f"add-{bot}", claims.player_id
+                claims.table_id,
+                seat,
+                bot,
+                f"Bot {seat}",
+                True,
+                f"add-{bot}",
+                claims.player_id,
+                expected_version(request),
             )
 
         seat = await self._take_seat(feed, wanted, sit)
@@ -225,6 +229,7 @@ class Gateway:
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
             f"remove-{request.seat}-v{feed.version}",
             seat=self._host_seat(feed, claims),
+            expected_version=expected_version(request),
         )
         return pb.RemoveSeatResponse()
 
@@ -242,6 +247,7 @@ class Gateway:
             gpb.Command(start_game=gpb.StartGame()),
             checks.command_id(request.command_id),
             seat=seat,
+            expected_version=expected_version(request),
         )
         return pb.StartGameResponse()
 
@@ -258,7 +264,8 @@ class Gateway:
                 play.trick_version = request.trick_version
             return gpb.Command(play_cards=play)
 
-        return pb.PlayResponse(version=await self._seat_command(claims, command, command_id))
+        version = await self._seat_command(claims, command, command_id, expected_version(request))
+        return pb.PlayResponse(version=version)
 
     async def pass_(self, claims: Claims, request: pb.PassRequest) -> pb.PassResponse:
         """Pass for the token's seat."""
@@ -273,7 +280,8 @@ class Gateway:
             getattr(out, "pass").CopyFrom(passing)
             return out
 
-        return pb.PassResponse(version=await self._seat_command(claims, command, command_id))
+        version = await self._seat_command(claims, command, command_id, expected_version(request))
+        return pb.PassResponse(version=version)
 
     async def return_cards(
         self, claims: Claims, request: pb.ReturnCardsRequest
@@ -286,6 +294,7 @@ class Gateway:
             claims,
             lambda seat: gpb.Command(return_cards=gpb.ReturnCards(seat=seat, cards=cards)),
             command_id,
+            expected_version(request),
         )
         return pb.ReturnCardsResponse(version=version)
 
@@ -297,16 +306,18 @@ class Gateway:
             claims,
             lambda seat: gpb.Command(react=gpb.React(seat=seat, reaction=code)),
             secrets.token_hex(8),
+            expected_version(request),
         )
         return pb.ReactResponse()
 
-    async def leave(self, claims: Claims, _request: pb.LeaveRequest) -> pb.LeaveResponse:
+    async def leave(self, claims: Claims, request: pb.LeaveRequest) -> pb.LeaveResponse:
         """Leave: a bot finishes the round; the token acts no more."""
         require_writer(claims)
         await self._seat_command(
             claims,
             lambda seat: gpb.Command(leave=gpb.Leave(seat=seat)),
             f"leave-{secrets.token_hex(6)}",
+            expected_version(request),
         )
         return pb.LeaveResponse()
 
@@ -329,13 +340,25 @@ class Gateway:
             choice(),
             command_id,
             seat=self._host_seat(feed, claims),
+            expected_version=expected_version(request),
         )
         return pb.HostActionResponse(version=version)
+
+    async def preview_play(
+        self, claims: Claims, request: pb.PreviewPlayRequest
+    ) -> pb.PreviewPlayResponse:
+        """What the play button would say for these cards (rulebook 002); commits nothing."""
+        require_writer(claims)
+        cards = checks.cards(request.cards)
+        feed = await self._hub.feed(claims.table_id)
+        seat = await self._acting_seat(claims, feed)
+        return preview_response(feed.table, seat, cards)
 
     # -- reading ------------------------------------------------------------------------
     async def get_table(self, claims: Claims) -> pb.GetTableResponse:
         """The table as the token's seat sees it (spectators and auditors: no hand)."""
-        return pb.GetTableResponse(view=await self._view(claims))
+        view = await with_countdown(self._hub, claims.table_id, await self._view(claims))
+        return pb.GetTableResponse(view=view)
 
     async def get_scores(self, claims: Claims) -> pb.GetScoresResponse:
         """The current game's totals (from the table) and finished games (from scoring)."""
@@ -369,6 +392,19 @@ class Gateway:
         events = await self._tables.read_events(claims.table_id, 0)
         return check_deal(events, request.game_no, request.round_no)
 
+    async def get_activity(
+        self, claims: Claims, request: pb.GetActivityRequest
+    ) -> pb.GetActivityResponse:
+        """A page of the table's activity, newest first, redacted for the token as Watch is."""
+        size = page_size(request.page_size)
+        tokens, table_id, reader = self._pages, claims.table_id, claims.player_id
+        token = request.page_token
+        before = before_version(tokens, token, table_id, reader) if token else None
+        player = None if claims.read_only else claims.player_id
+        return await activity_page(
+            self._hub, table_id, seat_resolver(player), size, before, tokens, reader
+        )
+
     def watch(self, claims: Claims, request: pb.WatchRequest) -> AsyncIterator[pb.WatchResponse]:
         """The token's view as a stream: a snapshot then every change, or resume after a version."""
         player = None if claims.read_only else claims.player_id
@@ -394,19 +430,21 @@ class Gateway:
         is_bot: bool,
         command_id: str,
         actor: str,
+        expected_version: int | None = None,
     ) -> int:
-        response = await self._tables.submit(
-            tpb.ExecuteCommandRequest(
-                table_id=table_id,
-                command_id=command_id,
-                actor=gpb.Actor(player_id=actor, seat=-1 if is_bot else seat),
-                command=gpb.Command(
-                    sit_down=gpb.SitDown(
-                        seat=seat, player_id=player_id, display_name=name, is_bot=is_bot
-                    )
-                ),
-            )
+        request = tpb.ExecuteCommandRequest(
+            table_id=table_id,
+            command_id=command_id,
+            actor=gpb.Actor(player_id=actor, seat=-1 if is_bot else seat),
+            command=gpb.Command(
+                sit_down=gpb.SitDown(
+                    seat=seat, player_id=player_id, display_name=name, is_bot=is_bot
+                )
+            ),
         )
+        if expected_version is not None:
+            request.expected_version = expected_version
+        response = await self._tables.submit(request)
         self._hub.nudge(table_id, response.version, response.committed)
         return response.version
 
@@ -458,31 +496,47 @@ class Gateway:
         return seat
 
     async def _seat_command(
-        self, claims: Claims, command: Callable[[int], gpb.Command], command_id: str
+        self,
+        claims: Claims,
+        command: Callable[[int], gpb.Command],
+        command_id: str,
+        expected_version: int | None = None,
     ) -> int:
         feed = await self._hub.feed(claims.table_id)
         seat = await self._acting_seat(claims, feed)
         try:
-            return await self._submit(claims, command(seat), command_id, seat=seat)
+            return await self._submit(
+                claims, command(seat), command_id, seat=seat, expected_version=expected_version
+            )
         except ServiceError as error:
             if not _reason(error, "NOT_YOUR_SEAT"):
                 raise
             moved = await self._acting_seat(claims, feed, fresh=True)  # seats changed: follow
             if moved == seat:
                 raise
-            return await self._submit(claims, command(moved), command_id, seat=moved)
+            return await self._submit(
+                claims, command(moved), command_id, seat=moved, expected_version=expected_version
+            )
 
     async def _submit(
-        self, claims: Claims, command: gpb.Command, command_id: str, *, seat: int
+        self,
+        claims: Claims,
+        command: gpb.Command,
+        command_id: str,
+        *,
+        seat: int,
+        expected_version: int | None = None,
     ) -> int:
-        response = await self._tables.submit(
-            tpb.ExecuteCommandRequest(
-                table_id=claims.table_id,
-                command_id=f"{claims.player_id}:{command_id}",
-                actor=gpb.Actor(player_id=claims.player_id, seat=seat),
-                command=command,
-            )
+        """Send a command; with ``expected_version`` it runs only on that table version."""
+        request = tpb.ExecuteCommandRequest(
+            table_id=claims.table_id,
+            command_id=f"{claims.player_id}:{command_id}",
+            actor=gpb.Actor(player_id=claims.player_id, seat=seat),
+            command=command,
         )
+        if expected_version is not None:
+            request.expected_version = expected_version
+        response = await self._tables.submit(request)
         self._hub.nudge(claims.table_id, response.version, response.committed)
         return response.version
 

@@ -60,6 +60,19 @@ def display_name(name: str) -> str:
     return trimmed
 
 
+def table_name(name: str) -> str:
+    """A table's name: empty, or up to 40 printable characters (trimmed)."""
+    trimmed = name.strip()
+    if len(trimmed) > MAX_NAME:
+        raise invalid(
+            "INVALID_TABLE_NAME",
+            f"a table name has at most {MAX_NAME} characters, not {len(trimmed)}",
+        )
+    if _CONTROL.search(trimmed):
+        raise invalid("INVALID_TABLE_NAME", "a table name cannot hold control characters")
+    return trimmed
+
+
 def options(message: gpb.TableOptions) -> Options:
     """The table's rules: a preset (classic when empty) and option overrides by name."""
     preset = message.preset or DEFAULT_PRESET

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Protocol
 
 from google.protobuf.message import Message
@@ -20,6 +21,8 @@ from president import codec
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.countdown import countdown
+from president.hosting.deadlines import TableClock, clocked, event_time
 from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import public_view, redact, seat_part, seat_view
@@ -43,10 +46,41 @@ class Entry:
     _public_change: bytes | None = None
     #: Each seat's own part of its view, serialized ahead (a prepared entry).
     _view_parts: dict[int | None, bytes] | None = None
+    #: Whether the prepared parts hold legal actions (a superseded entry uses only those that
+    #: do not).
+    _view_parts_legal: bool = True
+    #: The table's timer after this event (:func:`with_clock`), and when the entry was made.
+    clock: TableClock | None = None
+    made_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    _countdown: gpb.TableView | None = None
+    #: A newer change followed (:meth:`supersede`): its views invite no move.
+    superseded: bool = False
 
     @property
     def version(self) -> int:
         return self.envelope.version
+
+    def supersede(self) -> None:
+        """A newer change of the table was applied: from now on this change's views carry
+        no legal actions (what was built with them is dropped, to be built again without)."""
+        if self.superseded:
+            return
+        self.superseded = True
+        self._views.clear()
+        self._responses.clear()
+        self._sessions.clear()  # the prepared view parts (with legal actions) go unused
+
+    @property
+    def shows_legal(self) -> bool:
+        """Whether this change's views carry legal actions: not once a newer change followed,
+        nor for an event foreseen to be followed by more of the same command."""
+        return not self.superseded and self._view_parts_legal
+
+    def countdown(self) -> gpb.TableView:
+        """The view's timing fields after this event (the same for every seat)."""
+        if self._countdown is None:
+            self._countdown = countdown(self.clock, self.made_at)
+        return self._countdown
 
     def _public_view(self) -> gpb.TableView:
         if self._public is None:
@@ -60,7 +94,10 @@ class Entry:
             return built.view
         cached = self._views.get(seat)
         if cached is None:
-            cached = self._views[seat] = seat_view(self._public_view(), self.table, seat)
+            cached = self._views[seat] = seat_view(
+                self._public_view(), self.table, seat, legal=self.shows_legal
+            )
+            cached.MergeFrom(self.countdown())
         return cached
 
     def response(self, seat: int | None) -> pb.WatchResponse:
@@ -75,7 +112,14 @@ class Entry:
             if view is not None:
                 cached.view.CopyFrom(view)
             else:
-                seat_view(self._public_view(), self.table, seat, into=cached.view)
+                seat_view(
+                    self._public_view(),
+                    self.table,
+                    seat,
+                    into=cached.view,
+                    legal=self.shows_legal,
+                )
+                cached.view.MergeFrom(self.countdown())
         return cached
 
     def session_response(self, seat: int | None) -> bytes:
@@ -84,7 +128,7 @@ class Entry:
         The ``WatchResponse`` is built from two serialized parts, the way
         protobuf merges a message that appears twice: what everyone sees
         (serialized once per change) followed by what only this seat sees
-        (its event and :func:`seat_part`). That spares a copy and a
+        (its event, the countdown and :func:`seat_part`). That spares a copy and a
         serialization of the whole view per seat. Then it is framed as a
         ``SessionResponse`` holding that one change (:func:`session_change`).
         """
@@ -94,12 +138,15 @@ class Entry:
                 self._public_change = public_change(self.version, self.table)
             own = pb.WatchResponse()
             own.event.CopyFrom(self.event(seat))
-            prepared = self._view_parts.get(seat) if self._view_parts is not None else None
+            own.view.MergeFrom(self.countdown())
+            usable = self.shows_legal or not self._view_parts_legal
+            parts = self._view_parts if usable else None
+            prepared = parts.get(seat) if parts is not None else None
             if prepared is not None:
                 cached = session_change(self._public_change + prepared + own.SerializeToString())
             else:
                 if seat is not None:
-                    own.view.CopyFrom(seat_part(self.table, seat))
+                    own.view.MergeFrom(seat_part(self.table, seat, legal=self.shows_legal))
                 cached = session_change(self._public_change + own.SerializeToString())
             self._sessions[seat] = cached
         return cached
@@ -136,6 +183,15 @@ def apply(table: Table | None, envelope: epb.EventEnvelope) -> Entry:
     """Fold one envelope into a table (None before the first event)."""
     message, event = parse(envelope)
     return Entry(envelope, message, fold_next(table, event, envelope))
+
+
+def with_clock(entry: Entry, previous: Entry | None) -> Entry:
+    """``entry``, the one after ``previous`` (None: the first), with the table's timer
+    started where the timer service starts it: at the commit time of the event that
+    started it (:func:`president.hosting.deadlines.clocked`)."""
+    at = event_time(entry.envelope, entry.made_at)
+    entry.clock = clocked(entry.table, previous.clock if previous is not None else None, at)
+    return entry
 
 
 class Listener:

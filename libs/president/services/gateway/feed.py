@@ -36,7 +36,7 @@ from president.hosting.projection import Table
 from president.servicekit.errors import ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
-from president.services.gateway.entries import Entry, Listener, PreparedEntry, apply
+from president.services.gateway.entries import Entry, Listener, PreparedEntry, apply, with_clock
 from president.services.gateway.upstream import TablePort
 
 HISTORY = 512
@@ -205,19 +205,23 @@ class TableFeed:
         held.forget_through(self.version)
 
     def _entry(self, envelope: epb.EventEnvelope) -> Entry:
-        """The entry of the next envelope: the prepared one if it is exactly that."""
-        previous = self.current.table if self.current is not None else None
+        """The entry of the next envelope (the prepared one if it is exactly that), with
+        the table's timer after it."""
+        current = self.current
+        previous = current.table if current is not None else None
         if self.prepared:
             prepared = self.prepared.pop(envelope.version, None)
             if prepared is not None:
                 entry = prepared.entry_for(previous, envelope)
                 if entry is not None:
-                    return entry
+                    return with_clock(entry, current)
                 self.prepared.clear()  # something else happened
-        return apply(previous, envelope)
+        return with_clock(apply(previous, envelope), current)
 
     def _apply(self, envelope: epb.EventEnvelope) -> None:
         entry = self._entry(envelope)
+        if self.current is not None:
+            self.current.supersede()  # legal actions only in the newest view
         self.current = entry
         self.history.append(entry)
         for listener in self.listeners:

@@ -53,6 +53,9 @@ class Foreseen:
     table: Table
     public_change: bytes
     view_parts: dict[int | None, bytes]
+    #: Whether the parts hold the legal actions: only the last event foreseen's do,
+    #: the others are followed by more of the same command.
+    legal: bool = True
 
     def entry_for(self, previous: Table | None, envelope: epb.EventEnvelope) -> Entry | None:
         """The entry, if ``envelope`` on ``previous`` is exactly the event foreseen."""
@@ -68,6 +71,7 @@ class Foreseen:
             self.table,
             _public_change=self.public_change,
             _view_parts=self.view_parts,
+            _view_parts_legal=self.legal,
         )
 
 
@@ -99,10 +103,12 @@ def foresee(feed: TableFeed, command: rnd.Command) -> None:
     table = current.table
     try:
         events = g.decide(table.game, command)
+        last = current.version + len(events)
         for version, event in enumerate(events, start=current.version + 1):
             message = codec.encode(event)
             after = fold(table, event, version)
             seats: list[int | None] = [*range(len(after.game.seats)), None]
+            legal = version == last
             foreseen[version] = Foreseen(
                 previous=table,
                 type=codec.type_name(message),
@@ -110,7 +116,8 @@ def foresee(feed: TableFeed, command: rnd.Command) -> None:
                 message=message,
                 table=after,
                 public_change=public_change(version, after),
-                view_parts={seat: view_part(after, seat) for seat in seats},
+                view_parts={seat: view_part(after, seat, legal=legal) for seat in seats},
+                legal=legal,
             )
             table = after
     except Exception:

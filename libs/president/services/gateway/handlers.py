@@ -78,7 +78,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def ListTables(
         self, request: pb.ListTablesRequest, context: Context
     ) -> pb.ListTablesResponse:
-        return await self._open(context, self._gateway.list_tables)
+        return await self._open(context, lambda: self._gateway.list_tables(request))
 
     async def JoinTable(
         self, request: pb.JoinTableRequest, context: Context
@@ -127,6 +127,20 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     ) -> pb.HostActionResponse:
         return await self._authed(
             context, lambda claims: self._gateway.host_action(claims, request)
+        )
+
+    async def PreviewPlay(
+        self, request: pb.PreviewPlayRequest, context: Context
+    ) -> pb.PreviewPlayResponse:
+        return await self._authed(
+            context, lambda claims: self._gateway.preview_play(claims, request)
+        )
+
+    async def GetActivity(
+        self, request: pb.GetActivityRequest, context: Context
+    ) -> pb.GetActivityResponse:
+        return await self._authed(
+            context, lambda claims: self._gateway.get_activity(claims, request)
         )
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:

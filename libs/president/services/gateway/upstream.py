@@ -45,8 +45,8 @@ class TablePort(Protocol):
     ) -> list[epb.EventEnvelope]:
         """Stored events after a version (at most ``limit``; 0: all), not redacted."""
 
-    async def list_tables(self, open_only: bool) -> list[tpb.TableSummary]:
-        """Tables."""
+    async def list_tables(self, request: tpb.ListTablesRequest) -> list[tpb.TableSummary]:
+        """The tables the request asks for."""
 
 
 class ScoringPort(Protocol):
@@ -185,8 +185,7 @@ class GrpcTables(_Lazy):
 
         return await read_pages(fetch, after, limit, self.page)
 
-    async def list_tables(self, open_only: bool) -> list[tpb.TableSummary]:
-        request = tpb.ListTablesRequest(open_only=open_only)
+    async def list_tables(self, request: tpb.ListTablesRequest) -> list[tpb.TableSummary]:
         response: tpb.ListTablesResponse = await _call(
             lambda: self._stub.ListTables(request, timeout=CALL_TIMEOUT)
         )

@@ -14,6 +14,7 @@ Session stream carries it (:mod:`president.services.gateway.wire`).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import UTC, datetime
 from typing import TypeVar
 
 import grpc
@@ -21,10 +22,11 @@ from prometheus_client import Gauge
 
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.countdown import unix_ms
 from president.hosting.projection import Table
 from president.hosting.seat_views import seat_of
 from president.servicekit.errors import ServiceError
-from president.services.gateway.entries import Entry, apply
+from president.services.gateway.entries import Entry, apply, with_clock
 from president.services.gateway.feed import FeedHub
 from president.services.gateway.upstream import TablePort
 from president.services.gateway.wire import session_snapshot as framed_snapshot
@@ -51,8 +53,10 @@ def response(entry: Entry, seat: int | None) -> pb.WatchResponse:
 
 
 def snapshot(entry: Entry, seat: int | None) -> pb.WatchResponse:
-    """The view that starts a fresh stream."""
-    return pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
+    """The view that starts a fresh stream, with the server's clock now."""
+    out = pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
+    out.view.server_now_unix_ms = unix_ms(datetime.now(UTC))
+    return out
 
 
 def session_response(entry: Entry, seat: int | None) -> bytes:
@@ -62,22 +66,21 @@ def session_response(entry: Entry, seat: int | None) -> bytes:
 
 def session_snapshot(entry: Entry, seat: int | None) -> bytes:
     """The view that starts a fresh Session stream (serialized)."""
-    return framed_snapshot(entry.version, entry.view(seat))
+    return framed_snapshot(entry.version, entry.view(seat), unix_ms(datetime.now(UTC)))
 
 
 #: How a watcher's stream shapes each change and its first snapshot.
 Shape = Callable[[Entry, int | None], T]
 
 
-def folded(table: Table | None, events: Sequence[epb.EventEnvelope]) -> list[Entry]:
-    """Stored events folded on ``table`` (None: from the first), up to the first gap."""
+def folded(last: Entry | None, events: Sequence[epb.EventEnvelope]) -> list[Entry]:
+    """Stored events folded after ``last`` (None: from the first), up to the first gap."""
     out: list[Entry] = []
     for envelope in events:
-        if envelope.version != (table.version if table is not None else 0) + 1:
+        if envelope.version != (last.version if last is not None else 0) + 1:
             break
-        entry = apply(table, envelope)
-        table = entry.table
-        out.append(entry)
+        last = with_clock(apply(last.table if last is not None else None, envelope), last)
+        out.append(last)
     return out
 
 
@@ -90,7 +93,7 @@ async def rebuild(tables: TablePort, table_id: str, after: int) -> tuple[Entry |
 
 async def continue_from(tables: TablePort, table_id: str, last: Entry) -> list[Entry]:
     """Entries after ``last``, read from the store and folded on ``last``'s table."""
-    return folded(last.table, await tables.read_events(table_id, last.version, READ_BATCH))
+    return folded(last, await tables.read_events(table_id, last.version, READ_BATCH))
 
 
 def watch(

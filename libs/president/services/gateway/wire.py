@@ -54,17 +54,21 @@ def public_change(version: int, table: Table) -> bytes:
     return public.SerializeToString()
 
 
-def view_part(table: Table, seat: int | None) -> bytes:
-    """What only ``seat`` sees of the table, as a serialized ``WatchResponse`` to append."""
+def view_part(table: Table, seat: int | None, *, legal: bool = True) -> bytes:
+    """What only ``seat`` sees of the table, as a serialized ``WatchResponse`` to append
+    (without its legal actions when ``legal`` is False)."""
     if seat is None:
         return b""
-    return pb.WatchResponse(view=seat_part(table, seat)).SerializeToString()
+    return pb.WatchResponse(view=seat_part(table, seat, legal=legal)).SerializeToString()
 
 
-def session_snapshot(version: int, view: gpb.TableView) -> bytes:
-    """The view that starts a fresh Session stream, as a serialized ``SessionResponse``."""
+def session_snapshot(version: int, view: gpb.TableView, now_unix_ms: int) -> bytes:
+    """The view that starts a fresh Session stream, as a serialized ``SessionResponse``,
+    with the server's clock now (a snapshot may be of a change made long ago)."""
     out = pb.SessionResponse()
-    out.changes.add(version=version, snapshot=True).view.CopyFrom(view)
+    shown = out.changes.add(version=version, snapshot=True).view
+    shown.CopyFrom(view)
+    shown.server_now_unix_ms = now_unix_ms
     return out.SerializeToString()
 
 

@@ -32,7 +32,7 @@ from president.servicekit.errors import ServiceError
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
 from president.services.table.commands import React, Translated, check_actor
-from president.services.table.directory import Summary, TableDirectory
+from president.services.table.directory import Query, Summary, TableDirectory
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
 #: The gateway sends a client's command id (at most MAX_COMMAND_ID characters)
@@ -99,6 +99,7 @@ class TableApp:
         visibility: str,
         host_player_id: str,
         command_id: str,
+        name: str = "",
     ) -> Table:
         """A new table in the lobby; the same command id creates it once."""
         check_command_id(command_id)
@@ -124,6 +125,7 @@ class TableApp:
             host_player_id=host_player_id,
             command_id=command_id or f"create-{table_id}-{uuid.uuid4().hex[:12]}",
             actor=host_player_id or SERVER,
+            name=name,
         )
         self._settled.add(table_id)
         self._directory.note(table)
@@ -217,7 +219,7 @@ class TableApp:
             if isinstance(command, React):
                 authorize(self._load(table_id))
                 return self._host.append_reaction(
-                    table_id, command.seat, command.reaction, command_id, player
+                    table_id, command.seat, command.reaction, command_id, player, expected_version
                 )
             # The host catches up and decides again once if another replica wrote first.
             return run(
@@ -274,10 +276,10 @@ class TableApp:
             raise TableNotFound(f"no table {table_id!r}")
         return stored
 
-    def list_tables(self, open_only: bool) -> list[Summary]:
+    def list_tables(self, open_only: bool, query: Query | None = None) -> list[Summary]:
         """Known tables, brought up to date with the store."""
         self._directory.refresh()
-        return self._directory.summaries(open_only)
+        return self._directory.summaries(open_only, query)
 
     # -- internals -----------------------------------------------------------
     def _load(self, table_id: str) -> Table:

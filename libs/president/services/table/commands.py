@@ -18,8 +18,8 @@ from president.game.v1 import game_pb2 as gpb
 from president.hosting.host import SERVER
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.cards import CardSyntaxError, card_name, has_duplicates, parse_card, to_mask
-from president.rules.errors import ErrorCode, Rejected
+from president.rules.button import named_twice
+from president.rules.cards import CardSyntaxError, parse_card, to_mask
 from president.servicekit.checks import bot_player, invalid, reaction
 from president.servicekit.errors import ServiceError
 
@@ -62,12 +62,9 @@ def parse_card_texts(texts: Sequence[str], *, allow_empty: bool = False) -> int:
             cards.append(parse_card(text))
         except CardSyntaxError as error:
             raise invalid("MALFORMED_CARDS", str(error)) from None
-    if has_duplicates(cards):
-        twice = sorted({card_name(card) for card in cards if cards.count(card) > 1})
-        raise Rejected(
-            ErrorCode.NOT_IN_HAND,
-            f"you named {' '.join(twice)} more than once: a card is in your hand only once",
-        )
+    twice = named_twice(cards)
+    if twice is not None:
+        raise twice
     return to_mask(cards)
 
 

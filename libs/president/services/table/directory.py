@@ -36,6 +36,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
     select,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -67,6 +68,9 @@ table_directory = Table(
     Column("phase", String(32), nullable=False),
     Column("visibility", String(32), nullable=False),
     Column("open", Boolean, nullable=False),
+    Column("name", String(200), nullable=False, server_default=""),
+    Column("host_name", String(200), nullable=False, server_default=""),
+    Column("listed", Boolean, nullable=False, server_default=false()),
 )
 
 
@@ -81,6 +85,26 @@ class Summary:
     seat_count: int
     phase: str
     visibility: str
+    name: str = ""
+    host_name: str = ""
+
+    @property
+    def listed(self) -> bool:
+        """A table the lobby lists: every public one (joinable or to spectate)."""
+        return self.visibility == "public"
+
+    @property
+    def free_seats(self) -> int:
+        return self.seat_count - self.seated
+
+    def matches(self, query: Query) -> bool:
+        """Whether the summary is one ``query`` asks for (its page bounds aside)."""
+        return (
+            (not query.open_only or self.open)
+            and (not query.listed_only or self.listed)
+            and (not query.preset or self.preset == query.preset)
+            and self.free_seats >= query.min_free_seats
+        )
 
     @property
     def open(self) -> bool:
@@ -100,7 +124,27 @@ class Summary:
             seat_count=len(game.seats),
             phase=game.phase,
             visibility=table.visibility,
+            name=table.name,
+            host_name=_host_name(table),
         )
+
+
+def _host_name(table: TableState) -> str:
+    """The display name of the seat the host holds ("" while the host holds none)."""
+    host = table.host_player_id
+    return next((s.display_name for s in table.game.seats if host and s.player == host), "")
+
+
+@dataclass(frozen=True)
+class Query:
+    """Which tables a list asks for: filters, then at most ``limit`` by id after ``after``."""
+
+    open_only: bool = False
+    listed_only: bool = False
+    preset: str = ""
+    min_free_seats: int = 0
+    limit: int = 0
+    after: str = ""
 
 
 class _Moved(Exception):
@@ -156,32 +200,52 @@ class TableDirectory:
                     self._noted.clear()
                 self._noted[table.table_id] = table
 
-    def summaries(self, open_only: bool = False) -> list[Summary]:
-        """Every table (or only open ones), by id."""
-        query = select(table_directory).order_by(table_directory.c.table_id)
-        if open_only:
-            query = query.where(table_directory.c.open.is_(True))
-        with self._store.engine.connect() as connection:
-            rows = connection.execute(query).all()
+    def summaries(self, open_only: bool = False, query: Query | None = None) -> list[Summary]:
+        """Every table (or only open ones, or those ``query`` asks for), by id.
+
+        The filters and the page are the query's, on indexed columns: the cost
+        follows the tables listed, not the tables there are.
+        """
+        query = query or Query(open_only=open_only)
+        rows = self._rows(query)
         listed = {row.table_id: (int(row.version), _summary(row)) for row in rows}
         with self._noting:
             noted = list(self._noted.values())
+        last = rows[-1].table_id if query.limit and len(rows) >= query.limit else None
         for table in noted:
+            if table.table_id <= query.after or (last is not None and table.table_id > last):
+                continue  # outside this page
             version, _ = listed.get(table.table_id, (0, None))
             if table.version <= version:
                 with self._noting:  # the rows caught up: no need to remember it
                     if self._noted.get(table.table_id) is table:
                         del self._noted[table.table_id]
                 continue
-            if not open_only:
-                listed[table.table_id] = (table.version, Summary.of(table))
-                continue
             summary = Summary.of(table)
-            if summary.open:
+            if summary.matches(query):
                 listed[table.table_id] = (table.version, summary)
             else:
                 listed.pop(table.table_id, None)
-        return [listed[table_id][1] for table_id in sorted(listed)]
+        found = [listed[table_id][1] for table_id in sorted(listed)]
+        return found[: query.limit] if query.limit else found
+
+    def _rows(self, query: Query) -> list[Any]:
+        columns = table_directory.c
+        statement = select(table_directory).order_by(columns.table_id)
+        if query.open_only:
+            statement = statement.where(columns.open.is_(True))
+        if query.listed_only:
+            statement = statement.where(columns.listed.is_(True))
+        if query.preset:
+            statement = statement.where(columns.preset == query.preset)
+        if query.min_free_seats:
+            statement = statement.where(columns.seat_count - columns.seated >= query.min_free_seats)
+        if query.after:
+            statement = statement.where(columns.table_id > query.after)
+        if query.limit:
+            statement = statement.limit(query.limit)
+        with self._store.engine.connect() as connection:
+            return list(connection.execute(statement).all())
 
     # -- folding ---------------------------------------------------------------
     def _fold(self, batch: Sequence[StoredEvent]) -> dict[str, TableState]:
@@ -232,6 +296,9 @@ class TableDirectory:
             "phase": summary.phase,
             "visibility": summary.visibility,
             "open": summary.open,
+            "name": summary.name,
+            "host_name": summary.host_name,
+            "listed": summary.listed,
         }
 
 
@@ -259,4 +326,6 @@ def _summary(row: Any) -> Summary:
         seat_count=row.seat_count,
         phase=row.phase,
         visibility=row.visibility,
+        name=row.name,
+        host_name=row.host_name,
     )

@@ -21,12 +21,13 @@ import structlog
 
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
-from president.rules.errors import Rejected
+from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError
 from president.servicekit.batching import take_ready
 from president.servicekit.channels import internal_channel_options
 from president.servicekit.checks import invalid
 from president.servicekit.errors import (
+    STATUS_OF_CODE,
     ServiceError,
     abort,
     aio_error_info,
@@ -38,7 +39,7 @@ from president.servicekit.metrics import REJECTIONS, observe_call
 from president.servicekit.nats import envelope, valid_table_id
 from president.services.table.app import TableApp
 from president.services.table.commands import Translated, translate
-from president.services.table.directory import Summary
+from president.services.table.directory import Query, Summary
 from president.services.table.executor import CommandExecutor
 from president.services.table.leases import Leases
 from president.store import CommandIdReused, ConcurrencyConflict
@@ -62,8 +63,8 @@ def refusal(error: Exception) -> ServiceError:
         return ServiceError(grpc.StatusCode.ALREADY_EXISTS, "TABLE_EXISTS", str(error))
     if isinstance(error, VersionMismatch):
         return ServiceError(
-            grpc.StatusCode.ABORTED,
-            "STALE_VERSION",
+            STATUS_OF_CODE[ErrorCode.STALE],
+            ErrorCode.STALE.value,
             str(error),
             {"version": str(error.actual)},
         )
@@ -88,6 +89,8 @@ def summary_message(summary: Summary) -> pb.TableSummary:
         seated=summary.seated,
         seat_count=summary.seat_count,
         phase=summary.phase,
+        name=summary.name,
+        host_name=summary.host_name,
         visibility=summary.visibility,
     )
 
@@ -173,6 +176,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 request.visibility,
                 request.host_player_id,
                 request.command_id,
+                request.name,
             ),
         )
         return pb.CreateTableResponse(table_id=table.table_id, version=table.version)
@@ -296,7 +300,17 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def ListTables(
         self, request: pb.ListTablesRequest, context: Context
     ) -> pb.ListTablesResponse:
-        summaries = await self._run(context, lambda: self._app.list_tables(request.open_only))
+        query = Query(
+            open_only=request.open_only,
+            listed_only=request.listed_only,
+            preset=request.preset,
+            min_free_seats=request.min_free_seats,
+            limit=request.limit,
+            after=request.after_table_id,
+        )
+        summaries = await self._run(
+            context, lambda: self._app.list_tables(request.open_only, query)
+        )
         return pb.ListTablesResponse(tables=[summary_message(s) for s in summaries])
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
-from president.hosting.deadlines import Deadline, TableClock, advance, start_clock
+from president.hosting.deadlines import Deadline, TableClock, advance, event_time, start_clock
 from president.hosting.events import TableCreated
 from president.hosting.streams import table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
@@ -77,15 +77,6 @@ class DeadlineBoard:
             entry for entry in self._heap if self._by_table.get(entry[2].table_id) == entry[2]
         ]
         heapq.heapify(self._heap)
-
-
-def event_time(envelope: pb.EventEnvelope, fallback: datetime) -> datetime:
-    """The commit time an envelope carries (``fallback`` when it has none)."""
-    try:
-        at = datetime.fromisoformat(envelope.time)
-    except ValueError:
-        return fallback
-    return at if at.tzinfo is not None else at.replace(tzinfo=fallback.tzinfo)
 
 
 class Clocks:

@@ -111,6 +111,7 @@ class TableCreated(_message.Message):
     HOST_PLAYER_ID_FIELD_NUMBER: _builtins.int
     VISIBILITY_FIELD_NUMBER: _builtins.int
     SEAT_COUNT_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     preset: _builtins.str
@@ -121,6 +122,8 @@ class TableCreated(_message.Message):
     """"practice", "public" or "private"."""
     seat_count: _builtins.int
     """How many seats."""
+    name: _builtins.str
+    """The table's name in the lobby (views, issue 11; may be empty)."""
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Every option by name, as text (the engine's canonical form)."""
@@ -134,10 +137,11 @@ class TableCreated(_message.Message):
         host_player_id: _builtins.str = ...,
         visibility: _builtins.str = ...,
         seat_count: _builtins.int = ...,
+        name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["host_player_id", b"host_player_id", "options", b"options", "preset", b"preset", "seat_count", b"seat_count", "table_id", b"table_id", "visibility", b"visibility"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["host_player_id", b"host_player_id", "name", b"name", "options", b"options", "preset", b"preset", "seat_count", b"seat_count", "table_id", b"table_id", "visibility", b"visibility"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -543,6 +543,7 @@ class RoundView(_message.Message):
     POINTS_FIELD_NUMBER: _builtins.int
     FINGERPRINT_FIELD_NUMBER: _builtins.int
     TIMER_KEY_FIELD_NUMBER: _builtins.int
+    RETURN_TO_FIELD_NUMBER: _builtins.int
     round_no: _builtins.int
     """The round number in the game, from 1."""
     phase: _builtins.str
@@ -563,6 +564,10 @@ class RoundView(_message.Message):
     """The deal's fingerprint, fixed before the deal."""
     timer_key: _builtins.int
     """What a timer started now would expire on (the table ignores older timeouts)."""
+    return_to: _builtins.int
+    """In the exchange: the seat the viewing seat returns its return_owed cards to
+    (the one who gave it their best); absent when it owes none.
+    """
     @_builtins.property
     def top(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards on top of the trick."""
@@ -616,15 +621,20 @@ class RoundView(_message.Message):
         points: _abc.Iterable[_builtins.int] | None = ...,
         fingerprint: _builtins.str = ...,
         timer_key: _builtins.int = ...,
+        return_to: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "_top_seat", b"_top_seat", "to_act", b"to_act", "top_seat", b"top_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_return_to", b"_return_to", "_to_act", b"_to_act", "_top_seat", b"_top_seat", "return_to", b"return_to", "to_act", b"to_act", "top_seat", b"top_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "_top_seat", b"_top_seat", "fingerprint", b"fingerprint", "finished", b"finished", "hand", b"hand", "legal", b"legal", "new_cards", b"new_cards", "out_of_trick", b"out_of_trick", "phase", b"phase", "points", b"points", "return_owed", b"return_owed", "revolution", b"revolution", "round_no", b"round_no", "same_or_nothing", b"same_or_nothing", "standings", b"standings", "timer_key", b"timer_key", "to_act", b"to_act", "top", b"top", "top_seat", b"top_seat", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_return_to", b"_return_to", "_to_act", b"_to_act", "_top_seat", b"_top_seat", "fingerprint", b"fingerprint", "finished", b"finished", "hand", b"hand", "legal", b"legal", "new_cards", b"new_cards", "out_of_trick", b"out_of_trick", "phase", b"phase", "points", b"points", "return_owed", b"return_owed", "return_to", b"return_to", "revolution", b"revolution", "round_no", b"round_no", "same_or_nothing", b"same_or_nothing", "standings", b"standings", "timer_key", b"timer_key", "to_act", b"to_act", "top", b"top", "top_seat", b"top_seat", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__return_to: _TypeAlias = _typing.Literal["return_to"]  # noqa: Y015
+    _WhichOneofArgType__return_to: _TypeAlias = _typing.Literal["_return_to", b"_return_to"]  # noqa: Y015
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015
     _WhichOneofReturnType__top_seat: _TypeAlias = _typing.Literal["top_seat"]  # noqa: Y015
     _WhichOneofArgType__top_seat: _TypeAlias = _typing.Literal["_top_seat", b"_top_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__return_to) -> _WhichOneofReturnType__return_to | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__to_act) -> _WhichOneofReturnType__to_act | None: ...
     @_typing.overload
@@ -651,6 +661,10 @@ class TableView(_message.Message):
     HOST_PLAYER_ID_FIELD_NUMBER: _builtins.int
     VISIBILITY_FIELD_NUMBER: _builtins.int
     VIEWER_SEAT_FIELD_NUMBER: _builtins.int
+    DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
+    DEADLINE_SEAT_FIELD_NUMBER: _builtins.int
+    DEADLINE_KIND_FIELD_NUMBER: _builtins.int
+    SERVER_NOW_UNIX_MS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     version: _builtins.int
@@ -667,6 +681,20 @@ class TableView(_message.Message):
     """"practice", "public" or "private"."""
     viewer_seat: _builtins.int
     """The seat this view is for; absent for spectators."""
+    deadline_unix_ms: _builtins.int
+    """When the running timer expires, in milliseconds since the Unix epoch (the
+    server's clock): the turn of deadline_seat, rapid mode's shared timer, or
+    the exchange's returns. Absent when no timer runs (lobby, between rounds).
+    """
+    deadline_seat: _builtins.int
+    """The seat whose turn the deadline ends; absent for rapid mode and the exchange."""
+    deadline_kind: _builtins.str
+    """Which timer runs: "turn", "rapid" or "exchange"; empty when none does."""
+    server_now_unix_ms: _builtins.int
+    """The server's clock when this view was made, in milliseconds since the Unix
+    epoch: a client draws the countdown as deadline_unix_ms - server_now_unix_ms
+    from the moment it received the view.
+    """
     @_builtins.property
     def options(self) -> Global___TableOptions:
         """The rules."""
@@ -703,13 +731,26 @@ class TableView(_message.Message):
         host_player_id: _builtins.str = ...,
         visibility: _builtins.str = ...,
         viewer_seat: _builtins.int | None = ...,
+        deadline_unix_ms: _builtins.int | None = ...,
+        deadline_seat: _builtins.int | None = ...,
+        deadline_kind: _builtins.str = ...,
+        server_now_unix_ms: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat", "options", b"options", "round", b"round", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_seat", b"_deadline_seat", "_deadline_unix_ms", b"_deadline_unix_ms", "_viewer_seat", b"_viewer_seat", "deadline_seat", b"deadline_seat", "deadline_unix_ms", b"deadline_unix_ms", "options", b"options", "round", b"round", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat", "game_no", b"game_no", "host_player_id", b"host_player_id", "last_standings", b"last_standings", "options", b"options", "phase", b"phase", "round", b"round", "seats", b"seats", "stopped", b"stopped", "table_id", b"table_id", "version", b"version", "viewer_seat", b"viewer_seat", "visibility", b"visibility", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_seat", b"_deadline_seat", "_deadline_unix_ms", b"_deadline_unix_ms", "_viewer_seat", b"_viewer_seat", "deadline_kind", b"deadline_kind", "deadline_seat", b"deadline_seat", "deadline_unix_ms", b"deadline_unix_ms", "game_no", b"game_no", "host_player_id", b"host_player_id", "last_standings", b"last_standings", "options", b"options", "phase", b"phase", "round", b"round", "seats", b"seats", "server_now_unix_ms", b"server_now_unix_ms", "stopped", b"stopped", "table_id", b"table_id", "version", b"version", "viewer_seat", b"viewer_seat", "visibility", b"visibility", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deadline_seat: _TypeAlias = _typing.Literal["deadline_seat"]  # noqa: Y015
+    _WhichOneofArgType__deadline_seat: _TypeAlias = _typing.Literal["_deadline_seat", b"_deadline_seat"]  # noqa: Y015
+    _WhichOneofReturnType__deadline_unix_ms: _TypeAlias = _typing.Literal["deadline_unix_ms"]  # noqa: Y015
+    _WhichOneofArgType__deadline_unix_ms: _TypeAlias = _typing.Literal["_deadline_unix_ms", b"_deadline_unix_ms"]  # noqa: Y015
     _WhichOneofReturnType__viewer_seat: _TypeAlias = _typing.Literal["viewer_seat"]  # noqa: Y015
     _WhichOneofArgType__viewer_seat: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deadline_seat) -> _WhichOneofReturnType__deadline_seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deadline_unix_ms) -> _WhichOneofReturnType__deadline_unix_ms | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__viewer_seat) -> _WhichOneofReturnType__viewer_seat | None: ...
 
 Global___TableView: _TypeAlias = TableView  # noqa: Y015

@@ -105,6 +105,7 @@ class CreateTableRequest(_message.Message):
     VISIBILITY_FIELD_NUMBER: _builtins.int
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
     seat_count: _builtins.int
     """Seats at the table; 0 for the preset's usual count."""
     visibility: Global___Visibility.ValueType
@@ -116,6 +117,8 @@ class CreateTableRequest(_message.Message):
     included) is refused ALREADY_EXISTS (TABLE_EXISTS) and returns no token;
     only the first call gets the host's token. Create anew with a new id.
     """
+    name: _builtins.str
+    """The table's name in the lobby (at most 40 characters; empty for none)."""
     @_builtins.property
     def options(self) -> _game_pb2.TableOptions:
         """The rules."""
@@ -128,10 +131,11 @@ class CreateTableRequest(_message.Message):
         visibility: Global___Visibility.ValueType = ...,
         display_name: _builtins.str = ...,
         command_id: _builtins.str = ...,
+        name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "display_name", b"display_name", "options", b"options", "seat_count", b"seat_count", "visibility", b"visibility"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "display_name", b"display_name", "name", b"name", "options", b"options", "seat_count", b"seat_count", "visibility", b"visibility"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -173,16 +177,41 @@ Global___CreateTableResponse: _TypeAlias = CreateTableResponse  # noqa: Y015
 
 @_typing.final
 class ListTablesRequest(_message.Message):
-    """List open tables."""
+    """Browse the lobby."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    PRESET_FIELD_NUMBER: _builtins.int
+    MIN_FREE_SEATS_FIELD_NUMBER: _builtins.int
+    IN_PROGRESS_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """Only tables of this preset; empty for every preset."""
+    min_free_seats: _builtins.int
+    """Only tables with at least this many free seats (0: any; in the lobby, 1 at least)."""
+    in_progress: _builtins.bool
+    """Also the public games under way and between rounds (to spectate), not only
+    the tables in the lobby.
+    """
+    page_size: _builtins.int
+    """Tables per page: 0 for 50, at most 200."""
+    page_token: _builtins.str
+    """Empty for the first page; else the next_page_token of the page before,
+    with the same filters (a forged or altered token: INVALID_ARGUMENT, PAGE_TOKEN_INVALID).
+    """
     def __init__(
         self,
+        *,
+        preset: _builtins.str = ...,
+        min_free_seats: _builtins.int = ...,
+        in_progress: _builtins.bool = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["in_progress", b"in_progress", "min_free_seats", b"min_free_seats", "page_size", b"page_size", "page_token", b"page_token", "preset", b"preset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -190,7 +219,7 @@ Global___ListTablesRequest: _TypeAlias = ListTablesRequest  # noqa: Y015
 
 @_typing.final
 class TableSummary(_message.Message):
-    """An open table."""
+    """A public table in the lobby."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -198,12 +227,30 @@ class TableSummary(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     SEATED_FIELD_NUMBER: _builtins.int
     SEAT_COUNT_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    HOST_NAME_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    FREE_SEATS_FIELD_NUMBER: _builtins.int
+    SPECTATORS_ALLOWED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     seated: _builtins.int
     """Seats taken."""
     seat_count: _builtins.int
     """Seats in all."""
+    name: _builtins.str
+    """The name given at creation (may be empty)."""
+    preset: _builtins.str
+    """The preset, as in options."""
+    host_name: _builtins.str
+    """The host's display name."""
+    phase: _builtins.str
+    """"lobby", "playing" or "between_rounds" (a finished game: "game_over")."""
+    free_seats: _builtins.int
+    """Seats free."""
+    spectators_allowed: _builtins.bool
+    """Whether spectators may watch (every listed table)."""
     @_builtins.property
     def options(self) -> _game_pb2.TableOptions:
         """The rules."""
@@ -215,10 +262,16 @@ class TableSummary(_message.Message):
         options: _game_pb2.TableOptions | None = ...,
         seated: _builtins.int = ...,
         seat_count: _builtins.int = ...,
+        name: _builtins.str = ...,
+        preset: _builtins.str = ...,
+        host_name: _builtins.str = ...,
+        phase: _builtins.str = ...,
+        free_seats: _builtins.int = ...,
+        spectators_allowed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "seat_count", b"seat_count", "seated", b"seated", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["free_seats", b"free_seats", "host_name", b"host_name", "name", b"name", "options", b"options", "phase", b"phase", "preset", b"preset", "seat_count", b"seat_count", "seated", b"seated", "spectators_allowed", b"spectators_allowed", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -226,11 +279,14 @@ Global___TableSummary: _TypeAlias = TableSummary  # noqa: Y015
 
 @_typing.final
 class ListTablesResponse(_message.Message):
-    """Open tables."""
+    """A page of the lobby, by table id."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The next page's token; empty on the last page."""
     @_builtins.property
     def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableSummary]:
         """The tables."""
@@ -239,10 +295,11 @@ class ListTablesResponse(_message.Message):
         self,
         *,
         tables: _abc.Iterable[Global___TableSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["tables", b"tables"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "tables", b"tables"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -366,24 +423,35 @@ class AddBotRequest(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """A seat; absent for the first free one."""
     level: _builtins.str
     """The bot's level: "basic" (empty: basic) or "strong"; another is INVALID_ARGUMENT,
     reason UNKNOWN_BOT_LEVEL.
     """
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int | None = ...,
         level: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_seat", b"_seat", "expected_version", b"expected_version", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "level", b"level", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_seat", b"_seat", "expected_version", b"expected_version", "level", b"level", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___AddBotRequest: _TypeAlias = AddBotRequest  # noqa: Y015
@@ -417,18 +485,26 @@ class RemoveSeatRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___RemoveSeatRequest: _TypeAlias = RemoveSeatRequest  # noqa: Y015
 
@@ -456,18 +532,26 @@ class StartGameRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """Makes the call idempotent for retries."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___StartGameRequest: _TypeAlias = StartGameRequest  # noqa: Y015
 
@@ -497,10 +581,15 @@ class PlayRequest(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     trick_version: _builtins.int
     """The trick version the play answers (required in rapid mode to win races fairly)."""
     command_id: _builtins.str
     """A client-chosen id: a retry with the same id plays once."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards, as text ("10H")."""
@@ -511,13 +600,19 @@ class PlayRequest(_message.Message):
         cards: _abc.Iterable[_builtins.str] | None = ...,
         trick_version: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "trick_version", b"trick_version"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "cards", b"cards", "command_id", b"command_id", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "cards", b"cards", "command_id", b"command_id", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
     _WhichOneofReturnType__trick_version: _TypeAlias = _typing.Literal["trick_version"]  # noqa: Y015
     _WhichOneofArgType__trick_version: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__trick_version) -> _WhichOneofReturnType__trick_version | None: ...
 
 Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
@@ -552,22 +647,33 @@ class PassRequest(_message.Message):
 
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     trick_version: _builtins.int
     """The trick version the pass answers."""
     command_id: _builtins.str
     """A client-chosen id: a retry with the same id passes once."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         trick_version: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "trick_version", b"trick_version"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "command_id", b"command_id", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "command_id", b"command_id", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
     _WhichOneofReturnType__trick_version: _TypeAlias = _typing.Literal["trick_version"]  # noqa: Y015
     _WhichOneofArgType__trick_version: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__trick_version) -> _WhichOneofReturnType__trick_version | None: ...
 
 Global___PassRequest: _TypeAlias = PassRequest  # noqa: Y015
@@ -602,8 +708,13 @@ class ReturnCardsRequest(_message.Message):
 
     CARDS_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """A client-chosen id."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards."""
@@ -613,12 +724,15 @@ class ReturnCardsRequest(_message.Message):
         *,
         cards: _abc.Iterable[_builtins.str] | None = ...,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "cards", b"cards", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___ReturnCardsRequest: _TypeAlias = ReturnCardsRequest  # noqa: Y015
 
@@ -651,18 +765,26 @@ class ReactRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     REACTION_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     reaction: _builtins.str
     """A short code such as "thumbs_up" (letters, digits and _; at most 32)."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         reaction: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reaction", b"reaction"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "reaction", b"reaction"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___ReactRequest: _TypeAlias = ReactRequest  # noqa: Y015
 
@@ -689,14 +811,23 @@ class LeaveRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
+        *,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___LeaveRequest: _TypeAlias = LeaveRequest  # noqa: Y015
 
@@ -725,21 +856,29 @@ class HostActionRequest(_message.Message):
 
     CHOICE_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     choice: Global___HostChoice.ValueType
     """The choice."""
     command_id: _builtins.str
     """A client-chosen id."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
     def __init__(
         self,
         *,
         choice: Global___HostChoice.ValueType = ...,
         command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "choice", b"choice", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___HostActionRequest: _TypeAlias = HostActionRequest  # noqa: Y015
 
@@ -1206,3 +1345,156 @@ class CommandResult(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CommandResult: _TypeAlias = CommandResult  # noqa: Y015
+
+@_typing.final
+class PreviewPlayRequest(_message.Message):
+    """Ask what a play of these cards would do, without playing them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The chosen cards, as text ("9H")."""
+
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreviewPlayRequest: _TypeAlias = PreviewPlayRequest  # noqa: Y015
+
+@_typing.final
+class PreviewPlayResponse(_message.Message):
+    """What the play button would say, or why the play would be refused."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYABLE_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    playable: _builtins.bool
+    """Whether the table would accept the play now."""
+    label: _builtins.str
+    """When playable: the button's words, as rulebook 002 gives them ("Play two 9s")."""
+    version: _builtins.int
+    """The table version the answer was worked out on."""
+    @_builtins.property
+    def refused(self) -> _game_pb2.Refusal:
+        """When not playable: the status code, reason and sentence a Play would be refused with."""
+
+    def __init__(
+        self,
+        *,
+        playable: _builtins.bool = ...,
+        label: _builtins.str = ...,
+        refused: _game_pb2.Refusal | None = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["refused", b"refused"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["label", b"label", "playable", b"playable", "refused", b"refused", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreviewPlayResponse: _TypeAlias = PreviewPlayResponse  # noqa: Y015
+
+@_typing.final
+class GetActivityRequest(_message.Message):
+    """Ask for a page of the table's activity."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """Items per page: 0 for 50, at most 200."""
+    page_token: _builtins.str
+    """Empty for the newest page; else a next_page_token this table's activity
+    gave this reader (opaque; a forged, altered, expired or another reader's
+    token is refused INVALID_ARGUMENT, PAGE_TOKEN_INVALID or PAGE_TOKEN_EXPIRED).
+    """
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetActivityRequest: _TypeAlias = GetActivityRequest  # noqa: Y015
+
+@_typing.final
+class ActivityItem(_message.Message):
+    """One change of the table, as the reader may see it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    EVENT_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The table's version after the change."""
+    text: _builtins.str
+    """The change in words, as the activity panel shows it ("Ada plays a pair of 8s (8C 8H).")."""
+    @_builtins.property
+    def event(self) -> _events_pb2.EventEnvelope:
+        """The event, redacted for the reader exactly as Watch sends it."""
+
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        text: _builtins.str = ...,
+        event: _events_pb2.EventEnvelope | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "text", b"text", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActivityItem: _TypeAlias = ActivityItem  # noqa: Y015
+
+@_typing.final
+class GetActivityResponse(_message.Message):
+    """A page of the table's activity."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The next (older) page's token; empty after the table's first change."""
+    version: _builtins.int
+    """The table's version when the newest page was read."""
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActivityItem]:
+        """The changes, newest first."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___ActivityItem] | None = ...,
+        next_page_token: _builtins.str = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items", "next_page_token", b"next_page_token", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetActivityResponse: _TypeAlias = GetActivityResponse  # noqa: Y015

@@ -125,6 +125,16 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.FromString,
                 _registered_method=True)
+        self.PreviewPlay = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/PreviewPlay',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayResponse.FromString,
+                _registered_method=True)
+        self.GetActivity = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/GetActivity',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -139,7 +149,9 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListTables(self, request, context):
-        """Public tables in the lobby with a free seat.
+        """The lobby: public tables, a page at a time; by default those in the lobby
+        with a free seat, with in_progress also the games under way (to spectate).
+        Private and practice tables are never listed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -262,6 +274,24 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PreviewPlay(self, request, context):
+        """What the play button would say for a chosen set of the token's seat's
+        cards ("Play two 9s"), or why the play would be refused (the refusal a
+        Play would get); commits nothing. Cheap enough to call on every tap.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetActivity(self, request, context):
+        """The table's activity, newest first and a page at a time: each change in
+        words (the activity panel's sentences) and as its event, redacted for the
+        token's seat exactly as Watch shows it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -354,6 +384,16 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.Session,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.SerializeToString,
+            ),
+            'PreviewPlay': grpc.unary_unary_rpc_method_handler(
+                    servicer.PreviewPlay,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayResponse.SerializeToString,
+            ),
+            'GetActivity': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetActivity,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -843,6 +883,60 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/Session',
             president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PreviewPlay(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/PreviewPlay',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.PreviewPlayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetActivity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/GetActivity',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.FromString,
             options,
             channel_credentials,
             insecure,

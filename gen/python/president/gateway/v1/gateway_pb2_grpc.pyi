@@ -49,7 +49,10 @@ class GatewayServiceStub:
     CreateTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.CreateTableRequest, _gateway_pb2.CreateTableResponse]
     """Creates a table and seats its creator; practice tables fill the other seats with bots."""
     ListTables: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListTablesRequest, _gateway_pb2.ListTablesResponse]
-    """Public tables in the lobby with a free seat."""
+    """The lobby: public tables, a page at a time; by default those in the lobby
+    with a free seat, with in_progress also the games under way (to spectate).
+    Private and practice tables are never listed.
+    """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]
     """Takes a seat at a table and returns the seat's token."""
     Spectate: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]
@@ -88,6 +91,16 @@ class GatewayServiceStub:
     carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
     watches. A message on an open stream costs far less than a call.
     """
+    PreviewPlay: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.PreviewPlayRequest, _gateway_pb2.PreviewPlayResponse]
+    """What the play button would say for a chosen set of the token's seat's
+    cards ("Play two 9s"), or why the play would be refused (the refusal a
+    Play would get); commits nothing. Cheap enough to call on every tap.
+    """
+    GetActivity: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetActivityRequest, _gateway_pb2.GetActivityResponse]
+    """The table's activity, newest first and a page at a time: each change in
+    words (the activity panel's sentences) and as its event, redacted for the
+    token's seat exactly as Watch shows it.
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -97,7 +110,10 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     CreateTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.CreateTableRequest, _gateway_pb2.CreateTableResponse]  # type: ignore[assignment]
     """Creates a table and seats its creator; practice tables fill the other seats with bots."""
     ListTables: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListTablesRequest, _gateway_pb2.ListTablesResponse]  # type: ignore[assignment]
-    """Public tables in the lobby with a free seat."""
+    """The lobby: public tables, a page at a time; by default those in the lobby
+    with a free seat, with in_progress also the games under way (to spectate).
+    Private and practice tables are never listed.
+    """
     JoinTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]  # type: ignore[assignment]
     """Takes a seat at a table and returns the seat's token."""
     Spectate: _aio.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]  # type: ignore[assignment]
@@ -136,6 +152,16 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
     watches. A message on an open stream costs far less than a call.
     """
+    PreviewPlay: _aio.UnaryUnaryMultiCallable[_gateway_pb2.PreviewPlayRequest, _gateway_pb2.PreviewPlayResponse]  # type: ignore[assignment]
+    """What the play button would say for a chosen set of the token's seat's
+    cards ("Play two 9s"), or why the play would be refused (the refusal a
+    Play would get); commits nothing. Cheap enough to call on every tap.
+    """
+    GetActivity: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetActivityRequest, _gateway_pb2.GetActivityResponse]  # type: ignore[assignment]
+    """The table's activity, newest first and a page at a time: each change in
+    words (the activity panel's sentences) and as its event, redacted for the
+    token's seat exactly as Watch shows it.
+    """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API."""
@@ -154,7 +180,10 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.ListTablesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.ListTablesResponse, _abc.Awaitable[_gateway_pb2.ListTablesResponse]]:
-        """Public tables in the lobby with a free seat."""
+        """The lobby: public tables, a page at a time; by default those in the lobby
+        with a free seat, with in_progress also the games under way (to spectate).
+        Private and practice tables are never listed.
+        """
 
     @_abc_1.abstractmethod
     def JoinTable(
@@ -288,6 +317,28 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         then be sent on the same stream, each answered by a CommandResult
         carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
         watches. A message on an open stream costs far less than a call.
+        """
+
+    @_abc_1.abstractmethod
+    def PreviewPlay(
+        self,
+        request: _gateway_pb2.PreviewPlayRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.PreviewPlayResponse, _abc.Awaitable[_gateway_pb2.PreviewPlayResponse]]:
+        """What the play button would say for a chosen set of the token's seat's
+        cards ("Play two 9s"), or why the play would be refused (the refusal a
+        Play would get); commits nothing. Cheap enough to call on every tap.
+        """
+
+    @_abc_1.abstractmethod
+    def GetActivity(
+        self,
+        request: _gateway_pb2.GetActivityRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.GetActivityResponse, _abc.Awaitable[_gateway_pb2.GetActivityResponse]]:
+        """The table's activity, newest first and a page at a time: each change in
+        words (the activity panel's sentences) and as its event, redacted for the
+        token's seat exactly as Watch shows it.
         """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -26,7 +26,7 @@ from president.events.v1 import events_pb2 as president_dot_events_dot_v1_dot_ev
 from president.game.v1 import game_pb2 as president_dot_game_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1epresident/table/v1/table.proto\x12\x12president.table.v1\x1a president/events/v1/events.proto\x1a\x1cpresident/game/v1/game.proto\"\xac\x01\n\x12\x43reateTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x30\n\x07options\x18\x02 \x01(\x0b\x32\x1f.president.game.v1.TableOptions\x12\x12\n\nseat_count\x18\x03 \x01(\r\x12\x12\n\nvisibility\x18\x04 \x01(\t\x12\x16\n\x0ehost_player_id\x18\x05 \x01(\t\x12\x12\n\ncommand_id\x18\x06 \x01(\t\"8\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\"\xc7\x01\n\x15\x45xecuteCommandRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\x12\'\n\x05\x61\x63tor\x18\x03 \x01(\x0b\x32\x18.president.game.v1.Actor\x12+\n\x07\x63ommand\x18\x04 \x01(\x0b\x32\x1a.president.game.v1.Command\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"p\n\x16\x45xecuteCommandResponse\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\x0e\n\x06\x65vents\x18\x02 \x01(\r\x12\x35\n\tcommitted\x18\x03 \x03(\x0b\x32\".president.events.v1.EventEnvelope\"M\n\x16\x45xecuteCommandsRequest\x12\x33\n\x08\x63ommands\x18\x01 \x03(\x0b\x32!.president.table.v1.TaggedCommand\"_\n\rTaggedCommand\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12:\n\x07\x63ommand\x18\x02 \x01(\x0b\x32).president.table.v1.ExecuteCommandRequest\"L\n\x17\x45xecuteCommandsResponse\x12\x31\n\x07\x61nswers\x18\x01 \x03(\x0b\x32 .president.table.v1.TaggedAnswer\"\x98\x01\n\x0cTaggedAnswer\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12:\n\x04\x64one\x18\x02 \x01(\x0b\x32*.president.table.v1.ExecuteCommandResponseH\x00\x12-\n\x07refused\x18\x03 \x01(\x0b\x32\x1a.president.game.v1.RefusalH\x00\x42\t\n\x07outcome\"X\n\x0eTimeoutRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\ttimer_key\x18\x02 \x01(\r\x12\x10\n\x08round_no\x18\x03 \x01(\r\x12\x0f\n\x07game_no\x18\x04 \x01(\r\"\"\n\x0fTimeoutResponse\x12\x0f\n\x07version\x18\x01 \x01(\x04\"?\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\">\n\x10GetTableResponse\x12*\n\x04view\x18\x01 \x01(\x0b\x32\x1c.president.game.v1.TableView\"K\n\x11ReadEventsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x15\n\rafter_version\x18\x02 \x01(\x04\x12\r\n\x05limit\x18\x03 \x01(\r\"H\n\x12ReadEventsResponse\x12\x32\n\x06\x65vents\x18\x01 \x03(\x0b\x32\".president.events.v1.EventEnvelope\"&\n\x11ListTablesRequest\x12\x11\n\topen_only\x18\x01 \x01(\x08\"\x99\x01\n\x0cTableSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x30\n\x07options\x18\x02 \x01(\x0b\x32\x1f.president.game.v1.TableOptions\x12\x0e\n\x06seated\x18\x03 \x01(\r\x12\x12\n\nseat_count\x18\x04 \x01(\r\x12\r\n\x05phase\x18\x05 \x01(\t\x12\x12\n\nvisibility\x18\x06 \x01(\t\"F\n\x12ListTablesResponse\x12\x30\n\x06tables\x18\x01 \x03(\x0b\x32 .president.table.v1.TableSummary2\xac\x05\n\x0cTableService\x12^\n\x0b\x43reateTable\x12&.president.table.v1.CreateTableRequest\x1a\'.president.table.v1.CreateTableResponse\x12g\n\x0e\x45xecuteCommand\x12).president.table.v1.ExecuteCommandRequest\x1a*.president.table.v1.ExecuteCommandResponse\x12n\n\x0f\x45xecuteCommands\x12*.president.table.v1.ExecuteCommandsRequest\x1a+.president.table.v1.ExecuteCommandsResponse(\x01\x30\x01\x12R\n\x07Timeout\x12\".president.table.v1.TimeoutRequest\x1a#.president.table.v1.TimeoutResponse\x12U\n\x08GetTable\x12#.president.table.v1.GetTableRequest\x1a$.president.table.v1.GetTableResponse\x12[\n\nReadEvents\x12%.president.table.v1.ReadEventsRequest\x1a&.president.table.v1.ReadEventsResponse\x12[\n\nListTables\x12%.president.table.v1.ListTablesRequest\x1a&.president.table.v1.ListTablesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1epresident/table/v1/table.proto\x12\x12president.table.v1\x1a president/events/v1/events.proto\x1a\x1cpresident/game/v1/game.proto\"\xba\x01\n\x12\x43reateTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x30\n\x07options\x18\x02 \x01(\x0b\x32\x1f.president.game.v1.TableOptions\x12\x12\n\nseat_count\x18\x03 \x01(\r\x12\x12\n\nvisibility\x18\x04 \x01(\t\x12\x16\n\x0ehost_player_id\x18\x05 \x01(\t\x12\x12\n\ncommand_id\x18\x06 \x01(\t\x12\x0c\n\x04name\x18\x07 \x01(\t\"8\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\"\xc7\x01\n\x15\x45xecuteCommandRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\x12\'\n\x05\x61\x63tor\x18\x03 \x01(\x0b\x32\x18.president.game.v1.Actor\x12+\n\x07\x63ommand\x18\x04 \x01(\x0b\x32\x1a.president.game.v1.Command\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"p\n\x16\x45xecuteCommandResponse\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\x0e\n\x06\x65vents\x18\x02 \x01(\r\x12\x35\n\tcommitted\x18\x03 \x03(\x0b\x32\".president.events.v1.EventEnvelope\"M\n\x16\x45xecuteCommandsRequest\x12\x33\n\x08\x63ommands\x18\x01 \x03(\x0b\x32!.president.table.v1.TaggedCommand\"_\n\rTaggedCommand\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12:\n\x07\x63ommand\x18\x02 \x01(\x0b\x32).president.table.v1.ExecuteCommandRequest\"L\n\x17\x45xecuteCommandsResponse\x12\x31\n\x07\x61nswers\x18\x01 \x03(\x0b\x32 .president.table.v1.TaggedAnswer\"\x98\x01\n\x0cTaggedAnswer\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12:\n\x04\x64one\x18\x02 \x01(\x0b\x32*.president.table.v1.ExecuteCommandResponseH\x00\x12-\n\x07refused\x18\x03 \x01(\x0b\x32\x1a.president.game.v1.RefusalH\x00\x42\t\n\x07outcome\"X\n\x0eTimeoutRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\ttimer_key\x18\x02 \x01(\r\x12\x10\n\x08round_no\x18\x03 \x01(\r\x12\x0f\n\x07game_no\x18\x04 \x01(\r\"\"\n\x0fTimeoutResponse\x12\x0f\n\x07version\x18\x01 \x01(\x04\"?\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\">\n\x10GetTableResponse\x12*\n\x04view\x18\x01 \x01(\x0b\x32\x1c.president.game.v1.TableView\"K\n\x11ReadEventsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x15\n\rafter_version\x18\x02 \x01(\x04\x12\r\n\x05limit\x18\x03 \x01(\r\"H\n\x12ReadEventsResponse\x12\x32\n\x06\x65vents\x18\x01 \x03(\x0b\x32\".president.events.v1.EventEnvelope\"\x8a\x01\n\x11ListTablesRequest\x12\x11\n\topen_only\x18\x01 \x01(\x08\x12\x13\n\x0blisted_only\x18\x02 \x01(\x08\x12\x0e\n\x06preset\x18\x03 \x01(\t\x12\x16\n\x0emin_free_seats\x18\x04 \x01(\r\x12\r\n\x05limit\x18\x05 \x01(\r\x12\x16\n\x0e\x61\x66ter_table_id\x18\x06 \x01(\t\"\xba\x01\n\x0cTableSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x30\n\x07options\x18\x02 \x01(\x0b\x32\x1f.president.game.v1.TableOptions\x12\x0e\n\x06seated\x18\x03 \x01(\r\x12\x12\n\nseat_count\x18\x04 \x01(\r\x12\r\n\x05phase\x18\x05 \x01(\t\x12\x12\n\nvisibility\x18\x06 \x01(\t\x12\x0c\n\x04name\x18\x07 \x01(\t\x12\x11\n\thost_name\x18\x08 \x01(\t\"F\n\x12ListTablesResponse\x12\x30\n\x06tables\x18\x01 \x03(\x0b\x32 .president.table.v1.TableSummary2\xac\x05\n\x0cTableService\x12^\n\x0b\x43reateTable\x12&.president.table.v1.CreateTableRequest\x1a\'.president.table.v1.CreateTableResponse\x12g\n\x0e\x45xecuteCommand\x12).president.table.v1.ExecuteCommandRequest\x1a*.president.table.v1.ExecuteCommandResponse\x12n\n\x0f\x45xecuteCommands\x12*.president.table.v1.ExecuteCommandsRequest\x1a+.president.table.v1.ExecuteCommandsResponse(\x01\x30\x01\x12R\n\x07Timeout\x12\".president.table.v1.TimeoutRequest\x1a#.president.table.v1.TimeoutResponse\x12U\n\x08GetTable\x12#.president.table.v1.GetTableRequest\x1a$.president.table.v1.GetTableResponse\x12[\n\nReadEvents\x12%.president.table.v1.ReadEventsRequest\x1a&.president.table.v1.ReadEventsResponse\x12[\n\nListTables\x12%.president.table.v1.ListTablesRequest\x1a&.president.table.v1.ListTablesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,39 +34,39 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'president.table.v1.table_pb
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CREATETABLEREQUEST']._serialized_start=119
-  _globals['_CREATETABLEREQUEST']._serialized_end=291
-  _globals['_CREATETABLERESPONSE']._serialized_start=293
-  _globals['_CREATETABLERESPONSE']._serialized_end=349
-  _globals['_EXECUTECOMMANDREQUEST']._serialized_start=352
-  _globals['_EXECUTECOMMANDREQUEST']._serialized_end=551
-  _globals['_EXECUTECOMMANDRESPONSE']._serialized_start=553
-  _globals['_EXECUTECOMMANDRESPONSE']._serialized_end=665
-  _globals['_EXECUTECOMMANDSREQUEST']._serialized_start=667
-  _globals['_EXECUTECOMMANDSREQUEST']._serialized_end=744
-  _globals['_TAGGEDCOMMAND']._serialized_start=746
-  _globals['_TAGGEDCOMMAND']._serialized_end=841
-  _globals['_EXECUTECOMMANDSRESPONSE']._serialized_start=843
-  _globals['_EXECUTECOMMANDSRESPONSE']._serialized_end=919
-  _globals['_TAGGEDANSWER']._serialized_start=922
-  _globals['_TAGGEDANSWER']._serialized_end=1074
-  _globals['_TIMEOUTREQUEST']._serialized_start=1076
-  _globals['_TIMEOUTREQUEST']._serialized_end=1164
-  _globals['_TIMEOUTRESPONSE']._serialized_start=1166
-  _globals['_TIMEOUTRESPONSE']._serialized_end=1200
-  _globals['_GETTABLEREQUEST']._serialized_start=1202
-  _globals['_GETTABLEREQUEST']._serialized_end=1265
-  _globals['_GETTABLERESPONSE']._serialized_start=1267
-  _globals['_GETTABLERESPONSE']._serialized_end=1329
-  _globals['_READEVENTSREQUEST']._serialized_start=1331
-  _globals['_READEVENTSREQUEST']._serialized_end=1406
-  _globals['_READEVENTSRESPONSE']._serialized_start=1408
-  _globals['_READEVENTSRESPONSE']._serialized_end=1480
-  _globals['_LISTTABLESREQUEST']._serialized_start=1482
-  _globals['_LISTTABLESREQUEST']._serialized_end=1520
-  _globals['_TABLESUMMARY']._serialized_start=1523
-  _globals['_TABLESUMMARY']._serialized_end=1676
-  _globals['_LISTTABLESRESPONSE']._serialized_start=1678
-  _globals['_LISTTABLESRESPONSE']._serialized_end=1748
-  _globals['_TABLESERVICE']._serialized_start=1751
-  _globals['_TABLESERVICE']._serialized_end=2435
+  _globals['_CREATETABLEREQUEST']._serialized_end=305
+  _globals['_CREATETABLERESPONSE']._serialized_start=307
+  _globals['_CREATETABLERESPONSE']._serialized_end=363
+  _globals['_EXECUTECOMMANDREQUEST']._serialized_start=366
+  _globals['_EXECUTECOMMANDREQUEST']._serialized_end=565
+  _globals['_EXECUTECOMMANDRESPONSE']._serialized_start=567
+  _globals['_EXECUTECOMMANDRESPONSE']._serialized_end=679
+  _globals['_EXECUTECOMMANDSREQUEST']._serialized_start=681
+  _globals['_EXECUTECOMMANDSREQUEST']._serialized_end=758
+  _globals['_TAGGEDCOMMAND']._serialized_start=760
+  _globals['_TAGGEDCOMMAND']._serialized_end=855
+  _globals['_EXECUTECOMMANDSRESPONSE']._serialized_start=857
+  _globals['_EXECUTECOMMANDSRESPONSE']._serialized_end=933
+  _globals['_TAGGEDANSWER']._serialized_start=936
+  _globals['_TAGGEDANSWER']._serialized_end=1088
+  _globals['_TIMEOUTREQUEST']._serialized_start=1090
+  _globals['_TIMEOUTREQUEST']._serialized_end=1178
+  _globals['_TIMEOUTRESPONSE']._serialized_start=1180
+  _globals['_TIMEOUTRESPONSE']._serialized_end=1214
+  _globals['_GETTABLEREQUEST']._serialized_start=1216
+  _globals['_GETTABLEREQUEST']._serialized_end=1279
+  _globals['_GETTABLERESPONSE']._serialized_start=1281
+  _globals['_GETTABLERESPONSE']._serialized_end=1343
+  _globals['_READEVENTSREQUEST']._serialized_start=1345
+  _globals['_READEVENTSREQUEST']._serialized_end=1420
+  _globals['_READEVENTSRESPONSE']._serialized_start=1422
+  _globals['_READEVENTSRESPONSE']._serialized_end=1494
+  _globals['_LISTTABLESREQUEST']._serialized_start=1497
+  _globals['_LISTTABLESREQUEST']._serialized_end=1635
+  _globals['_TABLESUMMARY']._serialized_start=1638
+  _globals['_TABLESUMMARY']._serialized_end=1824
+  _globals['_LISTTABLESRESPONSE']._serialized_start=1826
+  _globals['_LISTTABLESRESPONSE']._serialized_end=1896
+  _globals['_TABLESERVICE']._serialized_start=1899
+  _globals['_TABLESERVICE']._serialized_end=2583
 # @@protoc_insertion_point(module_scope)

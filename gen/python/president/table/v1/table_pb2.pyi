@@ -35,6 +35,7 @@ class CreateTableRequest(_message.Message):
     VISIBILITY_FIELD_NUMBER: _builtins.int
     HOST_PLAYER_ID_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table id to use; empty to let the service choose."""
     seat_count: _builtins.int
@@ -45,6 +46,8 @@ class CreateTableRequest(_message.Message):
     """The host's player id (private tables)."""
     command_id: _builtins.str
     """Makes creation idempotent."""
+    name: _builtins.str
+    """The table's name in the lobby (may be empty)."""
     @_builtins.property
     def options(self) -> _game_pb2.TableOptions:
         """The rules."""
@@ -58,10 +61,11 @@ class CreateTableRequest(_message.Message):
         visibility: _builtins.str = ...,
         host_player_id: _builtins.str = ...,
         command_id: _builtins.str = ...,
+        name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "host_player_id", b"host_player_id", "options", b"options", "seat_count", b"seat_count", "table_id", b"table_id", "visibility", b"visibility"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "host_player_id", b"host_player_id", "name", b"name", "options", b"options", "seat_count", b"seat_count", "table_id", b"table_id", "visibility", b"visibility"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -461,16 +465,36 @@ class ListTablesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     OPEN_ONLY_FIELD_NUMBER: _builtins.int
+    LISTED_ONLY_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    MIN_FREE_SEATS_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    AFTER_TABLE_ID_FIELD_NUMBER: _builtins.int
     open_only: _builtins.bool
     """Only public tables in the lobby with a free seat."""
+    listed_only: _builtins.bool
+    """Only public tables (any phase): the lobby with games in progress."""
+    preset: _builtins.str
+    """Only tables of this preset; empty for all."""
+    min_free_seats: _builtins.int
+    """Only tables with at least this many free seats."""
+    limit: _builtins.int
+    """At most this many, by table id (0: all)."""
+    after_table_id: _builtins.str
+    """Only tables whose id sorts after this one (paging)."""
     def __init__(
         self,
         *,
         open_only: _builtins.bool = ...,
+        listed_only: _builtins.bool = ...,
+        preset: _builtins.str = ...,
+        min_free_seats: _builtins.int = ...,
+        limit: _builtins.int = ...,
+        after_table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["open_only", b"open_only"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_table_id", b"after_table_id", "limit", b"limit", "listed_only", b"listed_only", "min_free_seats", b"min_free_seats", "open_only", b"open_only", "preset", b"preset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -488,6 +512,8 @@ class TableSummary(_message.Message):
     SEAT_COUNT_FIELD_NUMBER: _builtins.int
     PHASE_FIELD_NUMBER: _builtins.int
     VISIBILITY_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    HOST_NAME_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     seated: _builtins.int
@@ -498,6 +524,10 @@ class TableSummary(_message.Message):
     """The table's phase."""
     visibility: _builtins.str
     """"practice", "public" or "private"."""
+    name: _builtins.str
+    """The name given at creation."""
+    host_name: _builtins.str
+    """The host's display name (empty while the host has no seat)."""
     @_builtins.property
     def options(self) -> _game_pb2.TableOptions:
         """The rules."""
@@ -511,10 +541,12 @@ class TableSummary(_message.Message):
         seat_count: _builtins.int = ...,
         phase: _builtins.str = ...,
         visibility: _builtins.str = ...,
+        name: _builtins.str = ...,
+        host_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "phase", b"phase", "seat_count", b"seat_count", "seated", b"seated", "table_id", b"table_id", "visibility", b"visibility"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["host_name", b"host_name", "name", b"name", "options", b"options", "phase", b"phase", "seat_count", b"seat_count", "seated", b"seated", "table_id", b"table_id", "visibility", b"visibility"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,33 @@
+"""The countdown part of a view: the running timer's deadline and the server's now.
+
+The deadline is the one the timer service acts on: the same rules
+(:func:`president.hosting.deadlines.running_timer`) and the same start, the
+commit time of the event that started the running timer, which a follower
+tracks with :func:`president.hosting.deadlines.clocked`. The part holds no
+card and no secret: everyone at the table sees the same countdown.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from president.game.v1 import game_pb2 as gpb
+from president.hosting.deadlines import TableClock
+
+
+def unix_ms(at: datetime) -> int:
+    """Milliseconds since the Unix epoch."""
+    return round(at.timestamp() * 1000)
+
+
+def countdown(clock: TableClock | None, now: datetime) -> gpb.TableView:
+    """The view's timing fields only (merged into a view): the deadline of ``clock``'s
+    running timer, for whom and of which kind, and ``now`` as the server's clock."""
+    view = gpb.TableView(server_now_unix_ms=unix_ms(now))
+    deadline = clock.deadline if clock is not None else None
+    if deadline is not None:
+        view.deadline_unix_ms = unix_ms(deadline.expires_at)
+        view.deadline_kind = deadline.kind
+        if deadline.seat is not None:
+            view.deadline_seat = deadline.seat
+    return view
