@@ -44,8 +44,7 @@ from sqlalchemy import event  # noqa: E402
 
 from president import audit  # noqa: E402
 from president.cli.audit_cmd import read_tables, table_streams  # noqa: E402
-from president.hosting.host import TableHost  # noqa: E402
-from president.play.recorded import record_bot_game, seeded_dealer  # noqa: E402
+from president.play.recorded import record_bot_game, seeded_host  # noqa: E402
 from president.rules.options import PRESETS, options_for  # noqa: E402
 from president.store import EventStore, StoredEvent, migrate  # noqa: E402
 
@@ -72,8 +71,10 @@ def record(store: EventStore, games: int) -> float:
     started = time.perf_counter()
     for index in range(games):
         options = options_for(PRESETS[index % len(PRESETS)])
-        host = TableHost(store, seeded_dealer(index))
-        record_bot_game(host, options, PLAYERS, rounds=1, table_id=f"bench-{index:05d}")
+        host, clock = seeded_host(store, index)
+        record_bot_game(
+            host, options, PLAYERS, rounds=1, table_id=f"bench-{index:05d}", clock=clock
+        )
         if (index + 1) % 100 == 0:
             print(f"  recorded {index + 1} games", end="\r", flush=True)
     print(" " * 30, end="\r")

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, update
 
 from president import codec
-from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
-from president.play.recorded import record_bot_game, seeded_dealer
+from president.play.recorded import record_bot_game, seeded_host, wait_for_timer
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
@@ -28,8 +28,10 @@ def record(store: EventStore, preset: str, *, seed: int = 1, rounds: int | None 
     ``rounds``: the host ends the game after that many (None: play to the
     rules' end, for presets whose games end by themselves).
     """
-    host = TableHost(store, seeded_dealer(seed))
-    return record_bot_game(host, options_for(preset), PRESET_PLAYERS[preset], rounds=rounds)
+    host, clock = seeded_host(store, seed)
+    return record_bot_game(
+        host, options_for(preset), PRESET_PLAYERS[preset], rounds=rounds, clock=clock
+    )
 
 
 def decoded(store: EventStore, table_id: str) -> list[tuple[StoredEvent, Any]]:
@@ -50,7 +52,7 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
     rounds are played, the later ones with an exchange, then the host ends it.
     """
     table_id = f"people-{seed}"
-    host = TableHost(store, seeded_dealer(seed))
+    host, clock = seeded_host(store, seed)
     options = options_for("classic")
     host.create(table_id, options, seat_count=5, host_player_id="bob")
     for seat, player, is_bot in (
@@ -59,8 +61,9 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
         (3, "Bot B", True),
         (4, "bob", False),
     ):
+        actor = "bob" if is_bot else player  # the host adds the bots
         host.decide_and_append(
-            table_id, g.SitDown(seat, player, is_bot), f"{table_id}/sit-{seat}", player
+            table_id, g.SitDown(seat, player, is_bot), f"{table_id}/sit-{seat}", actor
         )
     host.decide_and_append(table_id, g.StartGame(), f"{table_id}/start", "bob")
     step = 0
@@ -85,6 +88,7 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
             alice_here = False
             continue
         if step % 4 == 0:
+            wait_for_timer(table, clock)
             host.timeout(table_id, state.timer_key, game.game_no, game.round_no)
             continue
         command = _person_move(game, state)
@@ -185,9 +189,15 @@ def rewrite_without(engine: Engine, stream: str, version: int) -> None:
     rewrite(engine, stream, lambda stored: stored[: version - 1] + stored[version:])
 
 
-def forged_row(message: Any, command_id: str, actor: str = "bot:0") -> Row:
+FORGED_TIME = "2026-11-30T12:00:00+00:00"
+"""The time of a forged event, unless told: later than any recorded game's."""
+
+
+def forged_row(
+    message: Any, command_id: str, actor: str = "bot:0", time: str = FORGED_TIME
+) -> Row:
     """A well-formed stored event of a message, as its own command (hashes set by rewrite)."""
-    metadata = {"actor": actor, "command_id": command_id, "time": "2026-11-30T12:00:00+00:00"}
+    metadata = {"actor": actor, "command_id": command_id, "time": time}
     return {
         "version": 0,
         "type": codec.type_name(message),
@@ -208,3 +218,16 @@ def message_of(row: Row) -> Any:
 def with_message(row: Row, message: Any) -> Row:
     """The row with another payload."""
     return {**row, "payload": message.SerializeToString(deterministic=True)}
+
+
+def rechain(stored: list[StoredEvent]) -> list[StoredEvent]:
+    """The events numbered 1..n with every hash recomputed, in memory (the careful insider)."""
+    out: list[StoredEvent] = []
+    previous = GENESIS_HASH
+    for version, event in enumerate(stored, start=1):
+        digest = event_hash(
+            event.stream_id, version, event.type, event.payload, event.metadata, previous
+        )
+        out.append(replace(event, version=version, previous_hash=previous, hash=digest))
+        previous = digest
+    return out

@@ -15,6 +15,7 @@ The audit is pure: it reads the events it is given and does no I/O.
 """
 
 from president.audit.commands import command_for, command_groups, decode
+from president.audit.deals import REVEAL_GRACE
 from president.audit.export import round_scenarios
 from president.audit.replay import replay_events, seat_names
 from president.audit.reports import (
@@ -30,6 +31,7 @@ from president.audit.verify import verify_table
 
 __all__ = [
     "IN_PROGRESS",
+    "REVEAL_GRACE",
     "VERIFIED",
     "AuditSummary",
     "Discrepancy",

@@ -144,7 +144,15 @@ def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) ->
     The timer restarts at ``at`` when the event changed which timer runs
     (another kind, seat, round, or timer key); otherwise it keeps its start.
     """
-    table = fold(clock.table, event, version)
+    return follow(clock, fold(clock.table, event, version), at)
+
+
+def follow(clock: TableClock, table: Table, at: datetime) -> TableClock:
+    """The clock once the table became ``table`` (already folded) by events committed at ``at``.
+
+    :func:`advance` for a caller that folds the table itself (the audit, one
+    command's events at a time: they share one commit time).
+    """
     timer = running_timer(table)
     if timer is None:
         return TableClock(table)
