@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, update
@@ -109,6 +109,51 @@ def _person_move(game: g.GameState, state: rnd.RoundState) -> tuple[int, rnd.Com
     return (seat, move) if move is not None else None
 
 
+def record_with_idle_person(
+    store: EventStore, preset: str, *, seed: int = 3, rounds: int = 2, idle: str = "play"
+) -> str:
+    """A table of ``preset``: alice at seat 0, bots elsewhere; alice lets the timer run out.
+
+    ``idle`` is when she does: ``"play"`` (every turn of hers, or in rapid
+    mode every trick, times out) or ``"exchange"`` (she plays her turns, but
+    never returns cards in the exchange). The host (``host``) starts the
+    game, the next rounds and ends it; the timer waits for each deadline.
+    """
+    table_id = f"idle-{preset}-{idle}-{seed}"
+    host, clock = seeded_host(store, seed)
+    players = PRESET_PLAYERS[preset]
+    host.create(table_id, options_for(preset), seat_count=players, host_player_id="host")
+    host.decide_and_append(table_id, g.SitDown(0, "alice", False), f"{table_id}/sit-0", "alice")
+    for seat in range(1, players):
+        command = g.SitDown(seat, f"Bot {seat}", True)
+        host.decide_and_append(table_id, command, f"{table_id}/sit-{seat}", "host")
+    host.decide_and_append(table_id, g.StartGame(), f"{table_id}/start", "host")
+    while True:
+        table = host.load(table_id)
+        game = table.game
+        key = f"{table_id}/{table.version}"
+        if game.phase == g.GamePhase.BETWEEN_ROUNDS:
+            command = g.EndGame() if game.round_no >= rounds else g.NextRound()
+            host.decide_and_append(table_id, command, f"{key}/host", "host")
+            continue
+        if game.phase != g.GamePhase.ROUND:
+            return table_id
+        state = game.round
+        assert state is not None
+        move: rnd.Command | None = None
+        if state.phase == rnd.RoundPhase.EXCHANGE and idle != "exchange":
+            owed = next((item for item in state.pending if item.giver == 0), None)
+            if owed is not None:
+                move = rnd.ReturnCards(0, bots.choose_return(state, 0, owed.size))
+        elif state.phase == rnd.RoundPhase.PLAY and idle != "play" and state.to_act == 0:
+            move = bots.choose_action(state, 0)
+        if move is None:
+            wait_for_timer(table, clock)
+            host.timeout(table_id, state.timer_key, game.game_no, game.round_no)
+        else:
+            host.decide_and_append(table_id, move, f"{key}/alice", "alice")
+
+
 # --------------------------------------------------------------------------- the insider
 Row = dict[str, Any]
 _COLUMNS = tuple(c.name for c in events.c if c.name not in ("id", "tx_id", "stream_id"))
@@ -193,9 +238,7 @@ FORGED_TIME = "2026-11-30T12:00:00+00:00"
 """The time of a forged event, unless told: later than any recorded game's."""
 
 
-def forged_row(
-    message: Any, command_id: str, actor: str = "bot:0", time: str = FORGED_TIME
-) -> Row:
+def forged_row(message: Any, command_id: str, actor: str = "bot:0", time: str = FORGED_TIME) -> Row:
     """A well-formed stored event of a message, as its own command (hashes set by rewrite)."""
     metadata = {"actor": actor, "command_id": command_id, "time": time}
     return {
@@ -231,3 +274,22 @@ def rechain(stored: list[StoredEvent]) -> list[StoredEvent]:
         out.append(replace(event, version=version, previous_hash=previous, hash=digest))
         previous = digest
     return out
+
+
+def rewrite_metadata(
+    engine: Engine,
+    stream: str,
+    versions: range | list[int],
+    change: Callable[[Row, dict[str, Any]], None],
+) -> None:
+    """The careful insider changes the metadata of some events, then recomputes every hash."""
+
+    def edit(stored: list[Row]) -> list[Row]:
+        for version in versions:
+            row = stored[version - 1]
+            metadata = json.loads(row["metadata"])
+            change(row, metadata)
+            row["metadata"] = json.dumps(metadata, sort_keys=True, separators=(",", ":"))
+        return stored
+
+    rewrite(engine, stream, edit)

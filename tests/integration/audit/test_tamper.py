@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from datetime import datetime, timedelta
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,16 @@ from tests.support.recorded_games import (
     decoded,
     delete_version,
     forged_row,
-    message_of as item_message,
+    rechain,
     record,
     rewrite,
     rewrite_message,
-    rechain,
     rewrite_without,
     set_column,
     set_message,
+)
+from tests.support.recorded_games import (
+    message_of as item_message,
 )
 
 
