@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from president.audit.receipts import HeldReceipt
 from president.audit.reports import Found
 from president.store import StoredEvent, verify_chain
 
@@ -34,8 +35,15 @@ class Anchors:
     matches. With every hash kept, that is the very event.
     """
 
-    def __init__(self, events: Sequence[StoredEvent], kept: Mapping[int, str]) -> None:
+    def __init__(
+        self,
+        events: Sequence[StoredEvent],
+        kept: Mapping[int, str],
+        shown_by: Mapping[int, HeldReceipt] | None = None,
+    ) -> None:
+        """``shown_by``: the receipt behind a kept hash, named in the report."""
         self.kept = kept
+        self.shown_by = shown_by or {}
         self.first_differing: int | None = None
         self.last_matching: int | None = None
         if not kept:
@@ -82,10 +90,11 @@ class Anchors:
                 "the log was rewritten at or before this event (no earlier kept hash "
                 "narrows it down)"
             )
+        receipt = self.shown_by.get(differing)
+        kept_by = f"in {receipt.words()}" if receipt is not None else "kept for this version"
         raise Found(
             event,
-            f"its hash {event.hash[:12]}… differs from the hash {kept[:12]}… kept "
-            f"for this version: {where}",
+            f"its hash {event.hash[:12]}… differs from the hash {kept[:12]}… {kept_by}: {where}",
         )
 
 
@@ -93,8 +102,10 @@ def check_not_cut_off(events: Sequence[StoredEvent], anchors: Anchors) -> None:
     """The log reaches every version a player kept a hash for."""
     last_kept = max(anchors, default=0)
     if last_kept > len(events):
+        receipt = anchors.shown_by.get(last_kept)
+        kept_by = f" ({receipt.words()})" if receipt is not None else ""
         raise Found(
             events[-1],
             f"the log ends at version {events[-1].version}, but a hash was kept for "
-            f"version {last_kept}: events were cut off the end of the log",
+            f"version {last_kept}{kept_by}: events were cut off the end of the log",
         )

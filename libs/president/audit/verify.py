@@ -35,6 +35,7 @@ from president.audit.commands import command_for, command_groups
 from president.audit.deals import DealLedger
 from president.audit.explain import command_words, difference, event_words, missing_words
 from president.audit.integrity import check_canonical, check_command_columns, check_metadata
+from president.audit.receipts import HeldReceipt, ReceiptFile, receipt_anchors
 from president.audit.reports import Discrepancy, Found, TableReport, short_type
 from president.hosting.events import (
     SERVICE_EVENT_TYPES,
@@ -58,6 +59,7 @@ def verify_table(
     events: Sequence[StoredEvent],
     *,
     anchors: Mapping[int, str] | None = None,
+    receipts: Sequence[ReceiptFile] = (),
     columns: Sequence[CommandColumns] | None = None,
     now: datetime | None = None,
 ) -> TableReport:
@@ -67,7 +69,10 @@ def verify_table(
     event carries its hash): a stored event whose hash differs, or a log
     shorter than a kept version, is a discrepancy. Without them, a log that an
     insider rewrote consistently from some event on (legal plays, every hash
-    recomputed) cannot be told from the real one. ``columns`` are the rows'
+    recomputed) cannot be told from the real one. ``receipts`` are the hashes
+    players and spectators kept of the changes they received
+    (:mod:`president.audit.receipts`): they are kept hashes too, and the report
+    names the receipt that shows a departure. ``columns`` are the rows'
     unhashed command columns (:func:`president.store.columns.read_audited_stream`),
     checked against the hashed metadata when given. ``now`` is when the log is
     read: a round that ended without its reveal is then a warning saying how
@@ -83,7 +88,12 @@ def verify_table(
             games=0,
             problem=Discrepancy("", 0, "", "the log is empty"),
         )
-    walk = _TableWalk(events, Anchors(events, anchors or {}), now)
+    kept = dict(anchors or {})
+    shown_by: dict[int, HeldReceipt] = {}
+    if receipts:
+        from_receipts, shown_by = receipt_anchors(events, receipts)
+        kept.update(from_receipts)
+    walk = _TableWalk(events, Anchors(events, kept, shown_by), now)
     found: list[Found] = []
     try:
         walk.run()

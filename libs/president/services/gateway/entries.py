@@ -23,6 +23,7 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import public_view, redact, seat_part, seat_view
+from president.services.gateway.receipts import receipt
 from president.services.gateway.wire import public_change, session_change
 
 LISTENER_LIMIT = 4096
@@ -71,6 +72,7 @@ class Entry:
             # in would cost as much again.
             cached = self._responses[seat] = pb.WatchResponse(version=self.version)
             cached.event.CopyFrom(self.event(seat))
+            receipt(cached, self.envelope)
             view = self._views.get(seat)
             if view is not None:
                 cached.view.CopyFrom(view)
@@ -94,6 +96,7 @@ class Entry:
                 self._public_change = public_change(self.version, self.table)
             own = pb.WatchResponse()
             own.event.CopyFrom(self.event(seat))
+            receipt(own, self.envelope)
             prepared = self._view_parts.get(seat) if self._view_parts is not None else None
             if prepared is not None:
                 cached = session_change(self._public_change + prepared + own.SerializeToString())

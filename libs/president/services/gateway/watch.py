@@ -26,6 +26,7 @@ from president.hosting.seat_views import seat_of
 from president.servicekit.errors import ServiceError
 from president.services.gateway.entries import Entry, apply
 from president.services.gateway.feed import FeedHub
+from president.services.gateway.receipts import receipt
 from president.services.gateway.upstream import TablePort
 from president.services.gateway.wire import session_snapshot as framed_snapshot
 
@@ -52,7 +53,8 @@ def response(entry: Entry, seat: int | None) -> pb.WatchResponse:
 
 def snapshot(entry: Entry, seat: int | None) -> pb.WatchResponse:
     """The view that starts a fresh stream."""
-    return pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
+    shown = pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
+    return receipt(shown, entry.envelope)
 
 
 def session_response(entry: Entry, seat: int | None) -> bytes:
@@ -62,7 +64,7 @@ def session_response(entry: Entry, seat: int | None) -> bytes:
 
 def session_snapshot(entry: Entry, seat: int | None) -> bytes:
     """The view that starts a fresh Session stream (serialized)."""
-    return framed_snapshot(entry.version, entry.view(seat))
+    return framed_snapshot(entry.version, entry.view(seat), entry.envelope)
 
 
 #: How a watcher's stream shapes each change and its first snapshot.

@@ -1029,10 +1029,20 @@ class WatchResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
+    RECEIPT_HASH_FIELD_NUMBER: _builtins.int
+    RECEIPT_PREVIOUS_HASH_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The table's version after the change."""
     snapshot: _builtins.bool
     """True for the snapshot that starts a stream."""
+    receipt_hash: _builtins.str
+    """The receipt: the hash-chain hash of the table's event at `version` (the event
+    this change shows, or the last one before a snapshot), hex SHA-256. Kept by
+    the client, it proves what the log held at that version (`president audit
+    verify --receipts`); it reveals nothing the seat could not see.
+    """
+    receipt_previous_hash: _builtins.str
+    """The previous event's hash in the chain: consecutive receipts must link."""
     @_builtins.property
     def event(self) -> _events_pb2.EventEnvelope:
         """The event, with other seats' cards removed (absent in the first snapshot)."""
@@ -1048,10 +1058,12 @@ class WatchResponse(_message.Message):
         event: _events_pb2.EventEnvelope | None = ...,
         view: _game_pb2.TableView | None = ...,
         snapshot: _builtins.bool = ...,
+        receipt_hash: _builtins.str = ...,
+        receipt_previous_hash: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "receipt_hash", b"receipt_hash", "receipt_previous_hash", b"receipt_previous_hash", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
