@@ -1,0 +1,77 @@
+"""The table service publishes every round's commitment in the public commitment feed.
+
+A tracked consumer (``commitment-feed``) of the store's global order: each
+refresh reads the events appended since its position (by any replica), and
+appends one feed entry per ``DealCommitted`` event of a table's log
+(:mod:`president.store.commitments`) in the transaction that advances the
+position, so each commitment is published exactly once, in commit order,
+within a moment of its commit and long before its round's secret is revealed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+
+from sqlalchemy import Connection
+
+from president import codec
+from president.events.v1 import events_pb2 as pb
+from president.hosting.events import DealCommitted
+from president.hosting.streams import STREAM_PREFIX
+from president.store import EventStore, StoredEvent
+from president.store.commitments import Commitment, append_commitments
+
+CONSUMER = "commitment-feed"
+#: Events read per refresh transaction.
+BATCH = 500
+#: How often the table service publishes what was committed since (seconds).
+PUBLISH_SECONDS = 0.5
+
+_DEAL_COMMITTED = codec.type_name(pb.DealCommitted)
+
+
+def commitment_of(event: StoredEvent) -> Commitment | None:
+    """The commitment a stored event publishes (None: it is no table's ``DealCommitted``)."""
+    if event.type != _DEAL_COMMITTED or not event.stream_id.startswith(STREAM_PREFIX):
+        return None
+    committed = codec.decode(event.type, event.payload)
+    assert isinstance(committed, DealCommitted)
+    return Commitment(
+        stream_id=event.stream_id,
+        version=event.version,
+        game_no=committed.game_no,
+        round_no=committed.round_no,
+        fingerprint=committed.fingerprint,
+        committed_at=event.time,
+    )
+
+
+class CommitmentPublisher:
+    """Keeps the commitment feed up to date with the store's global order."""
+
+    def __init__(self, store: EventStore) -> None:
+        self._store = store
+
+    def refresh(self) -> int:
+        """Publish every commitment appended since the last refresh; returns the events read."""
+        total = 0
+        while handled := self._store.process_batch(CONSUMER, self._publish, limit=BATCH):
+            total += handled
+        return total
+
+    @staticmethod
+    def _publish(events: Sequence[StoredEvent], connection: Connection) -> None:
+        found = [c for c in (commitment_of(event) for event in events) if c is not None]
+        append_commitments(connection, found)
+
+
+async def publish_forever(
+    publisher: CommitmentPublisher,
+    in_worker: Callable[[Callable[[], int]], Awaitable[int]],
+    seconds: float = PUBLISH_SECONDS,
+) -> None:
+    """Refresh the feed every ``seconds`` (in a worker thread), until cancelled."""
+    while True:
+        await in_worker(publisher.refresh)
+        await asyncio.sleep(seconds)
