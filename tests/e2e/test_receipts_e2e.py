@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 
 from president import audit
+from president.audit import commitments
 from president.client import GatewayClient, play_seat
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.launcher import Stack
+from president.store.commitments import read_feed
 from tests.support.gateway_truth import Store, table_of_humans
 
 GAME_SECONDS = 90
@@ -96,3 +98,22 @@ async def test_every_change_carries_a_receipt_that_proves_the_log(
     proof = audit.proven(log, files)
     assert proof.matching == proof.receipts
     assert proof.proven_through >= max(r.version for r in humans[0].receipts)
+
+
+async def test_the_table_service_publishes_each_commitment(
+    client: GatewayClient, store: Store
+) -> None:
+    """The round's fingerprint is in the commitment feed moments after it was committed."""
+    await client.create_table("house", display_name="Ada", visibility="practice")
+    await client.start()
+    stream = f"table-{client.table_id}"
+    for _ in range(100):
+        feed = read_feed(store.store.engine)
+        if any(entry.commitment.stream_id == stream for entry in feed):
+            break
+        await asyncio.sleep(0.1)
+    log = store.events(client.table_id)
+    (committed,) = [e for e in log if e.type.endswith("DealCommitted")]
+    (entry,) = [e for e in feed if e.commitment.stream_id == stream]
+    assert entry.commitment.version == committed.version
+    assert commitments.check_feed(feed, [log]) is None

@@ -123,7 +123,24 @@ def entry_hash(seq: int, commitment: Commitment, previous_hash: str) -> str:
 def append_commitments(
     connection: Connection, commitments: Iterable[Commitment]
 ) -> list[FeedEntry]:
-    """Append to the feed in ``connection``'s transaction (the caller's, with its tracking)."""
+    """Append to the feed in ``connection``'s transaction (the caller's, with its tracking).
+
+    A commitment of an event already published is skipped: the first
+    publication stands (rows rewritten in the events table come back to a
+    follower as new events, with the positions of their new rows).
+    """
+    wanted = list(commitments)
+    if not wanted:
+        return []
+    streams = {c.stream_id for c in wanted}
+    published = {
+        (str(row.stream_id), int(row.version))
+        for row in connection.execute(
+            select(commitment_feed.c.stream_id, commitment_feed.c.version).where(
+                commitment_feed.c.stream_id.in_(streams)
+            )
+        )
+    }
     last = connection.execute(
         select(commitment_feed.c.seq, commitment_feed.c.hash)
         .order_by(commitment_feed.c.seq.desc())
@@ -131,7 +148,10 @@ def append_commitments(
     ).first()
     seq, previous = (int(last.seq), str(last.hash)) if last is not None else (0, GENESIS_HASH)
     entries: list[FeedEntry] = []
-    for commitment in commitments:
+    for commitment in wanted:
+        if (commitment.stream_id, commitment.version) in published:
+            continue
+        published.add((commitment.stream_id, commitment.version))
         seq += 1
         digest = entry_hash(seq, commitment, previous)
         entries.append(FeedEntry(seq, commitment, digest, previous))
