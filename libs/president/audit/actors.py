@@ -30,6 +30,8 @@ SERVER = "server"
 """The actor of what the table service does itself (as :data:`president.hosting.host.SERVER`)."""
 
 _HOST_COMMANDS = (g.StartGame, g.PlayAgain, g.NextRound, g.EndGame, g.BackToLobby)
+_SEAT_COMMANDS = (rnd.PlayCards, rnd.Pass, rnd.ReturnCards)
+_SERVER_COMMANDS = (rnd.Timeout, g.DealRound)
 
 
 def check_same_actor(group: Sequence[StoredEvent]) -> str:
@@ -48,9 +50,14 @@ def check_same_actor(group: Sequence[StoredEvent]) -> str:
 def check_command_actor(stored: StoredEvent, command: Command, table: Table, actor: str) -> None:
     """``actor`` may send ``command`` at ``table`` (as it was before the command)."""
     game = table.game
-    if isinstance(command, rnd.PlayCards | rnd.Pass | rnd.ReturnCards):
-        _seat_actor(stored, game, command.seat, actor, _move_words(command))
-    elif isinstance(command, rnd.Timeout | g.DealRound):
+    if isinstance(command, _SEAT_COMMANDS):
+        seats = game.seats
+        seat = command.seat
+        if 0 <= seat < len(seats):
+            sitting = seats[seat]
+            if actor != (f"bot:{seat}" if sitting.bot_plays else sitting.player):
+                _seat_actor(stored, game, seat, actor, _move_words(command))
+    elif isinstance(command, _SERVER_COMMANDS):
         if actor != SERVER:
             what = "timeout" if isinstance(command, rnd.Timeout) else "deal"
             raise Found(stored, f"a {what} comes from the server, but the log names {actor!r}")
@@ -79,7 +86,7 @@ def check_command_actor(stored: StoredEvent, command: Command, table: Table, act
 
 def check_service_actor(stored: StoredEvent, event: TableEvent, table: Table, actor: str) -> None:
     """``actor`` may cause the table service's own ``event`` at ``table``."""
-    if isinstance(event, DealCommitted | DealRevealed):
+    if isinstance(event, (DealCommitted, DealRevealed)):
         if actor != SERVER:
             what = "commitment" if isinstance(event, DealCommitted) else "reveal"
             raise Found(

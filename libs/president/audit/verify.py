@@ -24,7 +24,7 @@ events it is given and does no I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from president import codec
@@ -34,7 +34,12 @@ from president.audit.clock import TimeCheck
 from president.audit.commands import command_for, command_groups
 from president.audit.deals import DealLedger
 from president.audit.explain import command_words, difference, event_words, missing_words
-from president.audit.integrity import check_canonical, check_command_columns, check_metadata
+from president.audit.integrity import (
+    METADATA_KEYS,
+    check_canonical,
+    check_command_columns,
+    check_metadata,
+)
 from president.audit.receipts import HeldReceipt, ReceiptFile, receipt_anchors
 from president.audit.reports import Discrepancy, Found, TableReport, short_type
 from president.hosting.events import (
@@ -123,11 +128,14 @@ class _TableWalk:
     command_ids: dict[str, int] = field(default_factory=dict)
     games: int = 0
     game_ended: StoredEvent | None = None
+    metadata_clean: bool = False
+    """Every event's metadata has exactly the keys it should (checked at once, for speed)."""
     warnings: list[str] = field(default_factory=list)
 
     # -- the walk --------------------------------------------------------------
     def run(self) -> None:
         events = self.events
+        self.metadata_clean = all(event.metadata.keys() == METADATA_KEYS for event in events)
         self.deals.scan_reveals(events)
         limit, broken = chain_break(events)
         for start, end in command_groups(events):
@@ -145,10 +153,13 @@ class _TableWalk:
         group = events[start:end]
         first_stored = group[0]
         self.anchors.check(group)
-        for event in group:
-            check_metadata(event)
+        if not self.metadata_clean:
+            for event in group:
+                check_metadata(event)
         actor = check_same_actor(group)
-        command_id = str(first_stored.metadata["command_id"])
+        command_id = first_stored.metadata["command_id"]
+        if not isinstance(command_id, str) or not command_id or not actor:
+            raise Found(first_stored, "its metadata has no command id or no actor")
         earlier = self.command_ids.get(command_id)
         if earlier is not None:
             raise Found(
@@ -228,7 +239,7 @@ class _TableWalk:
         if partial:
             return
         self.game = g.evolve_all(game, produced)
-        self.table = replace(table, game=self.game, version=group[-1].version)
+        self.table = _with_game(table, self.game, group[-1].version)
         times.follow(self.table, group[-1].version, at)
         for position, produced_event in enumerate(produced):
             kind = type(produced_event)
@@ -325,3 +336,17 @@ def _check_reaction(stored: StoredEvent, event: ReactionShown, game: g.GameState
         raise Found(stored, f"a reaction from seat {event.seat}, where nobody sits")
     if not event.reaction.strip():
         raise Found(stored, "a reaction with no reaction code")
+
+
+def _with_game(table: Table, game: g.GameState, version: int) -> Table:
+    """``dataclasses.replace(table, game=game, version=version)``, four times as fast.
+
+    The walk makes one per command; it copies every field of the projection
+    (those added later too) and changes the two a command changes.
+    """
+    moved = object.__new__(Table)
+    fields = moved.__dict__
+    fields.update(table.__dict__)
+    fields["game"] = game
+    fields["version"] = version
+    return moved

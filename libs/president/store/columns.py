@@ -8,7 +8,7 @@ can check that they agree (:mod:`president.audit.integrity`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy import Engine, select
 
@@ -17,8 +17,7 @@ from president.store.records import StoredEvent
 from president.store.schema import events as events_table
 
 
-@dataclass(frozen=True)
-class CommandColumns:
+class CommandColumns(NamedTuple):
     """One row's unhashed command columns."""
 
     version: int
@@ -35,12 +34,11 @@ def read_audited_stream(
         .where(events_table.c.stream_id == stream_id)
         .order_by(events_table.c.version)
     )
-    stored: list[StoredEvent] = []
-    columns: list[CommandColumns] = []
     connection = engine.connect().execution_options(sqlite_begin="DEFERRED")
     with connection, connection.begin():
-        for row in connection.execute(query):
-            event = stored_event(row)
-            stored.append(event)
-            columns.append(CommandColumns(event.version, row.command_id, int(row.command_seq)))
+        found = connection.execute(query).all()
+    stored = [stored_event(row) for row in found]
+    columns = [
+        CommandColumns(int(row.version), row.command_id, int(row.command_seq)) for row in found
+    ]
     return stored, columns

@@ -13,12 +13,12 @@ from president.hosting.host import TableHost
 from president.servicekit.config import Settings, env_seconds
 from president.servicekit.server import Service
 from president.services.table.app import TableApp, count_appended
-from president.services.table.dealer_client import CALL_SECONDS, GrpcDealer
 from president.services.table.commitments import (
     PUBLISH_SECONDS,
     CommitmentPublisher,
     publish_forever,
 )
+from president.services.table.dealer_client import CALL_SECONDS, GrpcDealer
 from president.services.table.directory import TableDirectory
 from president.services.table.handlers import TableServicer
 from president.services.table.leases import Leases
