@@ -18,10 +18,10 @@ import pytest
 
 from president import audit
 from president.audit import commitments
-from president.client import GatewayClient, play_seat
+from president.client import GatewayClient, GatewayError, play_seat
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.launcher import Stack
-from president.store.commitments import read_feed
+from president.store.commitments import entry_of, read_feed, verify_feed
 from tests.support.gateway_truth import Store, table_of_humans
 
 GAME_SECONDS = 90
@@ -101,7 +101,7 @@ async def test_every_change_carries_a_receipt_that_proves_the_log(
 
 
 async def test_the_table_service_publishes_each_commitment(
-    client: GatewayClient, store: Store
+    client: GatewayClient, store: Store, stack: Stack
 ) -> None:
     """The round's fingerprint is in the commitment feed moments after it was committed."""
     await client.create_table("house", display_name="Ada", visibility="practice")
@@ -117,3 +117,19 @@ async def test_the_table_service_publishes_each_commitment(
     (entry,) = [e for e in feed if e.commitment.stream_id == stream]
     assert entry.commitment.version == committed.version
     assert commitments.check_feed(feed, [log]) is None
+
+    # Anyone reads it through the gateway, without a token, and can archive it.
+    reader = GatewayClient.connect(stack.gateway)
+    try:
+        published = await reader.list_commitments(day=entry.commitment.day)
+        with pytest.raises(GatewayError) as refused:
+            await reader.list_commitments(day="yesterday")
+    finally:
+        await reader.close()
+    assert refused.value.reason == "INVALID_DAY"
+    archived = [
+        entry_of({f.name: getattr(item, f.name) for f in item.DESCRIPTOR.fields})
+        for item in published
+    ]
+    assert entry in archived
+    assert verify_feed(archived) is None

@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 
 from president.client.errors import GatewayError, raising_gateway_error
 from president.client.receipts import Receipts
+from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
@@ -240,6 +241,17 @@ class GatewayClient:
         """Totals of the current game and the finished games."""
         scores: pb.GetScoresResponse = await self._unary("GetScores", pb.GetScoresRequest())
         return scores
+
+    async def list_commitments(
+        self, day: str = "", after_seq: int = 0, limit: int = 0
+    ) -> list[epb.CommitmentEntry]:
+        """A page of the public commitment feed (no token needed): each round's fingerprint
+        as published when it was committed, for anyone to archive."""
+        listed: pb.ListCommitmentsResponse = await self._unary(
+            "ListCommitments",
+            pb.ListCommitmentsRequest(day=day, after_seq=after_seq, limit=limit),
+        )
+        return list(listed.entries)
 
     async def check_deal(self, game_no: int, round_no: int) -> pb.CheckDealResponse:
         """The committed deal of a finished round, checked."""

@@ -161,11 +161,20 @@ def append_commitments(
     return entries
 
 
-def read_feed(engine: Engine, day: str | None = None) -> list[FeedEntry]:
-    """The feed's entries in order (those of one UTC day ``YYYY-MM-DD``, if given)."""
-    query = select(commitment_feed).order_by(commitment_feed.c.seq)
+def read_feed(
+    engine: Engine, day: str | None = None, after_seq: int = 0, limit: int | None = None
+) -> list[FeedEntry]:
+    """The feed's entries in order after ``after_seq`` (of one UTC day ``YYYY-MM-DD``, if
+    given; at most ``limit``)."""
+    query = (
+        select(commitment_feed)
+        .where(commitment_feed.c.seq > after_seq)
+        .order_by(commitment_feed.c.seq)
+    )
     if day is not None:
         query = query.where(commitment_feed.c.day == day)
+    if limit is not None:
+        query = query.limit(limit)
     with engine.connect() as connection:
         return [entry_of(dict(row._mapping)) for row in connection.execute(query)]
 

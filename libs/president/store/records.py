@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from json.encoder import encode_basestring
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 

@@ -6,21 +6,25 @@ appends one feed entry per ``DealCommitted`` event of a table's log
 (:mod:`president.store.commitments`) in the transaction that advances the
 position, so each commitment is published exactly once, in commit order,
 within a moment of its commit and long before its round's secret is revealed.
+:func:`list_commitments` is what ``ListCommitments`` reads of it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Sequence
 
+import grpc
 from sqlalchemy import Connection
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting.events import DealCommitted
 from president.hosting.streams import STREAM_PREFIX
+from president.servicekit.errors import ServiceError
 from president.store import EventStore, StoredEvent
-from president.store.commitments import Commitment, append_commitments
+from president.store.commitments import Commitment, FeedEntry, append_commitments, read_feed
 
 CONSUMER = "commitment-feed"
 #: Events read per refresh transaction.
@@ -28,7 +32,11 @@ BATCH = 500
 #: How often the table service publishes what was committed since (seconds).
 PUBLISH_SECONDS = 0.5
 
+#: Entries per ListCommitments, at most.
+PAGE = 1_000
+
 _DEAL_COMMITTED = codec.type_name(pb.DealCommitted)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def commitment_of(event: StoredEvent) -> Commitment | None:
@@ -75,3 +83,32 @@ async def publish_forever(
     while True:
         await in_worker(publisher.refresh)
         await asyncio.sleep(seconds)
+
+
+def list_commitments(store: EventStore, day: str, after_seq: int, limit: int) -> list[FeedEntry]:
+    """A page of the feed (``day`` ``YYYY-MM-DD`` or empty: every day); INVALID_DAY otherwise."""
+    if day and not _DAY.fullmatch(day):
+        raise ServiceError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_DAY",
+            f"day {day!r} is not a UTC day written YYYY-MM-DD (or empty: every day)",
+        )
+    count = min(limit or PAGE, PAGE)
+    return read_feed(store.engine, day or None, after_seq, count)
+
+
+def entry_message(entry: FeedEntry) -> pb.CommitmentEntry:
+    """A feed entry as the wire carries it."""
+    c = entry.commitment
+    return pb.CommitmentEntry(
+        seq=entry.seq,
+        day=c.day,
+        stream_id=c.stream_id,
+        version=c.version,
+        game_no=c.game_no,
+        round_no=c.round_no,
+        fingerprint=c.fingerprint,
+        committed_at=c.committed_at,
+        hash=entry.hash,
+        previous_hash=entry.previous_hash,
+    )
