@@ -939,18 +939,21 @@ class CommitmentEntry(_message.Message):
     day: _builtins.str
     """The UTC day of the commitment, YYYY-MM-DD."""
     stream_id: _builtins.str
-    """The table's stream, "table-<id>", and the version of its DealCommitted event."""
+    """The table's stream, "table-<id>"."""
     version: _builtins.int
+    """The version of its DealCommitted event."""
     game_no: _builtins.int
-    """The round committed."""
+    """The game of the round committed."""
     round_no: _builtins.int
+    """The round committed, in its game."""
     fingerprint: _builtins.str
     """The deal's fingerprint (DEAL.md), 64 lowercase hex digits."""
     committed_at: _builtins.str
     """When the DealCommitted event was committed, ISO 8601."""
     hash: _builtins.str
-    """The entry's hash in the feed's chain, and the hash of the entry before it."""
+    """The entry's hash in the feed's chain (hex SHA-256)."""
     previous_hash: _builtins.str
+    """The hash of the entry before it (64 zeros for the first)."""
     def __init__(
         self,
         *,

@@ -1191,7 +1191,7 @@ Global___CommandResult: _TypeAlias = CommandResult  # noqa: Y015
 
 @_typing.final
 class ListCommitmentsRequest(_message.Message):
-    """The commitment feed's entries after `after_seq` (of one UTC day, YYYY-MM-DD, if given)."""
+    """The commitment feed's entries after `after_seq` (of one UTC day, if given)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1199,7 +1199,9 @@ class ListCommitmentsRequest(_message.Message):
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     day: _builtins.str
+    """The UTC day, YYYY-MM-DD (empty: every day)."""
     after_seq: _builtins.int
+    """The entries after this one (0: from the first)."""
     limit: _builtins.int
     """At most this many (0: 1,000)."""
     def __init__(
@@ -1219,11 +1221,15 @@ Global___ListCommitmentsRequest: _TypeAlias = ListCommitmentsRequest  # noqa: Y0
 
 @_typing.final
 class ListCommitmentsResponse(_message.Message):
+    """A page of the commitment feed."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ENTRIES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.CommitmentEntry]: ...
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.CommitmentEntry]:
+        """The entries, in feed order."""
+
     def __init__(
         self,
         *,

@@ -546,7 +546,7 @@ Global___ListTablesResponse: _TypeAlias = ListTablesResponse  # noqa: Y015
 
 @_typing.final
 class ListCommitmentsRequest(_message.Message):
-    """The commitment feed's entries after `after_seq` (of one UTC day, YYYY-MM-DD, if given)."""
+    """The commitment feed's entries after `after_seq` (of one UTC day, if given)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -554,9 +554,11 @@ class ListCommitmentsRequest(_message.Message):
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     day: _builtins.str
+    """The UTC day, YYYY-MM-DD (empty: every day)."""
     after_seq: _builtins.int
+    """The entries after this one (0: from the first)."""
     limit: _builtins.int
-    """At most this many (0: the service's page, 1,000)."""
+    """At most this many (0: 1,000)."""
     def __init__(
         self,
         *,
@@ -574,11 +576,15 @@ Global___ListCommitmentsRequest: _TypeAlias = ListCommitmentsRequest  # noqa: Y0
 
 @_typing.final
 class ListCommitmentsResponse(_message.Message):
+    """A page of the commitment feed."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ENTRIES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.CommitmentEntry]: ...
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.CommitmentEntry]:
+        """The entries, in feed order."""
+
     def __init__(
         self,
         *,
