@@ -14,11 +14,20 @@ it from nothing but the log itself, DEAL.md and the rules engine:
   wrong places, points, totals or game result are all found, at the event
   where they are (in words: :mod:`president.audit.explain`).
 
+- who caused each command (:mod:`president.audit.actors`), the times and
+  every timeout against its deadline (:mod:`president.audit.clock`), and the
+  data the chain hashes without reading it: metadata keys, canonical payloads,
+  and the unhashed command columns (:mod:`president.audit.integrity`);
+- the hashes players kept, from anchors or receipts
+  (:mod:`president.audit.receipts`).
+
 The report names the first bad event (stream, version, type, and what is wrong
 in words). A round whose secret is not revealed yet is fine when it is the
-last round of the log ("in progress"); a round that ended unrevealed while a
-later round was committed is a discrepancy. The walk is pure: it reads the
-events it is given and does no I/O.
+last round of the log ("in progress") and its game goes on; once the game has
+ended it is a discrepancy (read live, within a moment of the round's end, a
+warning); a round that ended unrevealed while a later round was committed is
+a discrepancy. The walk is pure: it reads the events it is given (and the
+time it is read, if given) and does no I/O.
 """
 
 from __future__ import annotations
