@@ -9,13 +9,17 @@ entry published at the time. To rewrite the feed too, they would have to
 recompute its chain, which a copy anyone archived shows
 (:func:`check_archive`). :func:`check_feed` gives the first discrepancy, or
 None; :func:`unpublished` names commitments of the logs the feed does not
-hold yet.
+hold yet. The feed is published in commit order, so its commit times never
+run backwards by more than the services' clocks differ: an entry dated
+before the entries published ahead of it was written into a table's log
+later, back-dated (a game appended after the fact): :func:`backdated`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from president import codec
@@ -28,6 +32,8 @@ from president.store.commitments import FeedEntry, entry_of, verify_feed
 FEED = "commitment feed"
 """The stream name a discrepancy of the feed itself carries."""
 _DEAL_COMMITTED = codec.type_name(pb.DealCommitted)
+CLOCK_TOLERANCE = timedelta(seconds=60)
+"""How far the commit times of entries in feed order may run backwards (replicas' clocks)."""
 
 
 def check_feed(
@@ -53,6 +59,33 @@ def check_feed(
             problem = _against_entry(event, entry)
             if problem is not None:
                 return problem
+    return None
+
+
+def backdated(
+    feed: Sequence[FeedEntry], tolerance: timedelta = CLOCK_TOLERANCE
+) -> Discrepancy | None:
+    """The first entry committed, by its time, well before an entry published ahead of it."""
+    latest: FeedEntry | None = None
+    latest_time: datetime | None = None
+    for entry in feed:
+        try:
+            at = datetime.fromisoformat(entry.commitment.committed_at)
+        except ValueError:
+            return Discrepancy(FEED, entry.seq, "FeedEntry", "its commit time is no ISO 8601 time")
+        if latest is not None and latest_time is not None and at < latest_time - tolerance:
+            return Discrepancy(
+                FEED,
+                entry.seq,
+                "FeedEntry",
+                f"it was committed at {entry.commitment.committed_at}, "
+                f"{(latest_time - at).total_seconds():g} s before entry {latest.seq} "
+                f"({latest.commitment.committed_at}), which was published ahead of it: "
+                f"{entry.commitment.stream_id} version {entry.commitment.version} was written "
+                "into its log later and back-dated",
+            )
+        if latest_time is None or at > latest_time:
+            latest, latest_time = entry, at
     return None
 
 

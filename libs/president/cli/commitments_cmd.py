@@ -3,7 +3,8 @@
 Reads the feed of an event store (every round's fingerprint as it was
 published when committed), checks its hash chain and any archived copies
 (``--archive``), and compares every table's ``DealCommitted`` with the entry
-published for it (:func:`president.audit.commitments.check_feed`). Exits 0
+published for it (:func:`president.audit.commitments.check_feed`), and that
+no entry is back-dated (:func:`president.audit.commitments.backdated`). Exits 0
 when they agree, 1 naming the first discrepancy, 2 for input that cannot be
 read. ``--export FILE`` writes the feed (or one ``--day``) for anyone to archive.
 """
@@ -58,7 +59,7 @@ def commitments_command(
     if export is not None:
         export.write_text(commitments.archive_json(feed), encoding="utf-8")
         console.print(f"Wrote {len(feed)} entries to {escape(str(export))}.")
-    problem = commitments.check_feed(feed, logs, archives)
+    problem = commitments.check_feed(feed, logs, archives) or commitments.backdated(feed)
     if problem is not None:
         console.print(f"[bold red]FAILED[/]: {escape(str(problem))}")
         raise typer.Exit(1)

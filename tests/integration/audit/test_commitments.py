@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from president.hosting.dealer import LocalDealer, RoundKey
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
 from president.play.offline import round_secret
-from president.play.recorded import GameClock, record_bot_game
+from president.play.recorded import GAME_START, GameClock, record_bot_game
 from president.rules.options import options_for
 from president.services.table.commitments import CommitmentPublisher
 from president.store import EventStore, migrate
@@ -51,14 +52,19 @@ def store(url: str) -> Iterator[EventStore]:
     opened.close()
 
 
-def house_game(store: EventStore, table_id: str, later_seed: int | None = None) -> str:
+def house_game(
+    store: EventStore,
+    table_id: str,
+    later_seed: int | None = None,
+    start: datetime = GAME_START,
+) -> str:
     """Two rounds of house; with ``later_seed`` the second round's secret comes from it."""
 
     def secret_for(key: RoundKey) -> bytes:
         seed = 5 if key.round_no == 1 or later_seed is None else later_seed
         return round_secret(seed, key.game_no, key.round_no)
 
-    clock = GameClock()
+    clock = GameClock(start)
     host = TableHost(store, LocalDealer(secret_for=secret_for), clock=clock)
     options = options_for("house")
     return record_bot_game(
@@ -168,3 +174,29 @@ def test_the_commitments_command(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stdout
     result = runner.invoke(app, ["audit", "commitments", "--db", url, "--archive", "nope.json"])
     assert result.exit_code == 2
+
+
+def test_a_game_appended_after_the_fact_is_back_dated_in_the_feed(tmp_path: Path) -> None:
+    """An insider appends a whole game to the log later, with times of the past: the feed
+    publishes it when it is written, behind entries committed after those times."""
+    url = f"sqlite:///{tmp_path / 'late.db'}"
+    migrate(url)
+    with EventStore.from_url(url) as store:
+        publisher = CommitmentPublisher(store)
+        real = house_game(store, "real", start=GAME_START + timedelta(days=1))
+        publisher.refresh()
+        assert commitments.backdated(read_feed(store.engine)) is None
+        appended = house_game(store, "appended", start=GAME_START)
+        publisher.refresh()
+        feed = read_feed(store.engine)
+        (forged,) = logs(store, appended)
+        assert audit.verify_table(forged).ok  # the appended log is legal on its own
+        assert commitments.check_feed(feed, logs(store, real, appended)) is None
+    problem = commitments.backdated(feed)
+    assert problem is not None
+    print(problem)
+    first_appended = next(e for e in feed if e.commitment.stream_id == stream_id(appended))
+    assert problem.version == first_appended.seq
+    assert "was written into its log later and back-dated" in problem.reason
+    result = runner.invoke(app, ["audit", "commitments", "--db", url])
+    assert result.exit_code == 1 and "back-dated" in result.stdout
