@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -119,7 +120,7 @@ def record_with_idle_person(
     never returns cards in the exchange). The host (``host``) starts the
     game, the next rounds and ends it; the timer waits for each deadline.
     """
-    table_id = f"idle-{preset}-{idle}-{seed}"
+    table_id = f"idle-{preset}-{idle}-{seed}-{uuid.uuid4().hex[:6]}"  # a store may be shared
     host, clock = seeded_host(store, seed)
     players = PRESET_PLAYERS[preset]
     host.create(table_id, options_for(preset), seat_count=players, host_player_id="host")
