@@ -40,10 +40,13 @@ class Anchors:
         events: Sequence[StoredEvent],
         kept: Mapping[int, str],
         shown_by: Mapping[int, HeldReceipt] | None = None,
+        agreeing: Mapping[int, HeldReceipt] | None = None,
     ) -> None:
-        """``shown_by``: the receipt behind a kept hash, named in the report."""
+        """``shown_by``: the receipt behind a kept hash, named in the report;
+        ``agreeing``: another receipt of that version that has the log's hash."""
         self.kept = kept
         self.shown_by = shown_by or {}
+        self.agreeing = agreeing or {}
         self.first_differing: int | None = None
         self.last_matching: int | None = None
         if not kept:
@@ -92,6 +95,12 @@ class Anchors:
             )
         receipt = self.shown_by.get(differing)
         kept_by = f"in {receipt.words()}" if receipt is not None else "kept for this version"
+        other = self.agreeing.get(differing)
+        if other is not None:
+            where = (
+                f"{other.words()} has the log's hash: the gateway showed its holders "
+                "different histories at this version, or a receipt was forged"
+            )
         raise Found(
             event,
             f"its hash {event.hash[:12]}… differs from the hash {kept[:12]}… {kept_by}: {where}",

@@ -114,6 +114,21 @@ def receipt_anchors(
     return kept, shown_by
 
 
+def agreeing(events: Sequence[StoredEvent], files: Sequence[ReceiptFile]) -> dict[int, HeldReceipt]:
+    """For each version where receipts disagree, one receipt that has the log's hash."""
+    first = events[0].version if events else 1
+    matching: dict[int, HeldReceipt] = {}
+    departing: set[int] = set()
+    for file in files:
+        for receipt in file.receipts:
+            index = receipt.version - first
+            if 0 <= index < len(events) and events[index].hash == receipt.hash:
+                matching.setdefault(receipt.version, receipt)
+            else:
+                departing.add(receipt.version)
+    return {version: held for version, held in matching.items() if version in departing}
+
+
 @dataclass(frozen=True)
 class Proof:
     """What the receipts prove of a log."""

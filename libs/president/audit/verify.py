@@ -49,7 +49,7 @@ from president.audit.integrity import (
     check_command_columns,
     check_metadata,
 )
-from president.audit.receipts import HeldReceipt, ReceiptFile, receipt_anchors
+from president.audit.receipts import HeldReceipt, ReceiptFile, agreeing, receipt_anchors
 from president.audit.reports import Discrepancy, Found, TableReport, short_type
 from president.hosting.events import (
     SERVICE_EVENT_TYPES,
@@ -107,7 +107,8 @@ def verify_table(
     if receipts:
         from_receipts, shown_by = receipt_anchors(events, receipts)
         kept.update(from_receipts)
-    walk = _TableWalk(events, Anchors(events, kept, shown_by), now)
+    matching = agreeing(events, receipts) if receipts else {}
+    walk = _TableWalk(events, Anchors(events, kept, shown_by, matching), now)
     found: list[Found] = []
     try:
         walk.run()

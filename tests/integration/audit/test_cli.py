@@ -319,6 +319,7 @@ def test_verify_with_receipts_says_what_they_prove_and_where_the_log_departs(
     )
     assert code == 1, out
     assert "version 20" in out and "bob's receipt of version 20" in out
+    assert "alice's receipt of version 20" in out and "different histories" in out
     assert "The log departs from them" in out
 
     code, _, err = invoke("audit", "verify", "--db", db, "--receipts", str(tmp_path / "no.json"))
