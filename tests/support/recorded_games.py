@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, update
 
 from president import codec
-from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
-from president.play.recorded import record_bot_game, seeded_dealer
+from president.play.recorded import record_bot_game, seeded_host, wait_for_timer
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
@@ -28,8 +29,10 @@ def record(store: EventStore, preset: str, *, seed: int = 1, rounds: int | None 
     ``rounds``: the host ends the game after that many (None: play to the
     rules' end, for presets whose games end by themselves).
     """
-    host = TableHost(store, seeded_dealer(seed))
-    return record_bot_game(host, options_for(preset), PRESET_PLAYERS[preset], rounds=rounds)
+    host, clock = seeded_host(store, seed)
+    return record_bot_game(
+        host, options_for(preset), PRESET_PLAYERS[preset], rounds=rounds, clock=clock
+    )
 
 
 def decoded(store: EventStore, table_id: str) -> list[tuple[StoredEvent, Any]]:
@@ -50,7 +53,7 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
     rounds are played, the later ones with an exchange, then the host ends it.
     """
     table_id = f"people-{seed}"
-    host = TableHost(store, seeded_dealer(seed))
+    host, clock = seeded_host(store, seed)
     options = options_for("classic")
     host.create(table_id, options, seat_count=5, host_player_id="bob")
     for seat, player, is_bot in (
@@ -59,8 +62,9 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
         (3, "Bot B", True),
         (4, "bob", False),
     ):
+        actor = "bob" if is_bot else player  # the host adds the bots
         host.decide_and_append(
-            table_id, g.SitDown(seat, player, is_bot), f"{table_id}/sit-{seat}", player
+            table_id, g.SitDown(seat, player, is_bot), f"{table_id}/sit-{seat}", actor
         )
     host.decide_and_append(table_id, g.StartGame(), f"{table_id}/start", "bob")
     step = 0
@@ -85,6 +89,7 @@ def record_with_people(store: EventStore, *, seed: int = 7) -> str:
             alice_here = False
             continue
         if step % 4 == 0:
+            wait_for_timer(table, clock)
             host.timeout(table_id, state.timer_key, game.game_no, game.round_no)
             continue
         command = _person_move(game, state)
@@ -103,6 +108,51 @@ def _person_move(game: g.GameState, state: rnd.RoundState) -> tuple[int, rnd.Com
     seat = state.to_act
     move = bots.choose_action(state, seat)
     return (seat, move) if move is not None else None
+
+
+def record_with_idle_person(
+    store: EventStore, preset: str, *, seed: int = 3, rounds: int = 2, idle: str = "play"
+) -> str:
+    """A table of ``preset``: alice at seat 0, bots elsewhere; alice lets the timer run out.
+
+    ``idle`` is when she does: ``"play"`` (every turn of hers, or in rapid
+    mode every trick, times out) or ``"exchange"`` (she plays her turns, but
+    never returns cards in the exchange). The host (``host``) starts the
+    game, the next rounds and ends it; the timer waits for each deadline.
+    """
+    table_id = f"idle-{preset}-{idle}-{seed}-{uuid.uuid4().hex[:6]}"  # a store may be shared
+    host, clock = seeded_host(store, seed)
+    players = PRESET_PLAYERS[preset]
+    host.create(table_id, options_for(preset), seat_count=players, host_player_id="host")
+    host.decide_and_append(table_id, g.SitDown(0, "alice", False), f"{table_id}/sit-0", "alice")
+    for seat in range(1, players):
+        command = g.SitDown(seat, f"Bot {seat}", True)
+        host.decide_and_append(table_id, command, f"{table_id}/sit-{seat}", "host")
+    host.decide_and_append(table_id, g.StartGame(), f"{table_id}/start", "host")
+    while True:
+        table = host.load(table_id)
+        game = table.game
+        key = f"{table_id}/{table.version}"
+        if game.phase == g.GamePhase.BETWEEN_ROUNDS:
+            command = g.EndGame() if game.round_no >= rounds else g.NextRound()
+            host.decide_and_append(table_id, command, f"{key}/host", "host")
+            continue
+        if game.phase != g.GamePhase.ROUND:
+            return table_id
+        state = game.round
+        assert state is not None
+        move: rnd.Command | None = None
+        if state.phase == rnd.RoundPhase.EXCHANGE and idle != "exchange":
+            owed = next((item for item in state.pending if item.giver == 0), None)
+            if owed is not None:
+                move = rnd.ReturnCards(0, bots.choose_return(state, 0, owed.size))
+        elif state.phase == rnd.RoundPhase.PLAY and idle != "play" and state.to_act == 0:
+            move = bots.choose_action(state, 0)
+        if move is None:
+            wait_for_timer(table, clock)
+            host.timeout(table_id, state.timer_key, game.game_no, game.round_no)
+        else:
+            host.decide_and_append(table_id, move, f"{key}/alice", "alice")
 
 
 # --------------------------------------------------------------------------- the insider
@@ -185,9 +235,13 @@ def rewrite_without(engine: Engine, stream: str, version: int) -> None:
     rewrite(engine, stream, lambda stored: stored[: version - 1] + stored[version:])
 
 
-def forged_row(message: Any, command_id: str, actor: str = "bot:0") -> Row:
+FORGED_TIME = "2026-11-30T12:00:00+00:00"
+"""The time of a forged event, unless told: later than any recorded game's."""
+
+
+def forged_row(message: Any, command_id: str, actor: str = "bot:0", time: str = FORGED_TIME) -> Row:
     """A well-formed stored event of a message, as its own command (hashes set by rewrite)."""
-    metadata = {"actor": actor, "command_id": command_id, "time": "2026-11-30T12:00:00+00:00"}
+    metadata = {"actor": actor, "command_id": command_id, "time": time}
     return {
         "version": 0,
         "type": codec.type_name(message),
@@ -208,3 +262,35 @@ def message_of(row: Row) -> Any:
 def with_message(row: Row, message: Any) -> Row:
     """The row with another payload."""
     return {**row, "payload": message.SerializeToString(deterministic=True)}
+
+
+def rechain(stored: list[StoredEvent]) -> list[StoredEvent]:
+    """The events numbered 1..n with every hash recomputed, in memory (the careful insider)."""
+    out: list[StoredEvent] = []
+    previous = GENESIS_HASH
+    for version, event in enumerate(stored, start=1):
+        digest = event_hash(
+            event.stream_id, version, event.type, event.payload, event.metadata, previous
+        )
+        out.append(replace(event, version=version, previous_hash=previous, hash=digest))
+        previous = digest
+    return out
+
+
+def rewrite_metadata(
+    engine: Engine,
+    stream: str,
+    versions: range | list[int],
+    change: Callable[[Row, dict[str, Any]], None],
+) -> None:
+    """The careful insider changes the metadata of some events, then recomputes every hash."""
+
+    def edit(stored: list[Row]) -> list[Row]:
+        for version in versions:
+            row = stored[version - 1]
+            metadata = json.loads(row["metadata"])
+            change(row, metadata)
+            row["metadata"] = json.dumps(metadata, sort_keys=True, separators=(",", ":"))
+        return stored
+
+    rewrite(engine, stream, edit)

@@ -34,11 +34,12 @@ class FlakyDealer(LocalDealer):
 
 
 def bot_table(host: TableHost, table_id: str = "t1") -> None:
-    host.create(table_id, options_for("classic", {"game_end": "rounds:2"}), seat_count=4)
+    options = options_for("classic", {"game_end": "rounds:2"})
+    host.create(table_id, options, seat_count=4, host_player_id="p0")  # p0 hosts
     host.decide_and_append(table_id, g.SitDown(0, "p0"), f"{table_id}-sit-0", "server")
     for seat in (1, 2, 3):
         host.decide_and_append(
-            table_id, g.SitDown(seat, f"b{seat}", True), f"{table_id}-sit-{seat}", "s"
+            table_id, g.SitDown(seat, f"b{seat}", True), f"{table_id}-sit-{seat}", "p0"
         )
 
 

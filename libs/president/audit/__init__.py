@@ -4,6 +4,10 @@ The public surface; each job has its own module:
 
 - :mod:`~president.audit.verify`: :func:`verify_table`, the walk of one table's log;
 - :mod:`~president.audit.chain`: the hash chain and the hashes a player kept;
+- :mod:`~president.audit.receipts`: the receipts players kept, what they prove;
+- :mod:`~president.audit.integrity`: hidden data and the unhashed command columns;
+- :mod:`~president.audit.clock`: times, and timeouts against the deadline rules;
+- :mod:`~president.audit.actors`: who may cause each command;
 - :mod:`~president.audit.deals`: each round's committed deal, its deal and its reveal;
 - :mod:`~president.audit.commands`: the log read as commands, rebuilt from their events;
 - :mod:`~president.audit.explain`: the sentences that say what differs;
@@ -15,7 +19,9 @@ The audit is pure: it reads the events it is given and does no I/O.
 """
 
 from president.audit.commands import command_for, command_groups, decode
+from president.audit.deals import REVEAL_GRACE
 from president.audit.export import round_scenarios
+from president.audit.receipts import BadReceipts, Proof, ReceiptFile, load_receipts, proven
 from president.audit.replay import replay_events, seat_names
 from president.audit.reports import (
     IN_PROGRESS,
@@ -30,13 +36,19 @@ from president.audit.verify import verify_table
 
 __all__ = [
     "IN_PROGRESS",
+    "REVEAL_GRACE",
     "VERIFIED",
     "AuditSummary",
+    "BadReceipts",
     "Discrepancy",
+    "Proof",
+    "ReceiptFile",
     "TableReport",
     "command_for",
     "command_groups",
     "decode",
+    "load_receipts",
+    "proven",
     "replay_events",
     "round_scenarios",
     "seat_names",

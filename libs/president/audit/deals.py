@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from president import codec
 from president.audit.commands import decode
@@ -40,6 +41,8 @@ _HEX_SECRET = re.compile(r"[0-9a-f]{64}")
 _HEX_FINGERPRINT = _HEX_SECRET
 """A fingerprint as stored: 32 bytes in lowercase hex."""
 _DEAL_REVEALED = codec.type_name(pb.DealRevealed)
+REVEAL_GRACE = timedelta(seconds=60)
+"""How long a live log may show a round ended and not revealed before its game's end is an error."""
 
 
 @dataclass
@@ -258,6 +261,47 @@ class DealLedger:
         pending.revealed_at = stored.version
         pending.secret_hex = event.secret_hex
         self.pending = None
+
+    # -- the end of the log -----------------------------------------------------
+    def check_last_reveal(
+        self,
+        events: Sequence[StoredEvent],
+        game_ended: StoredEvent | None,
+        now: datetime | None,
+    ) -> list[str]:
+        """The last round, if it ended unrevealed: Found once its game ended, else a warning.
+
+        A live log is briefly between a round's end and its reveal: read at
+        ``now``, within :data:`REVEAL_GRACE` of the round's end, that is a
+        warning saying how long ago the round ended.
+        """
+        pending = self.pending
+        if pending is None or pending.ended_at is None:
+            return []
+        first = events[0].version
+        ended = events[pending.ended_at - first]
+        ago = ""
+        within_grace = False
+        if now is not None:
+            try:
+                ended_time = datetime.fromisoformat(ended.time)
+                elapsed = now - ended_time
+            except (KeyError, ValueError, TypeError):
+                elapsed = None
+            if elapsed is not None:
+                ago = f", {elapsed.total_seconds():.1f} s ago"
+                within_grace = elapsed <= REVEAL_GRACE
+        if game_ended is not None and not within_grace:
+            raise Found(
+                game_ended,
+                f"the game ended, but {pending.where()} (ended at version {pending.ended_at}"
+                f"{ago}) was never revealed: its deal cannot be checked against its "
+                "fingerprint",
+            )
+        return [
+            f"{pending.where()} ended at version {pending.ended_at} ({ended.time}{ago}) and "
+            "its secret is not revealed yet: its deal is not checked"
+        ]
 
     # -- the report ------------------------------------------------------------
     def round_reports(self, problem: Discrepancy | None) -> tuple[RoundReport, ...]:

@@ -85,11 +85,39 @@ def difference(stored: TableEvent, expected: TableEvent) -> str:
             changed = sorted(k for k in value if value.get(k) != (other or {}).get(k))
             parts.append(f"{words} differ ({', '.join(changed)})")
         else:
+            verb = "are" if name in _PLURAL else "is"
             parts.append(
-                f"{words} is {_value_words(name, value)} in the log, "
+                f"{words} {verb} {_value_words(name, value)} in the log, "
                 f"but the rules give {_value_words(name, other)}"
             )
     return "; ".join(parts) if parts else "it differs from what the rules give"
+
+
+def missing_words(extra: TableEvent, command: Command, game: g.GameState) -> str:
+    """Why the rules end ``command`` before the stored ``extra`` event: what the log lacks.
+
+    In rapid mode a trick closes once every seat with cards but its last
+    player passed: a stored close after a pass while some seat has not
+    passed means that seat's pass is missing from the log. Empty when there
+    is nothing more to say.
+    """
+    state = game.round
+    if not isinstance(command, rnd.Pass) or state is None or not state.options.rapid:
+        return ""
+    if not isinstance(extra, rnd.TrickClosed):
+        return ""
+    waiting = [
+        seat
+        for seat, hand in enumerate(state.hands)
+        if hand and seat not in (command.seat, state.top_seat) and not state.sat_out >> seat & 1
+    ]
+    if not waiting:
+        return ""
+    seats = " and ".join(f"seat {seat}" for seat in waiting)
+    return (
+        f"; the trick closes only once every seat but its last player passed, and {seats} "
+        f"did not: a pass by {seats} is missing from the log before this event"
+    )
 
 
 def _fields(event: TableEvent) -> dict[str, Any]:
@@ -161,5 +189,21 @@ _FIELD_WORDS = {
     "options": "the options",
 }
 """A field of an event, as the sentence names it."""
+_PLURAL = {
+    "cards",
+    "skipped",
+    "standings",
+    "points",
+    "totals",
+    "winners",
+    "players",
+    "hands",
+    "set_aside",
+    "previous_standings",
+    "scores",
+    "moved_from",
+    "options",
+}
+"""Fields whose words are plural ("the places are ...")."""
 _PER_SEAT = {"points", "totals", "scores"}
 """Fields with one value per seat: their differences are told seat by seat."""

@@ -80,6 +80,8 @@ class TableReport:
     rounds: tuple[RoundReport, ...]
     games: int
     problem: Discrepancy | None = None
+    warnings: tuple[str, ...] = ()
+    """What is not wrong yet but should not last (a round that ended and awaits its reveal)."""
 
     @property
     def table_id(self) -> str:

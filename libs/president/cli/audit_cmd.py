@@ -1,7 +1,8 @@
 """``president audit``: verify stored table logs, and replay a table's game.
 
 ``verify`` re-checks every table of an event store (or one) with
-:func:`president.audit.verify_table` and exits 1 naming the first bad event;
+:func:`president.audit.verify_table` and exits 1 naming the first bad event
+(with ``--receipts``, also which events the players' receipts prove);
 ``replay`` prints a table's game round by round, or each round as a rules
 scenario with its trace (``--json``). A bad URL or a database without the
 store's schema exits 2 with one line.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NoReturn
 
@@ -33,6 +35,7 @@ from president.rules import round as rnd
 from president.rules.cards import names as cards_of
 from president.rules.render import seat_name
 from president.store import EventStore, StoredEvent, StoreError
+from president.store.columns import CommandColumns, read_audited_stream
 from president.store.engine import create_store_engine, normalise_url
 from president.store.schema import events as events_table
 
@@ -104,6 +107,14 @@ def read_tables(store: EventStore, streams: list[tuple[str, int]]) -> Iterator[l
         yield store.read_stream(stream)
 
 
+def read_audited_tables(
+    store: EventStore, streams: list[tuple[str, int]]
+) -> Iterator[tuple[list[StoredEvent], list[CommandColumns]]]:
+    """Each table's events and its rows' unhashed command columns, one stream at a time."""
+    for stream, _ in streams:
+        yield read_audited_stream(store.engine, stream)
+
+
 # --------------------------------------------------------------------------- verify
 @audit_app.command("verify")
 def verify(
@@ -117,6 +128,13 @@ def verify(
         help="A hash a player kept of an event they received (repeatable; with --table). "
         "Catches a log rewritten with recomputed hashes.",
     ),
+    receipt_files: list[Path] = typer.Option(
+        [],
+        "--receipts",
+        metavar="FILE",
+        help="A receipts file a player or spectator exported (repeatable): says which "
+        "events they prove, and where the log departs from them.",
+    ),
 ) -> None:
     """Verify every table's log: deals, exchanges, plays, scores and the hash chain.
 
@@ -125,15 +143,20 @@ def verify(
     """
     console = Console(highlight=False, soft_wrap=True)
     try:
+        receipts = [audit.load_receipts(path) for path in receipt_files]
+        table = _receipts_table(receipts, table)
         anchors = _parse_anchors(anchor, table)
         store = open_store(db)
-    except _BadInput as error:
+    except (_BadInput, audit.BadReceipts) as error:
         _fail(str(error))
+    proved: list[StoredEvent] = []
     try:
         streams = table_streams(store, table)
         if table is not None and not streams:
             _fail(f"--table: the store has no table {table!r}")
-        reports = _verify_streams(store, streams, anchors, console, quiet)
+        reports = _verify_streams(store, streams, anchors, receipts, console, quiet)
+        if receipts and table is not None:
+            proved = store.read_stream(stream_id(table))
     except SQLAlchemyError as error:
         _fail(f"--db: cannot read the store: {str(error).splitlines()[0]}")
     finally:
@@ -143,6 +166,11 @@ def verify(
         _print_table(console, reports[0])
     else:
         _print_summary(console, reports, summary)
+    for report in reports:
+        for warning in report.warnings:
+            console.print(f"[yellow]warning[/]: {escape(report.stream_id)}: {escape(warning)}")
+    if receipts and reports:
+        _print_proof(console, proved, reports[0], receipts)
     if summary.first_problem is not None:
         console.print(f"[bold red]FAILED[/]: the first bad event is {_problem(summary)}")
         raise typer.Exit(1)
@@ -167,6 +195,46 @@ def _problem(summary: audit.AuditSummary) -> str:
     )
 
 
+def _receipts_table(receipts: list[audit.ReceiptFile], table: str | None) -> str | None:
+    """The one table the receipts are of (and ``--table``, if given)."""
+    named = {file.table_id for file in receipts if file.table_id}
+    if table is not None:
+        named.add(table)
+    if len(named) > 1:
+        raise _BadInput(
+            f"--receipts: the files are of several tables ({', '.join(sorted(named))}): "
+            "verify one table at a time"
+        )
+    if receipts and not named:
+        raise _BadInput("--receipts: the files name no table: give --table")
+    return next(iter(named), None)
+
+
+def _print_proof(
+    console: Console,
+    events: list[StoredEvent],
+    report: audit.TableReport,
+    receipts: list[audit.ReceiptFile],
+) -> None:
+    """Which events the receipts prove, and where the log departs from them."""
+    proof = audit.proven(events, receipts)
+    holders = ", ".join(proof.holders)
+    console.print(
+        escape(f"Receipts: {proof.receipts} from {holders}; {proof.matching} match the log.")
+    )
+    if proof.proven_through:
+        console.print(
+            escape(
+                f"They prove versions 1 to {proof.proven_through} as their holders saw them "
+                "(each receipt proves its event and, by the hash chain, every event before it)."
+            )
+        )
+    else:
+        console.print("They prove no event of this log.")
+    if proof.matching < proof.receipts and report.problem is not None:
+        console.print(escape(f"The log departs from them: {report.problem}"))
+
+
 def _parse_anchors(texts: list[str], table: str | None) -> dict[int, str]:
     if texts and table is None:
         raise _BadInput("--anchor needs --table: kept hashes belong to one table's log")
@@ -183,27 +251,35 @@ def _verify_streams(
     store: EventStore,
     streams: list[tuple[str, int]],
     anchors: dict[int, str],
+    receipts: list[audit.ReceiptFile],
     console: Console,
     quiet: bool,
 ) -> list[audit.TableReport]:
     total = sum(count for _, count in streams)
     show_progress = not quiet and console.is_terminal and total >= _PROGRESS_MIN_EVENTS
     reports: list[audit.TableReport] = []
+    now = datetime.now(UTC)
+
+    def check(events: list[StoredEvent], columns: list[CommandColumns]) -> audit.TableReport:
+        return audit.verify_table(
+            events, anchors=anchors, receipts=receipts, columns=columns, now=now
+        )
+
     if not show_progress:
-        for events in read_tables(store, streams):
-            reports.append(audit.verify_table(events, anchors=anchors))
+        for events, rows in read_audited_tables(store, streams):
+            reports.append(check(events, rows))
         return reports
-    columns = (
+    bar = (
         TextColumn("[bold]verifying"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("events"),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as progress:
+    with Progress(*bar, console=console, transient=True) as progress:
         task = progress.add_task("verify", total=total)
-        for events in read_tables(store, streams):
-            reports.append(audit.verify_table(events, anchors=anchors))
+        for events, rows in read_audited_tables(store, streams):
+            reports.append(check(events, rows))
             progress.advance(task, len(events))
     return reports
 

@@ -128,9 +128,8 @@ def _play_recorded(
 
     from president import codec
     from president.hosting import events as ev
-    from president.hosting.host import TableHost
     from president.hosting.streams import stream_id
-    from president.play.recorded import record_bot_game, seeded_dealer
+    from president.play.recorded import record_bot_game, seeded_host
     from president.store import EventStore, StoreError, migrate
 
     try:
@@ -140,9 +139,9 @@ def _play_recorded(
         typer.echo(f"--db {url}: {str(error).splitlines()[0]}", err=True)
         raise typer.Exit(2) from None
     try:
-        host = TableHost(store, seeded_dealer(seed))
+        host, clock = seeded_host(store, seed)
         try:
-            table_id = record_bot_game(host, options, players, rounds=rounds)
+            table_id = record_bot_game(host, options, players, rounds=rounds, clock=clock)
         except OptionError as error:
             typer.echo(str(error), err=True)
             raise typer.Exit(2) from None

@@ -20,15 +20,20 @@ answers with one of the view's legal actions.
 - :mod:`.errors`: :class:`GatewayError`, and which refusals a client resends.
 - :mod:`.gateway`: :class:`GatewayClient` (the calls) and :class:`Session` (one stream).
 - :mod:`.seat_bot`: :func:`play_seat`, a seat played from its view's legal actions.
+- :mod:`.receipts`: :class:`Receipts`, the chain hashes of every change the client
+  received (``client.receipts``), exported to a file for ``president audit verify --receipts``.
 """
 
 from president.client.errors import GatewayError
 from president.client.gateway import GatewayClient, Session, channel
+from president.client.receipts import Receipt, Receipts
 from president.client.seat_bot import SeatActions, SeatLog, act, choose, connected, play_seat
 
 __all__ = [
     "GatewayClient",
     "GatewayError",
+    "Receipt",
+    "Receipts",
     "SeatActions",
     "SeatLog",
     "Session",

@@ -19,6 +19,8 @@ import grpc
 from google.protobuf.message import Message
 
 from president.client.errors import GatewayError, raising_gateway_error
+from president.client.receipts import Receipts
+from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
@@ -83,6 +85,8 @@ class GatewayClient:
         self.seat = seat
         self.player_id = player_id
         self._owns_channel = owns_channel
+        #: The receipts of every change this client received (:meth:`watch`, :class:`Session`).
+        self.receipts = Receipts(table_id or "", player_id or "")
 
     @classmethod
     def connect(cls, address: str, **kwargs: Any) -> GatewayClient:
@@ -318,6 +322,17 @@ class GatewayClient:
         scores: pb.GetScoresResponse = await self._unary("GetScores", pb.GetScoresRequest())
         return scores
 
+    async def list_commitments(
+        self, day: str = "", after_seq: int = 0, limit: int = 0
+    ) -> list[epb.CommitmentEntry]:
+        """A page of the public commitment feed (no token needed): each round's fingerprint
+        as published when it was committed, for anyone to archive."""
+        listed: pb.ListCommitmentsResponse = await self._unary(
+            "ListCommitments",
+            pb.ListCommitmentsRequest(day=day, after_seq=after_seq, limit=limit),
+        )
+        return list(listed.entries)
+
     async def check_deal(self, game_no: int, round_no: int) -> pb.CheckDealResponse:
         """The committed deal of a finished round, checked."""
         checked: pb.CheckDealResponse = await self._unary(
@@ -336,11 +351,23 @@ class GatewayClient:
         """Watch and act on one Session stream (see :class:`Session`)."""
         return Session(self, from_version)
 
+    def _keep(self, change: pb.WatchResponse) -> None:
+        """Keep a received change's receipt (the table and holder as the client knows them)."""
+        receipts = self.receipts
+        if not receipts.table_id and self.table_id:
+            receipts.table_id = self.table_id
+        if not receipts.holder:
+            receipts.holder = self.player_id or (
+                f"seat {self.seat}" if self.seat is not None else ""
+            )
+        receipts.keep(change)
+
     async def watch(self, from_version: int = 0) -> AsyncIterator[pb.WatchResponse]:
         """The token's view as a stream (a snapshot, then every change; or resume)."""
         call = self.stub.Watch(pb.WatchRequest(from_version=from_version), metadata=self.metadata())
         try:
             async for change in call:
+                self._keep(change)
                 yield change
         except grpc.aio.AioRpcError as error:
             raise GatewayError.of(error) from None
@@ -369,6 +396,7 @@ class Session:
         self._changes: asyncio.Queue[pb.WatchResponse | GatewayError | None] = asyncio.Queue()
         self._waiting: deque[tuple[str, asyncio.Future[int]]] = deque()
         self._call = client.stub.Session(self._requests(), metadata=client.metadata())
+        self._client = client
         self._reader = asyncio.create_task(self._read(), name="session-reader")
         self._ended: GatewayError | None = None
 
@@ -381,6 +409,7 @@ class Session:
         try:
             async for response in self._call:
                 for change in response.changes:
+                    self._client._keep(change)
                     self._changes.put_nowait(change)
                 for result in response.results:
                     self._resolve(result)

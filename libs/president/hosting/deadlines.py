@@ -153,7 +153,7 @@ def clocked(table: Table, previous: TableClock | None, at: datetime) -> TableClo
     ``at`` (None: no clock before, as for the first event).
 
     The one rule of :func:`advance`, for a follower that folds the table itself
-    (the gateway's feed): the timer keeps its start unless the event changed
+    (the gateway's feed, the audit): the timer keeps its start unless the event changed
     which timer runs.
     """
     timer = running_timer(table)

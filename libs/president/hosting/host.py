@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from president import codec
 from president.deal import DEAL_VERSION
@@ -89,7 +90,11 @@ class TableHost:
         dealer: DealerPort,
         *,
         on_appended: Callable[[AppendResult], None] | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
+        """``clock`` stamps each append's time (None: the store's, now in UTC); a
+        recorded game gives a simulated clock so its timeouts come at their deadlines."""
+        self._clock = clock
         self._store = store
         self._dealer = dealer
         self._tables: dict[str, Table] = {}
@@ -414,6 +419,7 @@ class TableHost:
             expected,
             [NewEvent.from_message(codec.encode(event), {"actor": actor}) for event in events],
             command_id,
+            time=None if self._clock is None else self._clock(),
         )
         collected = self._committing.get(table_id)
         if collected is not None and result.first_version == expected + 1:

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
@@ -50,7 +51,22 @@ Position.START = Position(0, 0)
 
 
 def canonical_json(value: Mapping[str, JSON]) -> str:
-    """The one JSON text of ``value``: sorted keys, no spaces, UTF-8, no NaN."""
+    """The one JSON text of ``value``: sorted keys, no spaces, UTF-8, no NaN.
+
+    Metadata of strings only (every table event's: actor, command id, time)
+    is written directly, with the string encoder ``json.dumps`` itself uses
+    for ``ensure_ascii=False``: the same text, twice as fast (every append
+    writes it, and every chain check writes it again).
+    """
+    if all(type(key) is str and type(item) is str for key, item in value.items()):
+        return (
+            "{"
+            + ",".join(
+                encode_basestring(key) + ":" + encode_basestring(item)  # type: ignore[arg-type]
+                for key, item in sorted(value.items())
+            )
+            + "}"
+        )
     try:
         return json.dumps(
             value,

@@ -267,7 +267,7 @@ def test_the_progress_bar_shows_only_on_a_terminal(
         ):
             out = io.StringIO()
             console = Console(file=out, force_terminal=terminal, width=80)
-            reports = audit_cmd._verify_streams(store, streams, {}, console, quiet)
+            reports = audit_cmd._verify_streams(store, streams, {}, [], console, quiet)
             assert [report.ok for report in reports] == [True]
             assert ("verifying" in out.getvalue()) is shown
 
@@ -283,3 +283,44 @@ def test_play_db_and_verify_on_postgresql(postgres_url: str) -> None:
     code, out, _ = invoke("audit", "verify", "--db", postgres_url, "--table", match.group(1))
     assert code == 0, out
     assert "OK: 1 table, 2 rounds" in out
+
+
+# --------------------------------------------------------------------------- receipts
+def test_verify_with_receipts_says_what_they_prove_and_where_the_log_departs(
+    db: str, tmp_path: Path
+) -> None:
+    from president.client import Receipts
+    from president.gateway.v1 import gateway_pb2 as gpb
+
+    table_id = recorded(db, "house", rounds=1)
+    with EventStore.from_url(db) as store:
+        events = store.read_stream(stream_id(table_id))
+    kept = Receipts(table_id, "alice")
+    for event in events:
+        kept.keep(
+            gpb.WatchResponse(
+                version=event.version,
+                receipt_hash=event.hash,
+                receipt_previous_hash=event.previous_hash,
+            )
+        )
+    honest = kept.export(tmp_path / "alice.json")
+    code, out, err = invoke("audit", "verify", "--db", db, "--receipts", str(honest))
+    assert code == 0, out + err
+    assert f"They prove versions 1 to {events[-1].version}" in out
+
+    data = json.loads(honest.read_text())
+    data["holder"] = "bob"
+    data["receipts"][19]["hash"] = "ab" * 32  # bob was shown another event 20
+    forged = tmp_path / "bob.json"
+    forged.write_text(json.dumps(data))
+    code, out, _ = invoke(
+        "audit", "verify", "--db", db, "--receipts", str(honest), "--receipts", str(forged)
+    )
+    assert code == 1, out
+    assert "version 20" in out and "bob's receipt of version 20" in out
+    assert "alice's receipt of version 20" in out and "different histories" in out
+    assert "The log departs from them" in out
+
+    code, _, err = invoke("audit", "verify", "--db", db, "--receipts", str(tmp_path / "no.json"))
+    assert code == 2 and "cannot read it" in err

@@ -9,7 +9,9 @@ SQLite file and on PostgreSQL.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +31,16 @@ from tests.support.recorded_games import (
     decoded,
     delete_version,
     forged_row,
+    rechain,
     record,
     rewrite,
     rewrite_message,
     rewrite_without,
     set_column,
     set_message,
+)
+from tests.support.recorded_games import (
+    message_of as item_message,
 )
 
 
@@ -307,13 +313,45 @@ def test_a_round_never_revealed_before_the_next_deal_is_named(
     assert "never revealed" in found.reason
 
 
-def test_the_last_round_may_wait_for_its_reveal(store: EventStore, table: str) -> None:
+def test_a_deleted_final_reveal_after_the_game_ended_is_named(
+    store: EventStore, table: str
+) -> None:
+    """Gap 1: without its reveal the last round's deal is never checked; once the game ended
+    that is an error, named where the game ended."""
     revealed, _ = decoded_of(store, table, ev.DealRevealed)[-1]
+    ended, _ = decoded_of(store, table, rnd.RoundEnded)[-1]
     rewrite_without(store.engine, stream_id(table), revealed.version)
 
-    report = check(store, table)
+    found = problem(store, table)
+    assert (found.version, found.event_type) == (revealed.version, "GameEnded")
+    assert f"round 2 of game 1 (ended at version {ended.version}" in found.reason
+    assert "never revealed" in found.reason
+
+
+def test_a_live_log_between_a_round_end_and_its_reveal_is_a_warning(
+    store: EventStore, table: str
+) -> None:
+    """The log read just after the round ended, before the reveal: a warning, how long ago."""
+    events = store.read_stream(stream_id(table))
+    revealed, _ = decoded_of(store, table, ev.DealRevealed)[-1]
+    ended, _ = decoded_of(store, table, rnd.RoundEnded)[-1]
+    live = events[: revealed.version - 1]  # up to the round's end
+    now = datetime.fromisoformat(ended.time) + timedelta(seconds=2.5)
+
+    report = audit.verify_table(live, now=now)
     assert report.ok, report.problem
     assert [item.status for item in report.rounds] == [audit.VERIFIED, audit.IN_PROGRESS]
+    (warning,) = report.warnings
+    assert f"round 2 of game 1 ended at version {ended.version}" in warning
+    assert "2.5 s ago" in warning and "not revealed yet" in warning
+
+    # The game's end in the log too, read within the reveal's grace: still a warning ...
+    without = [*live, *events[revealed.version :]]
+    rechained = rechain(without)
+    assert audit.verify_table(rechained, now=now).ok
+    # ... and an error once the grace has passed.
+    late = now + audit.REVEAL_GRACE
+    assert not audit.verify_table(rechained, now=late).ok
 
 
 # --------------------------------------------------------------------------- scores
@@ -400,17 +438,26 @@ def replayed_suffix(stored: list[Row], original: list[StoredEvent], start: int) 
     )
     new_rows = stored[: start - 1]
     counter = 0
+    clock = datetime.fromisoformat(original[start - 2].time)
 
-    def add(events: list[g.GameEvent]) -> None:
-        nonlocal game, counter
+    def add(command: Any) -> None:
+        # The careful insider names the right actor and lets each timer expire.
+        nonlocal game, counter, clock
         counter += 1
-        for seq, event in enumerate(events):
-            row = forged_row(codec.encode(event), f"rewrite-{counter}")
+        clock += timedelta(seconds=60 if isinstance(command, rnd.Timeout) else 1)
+        if isinstance(command, rnd.PlayCards | rnd.Pass | rnd.ReturnCards):
+            actor = f"bot:{command.seat}"
+        elif isinstance(command, rnd.Timeout | g.DealRound):
+            actor = "server"
+        else:
+            actor = "host"
+        for seq, event in enumerate(g.decide(game, command)):
+            row = forged_row(codec.encode(event), f"rewrite-{counter}", actor, clock.isoformat())
             new_rows.append({**row, "command_seq": seq})
             game = g.evolve(game, event)
 
     while True:
-        add(g.decide(game, command))
+        add(command)
         if game.phase != g.GamePhase.ROUND:
             break
         move = next_bot_command(game)
@@ -426,14 +473,19 @@ def replayed_suffix(stored: list[Row], original: list[StoredEvent], start: int) 
             continue
         item = audit.decode(original[first])
         if isinstance(item, ev.DealRevealed):
-            new_rows.append({**stored[first], "command_id": "rewrite-reveal"})
-            new_rows[-1]["metadata"] = new_rows[-1]["metadata"].replace(
-                original[first].command_id, "rewrite-reveal"
+            clock += timedelta(seconds=1)
+            new_rows.append(
+                {**stored[first], **forged_row(item_message(stored[first]), "rewrite-reveal")}
+            )
+            new_rows[-1]["metadata"] = json.dumps(
+                {"actor": "server", "command_id": "rewrite-reveal", "time": clock.isoformat()},
+                sort_keys=True,
+                separators=(",", ":"),
             )
             continue
         next_command = audit.command_for(item, game)
         assert next_command is not None
-        add(g.decide(game, next_command))
+        add(next_command)
         assert end - first >= 1
     return new_rows
 

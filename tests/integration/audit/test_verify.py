@@ -10,9 +10,8 @@ import pytest
 
 from president import audit
 from president.events.v1 import events_pb2 as pb
-from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
-from president.play.recorded import seeded_dealer
+from president.play.recorded import seeded_host
 from president.rules import game as g
 from president.rules.options import PRESETS, options_for
 from president.rules.scenario import run_scenario
@@ -153,9 +152,9 @@ def test_each_round_replays_as_a_scenario_with_the_stored_outcome(store: EventSt
 
 def test_a_newcomer_between_rounds_verifies_and_replays(store: EventStore) -> None:
     """A player sits down between rounds: no standings carry over, so no exchange."""
-    host = TableHost(store, seeded_dealer(6))
+    host, _ = seeded_host(store, 6)
     table_id = "newcomer"
-    host.create(table_id, options_for("club"), seat_count=5)
+    host.create(table_id, options_for("club"), seat_count=5, host_player_id="host")
     for seat in range(4):
         host.decide_and_append(table_id, g.SitDown(seat, f"b{seat}", True), f"n/sit-{seat}", "host")
     host.decide_and_append(table_id, g.StartGame(), "n/start", "host")
@@ -179,7 +178,8 @@ def test_reactions_are_checked_on_their_own_terms(store: EventStore) -> None:
     def react(seat: int, command_id: str) -> None:
         message = pb.ReactionShown(seat=seat, reaction="thumbs_up")
         version = store.current_version(stream)
-        store.append(stream, version, [NewEvent.from_message(message, {"actor": "p"})], command_id)
+        actor = {"actor": f"Bot {seat + 1}"}  # the player seated there
+        store.append(stream, version, [NewEvent.from_message(message, actor)], command_id)
 
     react(2, "react-1")
     assert_all_verified(read(store, table_id), rounds=1)

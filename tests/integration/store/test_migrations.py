@@ -89,4 +89,4 @@ def _down_and_up(url: str) -> None:
         engine.dispose()
     migrate(url)
     assert {"events", "tracking"} <= _tables(url)
-    assert head_revision() == "0005_lobby"
+    assert head_revision() == "0006_commitments"

@@ -8,9 +8,8 @@ import pytest
 
 from president import codec
 from president.hosting import events as ev
-from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
-from president.play.recorded import record_bot_game, seeded_dealer
+from president.play.recorded import record_bot_game, seeded_host
 from president.rules.options import options_for
 from president.store import EventStore
 
@@ -20,8 +19,10 @@ PRESET_PLAYERS = {"classic": 4, "club": 5, "house": 4, "house-rapid": 3, "tradit
 @pytest.mark.parametrize("preset", sorted(PRESET_PLAYERS))
 def test_a_recorded_game_re_encodes_byte_for_byte(tmp_path: Path, preset: str) -> None:
     with EventStore.from_url(f"sqlite:///{tmp_path / 'store.db'}", migrate=True) as store:
-        host = TableHost(store, seeded_dealer(7))
-        table_id = record_bot_game(host, options_for(preset), PRESET_PLAYERS[preset], rounds=2)
+        host, clock = seeded_host(store, 7)
+        table_id = record_bot_game(
+            host, options_for(preset), PRESET_PLAYERS[preset], rounds=2, clock=clock
+        )
         host.append_reaction(table_id, 0, "thumbs_up", "reaction-1", "p0")
         stored = store.read_stream(stream_id(table_id))
     kinds = set()

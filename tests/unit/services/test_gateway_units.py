@@ -227,6 +227,11 @@ class LocalTables:
     async def list_tables(self, request: tpb.ListTablesRequest) -> list[tpb.TableSummary]:
         return []
 
+    async def list_commitments(
+        self, day: str, after_seq: int, limit: int
+    ) -> list[epb.CommitmentEntry]:
+        return []
+
 
 @pytest.fixture
 def tables(tmp_path: Path) -> LocalTables:

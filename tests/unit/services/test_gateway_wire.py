@@ -18,6 +18,7 @@ from president.rules import game as g
 from president.rules.options import options_for
 from president.servicekit.nats import envelope
 from president.services.gateway.entries import Entry, apply, with_clock
+from president.services.gateway.receipts import receipt
 from president.services.gateway.wire import (
     public_change,
     session_change,
@@ -74,6 +75,10 @@ def test_joined_parts_parse_as_the_built_changes_for_every_seat(tmp_path: Path) 
             own = own.SerializeToString()
             joined = public_change(entry.version, entry.table) + view_part(entry.table, seat)
             assert pb.WatchResponse.FromString(joined + own) == built
+            receipt(built, entry.envelope)  # every change carries its event's chain hashes
+            assert built.receipt_hash == entry.envelope.hash != ""
+            receipted = receipt(pb.WatchResponse(), entry.envelope).SerializeToString()
+            assert pb.WatchResponse.FromString(joined + own + receipted) == built
             (carried,) = pb.SessionResponse.FromString(entry.session_response(seat)).changes
             assert carried == built == entry.response(seat)
             if seat is not None:

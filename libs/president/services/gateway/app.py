@@ -158,6 +158,13 @@ class Gateway:
         token = self._tokens.issue(table_id, player_id, HOST, 0)
         return pb.CreateTableResponse(table_id=table_id, seat=0, token=token, player_id=player_id)
 
+    async def list_commitments(
+        self, request: pb.ListCommitmentsRequest
+    ) -> pb.ListCommitmentsResponse:
+        """A page of the public commitment feed: anyone may read and archive it."""
+        entries = await self._tables.list_commitments(request.day, request.after_seq, request.limit)
+        return pb.ListCommitmentsResponse(entries=entries)
+
     async def list_tables(self, request: pb.ListTablesRequest) -> pb.ListTablesResponse:
         """The lobby: public tables, filtered, a page at a time (never private or practice)."""
         return await lobby_page(self._tables, request, self._lobby_pages)

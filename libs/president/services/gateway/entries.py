@@ -26,6 +26,7 @@ from president.hosting.deadlines import TableClock, clocked, event_time
 from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import public_view, redact, seat_part, seat_view
+from president.services.gateway.receipts import receipt
 from president.services.gateway.wire import public_change, session_change
 
 LISTENER_LIMIT = 4096
@@ -108,6 +109,7 @@ class Entry:
             # in would cost as much again.
             cached = self._responses[seat] = pb.WatchResponse(version=self.version)
             cached.event.CopyFrom(self.event(seat))
+            receipt(cached, self.envelope)
             view = self._views.get(seat)
             if view is not None:
                 cached.view.CopyFrom(view)
@@ -139,6 +141,7 @@ class Entry:
             own = pb.WatchResponse()
             own.event.CopyFrom(self.event(seat))
             own.view.MergeFrom(self.countdown())
+            receipt(own, self.envelope)
             usable = self.shows_legal or not self._view_parts_legal
             parts = self._view_parts if usable else None
             prepared = parts.get(seat) if parts is not None else None

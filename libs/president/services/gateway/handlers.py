@@ -80,6 +80,11 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     ) -> pb.ListTablesResponse:
         return await self._open(context, lambda: self._gateway.list_tables(request))
 
+    async def ListCommitments(
+        self, request: pb.ListCommitmentsRequest, context: Context
+    ) -> pb.ListCommitmentsResponse:
+        return await self._open(context, lambda: self._gateway.list_commitments(request))
+
     async def JoinTable(
         self, request: pb.JoinTableRequest, context: Context
     ) -> pb.JoinTableResponse:

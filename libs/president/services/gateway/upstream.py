@@ -48,6 +48,11 @@ class TablePort(Protocol):
     async def list_tables(self, request: tpb.ListTablesRequest) -> list[tpb.TableSummary]:
         """The tables the request asks for."""
 
+    async def list_commitments(
+        self, day: str, after_seq: int, limit: int
+    ) -> list[epb.CommitmentEntry]:
+        """A page of the public commitment feed."""
+
 
 class ScoringPort(Protocol):
     """The scoring service as the gateway uses it."""
@@ -190,6 +195,15 @@ class GrpcTables(_Lazy):
             lambda: self._stub.ListTables(request, timeout=CALL_TIMEOUT)
         )
         return list(response.tables)
+
+    async def list_commitments(
+        self, day: str, after_seq: int, limit: int
+    ) -> list[epb.CommitmentEntry]:
+        request = tpb.ListCommitmentsRequest(day=day, after_seq=after_seq, limit=limit)
+        response: tpb.ListCommitmentsResponse = await _call(
+            lambda: self._stub.ListCommitments(request, timeout=CALL_TIMEOUT)
+        )
+        return list(response.entries)
 
 
 class GrpcScoring(_Lazy):

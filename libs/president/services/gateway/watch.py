@@ -28,6 +28,7 @@ from president.hosting.seat_views import seat_of
 from president.servicekit.errors import ServiceError
 from president.services.gateway.entries import Entry, apply, with_clock
 from president.services.gateway.feed import FeedHub
+from president.services.gateway.receipts import receipt
 from president.services.gateway.upstream import TablePort
 from president.services.gateway.wire import session_snapshot as framed_snapshot
 
@@ -56,7 +57,7 @@ def snapshot(entry: Entry, seat: int | None) -> pb.WatchResponse:
     """The view that starts a fresh stream, with the server's clock now."""
     out = pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
     out.view.server_now_unix_ms = unix_ms(datetime.now(UTC))
-    return out
+    return receipt(out, entry.envelope)
 
 
 def session_response(entry: Entry, seat: int | None) -> bytes:
@@ -66,7 +67,9 @@ def session_response(entry: Entry, seat: int | None) -> bytes:
 
 def session_snapshot(entry: Entry, seat: int | None) -> bytes:
     """The view that starts a fresh Session stream (serialized)."""
-    return framed_snapshot(entry.version, entry.view(seat), unix_ms(datetime.now(UTC)))
+    return framed_snapshot(
+        entry.version, entry.view(seat), unix_ms(datetime.now(UTC)), entry.envelope
+    )
 
 
 #: How a watcher's stream shapes each change and its first snapshot.

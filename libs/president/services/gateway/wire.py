@@ -22,10 +22,12 @@ from typing import Any
 
 import grpc
 
+from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.projection import Table
 from president.hosting.seat_views import public_view, seat_part
+from president.services.gateway.receipts import receipt
 
 #: The tag of SessionResponse.changes on the wire: its field number, length-delimited.
 _CHANGES_TAG = bytes([pb.SessionResponse.DESCRIPTOR.fields_by_name["changes"].number << 3 | 2])
@@ -62,13 +64,21 @@ def view_part(table: Table, seat: int | None, *, legal: bool = True) -> bytes:
     return pb.WatchResponse(view=seat_part(table, seat, legal=legal)).SerializeToString()
 
 
-def session_snapshot(version: int, view: gpb.TableView, now_unix_ms: int) -> bytes:
+def session_snapshot(
+    version: int,
+    view: gpb.TableView,
+    now_unix_ms: int,
+    envelope: epb.EventEnvelope | None = None,
+) -> bytes:
     """The view that starts a fresh Session stream, as a serialized ``SessionResponse``,
-    with the server's clock now (a snapshot may be of a change made long ago)."""
+    with the server's clock now (a snapshot may be of a change made long ago) and the
+    receipt of ``envelope``, the event at ``version``, when given."""
     out = pb.SessionResponse()
-    shown = out.changes.add(version=version, snapshot=True).view
-    shown.CopyFrom(view)
-    shown.server_now_unix_ms = now_unix_ms
+    change = out.changes.add(version=version, snapshot=True)
+    change.view.CopyFrom(view)
+    change.view.server_now_unix_ms = now_unix_ms
+    if envelope is not None:
+        receipt(change, envelope)
     return out.SerializeToString()
 
 

@@ -13,6 +13,11 @@ from president.hosting.host import TableHost
 from president.servicekit.config import Settings, env_seconds
 from president.servicekit.server import Service
 from president.services.table.app import TableApp, count_appended
+from president.services.table.commitments import (
+    PUBLISH_SECONDS,
+    CommitmentPublisher,
+    publish_forever,
+)
 from president.services.table.dealer_client import CALL_SECONDS, GrpcDealer
 from president.services.table.directory import TableDirectory
 from president.services.table.handlers import TableServicer
@@ -46,6 +51,7 @@ def build(settings: Settings) -> Service:
 
     host = TableHost(store, dealer, on_appended=appended)
     directory = TableDirectory(store)
+    publisher = CommitmentPublisher(store)
     app = TableApp(store, host, directory)
     lease_seconds = env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
     leases = None
@@ -61,17 +67,29 @@ def build(settings: Settings) -> Service:
         return [table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name]
 
     idle_seconds = env_seconds("PRESIDENT_TABLE_IDLE_SECONDS", IDLE_SECONDS)
+    background: set[asyncio.Task[None]] = set()
 
     async def prepare() -> None:
         """More worker threads than asyncio's default, the table list, then drop idle tables."""
         executor = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="table")
         asyncio.get_running_loop().set_default_executor(executor)
         await servicer.executor.in_worker(directory.refresh)
+        feed = asyncio.create_task(
+            publish_forever(
+                publisher,
+                servicer.executor.in_worker,
+                env_seconds("PRESIDENT_COMMITMENT_SECONDS", PUBLISH_SECONDS),
+            ),
+            name="commitment-feed",
+        )
+        background.add(feed)
         while True:
             await asyncio.sleep(min(idle_seconds, 60.0))
             await servicer.executor.in_worker(lambda: app.forget_idle(idle_seconds))
 
     async def close() -> None:
+        for task in background:
+            task.cancel()
         if leases is not None:
             await leases.close()
         await servicer.close()

@@ -39,6 +39,7 @@ from president.servicekit.metrics import REJECTIONS, observe_call
 from president.servicekit.nats import envelope, valid_table_id
 from president.services.table.app import TableApp
 from president.services.table.commands import Translated, translate
+from president.services.table.commitments import entry_message, list_commitments
 from president.services.table.directory import Query, Summary
 from president.services.table.executor import CommandExecutor
 from president.services.table.leases import Leases
@@ -312,6 +313,17 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             context, lambda: self._app.list_tables(request.open_only, query)
         )
         return pb.ListTablesResponse(tables=[summary_message(s) for s in summaries])
+
+    async def ListCommitments(
+        self, request: pb.ListCommitmentsRequest, context: Context
+    ) -> pb.ListCommitmentsResponse:
+        entries = await self._run(
+            context,
+            lambda: list_commitments(
+                self._app.store, request.day, request.after_seq, request.limit
+            ),
+        )
+        return pb.ListCommitmentsResponse(entries=[entry_message(e) for e in entries])
 
 
 def _fresh_command_id() -> str:

@@ -916,3 +916,66 @@ class ReactionShown(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReactionShown: _TypeAlias = ReactionShown  # noqa: Y015
+
+@_typing.final
+class CommitmentEntry(_message.Message):
+    """---- audit (issue 16): the public commitment feed ----------------------------
+
+    One entry of the public commitment feed: a round's deal fingerprint as it was
+    published when committed, outside the table's log, in a hash chain of its own
+    (see president.store.commitments for how `hash` is computed).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQ_FIELD_NUMBER: _builtins.int
+    DAY_FIELD_NUMBER: _builtins.int
+    STREAM_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    GAME_NO_FIELD_NUMBER: _builtins.int
+    ROUND_NO_FIELD_NUMBER: _builtins.int
+    FINGERPRINT_FIELD_NUMBER: _builtins.int
+    COMMITTED_AT_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    PREVIOUS_HASH_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    """The entry's place in the feed, from 1."""
+    day: _builtins.str
+    """The UTC day of the commitment, YYYY-MM-DD."""
+    stream_id: _builtins.str
+    """The table's stream, "table-<id>"."""
+    version: _builtins.int
+    """The version of its DealCommitted event."""
+    game_no: _builtins.int
+    """The game of the round committed."""
+    round_no: _builtins.int
+    """The round committed, in its game."""
+    fingerprint: _builtins.str
+    """The deal's fingerprint (DEAL.md), 64 lowercase hex digits."""
+    committed_at: _builtins.str
+    """When the DealCommitted event was committed, ISO 8601."""
+    hash: _builtins.str
+    """The entry's hash in the feed's chain (hex SHA-256)."""
+    previous_hash: _builtins.str
+    """The hash of the entry before it (64 zeros for the first)."""
+    def __init__(
+        self,
+        *,
+        seq: _builtins.int = ...,
+        day: _builtins.str = ...,
+        stream_id: _builtins.str = ...,
+        version: _builtins.int = ...,
+        game_no: _builtins.int = ...,
+        round_no: _builtins.int = ...,
+        fingerprint: _builtins.str = ...,
+        committed_at: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        previous_hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["committed_at", b"committed_at", "day", b"day", "fingerprint", b"fingerprint", "game_no", b"game_no", "hash", b"hash", "previous_hash", b"previous_hash", "round_no", b"round_no", "seq", b"seq", "stream_id", b"stream_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CommitmentEntry: _TypeAlias = CommitmentEntry  # noqa: Y015

@@ -1198,10 +1198,20 @@ class WatchResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
+    RECEIPT_HASH_FIELD_NUMBER: _builtins.int
+    RECEIPT_PREVIOUS_HASH_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The table's version after the change."""
     snapshot: _builtins.bool
     """True for the snapshot that starts a stream."""
+    receipt_hash: _builtins.str
+    """The receipt: the hash-chain hash of the table's event at `version` (the event
+    this change shows, or the last one before a snapshot), hex SHA-256. Kept by
+    the client, it proves what the log held at that version (`president audit
+    verify --receipts`); it reveals nothing the seat could not see.
+    """
+    receipt_previous_hash: _builtins.str
+    """The previous event's hash in the chain: consecutive receipts must link."""
     @_builtins.property
     def event(self) -> _events_pb2.EventEnvelope:
         """The event, with other seats' cards removed (absent in the first snapshot)."""
@@ -1217,10 +1227,12 @@ class WatchResponse(_message.Message):
         event: _events_pb2.EventEnvelope | None = ...,
         view: _game_pb2.TableView | None = ...,
         snapshot: _builtins.bool = ...,
+        receipt_hash: _builtins.str = ...,
+        receipt_previous_hash: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "receipt_hash", b"receipt_hash", "receipt_previous_hash", b"receipt_previous_hash", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1498,3 +1510,57 @@ class GetActivityResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetActivityResponse: _TypeAlias = GetActivityResponse  # noqa: Y015
+
+@_typing.final
+class ListCommitmentsRequest(_message.Message):
+    """The commitment feed's entries after `after_seq` (of one UTC day, if given)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DAY_FIELD_NUMBER: _builtins.int
+    AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    day: _builtins.str
+    """The UTC day, YYYY-MM-DD (empty: every day)."""
+    after_seq: _builtins.int
+    """The entries after this one (0: from the first)."""
+    limit: _builtins.int
+    """At most this many (0: 1,000)."""
+    def __init__(
+        self,
+        *,
+        day: _builtins.str = ...,
+        after_seq: _builtins.int = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "day", b"day", "limit", b"limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCommitmentsRequest: _TypeAlias = ListCommitmentsRequest  # noqa: Y015
+
+@_typing.final
+class ListCommitmentsResponse(_message.Message):
+    """A page of the commitment feed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.CommitmentEntry]:
+        """The entries, in feed order."""
+
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[_events_pb2.CommitmentEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCommitmentsResponse: _TypeAlias = ListCommitmentsResponse  # noqa: Y015

@@ -115,6 +115,11 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.CheckDealRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.CheckDealResponse.FromString,
                 _registered_method=True)
+        self.ListCommitments = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/ListCommitments',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsResponse.FromString,
+                _registered_method=True)
         self.Watch = channel.unary_stream(
                 '/president.gateway.v1.GatewayService/Watch',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WatchRequest.SerializeToString,
@@ -255,6 +260,14 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCommitments(self, request, context):
+        """The public commitment feed: each round's fingerprint, published when it was
+        committed, in a hash chain of its own. Anyone may read and archive it; no token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Watch(self, request, context):
         """The token's view of the table as a stream: a snapshot, then every change.
         """
@@ -374,6 +387,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.CheckDeal,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.CheckDealRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.CheckDealResponse.SerializeToString,
+            ),
+            'ListCommitments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCommitments,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsResponse.SerializeToString,
             ),
             'Watch': grpc.unary_stream_rpc_method_handler(
                     servicer.Watch,
@@ -829,6 +847,33 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/CheckDeal',
             president_dot_gateway_dot_v1_dot_gateway__pb2.CheckDealRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.CheckDealResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCommitments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/ListCommitments',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -81,6 +81,10 @@ class GatewayServiceStub:
     """The table's scores and finished games."""
     CheckDeal: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.CheckDealRequest, _gateway_pb2.CheckDealResponse]
     """The committed deal of a finished round: fingerprint, secret, and the check."""
+    ListCommitments: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListCommitmentsRequest, _gateway_pb2.ListCommitmentsResponse]
+    """The public commitment feed: each round's fingerprint, published when it was
+    committed, in a hash chain of its own. Anyone may read and archive it; no token.
+    """
     Watch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]
     """The token's view of the table as a stream: a snapshot, then every change."""
     Session: _grpc.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]
@@ -142,6 +146,10 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """The table's scores and finished games."""
     CheckDeal: _aio.UnaryUnaryMultiCallable[_gateway_pb2.CheckDealRequest, _gateway_pb2.CheckDealResponse]  # type: ignore[assignment]
     """The committed deal of a finished round: fingerprint, secret, and the check."""
+    ListCommitments: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListCommitmentsRequest, _gateway_pb2.ListCommitmentsResponse]  # type: ignore[assignment]
+    """The public commitment feed: each round's fingerprint, published when it was
+    committed, in a hash chain of its own. Anyone may read and archive it; no token.
+    """
     Watch: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]  # type: ignore[assignment]
     """The token's view of the table as a stream: a snapshot, then every change."""
     Session: _aio.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]  # type: ignore[assignment]
@@ -296,6 +304,16 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.CheckDealResponse, _abc.Awaitable[_gateway_pb2.CheckDealResponse]]:
         """The committed deal of a finished round: fingerprint, secret, and the check."""
+
+    @_abc_1.abstractmethod
+    def ListCommitments(
+        self,
+        request: _gateway_pb2.ListCommitmentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.ListCommitmentsResponse, _abc.Awaitable[_gateway_pb2.ListCommitmentsResponse]]:
+        """The public commitment feed: each round's fingerprint, published when it was
+        committed, in a hash chain of its own. Anyone may read and archive it; no token.
+        """
 
     @_abc_1.abstractmethod
     def Watch(

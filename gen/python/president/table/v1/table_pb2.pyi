@@ -575,3 +575,57 @@ class ListTablesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListTablesResponse: _TypeAlias = ListTablesResponse  # noqa: Y015
+
+@_typing.final
+class ListCommitmentsRequest(_message.Message):
+    """The commitment feed's entries after `after_seq` (of one UTC day, if given)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DAY_FIELD_NUMBER: _builtins.int
+    AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    day: _builtins.str
+    """The UTC day, YYYY-MM-DD (empty: every day)."""
+    after_seq: _builtins.int
+    """The entries after this one (0: from the first)."""
+    limit: _builtins.int
+    """At most this many (0: 1,000)."""
+    def __init__(
+        self,
+        *,
+        day: _builtins.str = ...,
+        after_seq: _builtins.int = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "day", b"day", "limit", b"limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCommitmentsRequest: _TypeAlias = ListCommitmentsRequest  # noqa: Y015
+
+@_typing.final
+class ListCommitmentsResponse(_message.Message):
+    """A page of the commitment feed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.CommitmentEntry]:
+        """The entries, in feed order."""
+
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[_events_pb2.CommitmentEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCommitmentsResponse: _TypeAlias = ListCommitmentsResponse  # noqa: Y015

@@ -70,6 +70,11 @@ class TableServiceStub:
                 request_serializer=president_dot_table_dot_v1_dot_table__pb2.ListTablesRequest.SerializeToString,
                 response_deserializer=president_dot_table_dot_v1_dot_table__pb2.ListTablesResponse.FromString,
                 _registered_method=True)
+        self.ListCommitments = channel.unary_unary(
+                '/president.table.v1.TableService/ListCommitments',
+                request_serializer=president_dot_table_dot_v1_dot_table__pb2.ListCommitmentsRequest.SerializeToString,
+                response_deserializer=president_dot_table_dot_v1_dot_table__pb2.ListCommitmentsResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -129,6 +134,13 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCommitments(self, request, context):
+        """The public commitment feed: every round's fingerprint as published (audit).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -166,6 +178,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.ListTables,
                     request_deserializer=president_dot_table_dot_v1_dot_table__pb2.ListTablesRequest.FromString,
                     response_serializer=president_dot_table_dot_v1_dot_table__pb2.ListTablesResponse.SerializeToString,
+            ),
+            'ListCommitments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCommitments,
+                    request_deserializer=president_dot_table_dot_v1_dot_table__pb2.ListCommitmentsRequest.FromString,
+                    response_serializer=president_dot_table_dot_v1_dot_table__pb2.ListCommitmentsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -358,6 +375,33 @@ class TableService:
             '/president.table.v1.TableService/ListTables',
             president_dot_table_dot_v1_dot_table__pb2.ListTablesRequest.SerializeToString,
             president_dot_table_dot_v1_dot_table__pb2.ListTablesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCommitments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.table.v1.TableService/ListCommitments',
+            president_dot_table_dot_v1_dot_table__pb2.ListCommitmentsRequest.SerializeToString,
+            president_dot_table_dot_v1_dot_table__pb2.ListCommitmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -55,6 +55,8 @@ class TableServiceStub:
     """The table's stored events after a version (internal: not redacted)."""
     ListTables: _grpc.UnaryUnaryMultiCallable[_table_pb2.ListTablesRequest, _table_pb2.ListTablesResponse]
     """Tables, optionally only those open in the lobby."""
+    ListCommitments: _grpc.UnaryUnaryMultiCallable[_table_pb2.ListCommitmentsRequest, _table_pb2.ListCommitmentsResponse]
+    """The public commitment feed: every round's fingerprint as published (audit)."""
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -80,6 +82,8 @@ class TableServiceAsyncStub(TableServiceStub):
     """The table's stored events after a version (internal: not redacted)."""
     ListTables: _aio.UnaryUnaryMultiCallable[_table_pb2.ListTablesRequest, _table_pb2.ListTablesResponse]  # type: ignore[assignment]
     """Tables, optionally only those open in the lobby."""
+    ListCommitments: _aio.UnaryUnaryMultiCallable[_table_pb2.ListCommitmentsRequest, _table_pb2.ListCommitmentsResponse]  # type: ignore[assignment]
+    """The public commitment feed: every round's fingerprint as published (audit)."""
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """Commands and queries on tables."""
@@ -144,5 +148,13 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.ListTablesResponse, _abc.Awaitable[_table_pb2.ListTablesResponse]]:
         """Tables, optionally only those open in the lobby."""
+
+    @_abc_1.abstractmethod
+    def ListCommitments(
+        self,
+        request: _table_pb2.ListCommitmentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_pb2.ListCommitmentsResponse, _abc.Awaitable[_table_pb2.ListCommitmentsResponse]]:
+        """The public commitment feed: every round's fingerprint as published (audit)."""
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

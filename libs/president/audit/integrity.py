@@ -1,0 +1,146 @@
+"""What a valid hash chain still leaves open in a stored event: hidden data and unhashed columns.
+
+The chain hashes an event's payload bytes and metadata as they are, so an
+insider could hide data in them and recompute the hashes: extra metadata
+keys, or protobuf fields no reader knows. So every metadata key must be one
+the table service writes (:data:`METADATA_KEYS`), and every payload must be
+exactly the deterministic encoding of the message it holds (no unknown
+fields, no other field order or encoding). The ``command_id`` and
+``command_seq`` columns are not hashed: they must say what the hashed part
+does (the command id of the metadata; each event's place in its command),
+and one command's events share one transaction (``tx_id``) with row ids in
+version order. Raises :class:`~president.audit.reports.Found` at the first
+event that breaks one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+
+from google.protobuf.message import Message
+
+from president.audit.reports import Found
+from president.store import StoredEvent
+from president.store.columns import CommandColumns
+
+METADATA_KEYS = frozenset({"actor", "command_id", "time"})
+"""The metadata keys of a table's stored events: who, which command, when."""
+
+
+def check_metadata(event: StoredEvent) -> None:
+    """The event's metadata holds :data:`METADATA_KEYS` and no other key."""
+    metadata = event.metadata
+    if metadata.keys() == METADATA_KEYS:
+        return
+    extra = metadata.keys() - METADATA_KEYS
+    if extra:
+        raise Found(
+            event,
+            f"its metadata holds keys no table service writes ({', '.join(sorted(extra))}): "
+            "data hidden in the hashed log",
+        )
+    missing = ", ".join(sorted(METADATA_KEYS - metadata.keys()))
+    raise Found(event, f"its metadata has no {missing}")
+
+
+def check_canonical(event: StoredEvent, message: Message) -> None:
+    """The payload is the deterministic encoding of ``message`` (parsed from it), no more.
+
+    Drops ``message``'s unknown fields (the caller raises nothing else with it).
+    """
+    message.DiscardUnknownFields()
+    if message.SerializeToString(deterministic=True) != event.payload:
+        raise Found(
+            event,
+            "its payload is not the deterministic encoding of the event it holds: it carries "
+            "fields no reader knows, or bytes encoded another way (data hidden in the hashed log)",
+        )
+
+
+def check_command_columns(
+    events: Sequence[StoredEvent], columns: Sequence[CommandColumns] | None
+) -> None:
+    """The unhashed columns of every row agree with the hashed events (``columns``: None: unread).
+
+    ``columns`` are the rows' ``(version, command_id, command_seq)``, in
+    version order, as :func:`president.store.columns.read_command_columns`
+    gives them.
+    """
+    if _columns_agree(events, columns):
+        return
+    previous: StoredEvent | None = None
+    previous_command: object = None
+    seq = 0
+    rows: Sequence[CommandColumns | None]
+    if columns is None:
+        rows = [None] * len(events)
+    elif len(columns) == len(events) and all(
+        row.version == event.version for row, event in zip(columns, events, strict=True)
+    ):
+        rows = columns
+    else:  # pragma: no cover - read in one query, in version order
+        by_version = {row.version: row for row in columns}
+        rows = [by_version.get(event.version) for event in events]
+    for event, row in zip(events, rows, strict=True):
+        command_id = event.metadata.get("command_id")
+        same_command = previous is not None and previous_command == command_id
+        seq = seq + 1 if same_command else 0
+        if previous is not None:
+            position, before = event.position, previous.position
+            if same_command and position.transaction != before.transaction:
+                raise Found(
+                    event,
+                    f"its transaction id {position.transaction} differs from that of the "
+                    f"event before it ({before.transaction}), yet both are of one "
+                    "command, which is appended in one transaction: the tx_id column was "
+                    "rewritten",
+                )
+            if position.id <= before.id:
+                raise Found(
+                    event,
+                    f"its row id {position.id} is not after that of version "
+                    f"{previous.version} ({before.id}): the rows were rewritten "
+                    "out of their append order",
+                )
+        previous, previous_command = event, command_id
+        if row is None:
+            continue
+        if row.command_id != command_id:
+            raise Found(
+                event,
+                f"its command_id column says {row.command_id!r}, but its hashed metadata says "
+                f"{command_id!r}: the column was rewritten",
+            )
+        if row.command_seq != seq:
+            raise Found(
+                event,
+                f"its command_seq column says {row.command_seq}, but it is event {seq} of its "
+                "command: the column was rewritten",
+            )
+
+
+def _columns_agree(events: Sequence[StoredEvent], columns: Sequence[CommandColumns] | None) -> bool:
+    """The honest case at list speed: every column agrees (False: look event by event)."""
+    command_ids = [event.metadata.get("command_id") for event in events]
+    positions = [event.position for event in events]
+    ids = [position.id for position in positions]
+    if ids != sorted(ids) or len(set(ids)) != len(ids):
+        return False
+    transactions = [position.transaction for position in positions]
+    if any(transactions):  # PostgreSQL: one transaction per command
+        for index in range(1, len(events)):
+            if (
+                command_ids[index] == command_ids[index - 1]
+                and transactions[index] != transactions[index - 1]
+            ):
+                return False
+    if columns is None:
+        return True
+    if [row.version for row in columns] != [event.version for event in events]:
+        return False
+    if [row.command_id for row in columns] != command_ids:
+        return False
+    expected = [len(list(run)) for _, run in groupby(command_ids)]
+    seqs = [row.command_seq for row in columns]
+    return seqs == [seq for length in expected for seq in range(length)]

@@ -1,0 +1,114 @@
+"""The table service publishes every round's commitment in the public commitment feed.
+
+A tracked consumer (``commitment-feed``) of the store's global order: each
+refresh reads the events appended since its position (by any replica), and
+appends one feed entry per ``DealCommitted`` event of a table's log
+(:mod:`president.store.commitments`) in the transaction that advances the
+position, so each commitment is published exactly once, in commit order,
+within a moment of its commit and long before its round's secret is revealed.
+:func:`list_commitments` is what ``ListCommitments`` reads of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Sequence
+
+import grpc
+from sqlalchemy import Connection
+
+from president import codec
+from president.events.v1 import events_pb2 as pb
+from president.hosting.events import DealCommitted
+from president.hosting.streams import STREAM_PREFIX
+from president.servicekit.errors import ServiceError
+from president.store import EventStore, StoredEvent
+from president.store.commitments import Commitment, FeedEntry, append_commitments, read_feed
+
+CONSUMER = "commitment-feed"
+#: Events read per refresh transaction.
+BATCH = 500
+#: How often the table service publishes what was committed since (seconds).
+PUBLISH_SECONDS = 0.5
+
+#: Entries per ListCommitments, at most.
+PAGE = 1_000
+
+_DEAL_COMMITTED = codec.type_name(pb.DealCommitted)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def commitment_of(event: StoredEvent) -> Commitment | None:
+    """The commitment a stored event publishes (None: it is no table's ``DealCommitted``)."""
+    if event.type != _DEAL_COMMITTED or not event.stream_id.startswith(STREAM_PREFIX):
+        return None
+    committed = codec.decode(event.type, event.payload)
+    assert isinstance(committed, DealCommitted)
+    return Commitment(
+        stream_id=event.stream_id,
+        version=event.version,
+        game_no=committed.game_no,
+        round_no=committed.round_no,
+        fingerprint=committed.fingerprint,
+        committed_at=event.time,
+    )
+
+
+class CommitmentPublisher:
+    """Keeps the commitment feed up to date with the store's global order."""
+
+    def __init__(self, store: EventStore) -> None:
+        self._store = store
+
+    def refresh(self) -> int:
+        """Publish every commitment appended since the last refresh; returns the events read."""
+        total = 0
+        while handled := self._store.process_batch(CONSUMER, self._publish, limit=BATCH):
+            total += handled
+        return total
+
+    @staticmethod
+    def _publish(events: Sequence[StoredEvent], connection: Connection) -> None:
+        found = [c for c in (commitment_of(event) for event in events) if c is not None]
+        append_commitments(connection, found)
+
+
+async def publish_forever(
+    publisher: CommitmentPublisher,
+    in_worker: Callable[[Callable[[], int]], Awaitable[int]],
+    seconds: float = PUBLISH_SECONDS,
+) -> None:
+    """Refresh the feed every ``seconds`` (in a worker thread), until cancelled."""
+    while True:
+        await in_worker(publisher.refresh)
+        await asyncio.sleep(seconds)
+
+
+def list_commitments(store: EventStore, day: str, after_seq: int, limit: int) -> list[FeedEntry]:
+    """A page of the feed (``day`` ``YYYY-MM-DD`` or empty: every day); INVALID_DAY otherwise."""
+    if day and not _DAY.fullmatch(day):
+        raise ServiceError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_DAY",
+            f"day {day!r} is not a UTC day written YYYY-MM-DD (or empty: every day)",
+        )
+    count = min(limit or PAGE, PAGE)
+    return read_feed(store.engine, day or None, after_seq, count)
+
+
+def entry_message(entry: FeedEntry) -> pb.CommitmentEntry:
+    """A feed entry as the wire carries it."""
+    c = entry.commitment
+    return pb.CommitmentEntry(
+        seq=entry.seq,
+        day=c.day,
+        stream_id=c.stream_id,
+        version=c.version,
+        game_no=c.game_no,
+        round_no=c.round_no,
+        fingerprint=c.fingerprint,
+        committed_at=c.committed_at,
+        hash=entry.hash,
+        previous_hash=entry.previous_hash,
+    )

@@ -1,0 +1,135 @@
+"""Receipts through the gateway: every change a client receives carries its event's chain hash.
+
+Two people, two bots and a spectator at one table; the clients keep the
+receipts of what they were sent (``client.receipts``), on Watch and on a
+Session stream. Each receipt is the stored event's hash at its version, the
+receipts link into one chain, and exported, they prove the stored log with
+``president.audit``; they hold nothing but versions, hashes and types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from president import audit
+from president.audit import commitments
+from president.client import GatewayClient, GatewayError, play_seat
+from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.launcher import Stack
+from president.store.commitments import entry_of, read_feed, verify_feed
+from tests.support.gateway_truth import Store, table_of_humans
+
+GAME_SECONDS = 90
+
+
+@pytest.fixture(scope="module")
+def stores() -> Iterator[dict[str, Store]]:
+    opened: dict[str, Store] = {}
+    yield opened
+    for store in opened.values():
+        store.close()
+
+
+@pytest.fixture
+def store(stack: Stack, stores: dict[str, Store]) -> Store:
+    if stack.database_url not in stores:
+        stores[stack.database_url] = Store(stack)
+    return stores[stack.database_url]
+
+
+@pytest.fixture
+async def client(stack: Stack) -> AsyncIterator[GatewayClient]:
+    made = GatewayClient.connect(stack.gateway)
+    yield made
+    await made.close()
+
+
+async def test_every_change_carries_a_receipt_that_proves_the_log(
+    client: GatewayClient, store: Store, tmp_path: Path
+) -> None:
+    humans = await table_of_humans(
+        client, "classic", humans=2, seats=4, options={"game_end": "rounds:1"}
+    )
+    spectator = client.sibling()
+    await spectator.spectate(client.table_id)
+    await client.start()
+
+    async def watch_to_the_end(watcher: GatewayClient) -> list[pb.WatchResponse]:
+        out: list[pb.WatchResponse] = []
+        async for change in watcher.watch():
+            out.append(change)
+            if change.view.phase == "game_over":
+                return out
+        return out
+
+    plays = [
+        play_seat(human, host_rounds=1 if human is client else None, session=human is humans[1])
+        for human in humans
+    ]
+    *_, watched = await asyncio.wait_for(
+        asyncio.gather(*plays, watch_to_the_end(spectator)), GAME_SECONDS
+    )
+    assert watched[0].snapshot and watched[0].receipt_hash  # the snapshot carries one too
+    events = {event.version: event for event in store.events(client.table_id)}
+    files = []
+    for holder in [*humans, spectator]:
+        kept = holder.receipts
+        assert len(kept) > 10 and not kept.conflicts
+        for receipt in kept:
+            stored = events[receipt.version]
+            assert (receipt.hash, receipt.previous_hash) == (stored.hash, stored.previous_hash)
+            assert receipt.type in ("", stored.type)
+        path = kept.export(tmp_path / f"{len(files)}.json")
+        data = json.loads(path.read_text())
+        assert data["table_id"] == client.table_id
+        assert all(
+            set(item) == {"version", "hash", "previous_hash", "type"} for item in data["receipts"]
+        )
+        files.append(audit.load_receipts(path))
+
+    log = [events[version] for version in sorted(events)]
+    report = audit.verify_table(log, receipts=files)
+    assert report.ok, report.problem
+    proof = audit.proven(log, files)
+    assert proof.matching == proof.receipts
+    assert proof.proven_through >= max(r.version for r in humans[0].receipts)
+
+
+async def test_the_table_service_publishes_each_commitment(
+    client: GatewayClient, store: Store, stack: Stack
+) -> None:
+    """The round's fingerprint is in the commitment feed moments after it was committed."""
+    await client.create_table("house", display_name="Ada", visibility="practice")
+    await client.start()
+    stream = f"table-{client.table_id}"
+    for _ in range(100):
+        feed = read_feed(store.store.engine)
+        if any(entry.commitment.stream_id == stream for entry in feed):
+            break
+        await asyncio.sleep(0.1)
+    log = store.events(client.table_id)
+    (committed,) = [e for e in log if e.type.endswith("DealCommitted")]
+    (entry,) = [e for e in feed if e.commitment.stream_id == stream]
+    assert entry.commitment.version == committed.version
+    assert commitments.check_feed(feed, [log]) is None
+
+    # Anyone reads it through the gateway, without a token, and can archive it.
+    reader = GatewayClient.connect(stack.gateway)
+    try:
+        published = await reader.list_commitments(day=entry.commitment.day)
+        with pytest.raises(GatewayError) as refused:
+            await reader.list_commitments(day="yesterday")
+    finally:
+        await reader.close()
+    assert refused.value.reason == "INVALID_DAY"
+    archived = [
+        entry_of({f.name: getattr(item, f.name) for f in item.DESCRIPTOR.fields})
+        for item in published
+    ]
+    assert entry in archived
+    assert verify_feed(archived) is None
