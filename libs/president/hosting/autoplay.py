@@ -36,3 +36,16 @@ def next_bot_command(game: g.GameState) -> tuple[int, rnd.Command] | None:
         if command is not None:
             return seat, command
     return None
+
+
+#: The account of the server's bots (and of the stand-in that plays a leaver's seat).
+BASIC_BOT = "bot:basic"
+
+
+def bot_actor(game: g.GameState, seat: int) -> str:
+    """The account a bot's move at ``seat`` is recorded as: the bot's own (``bot:<level>``),
+    or the basic bot's when it stands in for a player who left."""
+    occupant = game.seats[seat]
+    if occupant.is_bot and occupant.player:
+        return occupant.player
+    return BASIC_BOT

@@ -71,20 +71,22 @@ class PlayersServicer(players_pb2_grpc.PlayersServiceServicer):
                 ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "the players service failed"),
             )
 
-    async def CreateGuest(self, request: pb.CreateGuestRequest, context: Context) -> pb.Credentials:
+    async def CreateGuest(
+        self, request: pb.CreateGuestRequest, context: Context
+    ) -> pb.CreateGuestResponse:
         issued = await self._run(context, lambda: self._players.create_guest(request.display_name))
-        return credentials(issued)
+        return pb.CreateGuestResponse(credentials=credentials(issued))
 
-    async def Register(self, request: pb.RegisterRequest, context: Context) -> pb.Credentials:
+    async def Register(self, request: pb.RegisterRequest, context: Context) -> pb.RegisterResponse:
         issued = await self._run(
             context,
             lambda: self._players.register(
                 request.name, request.password, request.display_name, request.upgrade_access_token
             ),
         )
-        return credentials(issued)
+        return pb.RegisterResponse(credentials=credentials(issued))
 
-    async def LogIn(self, request: pb.LogInRequest, context: Context) -> pb.Credentials:
+    async def LogIn(self, request: pb.LogInRequest, context: Context) -> pb.LogInResponse:
         if request.guest_id:
             issued = await self._run(
                 context, lambda: self._players.log_in_guest(request.guest_id, request.device_secret)
@@ -93,11 +95,11 @@ class PlayersServicer(players_pb2_grpc.PlayersServiceServicer):
             issued = await self._run(
                 context, lambda: self._players.log_in(request.name, request.password)
             )
-        return credentials(issued)
+        return pb.LogInResponse(credentials=credentials(issued))
 
-    async def Refresh(self, request: pb.RefreshRequest, context: Context) -> pb.Credentials:
+    async def Refresh(self, request: pb.RefreshRequest, context: Context) -> pb.RefreshResponse:
         issued = await self._run(context, lambda: self._players.refresh(request.refresh_token))
-        return credentials(issued)
+        return pb.RefreshResponse(credentials=credentials(issued))
 
     async def LogOut(self, request: pb.LogOutRequest, context: Context) -> pb.LogOutResponse:
         count = await self._run(context, lambda: self._players.log_out(request.access_token))
@@ -105,11 +107,11 @@ class PlayersServicer(players_pb2_grpc.PlayersServiceServicer):
 
     async def LogOutEverywhere(
         self, request: pb.LogOutEverywhereRequest, context: Context
-    ) -> pb.LogOutResponse:
+    ) -> pb.LogOutEverywhereResponse:
         count = await self._run(
             context, lambda: self._players.log_out_everywhere(request.access_token)
         )
-        return pb.LogOutResponse(sessions_revoked=count)
+        return pb.LogOutEverywhereResponse(sessions_revoked=count)
 
     async def WhoAmI(self, request: pb.WhoAmIRequest, context: Context) -> pb.WhoAmIResponse:
         identity = await self._run(context, lambda: self._players.who_am_i(request.access_token))

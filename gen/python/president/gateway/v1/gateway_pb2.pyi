@@ -4,10 +4,16 @@ isort:skip_file
 The public door of the President table backend. Client apps create and
 join tables, play, and watch their own view of a table as a stream.
 
-Authentication: calls that act for a seat carry the bearer token the
-gateway issued for it, in the metadata "authorization: Bearer <token>".
-A token acts only for its own seat at its own table; only the host's token
-runs host actions; spectator and auditor tokens read and never write.
+Authentication: a token says who you are (an account), never what you may
+do at a table. Get one with CreateGuest, Register or LogIn (or from a
+trusted identity provider) and send it in the metadata
+"authorization: Bearer <token>" with every call but those four and
+Refresh and ListTables. Table-scoped requests name their table in
+table_id (field 15). What an identity may do there is read from the
+table's state at each command: the seat it holds, whether it is the host;
+an identity without a seat only watches (READ_ONLY). An expired or
+revoked identity is UNAUTHENTICATED (TOKEN_EXPIRED, SESSION_REVOKED),
+on an open Session or Watch stream too, which then ends.
 
 Errors use the gRPC rich error model: a status code (INVALID_ARGUMENT,
 FAILED_PRECONDITION, ABORTED for a stale or conflicting play,
@@ -95,6 +101,57 @@ HOST_CHOICE_BACK_TO_LOBBY: HostChoice.ValueType  # 4
 Global___HostChoice: _TypeAlias = HostChoice  # noqa: Y015
 
 @_typing.final
+class LogOutRequest(_message.Message):
+    """Log out of the bearer token's session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogOutRequest: _TypeAlias = LogOutRequest  # noqa: Y015
+
+@_typing.final
+class LogOutEverywhereRequest(_message.Message):
+    """Log out of every session of the bearer token's account."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogOutEverywhereRequest: _TypeAlias = LogOutEverywhereRequest  # noqa: Y015
+
+@_typing.final
+class WhoAmIRequest(_message.Message):
+    """Who am I."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WhoAmIRequest: _TypeAlias = WhoAmIRequest  # noqa: Y015
+
+@_typing.final
 class CreateTableRequest(_message.Message):
     """Create a table."""
 
@@ -152,9 +209,9 @@ class CreateTableResponse(_message.Message):
     seat: _builtins.int
     """The creator's seat."""
     token: _builtins.str
-    """The creator's bearer token (with host rights)."""
+    """No longer set: a token names an account (CreateGuest, LogIn), not a table."""
     player_id: _builtins.str
-    """The creator's player id."""
+    """The creator's account id."""
     def __init__(
         self,
         *,
@@ -292,9 +349,9 @@ class JoinTableResponse(_message.Message):
     seat: _builtins.int
     """The seat."""
     token: _builtins.str
-    """The bearer token for that seat."""
+    """No longer set: a token names an account (CreateGuest, LogIn), not a seat."""
     player_id: _builtins.str
-    """The player's id."""
+    """The player's account id."""
     def __init__(
         self,
         *,
@@ -338,13 +395,13 @@ Global___SpectateRequest: _TypeAlias = SpectateRequest  # noqa: Y015
 
 @_typing.final
 class SpectateResponse(_message.Message):
-    """A read-only token."""
+    """The table may be watched."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TOKEN_FIELD_NUMBER: _builtins.int
     token: _builtins.str
-    """The bearer token."""
+    """No longer set: any identity watches a table it knows the id of."""
     def __init__(
         self,
         *,
@@ -365,16 +422,20 @@ class AddBotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """A seat; absent for the first free one."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         seat: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -411,16 +472,20 @@ class RemoveSeatRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -450,16 +515,20 @@ class StartGameRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """Makes the call idempotent for retries."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         command_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -491,10 +560,13 @@ class PlayRequest(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     trick_version: _builtins.int
     """The trick version the play answers (required in rapid mode to win races fairly)."""
     command_id: _builtins.str
     """A client-chosen id: a retry with the same id plays once."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards, as text ("10H")."""
@@ -505,10 +577,11 @@ class PlayRequest(_message.Message):
         cards: _abc.Iterable[_builtins.str] | None = ...,
         trick_version: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "cards", b"cards", "command_id", b"command_id", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "cards", b"cards", "command_id", b"command_id", "table_id", b"table_id", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__trick_version: _TypeAlias = _typing.Literal["trick_version"]  # noqa: Y015
     _WhichOneofArgType__trick_version: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version"]  # noqa: Y015
@@ -546,19 +619,23 @@ class PassRequest(_message.Message):
 
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     trick_version: _builtins.int
     """The trick version the pass answers."""
     command_id: _builtins.str
     """A client-chosen id: a retry with the same id passes once."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         trick_version: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "command_id", b"command_id", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "command_id", b"command_id", "table_id", b"table_id", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__trick_version: _TypeAlias = _typing.Literal["trick_version"]  # noqa: Y015
     _WhichOneofArgType__trick_version: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version"]  # noqa: Y015
@@ -596,8 +673,11 @@ class ReturnCardsRequest(_message.Message):
 
     CARDS_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """A client-chosen id."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards."""
@@ -607,10 +687,11 @@ class ReturnCardsRequest(_message.Message):
         *,
         cards: _abc.Iterable[_builtins.str] | None = ...,
         command_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "command_id", b"command_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -645,16 +726,20 @@ class ReactRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     REACTION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     reaction: _builtins.str
     """A short code such as "thumbs_up" (letters, digits and _; at most 32)."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         reaction: _builtins.str = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reaction", b"reaction"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reaction", b"reaction", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -683,12 +768,17 @@ class LeaveRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
+        *,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -719,19 +809,23 @@ class HostActionRequest(_message.Message):
 
     CHOICE_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     choice: Global___HostChoice.ValueType
     """The choice."""
     command_id: _builtins.str
     """A client-chosen id."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         choice: Global___HostChoice.ValueType = ...,
         command_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "command_id", b"command_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "command_id", b"command_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -765,12 +859,17 @@ class GetTableRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
+        *,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -806,12 +905,17 @@ class GetScoresRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
+        *,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -927,19 +1031,23 @@ class CheckDealRequest(_message.Message):
 
     GAME_NO_FIELD_NUMBER: _builtins.int
     ROUND_NO_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     game_no: _builtins.int
     """The game number."""
     round_no: _builtins.int
     """The round number."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         game_no: _builtins.int = ...,
         round_no: _builtins.int = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "round_no", b"round_no"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "round_no", b"round_no", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1004,16 +1112,20 @@ class WatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     FROM_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     from_version: _builtins.int
     """Resume after this version (the last one the client saw); 0 for a fresh snapshot."""
+    table_id: _builtins.str
+    """The table."""
     def __init__(
         self,
         *,
         from_version: _builtins.int = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_version", b"from_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_version", b"from_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

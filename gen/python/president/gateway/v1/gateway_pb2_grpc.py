@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from president.gateway.v1 import gateway_pb2 as president_dot_gateway_dot_v1_dot_gateway__pb2
+from president.players.v1 import players_pb2 as president_dot_players_dot_v1_dot_players__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -124,6 +125,41 @@ class GatewayServiceStub:
                 '/president.gateway.v1.GatewayService/Session',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.FromString,
+                _registered_method=True)
+        self.CreateGuest = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/CreateGuest',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.FromString,
+                _registered_method=True)
+        self.Register = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/Register',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.FromString,
+                _registered_method=True)
+        self.LogIn = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/LogIn',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.LogInRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogInResponse.FromString,
+                _registered_method=True)
+        self.Refresh = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/Refresh',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.FromString,
+                _registered_method=True)
+        self.LogOut = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/LogOut',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.FromString,
+                _registered_method=True)
+        self.LogOutEverywhere = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/LogOutEverywhere',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutEverywhereRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.FromString,
+                _registered_method=True)
+        self.WhoAmI = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/WhoAmI',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.FromString,
                 _registered_method=True)
 
 
@@ -262,6 +298,56 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateGuest(self, request, context):
+        """Accounts (forwarded to the players service).
+        A new guest: tokens and the device secret to keep (no token needed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Register(self, request, context):
+        """A named account; with a guest's bearer token, that guest gets the name and keeps its id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LogIn(self, request, context):
+        """Log in by name and password, or as a guest by id and device secret (no token needed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Refresh(self, request, context):
+        """New tokens for a refresh token, used once (no token needed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LogOut(self, request, context):
+        """Ends the bearer token's session, on every gateway replica.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LogOutEverywhere(self, request, context):
+        """Ends every session of the bearer token's account, on every gateway replica.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WhoAmI(self, request, context):
+        """Who the bearer token names.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -354,6 +440,41 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.Session,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.SerializeToString,
+            ),
+            'CreateGuest': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateGuest,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.SerializeToString,
+            ),
+            'Register': grpc.unary_unary_rpc_method_handler(
+                    servicer.Register,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.SerializeToString,
+            ),
+            'LogIn': grpc.unary_unary_rpc_method_handler(
+                    servicer.LogIn,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogInRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogInResponse.SerializeToString,
+            ),
+            'Refresh': grpc.unary_unary_rpc_method_handler(
+                    servicer.Refresh,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.SerializeToString,
+            ),
+            'LogOut': grpc.unary_unary_rpc_method_handler(
+                    servicer.LogOut,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.SerializeToString,
+            ),
+            'LogOutEverywhere': grpc.unary_unary_rpc_method_handler(
+                    servicer.LogOutEverywhere,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutEverywhereRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.SerializeToString,
+            ),
+            'WhoAmI': grpc.unary_unary_rpc_method_handler(
+                    servicer.WhoAmI,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -843,6 +964,195 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/Session',
             president_dot_gateway_dot_v1_dot_gateway__pb2.SessionRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.SessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateGuest(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/CreateGuest',
+            president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Register(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/Register',
+            president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LogIn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/LogIn',
+            president_dot_players_dot_v1_dot_players__pb2.LogInRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.LogInResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Refresh(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/Refresh',
+            president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LogOut(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/LogOut',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LogOutEverywhere(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/LogOutEverywhere',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutEverywhereRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WhoAmI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/WhoAmI',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.FromString,
             options,
             channel_credentials,
             insecure,

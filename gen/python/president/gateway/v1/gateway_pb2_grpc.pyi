@@ -4,10 +4,16 @@ isort:skip_file
 The public door of the President table backend. Client apps create and
 join tables, play, and watch their own view of a table as a stream.
 
-Authentication: calls that act for a seat carry the bearer token the
-gateway issued for it, in the metadata "authorization: Bearer <token>".
-A token acts only for its own seat at its own table; only the host's token
-runs host actions; spectator and auditor tokens read and never write.
+Authentication: a token says who you are (an account), never what you may
+do at a table. Get one with CreateGuest, Register or LogIn (or from a
+trusted identity provider) and send it in the metadata
+"authorization: Bearer <token>" with every call but those four and
+Refresh and ListTables. Table-scoped requests name their table in
+table_id (field 15). What an identity may do there is read from the
+table's state at each command: the seat it holds, whether it is the host;
+an identity without a seat only watches (READ_ONLY). An expired or
+revoked identity is UNAUTHENTICATED (TOKEN_EXPIRED, SESSION_REVOKED),
+on an open Session or Watch stream too, which then ends.
 
 Errors use the gRPC rich error model: a status code (INVALID_ARGUMENT,
 FAILED_PRECONDITION, ABORTED for a stale or conflicting play,
@@ -19,6 +25,7 @@ conformance/FORMAT.md, such as TOO_LOW) and a message for a person.
 from collections import abc as _abc
 from grpc import aio as _aio
 from president.gateway.v1 import gateway_pb2 as _gateway_pb2
+from president.players.v1 import players_pb2 as _players_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys
@@ -88,6 +95,22 @@ class GatewayServiceStub:
     carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
     watches. A message on an open stream costs far less than a call.
     """
+    CreateGuest: _grpc.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.CreateGuestResponse]
+    """Accounts (forwarded to the players service).
+    A new guest: tokens and the device secret to keep (no token needed).
+    """
+    Register: _grpc.UnaryUnaryMultiCallable[_players_pb2.RegisterRequest, _players_pb2.RegisterResponse]
+    """A named account; with a guest's bearer token, that guest gets the name and keeps its id."""
+    LogIn: _grpc.UnaryUnaryMultiCallable[_players_pb2.LogInRequest, _players_pb2.LogInResponse]
+    """Log in by name and password, or as a guest by id and device secret (no token needed)."""
+    Refresh: _grpc.UnaryUnaryMultiCallable[_players_pb2.RefreshRequest, _players_pb2.RefreshResponse]
+    """New tokens for a refresh token, used once (no token needed)."""
+    LogOut: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.LogOutRequest, _players_pb2.LogOutResponse]
+    """Ends the bearer token's session, on every gateway replica."""
+    LogOutEverywhere: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.LogOutEverywhereRequest, _players_pb2.LogOutEverywhereResponse]
+    """Ends every session of the bearer token's account, on every gateway replica."""
+    WhoAmI: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]
+    """Who the bearer token names."""
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -136,6 +159,22 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
     watches. A message on an open stream costs far less than a call.
     """
+    CreateGuest: _aio.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.CreateGuestResponse]  # type: ignore[assignment]
+    """Accounts (forwarded to the players service).
+    A new guest: tokens and the device secret to keep (no token needed).
+    """
+    Register: _aio.UnaryUnaryMultiCallable[_players_pb2.RegisterRequest, _players_pb2.RegisterResponse]  # type: ignore[assignment]
+    """A named account; with a guest's bearer token, that guest gets the name and keeps its id."""
+    LogIn: _aio.UnaryUnaryMultiCallable[_players_pb2.LogInRequest, _players_pb2.LogInResponse]  # type: ignore[assignment]
+    """Log in by name and password, or as a guest by id and device secret (no token needed)."""
+    Refresh: _aio.UnaryUnaryMultiCallable[_players_pb2.RefreshRequest, _players_pb2.RefreshResponse]  # type: ignore[assignment]
+    """New tokens for a refresh token, used once (no token needed)."""
+    LogOut: _aio.UnaryUnaryMultiCallable[_gateway_pb2.LogOutRequest, _players_pb2.LogOutResponse]  # type: ignore[assignment]
+    """Ends the bearer token's session, on every gateway replica."""
+    LogOutEverywhere: _aio.UnaryUnaryMultiCallable[_gateway_pb2.LogOutEverywhereRequest, _players_pb2.LogOutEverywhereResponse]  # type: ignore[assignment]
+    """Ends every session of the bearer token's account, on every gateway replica."""
+    WhoAmI: _aio.UnaryUnaryMultiCallable[_gateway_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]  # type: ignore[assignment]
+    """Who the bearer token names."""
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API."""
@@ -289,5 +328,63 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
         watches. A message on an open stream costs far less than a call.
         """
+
+    @_abc_1.abstractmethod
+    def CreateGuest(
+        self,
+        request: _players_pb2.CreateGuestRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.CreateGuestResponse, _abc.Awaitable[_players_pb2.CreateGuestResponse]]:
+        """Accounts (forwarded to the players service).
+        A new guest: tokens and the device secret to keep (no token needed).
+        """
+
+    @_abc_1.abstractmethod
+    def Register(
+        self,
+        request: _players_pb2.RegisterRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.RegisterResponse, _abc.Awaitable[_players_pb2.RegisterResponse]]:
+        """A named account; with a guest's bearer token, that guest gets the name and keeps its id."""
+
+    @_abc_1.abstractmethod
+    def LogIn(
+        self,
+        request: _players_pb2.LogInRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.LogInResponse, _abc.Awaitable[_players_pb2.LogInResponse]]:
+        """Log in by name and password, or as a guest by id and device secret (no token needed)."""
+
+    @_abc_1.abstractmethod
+    def Refresh(
+        self,
+        request: _players_pb2.RefreshRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.RefreshResponse, _abc.Awaitable[_players_pb2.RefreshResponse]]:
+        """New tokens for a refresh token, used once (no token needed)."""
+
+    @_abc_1.abstractmethod
+    def LogOut(
+        self,
+        request: _gateway_pb2.LogOutRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.LogOutResponse, _abc.Awaitable[_players_pb2.LogOutResponse]]:
+        """Ends the bearer token's session, on every gateway replica."""
+
+    @_abc_1.abstractmethod
+    def LogOutEverywhere(
+        self,
+        request: _gateway_pb2.LogOutEverywhereRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.LogOutEverywhereResponse, _abc.Awaitable[_players_pb2.LogOutEverywhereResponse]]:
+        """Ends every session of the bearer token's account, on every gateway replica."""
+
+    @_abc_1.abstractmethod
+    def WhoAmI(
+        self,
+        request: _gateway_pb2.WhoAmIRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.WhoAmIResponse, _abc.Awaitable[_players_pb2.WhoAmIResponse]]:
+        """Who the bearer token names."""
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -441,3 +441,121 @@ class ListRevocationsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListRevocationsResponse: _TypeAlias = ListRevocationsResponse  # noqa: Y015
+
+@_typing.final
+class CreateGuestResponse(_message.Message):
+    """A new guest's tokens (and its device secret)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREDENTIALS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def credentials(self) -> Global___Credentials:
+        """The tokens."""
+
+    def __init__(
+        self,
+        *,
+        credentials: Global___Credentials | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["credentials", b"credentials"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credentials", b"credentials"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateGuestResponse: _TypeAlias = CreateGuestResponse  # noqa: Y015
+
+@_typing.final
+class RegisterResponse(_message.Message):
+    """A named account's tokens."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREDENTIALS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def credentials(self) -> Global___Credentials:
+        """The tokens."""
+
+    def __init__(
+        self,
+        *,
+        credentials: Global___Credentials | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["credentials", b"credentials"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credentials", b"credentials"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterResponse: _TypeAlias = RegisterResponse  # noqa: Y015
+
+@_typing.final
+class LogInResponse(_message.Message):
+    """A new session's tokens."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREDENTIALS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def credentials(self) -> Global___Credentials:
+        """The tokens."""
+
+    def __init__(
+        self,
+        *,
+        credentials: Global___Credentials | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["credentials", b"credentials"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credentials", b"credentials"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogInResponse: _TypeAlias = LogInResponse  # noqa: Y015
+
+@_typing.final
+class RefreshResponse(_message.Message):
+    """The session's new tokens."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREDENTIALS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def credentials(self) -> Global___Credentials:
+        """The tokens."""
+
+    def __init__(
+        self,
+        *,
+        credentials: Global___Credentials | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["credentials", b"credentials"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credentials", b"credentials"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefreshResponse: _TypeAlias = RefreshResponse  # noqa: Y015
+
+@_typing.final
+class LogOutEverywhereResponse(_message.Message):
+    """Logged out everywhere."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSIONS_REVOKED_FIELD_NUMBER: _builtins.int
+    sessions_revoked: _builtins.int
+    """Sessions ended by the call."""
+    def __init__(
+        self,
+        *,
+        sessions_revoked: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sessions_revoked", b"sessions_revoked"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogOutEverywhereResponse: _TypeAlias = LogOutEverywhereResponse  # noqa: Y015

@@ -38,22 +38,22 @@ class PlayersServiceStub:
         self.CreateGuest = channel.unary_unary(
                 '/president.players.v1.PlayersService/CreateGuest',
                 request_serializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.SerializeToString,
-                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.Credentials.FromString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.FromString,
                 _registered_method=True)
         self.Register = channel.unary_unary(
                 '/president.players.v1.PlayersService/Register',
                 request_serializer=president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.SerializeToString,
-                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.Credentials.FromString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.FromString,
                 _registered_method=True)
         self.LogIn = channel.unary_unary(
                 '/president.players.v1.PlayersService/LogIn',
                 request_serializer=president_dot_players_dot_v1_dot_players__pb2.LogInRequest.SerializeToString,
-                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.Credentials.FromString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogInResponse.FromString,
                 _registered_method=True)
         self.Refresh = channel.unary_unary(
                 '/president.players.v1.PlayersService/Refresh',
                 request_serializer=president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.SerializeToString,
-                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.Credentials.FromString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.FromString,
                 _registered_method=True)
         self.LogOut = channel.unary_unary(
                 '/president.players.v1.PlayersService/LogOut',
@@ -63,7 +63,7 @@ class PlayersServiceStub:
         self.LogOutEverywhere = channel.unary_unary(
                 '/president.players.v1.PlayersService/LogOutEverywhere',
                 request_serializer=president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereRequest.SerializeToString,
-                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.FromString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.FromString,
                 _registered_method=True)
         self.WhoAmI = channel.unary_unary(
                 '/president.players.v1.PlayersService/WhoAmI',
@@ -143,22 +143,22 @@ def add_PlayersServiceServicer_to_server(servicer, server):
             'CreateGuest': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateGuest,
                     request_deserializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.FromString,
-                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.Credentials.SerializeToString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.SerializeToString,
             ),
             'Register': grpc.unary_unary_rpc_method_handler(
                     servicer.Register,
                     request_deserializer=president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.FromString,
-                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.Credentials.SerializeToString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.SerializeToString,
             ),
             'LogIn': grpc.unary_unary_rpc_method_handler(
                     servicer.LogIn,
                     request_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogInRequest.FromString,
-                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.Credentials.SerializeToString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogInResponse.SerializeToString,
             ),
             'Refresh': grpc.unary_unary_rpc_method_handler(
                     servicer.Refresh,
                     request_deserializer=president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.FromString,
-                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.Credentials.SerializeToString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.SerializeToString,
             ),
             'LogOut': grpc.unary_unary_rpc_method_handler(
                     servicer.LogOut,
@@ -168,7 +168,7 @@ def add_PlayersServiceServicer_to_server(servicer, server):
             'LogOutEverywhere': grpc.unary_unary_rpc_method_handler(
                     servicer.LogOutEverywhere,
                     request_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereRequest.FromString,
-                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.SerializeToString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.SerializeToString,
             ),
             'WhoAmI': grpc.unary_unary_rpc_method_handler(
                     servicer.WhoAmI,
@@ -208,7 +208,7 @@ class PlayersService:
             target,
             '/president.players.v1.PlayersService/CreateGuest',
             president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.SerializeToString,
-            president_dot_players_dot_v1_dot_players__pb2.Credentials.FromString,
+            president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -235,7 +235,7 @@ class PlayersService:
             target,
             '/president.players.v1.PlayersService/Register',
             president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.SerializeToString,
-            president_dot_players_dot_v1_dot_players__pb2.Credentials.FromString,
+            president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -262,7 +262,7 @@ class PlayersService:
             target,
             '/president.players.v1.PlayersService/LogIn',
             president_dot_players_dot_v1_dot_players__pb2.LogInRequest.SerializeToString,
-            president_dot_players_dot_v1_dot_players__pb2.Credentials.FromString,
+            president_dot_players_dot_v1_dot_players__pb2.LogInResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -289,7 +289,7 @@ class PlayersService:
             target,
             '/president.players.v1.PlayersService/Refresh',
             president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.SerializeToString,
-            president_dot_players_dot_v1_dot_players__pb2.Credentials.FromString,
+            president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -343,7 +343,7 @@ class PlayersService:
             target,
             '/president.players.v1.PlayersService/LogOutEverywhere',
             president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereRequest.SerializeToString,
-            president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.FromString,
+            president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -43,17 +43,17 @@ class PlayersServiceStub:
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> PlayersServiceAsyncStub: ...
-    CreateGuest: _grpc.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.Credentials]
+    CreateGuest: _grpc.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.CreateGuestResponse]
     """A new guest account bound to a device secret (returned once: the client keeps it)."""
-    Register: _grpc.UnaryUnaryMultiCallable[_players_pb2.RegisterRequest, _players_pb2.Credentials]
+    Register: _grpc.UnaryUnaryMultiCallable[_players_pb2.RegisterRequest, _players_pb2.RegisterResponse]
     """A named account (or the caller's guest account given a name and a password)."""
-    LogIn: _grpc.UnaryUnaryMultiCallable[_players_pb2.LogInRequest, _players_pb2.Credentials]
+    LogIn: _grpc.UnaryUnaryMultiCallable[_players_pb2.LogInRequest, _players_pb2.LogInResponse]
     """A new session for a named account (name and password) or a guest (id and device secret)."""
-    Refresh: _grpc.UnaryUnaryMultiCallable[_players_pb2.RefreshRequest, _players_pb2.Credentials]
+    Refresh: _grpc.UnaryUnaryMultiCallable[_players_pb2.RefreshRequest, _players_pb2.RefreshResponse]
     """New tokens for a refresh token; the old refresh token stops working."""
     LogOut: _grpc.UnaryUnaryMultiCallable[_players_pb2.LogOutRequest, _players_pb2.LogOutResponse]
     """Ends the session of an access token."""
-    LogOutEverywhere: _grpc.UnaryUnaryMultiCallable[_players_pb2.LogOutEverywhereRequest, _players_pb2.LogOutResponse]
+    LogOutEverywhere: _grpc.UnaryUnaryMultiCallable[_players_pb2.LogOutEverywhereRequest, _players_pb2.LogOutEverywhereResponse]
     """Ends every session of the access token's account."""
     WhoAmI: _grpc.UnaryUnaryMultiCallable[_players_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]
     """Who an access token names, if its session is still open."""
@@ -65,17 +65,17 @@ class PlayersServiceAsyncStub(PlayersServiceStub):
     """Accounts, sessions and tokens."""
 
     def __init__(self, channel: _aio.Channel) -> None: ...
-    CreateGuest: _aio.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.Credentials]  # type: ignore[assignment]
+    CreateGuest: _aio.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.CreateGuestResponse]  # type: ignore[assignment]
     """A new guest account bound to a device secret (returned once: the client keeps it)."""
-    Register: _aio.UnaryUnaryMultiCallable[_players_pb2.RegisterRequest, _players_pb2.Credentials]  # type: ignore[assignment]
+    Register: _aio.UnaryUnaryMultiCallable[_players_pb2.RegisterRequest, _players_pb2.RegisterResponse]  # type: ignore[assignment]
     """A named account (or the caller's guest account given a name and a password)."""
-    LogIn: _aio.UnaryUnaryMultiCallable[_players_pb2.LogInRequest, _players_pb2.Credentials]  # type: ignore[assignment]
+    LogIn: _aio.UnaryUnaryMultiCallable[_players_pb2.LogInRequest, _players_pb2.LogInResponse]  # type: ignore[assignment]
     """A new session for a named account (name and password) or a guest (id and device secret)."""
-    Refresh: _aio.UnaryUnaryMultiCallable[_players_pb2.RefreshRequest, _players_pb2.Credentials]  # type: ignore[assignment]
+    Refresh: _aio.UnaryUnaryMultiCallable[_players_pb2.RefreshRequest, _players_pb2.RefreshResponse]  # type: ignore[assignment]
     """New tokens for a refresh token; the old refresh token stops working."""
     LogOut: _aio.UnaryUnaryMultiCallable[_players_pb2.LogOutRequest, _players_pb2.LogOutResponse]  # type: ignore[assignment]
     """Ends the session of an access token."""
-    LogOutEverywhere: _aio.UnaryUnaryMultiCallable[_players_pb2.LogOutEverywhereRequest, _players_pb2.LogOutResponse]  # type: ignore[assignment]
+    LogOutEverywhere: _aio.UnaryUnaryMultiCallable[_players_pb2.LogOutEverywhereRequest, _players_pb2.LogOutEverywhereResponse]  # type: ignore[assignment]
     """Ends every session of the access token's account."""
     WhoAmI: _aio.UnaryUnaryMultiCallable[_players_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]  # type: ignore[assignment]
     """Who an access token names, if its session is still open."""
@@ -90,7 +90,7 @@ class PlayersServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _players_pb2.CreateGuestRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_players_pb2.Credentials, _abc.Awaitable[_players_pb2.Credentials]]:
+    ) -> _typing.Union[_players_pb2.CreateGuestResponse, _abc.Awaitable[_players_pb2.CreateGuestResponse]]:
         """A new guest account bound to a device secret (returned once: the client keeps it)."""
 
     @_abc_1.abstractmethod
@@ -98,7 +98,7 @@ class PlayersServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _players_pb2.RegisterRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_players_pb2.Credentials, _abc.Awaitable[_players_pb2.Credentials]]:
+    ) -> _typing.Union[_players_pb2.RegisterResponse, _abc.Awaitable[_players_pb2.RegisterResponse]]:
         """A named account (or the caller's guest account given a name and a password)."""
 
     @_abc_1.abstractmethod
@@ -106,7 +106,7 @@ class PlayersServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _players_pb2.LogInRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_players_pb2.Credentials, _abc.Awaitable[_players_pb2.Credentials]]:
+    ) -> _typing.Union[_players_pb2.LogInResponse, _abc.Awaitable[_players_pb2.LogInResponse]]:
         """A new session for a named account (name and password) or a guest (id and device secret)."""
 
     @_abc_1.abstractmethod
@@ -114,7 +114,7 @@ class PlayersServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _players_pb2.RefreshRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_players_pb2.Credentials, _abc.Awaitable[_players_pb2.Credentials]]:
+    ) -> _typing.Union[_players_pb2.RefreshResponse, _abc.Awaitable[_players_pb2.RefreshResponse]]:
         """New tokens for a refresh token; the old refresh token stops working."""
 
     @_abc_1.abstractmethod
@@ -130,7 +130,7 @@ class PlayersServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _players_pb2.LogOutEverywhereRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_players_pb2.LogOutResponse, _abc.Awaitable[_players_pb2.LogOutResponse]]:
+    ) -> _typing.Union[_players_pb2.LogOutEverywhereResponse, _abc.Awaitable[_players_pb2.LogOutEverywhereResponse]]:
         """Ends every session of the access token's account."""
 
     @_abc_1.abstractmethod
