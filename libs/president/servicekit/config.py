@@ -81,9 +81,7 @@ class Settings:
         default_factory=lambda: _env_int("PRESIDENT_REFRESH_TTL_SECONDS", 30 * 24 * 3600)
     )
     #: A JSON file of the identity providers whose JWTs the gateway accepts (empty: none).
-    trusted_issuers_file: str = field(
-        default_factory=lambda: _env("PRESIDENT_TRUSTED_ISSUERS", "")
-    )
+    trusted_issuers_file: str = field(default_factory=lambda: _env("PRESIDENT_TRUSTED_ISSUERS", ""))
     #: The NATS subject revoked sessions are published on.
     revocations_subject: str = field(
         default_factory=lambda: _env("PRESIDENT_REVOCATIONS_SUBJECT", "president.players.revoked")

@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 import jwt
 
+from president.players.v1 import players_pb2 as ppb
 from president.servicekit.errors import ServiceError
 
 GUEST = "guest"
@@ -138,3 +139,23 @@ def identity_of_claims(raw: dict[str, Any]) -> Identity:
         raise unauthenticated("TOKEN_INVALID", "that token does not say who you are")
     assert isinstance(kind, str)
     return Identity(account, name, kind, session, expires_at)
+
+
+#: The proto's account kind of each kind.
+KIND_VALUES = {
+    GUEST: ppb.ACCOUNT_KIND_GUEST,
+    NAMED: ppb.ACCOUNT_KIND_NAMED,
+    EXTERNAL: ppb.ACCOUNT_KIND_EXTERNAL,
+    BOT: ppb.ACCOUNT_KIND_BOT,
+}
+
+
+def identity_message(identity: Identity) -> ppb.Identity:
+    """An identity as the protos carry it."""
+    return ppb.Identity(
+        account_id=identity.account_id,
+        display_name=identity.display_name,
+        kind=KIND_VALUES.get(identity.kind, ppb.ACCOUNT_KIND_UNSPECIFIED),
+        session_id=identity.session_id,
+        expires_at=identity.expires_at,
+    )

@@ -16,28 +16,11 @@ import structlog
 from president.players.v1 import players_pb2 as pb
 from president.players.v1 import players_pb2_grpc
 from president.servicekit.errors import ServiceError, abort
-from president.servicekit.identity import Identity
+from president.servicekit.identity import identity_message
 from president.services.players.app import Issued, Players
 
 T = TypeVar("T")
 Context = grpc.aio.ServicerContext[Any, Any]
-KIND_VALUES = {
-    "guest": pb.ACCOUNT_KIND_GUEST,
-    "named": pb.ACCOUNT_KIND_NAMED,
-    "external": pb.ACCOUNT_KIND_EXTERNAL,
-    "bot": pb.ACCOUNT_KIND_BOT,
-}
-
-
-def identity_message(identity: Identity) -> pb.Identity:
-    """An identity as the proto carries it."""
-    return pb.Identity(
-        account_id=identity.account_id,
-        display_name=identity.display_name,
-        kind=KIND_VALUES.get(identity.kind, pb.ACCOUNT_KIND_UNSPECIFIED),
-        session_id=identity.session_id,
-        expires_at=identity.expires_at,
-    )
 
 
 def credentials(issued: Issued) -> pb.Credentials:

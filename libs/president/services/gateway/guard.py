@@ -1,0 +1,66 @@
+"""A long-lived stream that lasts only as long as the identity that opened it.
+
+A ``Watch`` or ``Session`` stream is opened with a verified identity, and
+rights are never read once for all: :func:`while_valid` checks the identity
+(expiry, revocation) before each item it passes on and at least every
+:data:`RECHECK_SECONDS` while the stream is quiet, and ends the stream with
+the check's refusal (UNAUTHENTICATED, TOKEN_EXPIRED or SESSION_REVOKED).
+The client refreshes its token and opens a new stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+#: How often a quiet stream re-checks its identity.
+RECHECK_SECONDS = 1.0
+#: Items waiting between the stream and its reader (the stream's own queue keeps the rest).
+_WAITING = 1
+
+
+class _End:
+    """The stream ended (with an error, or none)."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.error = error
+
+
+async def while_valid(
+    items: AsyncIterator[T], check: Callable[[], None], recheck: float = RECHECK_SECONDS
+) -> AsyncIterator[T]:
+    """``items`` while ``check()`` passes; its refusal ends the stream."""
+    check()
+    waiting: asyncio.Queue[T | _End] = asyncio.Queue(_WAITING)
+
+    async def pump() -> None:
+        try:
+            async for item in items:
+                await waiting.put(item)
+        except Exception as error:
+            await waiting.put(_End(error))
+        else:
+            await waiting.put(_End())
+
+    task = asyncio.create_task(pump(), name="identity-guarded-stream")
+    try:
+        while True:
+            try:
+                async with asyncio.timeout(recheck):
+                    item = await waiting.get()
+            except TimeoutError:
+                check()
+                continue
+            if isinstance(item, _End):
+                if item.error is not None:
+                    raise item.error
+                return
+            check()
+            yield item
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
