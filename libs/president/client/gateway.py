@@ -1,14 +1,19 @@
-"""One player's (or watcher's) connection to the gateway: its calls and its Session stream.
+"""One player's (or watcher's) connection to the gateway: its identity, its calls and its
+Session stream.
 
-A client carries the bearer token the gateway issued it (``create_table``,
-``join`` and ``spectate`` keep it) and sends it with every call. Refusals
-raise :class:`~president.client.errors.GatewayError`.
+A client carries an identity: the access and refresh tokens of an account
+(``create_guest``, ``register``, ``log_in``; ``create_table``, ``join`` and
+``spectate`` create a guest when the client has none yet) and sends the
+access token with every call, refreshing it shortly before it expires.
+Table calls name the client's table (the one it created, joined or
+watches). Refusals raise :class:`~president.client.errors.GatewayError`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
@@ -23,8 +28,8 @@ from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.hosting.visibility import VISIBILITIES
+from president.players.v1 import players_pb2 as ppb
 
-TABLE_HEADER = "president-table-id"
 HOST_CHOICES = {
     "next_round": pb.HOST_CHOICE_NEXT_ROUND,
     "end_game": pb.HOST_CHOICE_END_GAME,
@@ -35,6 +40,10 @@ HOST_CHOICES = {
 VISIBILITY_VALUES = {
     name: pb.Visibility.Value(f"VISIBILITY_{name.upper()}") for name in VISIBILITIES
 }
+
+
+#: A client refreshes its access token when it has less than this long to live (seconds).
+REFRESH_MARGIN = 30.0
 
 
 #: How soon a client tries a restarted gateway again: gRPC's own backoff grows
@@ -57,7 +66,7 @@ def channel(address: str) -> grpc.aio.Channel:
 
 
 class GatewayClient:
-    """One player's (or watcher's) connection to the gateway, with their token."""
+    """One player's (or watcher's) connection to the gateway, with their identity."""
 
     def __init__(
         self,
@@ -67,15 +76,26 @@ class GatewayClient:
         table_id: str = "",
         seat: int | None = None,
         player_id: str = "",
+        refresh_token: str = "",
         owns_channel: bool = False,
     ) -> None:
         self.channel = channel_
         self.stub: Any = gateway_pb2_grpc.GatewayServiceStub(channel_)
+        #: The access token sent with every call.
         self.token = token
+        #: The refresh token (used once each time: the client keeps the newest).
+        self.refresh_token = refresh_token
+        #: When the access token expires (Unix seconds; 0: unknown, never refreshed early).
+        self.expires_at = 0
+        #: A guest's device secret (log in again with ``log_in_guest``).
+        self.device_secret = ""
         self.table_id = table_id
         self.seat = seat
+        #: The account id (the player id every table records).
         self.player_id = player_id
+        self.display_name = ""
         self._owns_channel = owns_channel
+        self._refreshing = asyncio.Lock()
 
     @classmethod
     def connect(cls, address: str, **kwargs: Any) -> GatewayClient:
@@ -83,7 +103,7 @@ class GatewayClient:
         return cls(channel(address), owns_channel=True, **kwargs)
 
     def sibling(self, **kwargs: Any) -> GatewayClient:
-        """Another client on the same channel (another player, another token)."""
+        """Another client on the same channel: another player, with an identity of its own."""
         return GatewayClient(self.channel, **kwargs)
 
     async def close(self) -> None:
@@ -102,18 +122,97 @@ class GatewayClient:
         await self.close()
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
-        """The call metadata: the bearer token and the table it is meant for."""
-        out: list[tuple[str, str]] = []
-        if self.token:
-            out.append(("authorization", f"Bearer {self.token}"))
-        if self.table_id:
-            out.append((TABLE_HEADER, self.table_id))
-        return tuple(out)
+        """The call metadata: the bearer token."""
+        return (("authorization", f"Bearer {self.token}"),) if self.token else ()
 
     async def _unary(self, method: str, request: Message, timeout: float = 30.0) -> Any:
+        await self._fresh()
+        return await self._call(method, request, timeout)
+
+    async def _call(self, method: str, request: Message, timeout: float = 30.0) -> Any:
         return await raising_gateway_error(
             getattr(self.stub, method)(request, metadata=self.metadata(), timeout=timeout)
         )
+
+    async def _fresh(self) -> None:
+        """Refresh the access token first if it expires within :data:`REFRESH_MARGIN`."""
+        if not self.refresh_token or not self.expires_at:
+            return
+        async with self._refreshing:
+            if self.expires_at - time.time() < REFRESH_MARGIN:
+                await self.refresh()
+
+    # -- who you are ------------------------------------------------------------------
+    def _keep(self, credentials: ppb.Credentials) -> ppb.Credentials:
+        self.token = credentials.access_token
+        self.refresh_token = credentials.refresh_token
+        self.expires_at = credentials.access_expires_at
+        self.player_id = credentials.identity.account_id
+        self.display_name = credentials.identity.display_name
+        if credentials.device_secret:
+            self.device_secret = credentials.device_secret
+        return credentials
+
+    async def create_guest(self, display_name: str) -> ppb.Credentials:
+        """Become a new guest (the tokens and the device secret are kept)."""
+        created: ppb.CreateGuestResponse = await self._call(
+            "CreateGuest", ppb.CreateGuestRequest(display_name=display_name)
+        )
+        return self._keep(created.credentials)
+
+    async def register(self, name: str, password: str, display_name: str = "") -> ppb.Credentials:
+        """A named account (a guest client's own account gets the name, keeping its id)."""
+        registered: ppb.RegisterResponse = await self._call(
+            "Register",
+            ppb.RegisterRequest(name=name, password=password, display_name=display_name),
+        )
+        return self._keep(registered.credentials)
+
+    async def log_in(self, name: str, password: str) -> ppb.Credentials:
+        """Log in to a named account."""
+        done: ppb.LogInResponse = await self._call(
+            "LogIn", ppb.LogInRequest(name=name, password=password)
+        )
+        return self._keep(done.credentials)
+
+    async def log_in_guest(self, guest_id: str, device_secret: str) -> ppb.Credentials:
+        """Log in again as a guest, with its device secret."""
+        done: ppb.LogInResponse = await self._call(
+            "LogIn", ppb.LogInRequest(guest_id=guest_id, device_secret=device_secret)
+        )
+        self.device_secret = device_secret
+        return self._keep(done.credentials)
+
+    async def refresh(self) -> ppb.Credentials:
+        """New tokens for the kept refresh token (which then stops working)."""
+        done: ppb.RefreshResponse = await self._call(
+            "Refresh", ppb.RefreshRequest(refresh_token=self.refresh_token)
+        )
+        return self._keep(done.credentials)
+
+    async def log_out(self) -> int:
+        """End this session (its tokens stop working everywhere); forget the tokens."""
+        done: ppb.LogOutResponse = await self._call("LogOut", pb.LogOutRequest())
+        self.token = self.refresh_token = ""
+        return done.sessions_revoked
+
+    async def log_out_everywhere(self) -> int:
+        """End every session of this account; forget the tokens."""
+        done: ppb.LogOutEverywhereResponse = await self._call(
+            "LogOutEverywhere", pb.LogOutEverywhereRequest()
+        )
+        self.token = self.refresh_token = ""
+        return done.sessions_revoked
+
+    async def who_am_i(self) -> ppb.Identity:
+        """Who the access token names."""
+        found: ppb.WhoAmIResponse = await self._unary("WhoAmI", pb.WhoAmIRequest())
+        return found.identity
+
+    async def _identity(self, display_name: str) -> None:
+        """Become a guest named ``display_name`` unless the client has an identity."""
+        if not self.token:
+            await self.create_guest(display_name)
 
     # -- tables and seats -----------------------------------------------------
     async def create_table(
@@ -126,7 +225,8 @@ class GatewayClient:
         display_name: str = "You",
         command_id: str = "",
     ) -> pb.CreateTableResponse:
-        """Create a table and keep the host's token."""
+        """Create a table and sit at it as its host (a guest is created if need be)."""
+        await self._identity(display_name)
         created: pb.CreateTableResponse = await self._unary(
             "CreateTable",
             pb.CreateTableRequest(
@@ -137,8 +237,7 @@ class GatewayClient:
                 command_id=command_id,
             ),
         )
-        self.token, self.table_id = created.token, created.table_id
-        self.seat, self.player_id = created.seat, created.player_id
+        self.table_id, self.seat = created.table_id, created.seat
         return created
 
     async def list_tables(self) -> list[pb.TableSummary]:
@@ -149,26 +248,29 @@ class GatewayClient:
     async def join(
         self, table_id: str, display_name: str, seat: int | None = None
     ) -> pb.JoinTableResponse:
-        """Take a seat and keep its token."""
+        """Take a seat (a guest is created if need be); the client then acts there."""
+        await self._identity(display_name)
         request = pb.JoinTableRequest(table_id=table_id, display_name=display_name)
         if seat is not None:
             request.seat = seat
         joined: pb.JoinTableResponse = await self._unary("JoinTable", request)
-        self.token, self.table_id = joined.token, table_id
-        self.seat, self.player_id = joined.seat, joined.player_id
+        self.table_id, self.seat = table_id, joined.seat
         return joined
 
     async def spectate(self, table_id: str, auditor: bool = False) -> str:
-        """A read-only token (kept) to watch a table."""
-        watched: pb.SpectateResponse = await self._unary(
-            "Spectate", pb.SpectateRequest(table_id=table_id, auditor=auditor)
-        )
-        self.token, self.table_id, self.seat = watched.token, table_id, None
-        return watched.token
+        """Watch a table that exists (a guest is created if need be); the access token.
+
+        Any identity watches and checks finished deals: ``auditor`` is only
+        passed on (it grants nothing more).
+        """
+        await self._identity("Spectator")
+        await self._unary("Spectate", pb.SpectateRequest(table_id=table_id, auditor=auditor))
+        self.table_id, self.seat = table_id, None
+        return self.token
 
     async def add_bot(self, seat: int | None = None) -> int:
         """Host: seat a bot; returns its seat."""
-        request = pb.AddBotRequest()
+        request = pb.AddBotRequest(table_id=self.table_id)
         if seat is not None:
             request.seat = seat
         added: pb.AddBotResponse = await self._unary("AddBot", request)
@@ -176,18 +278,20 @@ class GatewayClient:
 
     async def remove_seat(self, seat: int) -> None:
         """Host: remove a seat's occupant."""
-        await self._unary("RemoveSeat", pb.RemoveSeatRequest(seat=seat))
+        await self._unary("RemoveSeat", pb.RemoveSeatRequest(seat=seat, table_id=self.table_id))
 
     async def start(self, command_id: str = "") -> None:
         """Start the game."""
-        await self._unary("StartGame", pb.StartGameRequest(command_id=command_id))
+        await self._unary(
+            "StartGame", pb.StartGameRequest(command_id=command_id, table_id=self.table_id)
+        )
 
     # -- plays ------------------------------------------------------------------
     async def play(
         self, cards: Sequence[str], trick_version: int | None = None, command_id: str = ""
     ) -> int:
         """Play cards; returns the table's version after the play."""
-        request = pb.PlayRequest(cards=list(cards), command_id=command_id)
+        request = pb.PlayRequest(cards=list(cards), command_id=command_id, table_id=self.table_id)
         if trick_version is not None:
             request.trick_version = trick_version
         played: pb.PlayResponse = await self._unary("Play", request)
@@ -195,7 +299,7 @@ class GatewayClient:
 
     async def pass_(self, trick_version: int | None = None, command_id: str = "") -> int:
         """Pass; returns the table's version after it."""
-        request = pb.PassRequest(command_id=command_id)
+        request = pb.PassRequest(command_id=command_id, table_id=self.table_id)
         if trick_version is not None:
             request.trick_version = trick_version
         passed: pb.PassResponse = await self._unary("Pass", request)
@@ -204,17 +308,18 @@ class GatewayClient:
     async def return_cards(self, cards: Sequence[str], command_id: str = "") -> int:
         """Return cards in the exchange."""
         returned: pb.ReturnCardsResponse = await self._unary(
-            "ReturnCards", pb.ReturnCardsRequest(cards=list(cards), command_id=command_id)
+            "ReturnCards",
+            pb.ReturnCardsRequest(cards=list(cards), command_id=command_id, table_id=self.table_id),
         )
         return returned.version
 
     async def react(self, reaction: str) -> None:
         """Show a reaction."""
-        await self._unary("React", pb.ReactRequest(reaction=reaction))
+        await self._unary("React", pb.ReactRequest(reaction=reaction, table_id=self.table_id))
 
     async def leave(self) -> None:
         """Leave the table (a bot finishes the round)."""
-        await self._unary("Leave", pb.LeaveRequest())
+        await self._unary("Leave", pb.LeaveRequest(table_id=self.table_id))
 
     async def host_action(self, choice: str, command_id: str = "") -> int:
         """Host: ``next_round``, ``end_game``, ``play_again`` or ``back_to_lobby``."""
@@ -223,6 +328,7 @@ class GatewayClient:
             pb.HostActionRequest(
                 choice=HOST_CHOICES.get(choice, pb.HOST_CHOICE_UNSPECIFIED),
                 command_id=command_id,
+                table_id=self.table_id,
             ),
         )
         return done.version
@@ -230,18 +336,23 @@ class GatewayClient:
     # -- reading ------------------------------------------------------------------
     async def get_table(self) -> gpb.TableView:
         """The table as this token sees it."""
-        got: pb.GetTableResponse = await self._unary("GetTable", pb.GetTableRequest())
+        got: pb.GetTableResponse = await self._unary(
+            "GetTable", pb.GetTableRequest(table_id=self.table_id)
+        )
         return got.view
 
     async def get_scores(self) -> pb.GetScoresResponse:
         """Totals of the current game and the finished games."""
-        scores: pb.GetScoresResponse = await self._unary("GetScores", pb.GetScoresRequest())
+        scores: pb.GetScoresResponse = await self._unary(
+            "GetScores", pb.GetScoresRequest(table_id=self.table_id)
+        )
         return scores
 
     async def check_deal(self, game_no: int, round_no: int) -> pb.CheckDealResponse:
         """The committed deal of a finished round, checked."""
         checked: pb.CheckDealResponse = await self._unary(
-            "CheckDeal", pb.CheckDealRequest(game_no=game_no, round_no=round_no)
+            "CheckDeal",
+            pb.CheckDealRequest(game_no=game_no, round_no=round_no, table_id=self.table_id),
         )
         return checked
 
@@ -250,8 +361,13 @@ class GatewayClient:
         return Session(self, from_version)
 
     async def watch(self, from_version: int = 0) -> AsyncIterator[pb.WatchResponse]:
-        """The token's view as a stream (a snapshot, then every change; or resume)."""
-        call = self.stub.Watch(pb.WatchRequest(from_version=from_version), metadata=self.metadata())
+        """The table as this identity sees it, as a stream (a snapshot, then every change; or
+        resume)."""
+        await self._fresh()
+        call = self.stub.Watch(
+            pb.WatchRequest(from_version=from_version, table_id=self.table_id),
+            metadata=self.metadata(),
+        )
         try:
             async for change in call:
                 yield change
@@ -278,7 +394,11 @@ class Session:
 
     def __init__(self, client: GatewayClient, from_version: int = 0) -> None:
         self._outbox: asyncio.Queue[pb.SessionRequest | None] = asyncio.Queue()
-        self._outbox.put_nowait(pb.SessionRequest(watch=pb.WatchRequest(from_version=from_version)))
+        self._outbox.put_nowait(
+            pb.SessionRequest(
+                watch=pb.WatchRequest(from_version=from_version, table_id=client.table_id)
+            )
+        )
         self._changes: asyncio.Queue[pb.WatchResponse | GatewayError | None] = asyncio.Queue()
         self._waiting: deque[tuple[str, asyncio.Future[int]]] = deque()
         self._call = client.stub.Session(self._requests(), metadata=client.metadata())
