@@ -529,7 +529,8 @@ async def test_bad_input_gets_the_right_error_and_changes_nothing(
         (spectator.play(sorted(held)[:1]), DENIED, "READ_ONLY"),
         (spectator.pass_(), DENIED, "READ_ONLY"),
         (auditor.host_action("end_game"), DENIED, "READ_ONLY"),
-        (spectator.check_deal(1, 1), grpc.StatusCode.NOT_FOUND, "ROUND_NOT_FOUND"),
+        # Anyone may check a finished round's deal; this one is still being played.
+        (spectator.check_deal(1, 1), grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_OVER"),
         (auditor.check_deal(1, 7), grpc.StatusCode.NOT_FOUND, "ROUND_NOT_FOUND"),
         (auditor.check_deal(0, 1), INVALID, "INVALID_ROUND"),
         # The host of another table has no seat here: it only watches.

@@ -31,11 +31,16 @@ from pathlib import Path
 from typing import Any
 
 import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from president.servicekit.identity import EXTERNAL, Identity, unauthenticated
 
 ALGORITHMS = ("RS256", "ES256")
+_KEY_TYPES: dict[str, type] = {
+    "RS256": rsa.RSAPublicKey,
+    "ES256": ec.EllipticCurvePublicKey,
+}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 MAX_SUB = 128
 
@@ -57,17 +62,21 @@ class TrustedIssuer:
     def verify(self, token: str, header: dict[str, Any], now: float) -> Identity:
         """The identity a token of this issuer vouches for."""
         kid = header.get("kid")
-        candidates = (
+        candidates: list[Any] = (
             [self.keys_by_id[kid]]
             if isinstance(kid, str) and kid in self.keys_by_id
             else [*self.keys, *self.keys_by_id.values()]
         )
+        key_type = _KEY_TYPES.get(str(header.get("alg")))
         raw: dict[str, Any] | None = None
         for key in candidates:
+            if key_type is None or not isinstance(key, key_type):
+                continue  # an RSA key never checks an ES256 signature, nor the reverse
+            chosen: Any = key
             try:
                 raw = jwt.decode(
                     token,
-                    key,
+                    chosen,
                     algorithms=list(self.algorithms),
                     issuer=self.issuer,
                     audience=self.audience,
