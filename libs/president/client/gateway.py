@@ -42,7 +42,8 @@ VISIBILITY_VALUES = {
 }
 
 
-#: A client refreshes its access token when it has less than this long to live (seconds).
+#: A client refreshes its access token when it has less than this long to live (seconds),
+#: or half its lifetime for a token that lives less than twice as long.
 REFRESH_MARGIN = 30.0
 
 
@@ -96,6 +97,8 @@ class GatewayClient:
         self.display_name = ""
         self._owns_channel = owns_channel
         self._refreshing = asyncio.Lock()
+        #: When the access token is refreshed before a call (0: never; see REFRESH_MARGIN).
+        self._refresh_at = 0.0
 
     @classmethod
     def connect(cls, address: str, **kwargs: Any) -> GatewayClient:
@@ -135,11 +138,11 @@ class GatewayClient:
         )
 
     async def _fresh(self) -> None:
-        """Refresh the access token first if it expires within :data:`REFRESH_MARGIN`."""
-        if not self.refresh_token or not self.expires_at:
+        """Refresh the access token first if it expires soon (:data:`REFRESH_MARGIN`)."""
+        if not self.refresh_token or not self._refresh_at or time.time() < self._refresh_at:
             return
         async with self._refreshing:
-            if self.expires_at - time.time() < REFRESH_MARGIN:
+            if time.time() >= self._refresh_at:
                 await self.refresh()
 
     # -- who you are ------------------------------------------------------------------
@@ -147,6 +150,8 @@ class GatewayClient:
         self.token = credentials.access_token
         self.refresh_token = credentials.refresh_token
         self.expires_at = credentials.access_expires_at
+        lifetime = self.expires_at - time.time()
+        self._refresh_at = time.time() + max(lifetime - REFRESH_MARGIN, lifetime / 2)
         self.player_id = credentials.identity.account_id
         self.display_name = credentials.identity.display_name
         if credentials.device_secret:

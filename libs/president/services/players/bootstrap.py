@@ -26,6 +26,7 @@ from president.services.players.store import PlayersStore
 from president.store import migrate
 
 RECONNECT_SECONDS = 1.0
+PUBLISH_SECONDS = 2
 log = structlog.get_logger(service="players")
 
 
@@ -41,16 +42,23 @@ def build(settings: Settings) -> Service:
     client: list[Client] = []
     loop: list[asyncio.AbstractEventLoop] = []
 
+    async def send(session_ids: list[str], until: int) -> None:
+        for session_id in session_ids:
+            data = players_pb2.Revocation(session_id=session_id, until=until).SerializeToString()
+            await client[0].publish(settings.revocations_subject, data)
+        await client[0].flush(timeout=PUBLISH_SECONDS)
+
     def publish(session_ids: list[str], until: int) -> None:
-        """Called from a worker thread: publish on the service's loop."""
+        """Called from the call's worker thread: publish on the service's loop, and answer
+        the call only once NATS has the revocations (gateways refuse the session at once)."""
         if not client or not loop:
             log.warning("NATS not connected: revocations reach gateways at their next reload")
             return
-        for session_id in session_ids:
-            data = players_pb2.Revocation(session_id=session_id, until=until).SerializeToString()
-            asyncio.run_coroutine_threadsafe(
-                client[0].publish(settings.revocations_subject, data), loop[0]
-            )
+        done = asyncio.run_coroutine_threadsafe(send(session_ids, until), loop[0])
+        try:
+            done.result(timeout=PUBLISH_SECONDS)
+        except Exception as error:
+            log.warning("revocations not published", error=type(error).__name__)
 
     players = Players(
         store,
