@@ -10,6 +10,7 @@ player may do at a table is read from the table's state.
 from __future__ import annotations
 
 import hashlib
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,6 +85,8 @@ class AccessTokens:
             "sid": identity.session_id,
             "iat": int(self._clock()),
             "exp": identity.expires_at,
+            # Every token is its own, even two issued in one second for one session.
+            "jti": secrets.token_hex(8),
         }
         return jwt.encode(claims, self._key, algorithm=ALGORITHM)
 
