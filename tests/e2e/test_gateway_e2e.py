@@ -1,4 +1,4 @@
-"""End to end through the gateway: the five services as processes, on SQLite and on PostgreSQL.
+"""End to end through the gateway: the six services as processes, on SQLite and on PostgreSQL.
 
 Clients use :mod:`president.client` only; the truth they are checked against
 is the stored log. After every test, every table it made verifies with the

@@ -8,8 +8,10 @@
         async for change in client.watch():
             print(change.version, change.view.phase)
 
-A client carries the bearer token the gateway issued it (``create_table``,
-``join`` and ``spectate`` keep it) and sends it with every call. Refusals
+A client carries an identity (``create_guest``, ``register``, ``log_in``; a
+guest is created by itself when ``create_table``, ``join`` or ``spectate``
+finds none) and sends its access token with every call, refreshing it before
+it expires. Refusals
 raise :class:`GatewayError` with the status code, the ErrorInfo reason (the
 stable code, such as ``TOO_LOW``) and the sentence for a person.
 
