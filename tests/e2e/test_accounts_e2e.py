@@ -11,13 +11,17 @@ ever reaches a log.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
+import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from president.client import GatewayClient, GatewayError, play_seat
 from president.servicekit.launcher import Stack
@@ -29,6 +33,7 @@ PASSWORD = "a long enough passphrase"
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 ACCESS_TTL = 6
+CLUB = "https://id.club.example"
 
 
 @pytest.fixture
@@ -185,10 +190,42 @@ async def test_every_table_event_names_the_account_that_acted(
 
 # --------------------------------------------------------------------------- short-lived tokens
 @pytest.fixture(scope="module")
-def short_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[Stack]:
-    """The services on SQLite with access tokens that live a few seconds."""
+def club_key() -> rsa.RSAPrivateKey:
+    """The signing key of a club's own identity provider (made here)."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@pytest.fixture(scope="module")
+def short_stack(
+    tmp_path_factory: pytest.TempPathFactory, nats_url: str, club_key: rsa.RSAPrivateKey
+) -> Iterator[Stack]:
+    """The services on SQLite with access tokens that live a few seconds, and the club's
+    identity provider trusted."""
     workdir = tmp_path_factory.mktemp("short")
-    env = {**isolated_env(), "PRESIDENT_ACCESS_TTL_SECONDS": str(ACCESS_TTL)}
+    public = club_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    issuers = workdir / "issuers.json"
+    issuers.write_text(
+        json.dumps(
+            {
+                "issuers": [
+                    {
+                        "name": "club",
+                        "issuer": CLUB,
+                        "audience": "president",
+                        "algorithms": ["RS256"],
+                        "public_keys": [public.decode()],
+                    }
+                ]
+            }
+        )
+    )
+    env = {
+        **isolated_env(),
+        "PRESIDENT_ACCESS_TTL_SECONDS": str(ACCESS_TTL),
+        "PRESIDENT_TRUSTED_ISSUERS": str(issuers),
+    }
     stack = Stack(workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, env)
     try:
         yield stack.start()
@@ -264,6 +301,37 @@ async def test_a_host_whose_token_expired_at_a_full_table_refreshes_and_runs_nex
         await host.host_action("next_round")
         view = await host.get_table()
         assert view.phase == "playing" or view.round.round_no == 2
+
+
+def _club_token(key: rsa.RSAPrivateKey, **claims: object) -> str:
+    body = {"iss": CLUB, "aud": "president", "sub": "member-7", "exp": time.time() + 300}
+    body["name"] = "Zoë"
+    body.update(claims)
+    return jwt.encode(body, key, algorithm="RS256")
+
+
+async def test_a_trusted_issuers_token_is_an_identity_and_forgeries_are_refused(
+    short_stack: Stack, club_key: rsa.RSAPrivateKey
+) -> None:
+    async with GatewayClient.connect(short_stack.gateway) as member:
+        member.token = _club_token(club_key)
+        identity = await member.who_am_i()
+        assert identity.account_id == "ext:club:member-7" and identity.display_name == "Zoë"
+        await member.create_table("house", display_name="Zoë")
+        view = await member.get_table()
+        assert view.seats[0].player_id == "ext:club:member-7"
+        stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        before = view.version
+        cases = [
+            (_club_token(stranger), "TOKEN_INVALID"),  # the club's name, another key
+            (_club_token(club_key, iss="https://evil.example"), "ISSUER_UNTRUSTED"),
+            (_club_token(club_key, aud="another-app"), "TOKEN_AUDIENCE"),
+            (_club_token(club_key, exp=time.time() - 5), "TOKEN_EXPIRED"),
+        ]
+        for forged, reason in cases:
+            impostor = member.sibling(token=forged, table_id=member.table_id)
+            await expect(impostor.start(), UNAUTHENTICATED, reason)
+        assert (await member.get_table()).version == before
 
 
 def test_no_password_or_token_reaches_a_log(short_stack: Stack, stack: Stack) -> None:
