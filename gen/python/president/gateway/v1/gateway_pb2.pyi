@@ -170,8 +170,8 @@ class CreateTableRequest(_message.Message):
     """The creator's name at the table."""
     command_id: _builtins.str
     """Creates one table per id: a repeat of an id (a retry after a lost answer
-    included) is refused ALREADY_EXISTS (TABLE_EXISTS) and returns no token;
-    only the first call gets the host's token. Create anew with a new id.
+    included) is refused ALREADY_EXISTS (TABLE_EXISTS) and seats nobody;
+    only the first call's caller is the host. Create anew with a new id.
     """
     @_builtins.property
     def options(self) -> _game_pb2.TableOptions:
@@ -378,7 +378,7 @@ class SpectateRequest(_message.Message):
     table_id: _builtins.str
     """The table."""
     auditor: _builtins.bool
-    """True for an auditor (may check deals), false for a spectator."""
+    """No longer matters: any identity may check a finished round's deal."""
     def __init__(
         self,
         *,
@@ -884,7 +884,7 @@ class GetTableResponse(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def view(self) -> _game_pb2.TableView:
-        """The table as the token's seat sees it."""
+        """The table as the caller's seat sees it."""
 
     def __init__(
         self,
@@ -1133,7 +1133,7 @@ Global___WatchRequest: _TypeAlias = WatchRequest  # noqa: Y015
 
 @_typing.final
 class WatchResponse(_message.Message):
-    """One change, as the token's seat may see it."""
+    """One change, as the caller's seat may see it."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

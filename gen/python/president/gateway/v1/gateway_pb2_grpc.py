@@ -182,14 +182,14 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def JoinTable(self, request, context):
-        """Takes a seat at a table and returns the seat's token.
+        """Takes a seat at a table for the caller's account (the seat it holds already, if any).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Spectate(self, request, context):
-        """Returns a read-only token to watch a table (spectators and auditors).
+        """Checks that a table exists to be watched: any identity watches a table it knows.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -217,21 +217,21 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Play(self, request, context):
-        """Plays cards for the token's seat.
+        """Plays cards for the seat the caller's account holds.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Pass(self, request, context):
-        """Passes for the token's seat.
+        """Passes for the seat the caller's account holds.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReturnCards(self, request, context):
-        """Returns cards in the exchange for the token's seat.
+        """Returns cards in the exchange for the seat the caller's account holds.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -259,7 +259,7 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTable(self, request, context):
-        """The table as the token's seat sees it.
+        """The table as the caller's seat sees it (without a seat: no hand).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -280,7 +280,7 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Watch(self, request, context):
-        """The token's view of the table as a stream: a snapshot, then every change.
+        """The caller's view of the table as a stream: a snapshot, then every change.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -291,8 +291,12 @@ class GatewayServiceServicer:
         the changes come as Watch sends them, several to a message when they are
         ready together; the seat's plays, passes, returns and host actions may
         then be sent on the same stream, each answered by a CommandResult
-        carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
-        watches. A message on an open stream costs far less than a call.
+        carrying its command_id (refusals included, the stream going on). Same
+        identity and rights as the calls; an identity without a seat only
+        watches. The commands act at the watched table. Once the identity
+        expires or is revoked, commands are refused and the stream ends
+        (UNAUTHENTICATED: TOKEN_EXPIRED, SESSION_REVOKED); so does Watch. A
+        message on an open stream costs far less than a call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -58,9 +58,9 @@ class GatewayServiceStub:
     ListTables: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListTablesRequest, _gateway_pb2.ListTablesResponse]
     """Public tables in the lobby with a free seat."""
     JoinTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]
-    """Takes a seat at a table and returns the seat's token."""
+    """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
     Spectate: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]
-    """Returns a read-only token to watch a table (spectators and auditors)."""
+    """Checks that a table exists to be watched: any identity watches a table it knows."""
     AddBot: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.AddBotRequest, _gateway_pb2.AddBotResponse]
     """Host: seats a bot in a free seat."""
     RemoveSeat: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.RemoveSeatRequest, _gateway_pb2.RemoveSeatResponse]
@@ -68,11 +68,11 @@ class GatewayServiceStub:
     StartGame: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.StartGameRequest, _gateway_pb2.StartGameResponse]
     """Host (or any seated player at a public or practice table): starts the game."""
     Play: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.PlayRequest, _gateway_pb2.PlayResponse]
-    """Plays cards for the token's seat."""
+    """Plays cards for the seat the caller's account holds."""
     Pass: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.PassRequest, _gateway_pb2.PassResponse]
-    """Passes for the token's seat."""
+    """Passes for the seat the caller's account holds."""
     ReturnCards: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ReturnCardsRequest, _gateway_pb2.ReturnCardsResponse]
-    """Returns cards in the exchange for the token's seat."""
+    """Returns cards in the exchange for the seat the caller's account holds."""
     React: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ReactRequest, _gateway_pb2.ReactResponse]
     """Shows a reaction to the table."""
     Leave: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.LeaveRequest, _gateway_pb2.LeaveResponse]
@@ -80,20 +80,24 @@ class GatewayServiceStub:
     HostAction: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.HostActionRequest, _gateway_pb2.HostActionResponse]
     """Host: Next round, End the game, Play again, Back to lobby."""
     GetTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetTableRequest, _gateway_pb2.GetTableResponse]
-    """The table as the token's seat sees it."""
+    """The table as the caller's seat sees it (without a seat: no hand)."""
     GetScores: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetScoresRequest, _gateway_pb2.GetScoresResponse]
     """The table's scores and finished games."""
     CheckDeal: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.CheckDealRequest, _gateway_pb2.CheckDealResponse]
     """The committed deal of a finished round: fingerprint, secret, and the check."""
     Watch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]
-    """The token's view of the table as a stream: a snapshot, then every change."""
+    """The caller's view of the table as a stream: a snapshot, then every change."""
     Session: _grpc.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]
     """Watch and act on one stream. The first request is a WatchRequest, and
     the changes come as Watch sends them, several to a message when they are
     ready together; the seat's plays, passes, returns and host actions may
     then be sent on the same stream, each answered by a CommandResult
-    carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
-    watches. A message on an open stream costs far less than a call.
+    carrying its command_id (refusals included, the stream going on). Same
+    identity and rights as the calls; an identity without a seat only
+    watches. The commands act at the watched table. Once the identity
+    expires or is revoked, commands are refused and the stream ends
+    (UNAUTHENTICATED: TOKEN_EXPIRED, SESSION_REVOKED); so does Watch. A
+    message on an open stream costs far less than a call.
     """
     CreateGuest: _grpc.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.CreateGuestResponse]
     """Accounts (forwarded to the players service).
@@ -122,9 +126,9 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     ListTables: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListTablesRequest, _gateway_pb2.ListTablesResponse]  # type: ignore[assignment]
     """Public tables in the lobby with a free seat."""
     JoinTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]  # type: ignore[assignment]
-    """Takes a seat at a table and returns the seat's token."""
+    """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
     Spectate: _aio.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]  # type: ignore[assignment]
-    """Returns a read-only token to watch a table (spectators and auditors)."""
+    """Checks that a table exists to be watched: any identity watches a table it knows."""
     AddBot: _aio.UnaryUnaryMultiCallable[_gateway_pb2.AddBotRequest, _gateway_pb2.AddBotResponse]  # type: ignore[assignment]
     """Host: seats a bot in a free seat."""
     RemoveSeat: _aio.UnaryUnaryMultiCallable[_gateway_pb2.RemoveSeatRequest, _gateway_pb2.RemoveSeatResponse]  # type: ignore[assignment]
@@ -132,11 +136,11 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     StartGame: _aio.UnaryUnaryMultiCallable[_gateway_pb2.StartGameRequest, _gateway_pb2.StartGameResponse]  # type: ignore[assignment]
     """Host (or any seated player at a public or practice table): starts the game."""
     Play: _aio.UnaryUnaryMultiCallable[_gateway_pb2.PlayRequest, _gateway_pb2.PlayResponse]  # type: ignore[assignment]
-    """Plays cards for the token's seat."""
+    """Plays cards for the seat the caller's account holds."""
     Pass: _aio.UnaryUnaryMultiCallable[_gateway_pb2.PassRequest, _gateway_pb2.PassResponse]  # type: ignore[assignment]
-    """Passes for the token's seat."""
+    """Passes for the seat the caller's account holds."""
     ReturnCards: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ReturnCardsRequest, _gateway_pb2.ReturnCardsResponse]  # type: ignore[assignment]
-    """Returns cards in the exchange for the token's seat."""
+    """Returns cards in the exchange for the seat the caller's account holds."""
     React: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ReactRequest, _gateway_pb2.ReactResponse]  # type: ignore[assignment]
     """Shows a reaction to the table."""
     Leave: _aio.UnaryUnaryMultiCallable[_gateway_pb2.LeaveRequest, _gateway_pb2.LeaveResponse]  # type: ignore[assignment]
@@ -144,20 +148,24 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     HostAction: _aio.UnaryUnaryMultiCallable[_gateway_pb2.HostActionRequest, _gateway_pb2.HostActionResponse]  # type: ignore[assignment]
     """Host: Next round, End the game, Play again, Back to lobby."""
     GetTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetTableRequest, _gateway_pb2.GetTableResponse]  # type: ignore[assignment]
-    """The table as the token's seat sees it."""
+    """The table as the caller's seat sees it (without a seat: no hand)."""
     GetScores: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetScoresRequest, _gateway_pb2.GetScoresResponse]  # type: ignore[assignment]
     """The table's scores and finished games."""
     CheckDeal: _aio.UnaryUnaryMultiCallable[_gateway_pb2.CheckDealRequest, _gateway_pb2.CheckDealResponse]  # type: ignore[assignment]
     """The committed deal of a finished round: fingerprint, secret, and the check."""
     Watch: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]  # type: ignore[assignment]
-    """The token's view of the table as a stream: a snapshot, then every change."""
+    """The caller's view of the table as a stream: a snapshot, then every change."""
     Session: _aio.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]  # type: ignore[assignment]
     """Watch and act on one stream. The first request is a WatchRequest, and
     the changes come as Watch sends them, several to a message when they are
     ready together; the seat's plays, passes, returns and host actions may
     then be sent on the same stream, each answered by a CommandResult
-    carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
-    watches. A message on an open stream costs far less than a call.
+    carrying its command_id (refusals included, the stream going on). Same
+    identity and rights as the calls; an identity without a seat only
+    watches. The commands act at the watched table. Once the identity
+    expires or is revoked, commands are refused and the stream ends
+    (UNAUTHENTICATED: TOKEN_EXPIRED, SESSION_REVOKED); so does Watch. A
+    message on an open stream costs far less than a call.
     """
     CreateGuest: _aio.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.CreateGuestResponse]  # type: ignore[assignment]
     """Accounts (forwarded to the players service).
@@ -201,7 +209,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.JoinTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.JoinTableResponse, _abc.Awaitable[_gateway_pb2.JoinTableResponse]]:
-        """Takes a seat at a table and returns the seat's token."""
+        """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
 
     @_abc_1.abstractmethod
     def Spectate(
@@ -209,7 +217,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.SpectateRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.SpectateResponse, _abc.Awaitable[_gateway_pb2.SpectateResponse]]:
-        """Returns a read-only token to watch a table (spectators and auditors)."""
+        """Checks that a table exists to be watched: any identity watches a table it knows."""
 
     @_abc_1.abstractmethod
     def AddBot(
@@ -241,7 +249,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.PlayRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.PlayResponse, _abc.Awaitable[_gateway_pb2.PlayResponse]]:
-        """Plays cards for the token's seat."""
+        """Plays cards for the seat the caller's account holds."""
 
     @_abc_1.abstractmethod
     def Pass(
@@ -249,7 +257,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.PassRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.PassResponse, _abc.Awaitable[_gateway_pb2.PassResponse]]:
-        """Passes for the token's seat."""
+        """Passes for the seat the caller's account holds."""
 
     @_abc_1.abstractmethod
     def ReturnCards(
@@ -257,7 +265,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.ReturnCardsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.ReturnCardsResponse, _abc.Awaitable[_gateway_pb2.ReturnCardsResponse]]:
-        """Returns cards in the exchange for the token's seat."""
+        """Returns cards in the exchange for the seat the caller's account holds."""
 
     @_abc_1.abstractmethod
     def React(
@@ -289,7 +297,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.GetTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.GetTableResponse, _abc.Awaitable[_gateway_pb2.GetTableResponse]]:
-        """The table as the token's seat sees it."""
+        """The table as the caller's seat sees it (without a seat: no hand)."""
 
     @_abc_1.abstractmethod
     def GetScores(
@@ -313,7 +321,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.WatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_gateway_pb2.WatchResponse], _abc.AsyncIterator[_gateway_pb2.WatchResponse]]:
-        """The token's view of the table as a stream: a snapshot, then every change."""
+        """The caller's view of the table as a stream: a snapshot, then every change."""
 
     @_abc_1.abstractmethod
     def Session(
@@ -325,8 +333,12 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         the changes come as Watch sends them, several to a message when they are
         ready together; the seat's plays, passes, returns and host actions may
         then be sent on the same stream, each answered by a CommandResult
-        carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
-        watches. A message on an open stream costs far less than a call.
+        carrying its command_id (refusals included, the stream going on). Same
+        identity and rights as the calls; an identity without a seat only
+        watches. The commands act at the watched table. Once the identity
+        expires or is revoked, commands are refused and the stream ends
+        (UNAUTHENTICATED: TOKEN_EXPIRED, SESSION_REVOKED); so does Watch. A
+        message on an open stream costs far less than a call.
         """
 
     @_abc_1.abstractmethod
