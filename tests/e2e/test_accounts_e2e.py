@@ -332,6 +332,7 @@ async def test_a_trusted_issuers_token_is_an_identity_and_forgeries_are_refused(
             impostor = member.sibling(token=forged, table_id=member.table_id)
             await expect(impostor.start(), UNAUTHENTICATED, reason)
         assert (await member.get_table()).version == before
+        await expect(member.log_out(), grpc.StatusCode.FAILED_PRECONDITION, "EXTERNAL_IDENTITY")
 
 
 def test_no_password_or_token_reaches_a_log(short_stack: Stack, stack: Stack) -> None:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import grpc
+
 from president.gateway.v1 import gateway_pb2 as pb
 from president.players.v1 import players_pb2 as ppb
 from president.servicekit.errors import ServiceError
-from president.servicekit.identity import GUEST, Identity, identity_message
+from president.servicekit.identity import EXTERNAL, GUEST, Identity, identity_message
 from president.services.gateway.auth import Verifier
 from president.services.gateway.upstream import PlayersPort
 
@@ -68,6 +70,7 @@ class Accounts:
 
     async def log_out(self, identity: Identity, token: str) -> ppb.LogOutResponse:
         """End the caller's session (refused here at once)."""
+        _ours(identity)
         response: ppb.LogOutResponse = await self._players.call(
             "LogOut", ppb.LogOutRequest(access_token=token)
         )
@@ -78,6 +81,7 @@ class Accounts:
         self, identity: Identity, token: str
     ) -> ppb.LogOutEverywhereResponse:
         """End every session of the caller's account."""
+        _ours(identity)
         response: ppb.LogOutEverywhereResponse = await self._players.call(
             "LogOutEverywhere", ppb.LogOutEverywhereRequest(access_token=token)
         )
@@ -88,3 +92,13 @@ class Accounts:
     def who_am_i(identity: Identity, _request: pb.WhoAmIRequest) -> ppb.WhoAmIResponse:
         """Who the caller's token names."""
         return ppb.WhoAmIResponse(identity=identity_message(identity))
+
+
+def _ours(identity: Identity) -> None:
+    """FAILED_PRECONDITION for a trusted issuer's identity: its sessions are not ours."""
+    if identity.kind == EXTERNAL:
+        raise ServiceError(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "EXTERNAL_IDENTITY",
+            "this identity comes from your club's identity provider: log out there",
+        )
