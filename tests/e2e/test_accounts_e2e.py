@@ -188,6 +188,20 @@ async def test_every_table_event_names_the_account_that_acted(
         store.close()
 
 
+async def test_one_account_plays_at_two_tables_with_the_same_command_ids(
+    client: GatewayClient,
+) -> None:
+    """Command ids are scoped by account and table: the seat bot's ids (the view's version)
+    repeat from table to table, and each table's commands still run."""
+    await client.create_guest("Ann")
+    for _table in range(2):
+        await client.create_table("house", options={"game_end": "rounds:1"}, display_name="Ann")
+        await client.start()
+        log = await asyncio.wait_for(play_seat(client), 90)
+        assert log.last_view is not None and log.last_view.phase == "game_over"
+        assert log.actions > 0 and "COMMAND_ID_REUSED" not in log.refused
+
+
 # --------------------------------------------------------------------------- short-lived tokens
 @pytest.fixture(scope="module")
 def club_key() -> rsa.RSAPrivateKey:

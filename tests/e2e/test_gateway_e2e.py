@@ -19,6 +19,7 @@ from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.options import PRESETS
 from president.servicekit.launcher import Stack
+from president.services.gateway.app import scoped_command_id
 from tests.support.gateway_truth import (
     Store,
     check_stream,
@@ -226,7 +227,8 @@ async def test_a_retried_command_id_plays_once(client: GatewayClient, store: Sto
     mine = [
         e.type.rsplit(".", 1)[-1]
         for e in store.events(client.table_id)
-        if e.metadata.get("command_id") == f"{client.player_id}:my-play-1"
+        if e.metadata.get("command_id")
+        == scoped_command_id(client.player_id, client.table_id, "my-play-1")
     ]
     assert mine and mine.count("CardsPlayed") + mine.count("Passed") == 1, mine
 
@@ -287,7 +289,7 @@ async def test_a_session_answers_each_command_and_refusals_change_nothing(
     played = [
         e
         for e in store.events(table_id)
-        if e.metadata.get("command_id") == f"{on_turn.player_id}:s-1"
+        if e.metadata.get("command_id") == scoped_command_id(on_turn.player_id, table_id, "s-1")
     ]
     assert sum(e.type.endswith(("CardsPlayed", "Passed")) for e in played) == 1
 

@@ -180,7 +180,7 @@ class Gateway:
             feed,
             wanted,
             lambda seat: self._sit(
-                table_id, seat, player_id, name, False, f"join-{player_id}-{seat}", player_id
+                table_id, seat, player_id, name, False, f"join-{secrets.token_hex(8)}", player_id
             ),
         )
         return pb.JoinTableResponse(seat=seat, player_id=player_id)
@@ -506,7 +506,7 @@ class Gateway:
         response = await self._tables.submit(
             tpb.ExecuteCommandRequest(
                 table_id=table_id,
-                command_id=f"{identity.account_id}:{command_id}",
+                command_id=scoped_command_id(identity.account_id, table_id, command_id),
                 actor=gpb.Actor(player_id=identity.account_id, seat=seat),
                 command=command,
             )
@@ -530,6 +530,14 @@ class Gateway:
         return view if _holds(view, found, player) else await self._tables.get_table(table_id, None)
 
 
+def scoped_command_id(account_id: str, table_id: str, command_id: str) -> str:
+    """The stored id of a client's command: scoped by the account and the table (command ids
+    are unique in the whole store, and one account plays at many tables), so a retry runs
+    once and two tables never share an id. The table is named by a digest, to stay short."""
+    table = hashlib.sha256(table_id.encode()).hexdigest()[:12]
+    return f"{account_id}@{table}:{command_id}"
+
+
 def _read_only() -> ServiceError:
     return denied(
         "READ_ONLY",
@@ -541,4 +549,4 @@ def _holds(view: gpb.TableView, seat: int | None, player_id: str) -> bool:
     return seat is not None and seat < len(view.seats) and view.seats[seat].player_id == player_id
 
 
-__all__ = ["Gateway", "Refused"]
+__all__ = ["Gateway", "Refused", "scoped_command_id"]

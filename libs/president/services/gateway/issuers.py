@@ -43,6 +43,8 @@ _KEY_TYPES: dict[str, type] = {
 }
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 MAX_SUB = 128
+#: An account id fits the tables' player ids and the stored command ids.
+MAX_ACCOUNT_ID = 64
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,11 @@ class TrustedIssuer:
             raise unauthenticated("TOKEN_INVALID", "that token does not say when it expires")
         if expires <= now:
             raise unauthenticated("TOKEN_EXPIRED", f"your {self.name} token has expired")
+        account_id = f"ext:{self.name}:{sub}"
+        if len(account_id) > MAX_ACCOUNT_ID:
+            raise unauthenticated("TOKEN_INVALID", "that token's subject is too long")
         return Identity(
-            f"ext:{self.name}:{sub}",
+            account_id,
             _shown(raw.get(self.name_claim), sub),
             EXTERNAL,
             "",
