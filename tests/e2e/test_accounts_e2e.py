@@ -248,6 +248,20 @@ def short_stack(
         asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
 
 
+async def test_the_client_refreshes_its_access_token_before_it_expires(
+    short_stack: Stack,
+) -> None:
+    async with GatewayClient.connect(short_stack.gateway) as client:
+        await client.create_guest("Ann")
+        first, first_expiry = client.token, client.expires_at
+        await asyncio.sleep(ACCESS_TTL / 2 + 0.5)
+        await client.who_am_i()
+        assert client.token != first  # refreshed on its way, before it expired
+        await asyncio.sleep(max(first_expiry - time.time(), 0) + 0.5)
+        assert (await client.who_am_i()).account_id == client.player_id
+        await expect(client.sibling(token=first).who_am_i(), UNAUTHENTICATED, "TOKEN_EXPIRED")
+
+
 async def _until_expired(client: GatewayClient) -> str:
     """Wait for the client's access token to expire (auto-refresh off); its refresh token."""
     kept, client.refresh_token = client.refresh_token, ""
