@@ -151,7 +151,12 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return await self._authed(context, lambda who: self._gateway.check_deal(who, request))
 
     def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
-        return self._streamed(context, lambda who: self._gateway.watch(who, request))
+        return self._streamed(
+            context,
+            lambda who: while_valid(
+                self._gateway.watch(who, request), lambda: self._verifier.check(who)
+            ),
+        )
 
     async def Session(  # type: ignore[override]  # changes come serialized (wire.PreSerialized)
         self, requests: AsyncIterator[pb.SessionRequest], context: Context
@@ -177,12 +182,11 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def _streamed(
         self, context: Context, open_stream: Callable[[Identity], AsyncIterator[T]]
     ) -> AsyncIterator[T]:
-        """A stream that acts with the bearer token's identity while it lasts (expired or
-        revoked, the stream ends with that refusal); its failure ends the call."""
+        """A stream opened with the bearer token's identity (which it re-checks: Watch through
+        :func:`while_valid`, Session by itself); its failure ends the call."""
         try:
             identity = self._verifier.from_metadata(context.invocation_metadata())
-            stream = while_valid(open_stream(identity), lambda: self._verifier.check(identity))
-            async for item in stream:
+            async for item in open_stream(identity):
                 yield item
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))

@@ -44,6 +44,7 @@ from president.servicekit.metrics import observe_call
 from president.services.gateway import checks
 from president.services.gateway.app import Gateway, Refused
 from president.services.gateway.auth import denied
+from president.services.gateway.guard import checked_get
 
 DOMAIN_ERRORS = (ServiceError, Rejected, OptionError, Refused)
 #: A refusal as the client receives it (the entrypoint's mapping).
@@ -85,8 +86,9 @@ async def session(
     Changes come serialized already (built once per seat and change, see
     ``Entry.session_response``); the server passes bytes through as they are.
     A refused command's result carries ``refusal_of`` its error; ``check``
-    raises if the identity ended (expired, revoked) and runs before each
-    command.
+    raises if the identity ended (expired, revoked): it runs before each
+    command, before each message and every second while none is ready, and
+    its refusal ends the stream.
     """
     if first is None:
         return
@@ -119,7 +121,7 @@ async def session(
         asyncio.create_task(commands(), name="session-commands"),
     ]
     try:
-        while (item := await out.get()) is not None:
+        while (item := await checked_get(out, check)) is not None:
             ready: list[bytes] = []
             size = 0
             while isinstance(item, bytes):
