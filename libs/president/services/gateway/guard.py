@@ -30,6 +30,10 @@ async def checked_get(
 ) -> Q:
     """The queue's next item, ``check()`` passing before it and at least every ``recheck``
     seconds while the queue is empty (its refusal is raised)."""
+    if not queue.empty():  # ready: no timer to arm
+        item = queue.get_nowait()
+        check()
+        return item
     while True:
         try:
             async with asyncio.timeout(recheck):
