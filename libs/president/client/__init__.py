@@ -19,6 +19,7 @@ stable code, such as ``TOO_LOW``) and the sentence for a person.
 end-to-end tests and the load benchmark: it watches its seat's stream and
 answers with one of the view's legal actions.
 
+- :mod:`.accounts`: who the client is (guest, log in, refresh, log out).
 - :mod:`.errors`: :class:`GatewayError`, and which refusals a client resends.
 - :mod:`.gateway`: :class:`GatewayClient` (the calls) and :class:`Session` (one stream).
 - :mod:`.seat_bot`: :func:`play_seat`, a seat played from its view's legal actions.

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
@@ -23,12 +22,12 @@ from typing import Any, Self
 import grpc
 from google.protobuf.message import Message
 
+from president.client.accounts import AccountCalls
 from president.client.errors import GatewayError, raising_gateway_error
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.hosting.visibility import VISIBILITIES
-from president.players.v1 import players_pb2 as ppb
 
 HOST_CHOICES = {
     "next_round": pb.HOST_CHOICE_NEXT_ROUND,
@@ -40,11 +39,6 @@ HOST_CHOICES = {
 VISIBILITY_VALUES = {
     name: pb.Visibility.Value(f"VISIBILITY_{name.upper()}") for name in VISIBILITIES
 }
-
-
-#: A client refreshes its access token when it has less than this long to live (seconds),
-#: or half its lifetime for a token that lives less than twice as long.
-REFRESH_MARGIN = 30.0
 
 
 #: How soon a client tries a restarted gateway again: gRPC's own backoff grows
@@ -66,7 +60,7 @@ def channel(address: str) -> grpc.aio.Channel:
     )
 
 
-class GatewayClient:
+class GatewayClient(AccountCalls):
     """One player's (or watcher's) connection to the gateway, with their identity."""
 
     def __init__(
@@ -82,23 +76,10 @@ class GatewayClient:
     ) -> None:
         self.channel = channel_
         self.stub: Any = gateway_pb2_grpc.GatewayServiceStub(channel_)
-        #: The access token sent with every call.
-        self.token = token
-        #: The refresh token (used once each time: the client keeps the newest).
-        self.refresh_token = refresh_token
-        #: When the access token expires (Unix seconds; 0: unknown, never refreshed early).
-        self.expires_at = 0
-        #: A guest's device secret (log in again with ``log_in_guest``).
-        self.device_secret = ""
+        self._start_identity(token, refresh_token, player_id)
         self.table_id = table_id
         self.seat = seat
-        #: The account id (the player id every table records).
-        self.player_id = player_id
-        self.display_name = ""
         self._owns_channel = owns_channel
-        self._refreshing = asyncio.Lock()
-        #: When the access token is refreshed before a call (0: never; see REFRESH_MARGIN).
-        self._refresh_at = 0.0
 
     @classmethod
     def connect(cls, address: str, **kwargs: Any) -> GatewayClient:
@@ -136,88 +117,6 @@ class GatewayClient:
         return await raising_gateway_error(
             getattr(self.stub, method)(request, metadata=self.metadata(), timeout=timeout)
         )
-
-    async def _fresh(self) -> None:
-        """Refresh the access token first if it expires soon (:data:`REFRESH_MARGIN`)."""
-        if not self.refresh_token or not self._refresh_at or time.time() < self._refresh_at:
-            return
-        async with self._refreshing:
-            if time.time() >= self._refresh_at:
-                await self.refresh()
-
-    # -- who you are ------------------------------------------------------------------
-    def _keep(self, credentials: ppb.Credentials) -> ppb.Credentials:
-        self.token = credentials.access_token
-        self.refresh_token = credentials.refresh_token
-        self.expires_at = credentials.access_expires_at
-        lifetime = self.expires_at - time.time()
-        self._refresh_at = time.time() + max(lifetime - REFRESH_MARGIN, lifetime / 2)
-        self.player_id = credentials.identity.account_id
-        self.display_name = credentials.identity.display_name
-        if credentials.device_secret:
-            self.device_secret = credentials.device_secret
-        return credentials
-
-    async def create_guest(self, display_name: str) -> ppb.Credentials:
-        """Become a new guest (the tokens and the device secret are kept)."""
-        created: ppb.CreateGuestResponse = await self._call(
-            "CreateGuest", ppb.CreateGuestRequest(display_name=display_name)
-        )
-        return self._keep(created.credentials)
-
-    async def register(self, name: str, password: str, display_name: str = "") -> ppb.Credentials:
-        """A named account (a guest client's own account gets the name, keeping its id)."""
-        registered: ppb.RegisterResponse = await self._call(
-            "Register",
-            ppb.RegisterRequest(name=name, password=password, display_name=display_name),
-        )
-        return self._keep(registered.credentials)
-
-    async def log_in(self, name: str, password: str) -> ppb.Credentials:
-        """Log in to a named account."""
-        done: ppb.LogInResponse = await self._call(
-            "LogIn", ppb.LogInRequest(name=name, password=password)
-        )
-        return self._keep(done.credentials)
-
-    async def log_in_guest(self, guest_id: str, device_secret: str) -> ppb.Credentials:
-        """Log in again as a guest, with its device secret."""
-        done: ppb.LogInResponse = await self._call(
-            "LogIn", ppb.LogInRequest(guest_id=guest_id, device_secret=device_secret)
-        )
-        self.device_secret = device_secret
-        return self._keep(done.credentials)
-
-    async def refresh(self) -> ppb.Credentials:
-        """New tokens for the kept refresh token (which then stops working)."""
-        done: ppb.RefreshResponse = await self._call(
-            "Refresh", ppb.RefreshRequest(refresh_token=self.refresh_token)
-        )
-        return self._keep(done.credentials)
-
-    async def log_out(self) -> int:
-        """End this session (its tokens stop working everywhere); forget the tokens."""
-        done: ppb.LogOutResponse = await self._call("LogOut", pb.LogOutRequest())
-        self.token = self.refresh_token = ""
-        return done.sessions_revoked
-
-    async def log_out_everywhere(self) -> int:
-        """End every session of this account; forget the tokens."""
-        done: ppb.LogOutEverywhereResponse = await self._call(
-            "LogOutEverywhere", pb.LogOutEverywhereRequest()
-        )
-        self.token = self.refresh_token = ""
-        return done.sessions_revoked
-
-    async def who_am_i(self) -> ppb.Identity:
-        """Who the access token names."""
-        found: ppb.WhoAmIResponse = await self._unary("WhoAmI", pb.WhoAmIRequest())
-        return found.identity
-
-    async def _identity(self, display_name: str) -> None:
-        """Become a guest named ``display_name`` unless the client has an identity."""
-        if not self.token:
-            await self.create_guest(display_name)
 
     # -- tables and seats -----------------------------------------------------
     async def create_table(
