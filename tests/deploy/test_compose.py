@@ -43,6 +43,7 @@ DATABASE_URLS = (
     "PRESIDENT_DATABASE_URL",
     "PRESIDENT_DEALER_DATABASE_URL",
     "PRESIDENT_SCORING_DATABASE_URL",
+    "PRESIDENT_PLAYERS_DATABASE_URL",
 )
 
 
@@ -236,7 +237,7 @@ def test_dealer_secrets_live_in_their_own_database() -> None:
     urls = {name: urlsplit(compose_env("migrate")[name]) for name in DATABASE_URLS}
     databases = {url.path for url in urls.values()}
     users = {url.username for url in urls.values()}
-    assert len(databases) == 3 and len(users) == 3
+    assert len(databases) == len(DATABASE_URLS) and len(users) == len(DATABASE_URLS)
     assert (
         compose_env("dealer")["PRESIDENT_DEALER_DATABASE_URL"]
         == (compose_env("migrate")["PRESIDENT_DEALER_DATABASE_URL"])
@@ -317,7 +318,9 @@ def test_migrate_job_runs_the_store_migrations(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:3] == [f"migrated {name}" for name in DATABASE_URLS]
+    assert done.stdout.split("\n")[: len(DATABASE_URLS)] == [
+        f"migrated {name}" for name in DATABASE_URLS
+    ]
     assert all((tmp_path / (name.lower() + ".db")).stat().st_size > 0 for name in DATABASE_URLS)
 
 

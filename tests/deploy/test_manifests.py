@@ -235,7 +235,7 @@ def test_secrets_agree_with_postgres_and_compose() -> None:
         for key, value in data.items():
             if key.endswith("_DATABASE_URL"):
                 urls[key] = urlsplit(value)
-    assert len(urls) == 3
+    assert len(urls) == 4
     for key, url in urls.items():
         assert url.password == passwords[password_variables[roles[url.username]]], key
         compose_url = urlsplit(compose_env("migrate")[key])

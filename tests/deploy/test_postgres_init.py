@@ -23,11 +23,13 @@ PASSWORDS = {
     "EVENTS_DB_PASSWORD": "events'pw",
     "DEALER_DB_PASSWORD": "dealer-pw",
     "SCORING_DB_PASSWORD": "scoring-pw",
+    "PLAYERS_DB_PASSWORD": "players-pw",
 }
 OWNERS = {
     "president": "president",
     "president_dealer": "president_dealer",
     "president_scoring": "president_scoring",
+    "president_players": "president_players",
 }
 
 

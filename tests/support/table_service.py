@@ -123,12 +123,13 @@ class Tables:
         preset: str = "classic",
         options: Mapping[str, str] | None = None,
     ) -> str:
-        """A practice table: ``humans`` seats for players p<seat>, bots elsewhere; started."""
+        """A practice table: ``humans`` seats for players p<seat>, bots (bot:basic) elsewhere;
+        started."""
         table_id = await self.create(preset, options or {"game_end": "rounds:2"}, seats)
         for seat in range(seats):
             human = seat in humans
             sit = gpb.SitDown(
-                seat=seat, player_id=f"p{seat}" if human else f"bot{seat}", is_bot=not human
+                seat=seat, player_id=f"p{seat}" if human else "bot:basic", is_bot=not human
             )
             await self.execute(table_id, gpb.Command(sit_down=sit))
         await self.execute(table_id, gpb.Command(start_game=gpb.StartGame()))

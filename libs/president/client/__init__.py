@@ -8,8 +8,10 @@
         async for change in client.watch():
             print(change.version, change.view.phase)
 
-A client carries the bearer token the gateway issued it (``create_table``,
-``join`` and ``spectate`` keep it) and sends it with every call. Refusals
+A client carries an identity (``create_guest``, ``register``, ``log_in``; a
+guest is created by itself when ``create_table``, ``join`` or ``spectate``
+finds none) and sends its access token with every call, refreshing it before
+it expires. Refusals
 raise :class:`GatewayError` with the status code, the ErrorInfo reason (the
 stable code, such as ``TOO_LOW``) and the sentence for a person.
 
@@ -17,6 +19,7 @@ stable code, such as ``TOO_LOW``) and the sentence for a person.
 end-to-end tests and the load benchmark: it watches its seat's stream and
 answers with one of the view's legal actions.
 
+- :mod:`.accounts`: who the client is (guest, log in, refresh, log out).
 - :mod:`.errors`: :class:`GatewayError`, and which refusals a client resends.
 - :mod:`.gateway`: :class:`GatewayClient` (the calls) and :class:`Session` (one stream).
 - :mod:`.seat_bot`: :func:`play_seat`, a seat played from its view's legal actions.

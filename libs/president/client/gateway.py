@@ -1,8 +1,12 @@
-"""One player's (or watcher's) connection to the gateway: its calls and its Session stream.
+"""One player's (or watcher's) connection to the gateway: its identity, its calls and its
+Session stream.
 
-A client carries the bearer token the gateway issued it (``create_table``,
-``join`` and ``spectate`` keep it) and sends it with every call. Refusals
-raise :class:`~president.client.errors.GatewayError`.
+A client carries an identity: the access and refresh tokens of an account
+(``create_guest``, ``register``, ``log_in``; ``create_table``, ``join`` and
+``spectate`` create a guest when the client has none yet) and sends the
+access token with every call, refreshing it shortly before it expires.
+Table calls name the client's table (the one it created, joined or
+watches). Refusals raise :class:`~president.client.errors.GatewayError`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, Self
 import grpc
 from google.protobuf.message import Message
 
+from president.client.accounts import AccountCalls
 from president.client.errors import GatewayError, raising_gateway_error
 from president.client.receipts import Receipts
 from president.events.v1 import events_pb2 as epb
@@ -26,7 +31,6 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.hosting.visibility import VISIBILITIES
 
-TABLE_HEADER = "president-table-id"
 HOST_CHOICES = {
     "next_round": pb.HOST_CHOICE_NEXT_ROUND,
     "end_game": pb.HOST_CHOICE_END_GAME,
@@ -65,8 +69,8 @@ def _chosen_on(request: Any, expected_version: int | None) -> Any:
     return request
 
 
-class GatewayClient:
-    """One player's (or watcher's) connection to the gateway, with their token."""
+class GatewayClient(AccountCalls):
+    """One player's (or watcher's) connection to the gateway, with their identity."""
 
     def __init__(
         self,
@@ -76,14 +80,14 @@ class GatewayClient:
         table_id: str = "",
         seat: int | None = None,
         player_id: str = "",
+        refresh_token: str = "",
         owns_channel: bool = False,
     ) -> None:
         self.channel = channel_
         self.stub: Any = gateway_pb2_grpc.GatewayServiceStub(channel_)
-        self.token = token
+        self._start_identity(token, refresh_token, player_id)
         self.table_id = table_id
         self.seat = seat
-        self.player_id = player_id
         self._owns_channel = owns_channel
         #: The receipts of every change this client received (:meth:`watch`, :class:`Session`).
         self.receipts = Receipts(table_id or "", player_id or "")
@@ -94,7 +98,7 @@ class GatewayClient:
         return cls(channel(address), owns_channel=True, **kwargs)
 
     def sibling(self, **kwargs: Any) -> GatewayClient:
-        """Another client on the same channel (another player, another token)."""
+        """Another client on the same channel: another player, with an identity of its own."""
         return GatewayClient(self.channel, **kwargs)
 
     async def close(self) -> None:
@@ -113,15 +117,14 @@ class GatewayClient:
         await self.close()
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
-        """The call metadata: the bearer token and the table it is meant for."""
-        out: list[tuple[str, str]] = []
-        if self.token:
-            out.append(("authorization", f"Bearer {self.token}"))
-        if self.table_id:
-            out.append((TABLE_HEADER, self.table_id))
-        return tuple(out)
+        """The call metadata: the bearer token."""
+        return (("authorization", f"Bearer {self.token}"),) if self.token else ()
 
     async def _unary(self, method: str, request: Message, timeout: float = 30.0) -> Any:
+        await self._fresh()
+        return await self._call(method, request, timeout)
+
+    async def _call(self, method: str, request: Message, timeout: float = 30.0) -> Any:
         return await raising_gateway_error(
             getattr(self.stub, method)(request, metadata=self.metadata(), timeout=timeout)
         )
@@ -138,7 +141,8 @@ class GatewayClient:
         command_id: str = "",
         name: str = "",
     ) -> pb.CreateTableResponse:
-        """Create a table and keep the host's token."""
+        """Create a table and sit at it as its host (a guest is created if need be)."""
+        await self._identity(display_name)
         created: pb.CreateTableResponse = await self._unary(
             "CreateTable",
             pb.CreateTableRequest(
@@ -150,8 +154,7 @@ class GatewayClient:
                 name=name,
             ),
         )
-        self.token, self.table_id = created.token, created.table_id
-        self.seat, self.player_id = created.seat, created.player_id
+        self.table_id, self.seat = created.table_id, created.seat
         return created
 
     async def list_tables(
@@ -199,28 +202,33 @@ class GatewayClient:
     async def join(
         self, table_id: str, display_name: str, seat: int | None = None
     ) -> pb.JoinTableResponse:
-        """Take a seat and keep its token."""
+        """Take a seat (a guest is created if need be); the client then acts there."""
+        await self._identity(display_name)
         request = pb.JoinTableRequest(table_id=table_id, display_name=display_name)
         if seat is not None:
             request.seat = seat
         joined: pb.JoinTableResponse = await self._unary("JoinTable", request)
-        self.token, self.table_id = joined.token, table_id
-        self.seat, self.player_id = joined.seat, joined.player_id
+        self.table_id, self.seat = table_id, joined.seat
         return joined
 
     async def spectate(self, table_id: str, auditor: bool = False) -> str:
-        """A read-only token (kept) to watch a table."""
-        watched: pb.SpectateResponse = await self._unary(
-            "Spectate", pb.SpectateRequest(table_id=table_id, auditor=auditor)
-        )
-        self.token, self.table_id, self.seat = watched.token, table_id, None
-        return watched.token
+        """Watch a table that exists (a guest is created if need be); the access token.
+
+        Any identity watches and checks finished deals: ``auditor`` is only
+        passed on (it grants nothing more).
+        """
+        await self._identity("Spectator")
+        await self._unary("Spectate", pb.SpectateRequest(table_id=table_id, auditor=auditor))
+        self.table_id, self.seat = table_id, None
+        return self.token
 
     async def add_bot(
         self, seat: int | None = None, level: str = "", *, expected_version: int | None = None
     ) -> int:
         """Host: seat a bot (``basic`` unless ``level`` says ``strong``); returns its seat."""
-        request = _chosen_on(pb.AddBotRequest(level=level), expected_version)
+        request = _chosen_on(
+            pb.AddBotRequest(level=level, table_id=self.table_id), expected_version
+        )
         if seat is not None:
             request.seat = seat
         added: pb.AddBotResponse = await self._unary("AddBot", request)
@@ -228,12 +236,16 @@ class GatewayClient:
 
     async def remove_seat(self, seat: int, *, expected_version: int | None = None) -> None:
         """Host: remove a seat's occupant."""
-        request = _chosen_on(pb.RemoveSeatRequest(seat=seat), expected_version)
+        request = _chosen_on(
+            pb.RemoveSeatRequest(seat=seat, table_id=self.table_id), expected_version
+        )
         await self._unary("RemoveSeat", request)
 
     async def start(self, command_id: str = "", *, expected_version: int | None = None) -> None:
         """Start the game."""
-        request = _chosen_on(pb.StartGameRequest(command_id=command_id), expected_version)
+        request = _chosen_on(
+            pb.StartGameRequest(command_id=command_id, table_id=self.table_id), expected_version
+        )
         await self._unary("StartGame", request)
 
     # -- plays ------------------------------------------------------------------
@@ -251,7 +263,8 @@ class GatewayClient:
         play is refused ABORTED (``STALE``) if the table has moved on since.
         """
         request = _chosen_on(
-            pb.PlayRequest(cards=list(cards), command_id=command_id), expected_version
+            pb.PlayRequest(cards=list(cards), command_id=command_id, table_id=self.table_id),
+            expected_version,
         )
         if trick_version is not None:
             request.trick_version = trick_version
@@ -266,7 +279,9 @@ class GatewayClient:
         expected_version: int | None = None,
     ) -> int:
         """Pass; returns the table's version after it."""
-        request = _chosen_on(pb.PassRequest(command_id=command_id), expected_version)
+        request = _chosen_on(
+            pb.PassRequest(command_id=command_id, table_id=self.table_id), expected_version
+        )
         if trick_version is not None:
             request.trick_version = trick_version
         passed: pb.PassResponse = await self._unary("Pass", request)
@@ -276,7 +291,9 @@ class GatewayClient:
         self, cards: Sequence[str], command_id: str = "", *, expected_version: int | None = None
     ) -> int:
         """Return cards in the exchange."""
-        request = pb.ReturnCardsRequest(cards=list(cards), command_id=command_id)
+        request = pb.ReturnCardsRequest(
+            cards=list(cards), command_id=command_id, table_id=self.table_id
+        )
         returned: pb.ReturnCardsResponse = await self._unary(
             "ReturnCards", _chosen_on(request, expected_version)
         )
@@ -284,19 +301,25 @@ class GatewayClient:
 
     async def react(self, reaction: str, *, expected_version: int | None = None) -> None:
         """Show a reaction."""
-        request = _chosen_on(pb.ReactRequest(reaction=reaction), expected_version)
+        request = _chosen_on(
+            pb.ReactRequest(reaction=reaction, table_id=self.table_id), expected_version
+        )
         await self._unary("React", request)
 
     async def leave(self, *, expected_version: int | None = None) -> None:
         """Leave the table (a bot finishes the round)."""
-        await self._unary("Leave", _chosen_on(pb.LeaveRequest(), expected_version))
+        await self._unary(
+            "Leave", _chosen_on(pb.LeaveRequest(table_id=self.table_id), expected_version)
+        )
 
     async def host_action(
         self, choice: str, command_id: str = "", *, expected_version: int | None = None
     ) -> int:
         """Host: ``next_round``, ``end_game``, ``play_again`` or ``back_to_lobby``."""
         request = pb.HostActionRequest(
-            choice=HOST_CHOICES.get(choice, pb.HOST_CHOICE_UNSPECIFIED), command_id=command_id
+            table_id=self.table_id,
+            choice=HOST_CHOICES.get(choice, pb.HOST_CHOICE_UNSPECIFIED),
+            command_id=command_id,
         )
         done: pb.HostActionResponse = await self._unary(
             "HostAction", _chosen_on(request, expected_version)
@@ -307,19 +330,23 @@ class GatewayClient:
         """What the play button would say for these cards, or why the play would be refused
         (``refused``); nothing is played."""
         previewed: pb.PreviewPlayResponse = await self._unary(
-            "PreviewPlay", pb.PreviewPlayRequest(cards=list(cards))
+            "PreviewPlay", pb.PreviewPlayRequest(cards=list(cards), table_id=self.table_id)
         )
         return previewed
 
     # -- reading ------------------------------------------------------------------
     async def get_table(self) -> gpb.TableView:
         """The table as this token sees it."""
-        got: pb.GetTableResponse = await self._unary("GetTable", pb.GetTableRequest())
+        got: pb.GetTableResponse = await self._unary(
+            "GetTable", pb.GetTableRequest(table_id=self.table_id)
+        )
         return got.view
 
     async def get_scores(self) -> pb.GetScoresResponse:
         """Totals of the current game and the finished games."""
-        scores: pb.GetScoresResponse = await self._unary("GetScores", pb.GetScoresRequest())
+        scores: pb.GetScoresResponse = await self._unary(
+            "GetScores", pb.GetScoresRequest(table_id=self.table_id)
+        )
         return scores
 
     async def list_commitments(
@@ -336,14 +363,18 @@ class GatewayClient:
     async def check_deal(self, game_no: int, round_no: int) -> pb.CheckDealResponse:
         """The committed deal of a finished round, checked."""
         checked: pb.CheckDealResponse = await self._unary(
-            "CheckDeal", pb.CheckDealRequest(game_no=game_no, round_no=round_no)
+            "CheckDeal",
+            pb.CheckDealRequest(game_no=game_no, round_no=round_no, table_id=self.table_id),
         )
         return checked
 
     async def activity(self, page_size: int = 0, page_token: str = "") -> pb.GetActivityResponse:
         """A page of the table's activity, newest first (``next_page_token`` for the next)."""
         page: pb.GetActivityResponse = await self._unary(
-            "GetActivity", pb.GetActivityRequest(page_size=page_size, page_token=page_token)
+            "GetActivity",
+            pb.GetActivityRequest(
+                page_size=page_size, page_token=page_token, table_id=self.table_id
+            ),
         )
         return page
 
@@ -351,7 +382,7 @@ class GatewayClient:
         """Watch and act on one Session stream (see :class:`Session`)."""
         return Session(self, from_version)
 
-    def _keep(self, change: pb.WatchResponse) -> None:
+    def _keep_receipt(self, change: pb.WatchResponse) -> None:
         """Keep a received change's receipt (the table and holder as the client knows them)."""
         receipts = self.receipts
         if not receipts.table_id and self.table_id:
@@ -363,11 +394,16 @@ class GatewayClient:
         receipts.keep(change)
 
     async def watch(self, from_version: int = 0) -> AsyncIterator[pb.WatchResponse]:
-        """The token's view as a stream (a snapshot, then every change; or resume)."""
-        call = self.stub.Watch(pb.WatchRequest(from_version=from_version), metadata=self.metadata())
+        """The table as this identity sees it, as a stream (a snapshot, then every change; or
+        resume)."""
+        await self._fresh()
+        call = self.stub.Watch(
+            pb.WatchRequest(from_version=from_version, table_id=self.table_id),
+            metadata=self.metadata(),
+        )
         try:
             async for change in call:
-                self._keep(change)
+                self._keep_receipt(change)
                 yield change
         except grpc.aio.AioRpcError as error:
             raise GatewayError.of(error) from None
@@ -392,7 +428,11 @@ class Session:
 
     def __init__(self, client: GatewayClient, from_version: int = 0) -> None:
         self._outbox: asyncio.Queue[pb.SessionRequest | None] = asyncio.Queue()
-        self._outbox.put_nowait(pb.SessionRequest(watch=pb.WatchRequest(from_version=from_version)))
+        self._outbox.put_nowait(
+            pb.SessionRequest(
+                watch=pb.WatchRequest(from_version=from_version, table_id=client.table_id)
+            )
+        )
         self._changes: asyncio.Queue[pb.WatchResponse | GatewayError | None] = asyncio.Queue()
         self._waiting: deque[tuple[str, asyncio.Future[int]]] = deque()
         self._call = client.stub.Session(self._requests(), metadata=client.metadata())
@@ -409,7 +449,7 @@ class Session:
         try:
             async for response in self._call:
                 for change in response.changes:
-                    self._client._keep(change)
+                    self._client._keep_receipt(change)
                     self._changes.put_nowait(change)
                 for result in response.results:
                     self._resolve(result)

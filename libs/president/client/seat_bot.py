@@ -113,7 +113,9 @@ async def play_seat(
     the next round, and ends the game after that many rounds. The stream
     starts with a snapshot, or after ``from_version``, and is resumed from
     the last version after a dropped connection. With ``session``, it
-    watches and acts on one Session stream instead of Watch and calls.
+    watches and acts on one Session stream instead of Watch and calls. A
+    stream that ends with its access token (TOKEN_EXPIRED) is opened again
+    after a refresh.
     """
     log = log or SeatLog()
     last_version = from_version
@@ -158,10 +160,13 @@ async def play_seat(
                 await decide(seat, view)
             return log
         except GatewayError as error:
-            if error.code not in RESUMABLE:
+            if error.reason == "TOKEN_EXPIRED" and client.refresh_token:
+                await client.refresh()  # the stream ended with the access token: go on
+            elif error.code not in RESUMABLE:
                 raise
+            else:
+                await asyncio.sleep(0.2)
             log.reconnects += 1
-            await asyncio.sleep(0.2)
         finally:
             if opened is not None:
                 await opened.close()

@@ -18,7 +18,7 @@ from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.information import information_set
-from president.rules.levels import STRONG, level_of
+from president.rules.levels import BASIC, STRONG, bot_account, level_of
 from president.rules.search import Budget, choose_strong
 
 #: A strong bot's thinking time per move at a hosted table: well under the
@@ -104,3 +104,13 @@ def next_bot_command(
         if command is not None:
             return seat, command
     return None
+
+
+def bot_actor(game: g.GameState, seat: int) -> str:
+    """The account a bot's move at ``seat`` is recorded as: its level's (``bot:basic``,
+    ``bot:strong``; :func:`president.rules.levels.bot_account`), the basic bot's when it
+    stands in for a player who left."""
+    occupant = game.seats[seat]
+    if occupant.is_bot and occupant.player:
+        return bot_account(level_of(occupant.player))
+    return bot_account(BASIC)

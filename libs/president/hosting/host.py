@@ -29,7 +29,7 @@ from datetime import datetime
 
 from president import codec
 from president.deal import DEAL_VERSION
-from president.hosting.autoplay import next_bot_command
+from president.hosting.autoplay import bot_actor, next_bot_command
 from president.hosting.dealer import DealerPort, RoundKey, deal_command
 from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
 from president.hosting.events import (
@@ -454,7 +454,7 @@ class TableHost:
                 return None
             seat, bot_command = command
             events = g.decide(game, bot_command)
-            self._commit(table, events, f"{command_id}/bot-{step}", f"bot:{seat}")
+            self._commit(table, events, f"{command_id}/bot-{step}", bot_actor(game, seat))
         raise RuntimeError(f"table {table_id}: bots did not settle")  # pragma: no cover
 
     @staticmethod

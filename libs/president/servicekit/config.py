@@ -51,6 +51,11 @@ class Settings:
             "PRESIDENT_SCORING_DATABASE_URL", "sqlite:///var/president-scoring.db"
         )
     )
+    players_database_url: str = field(
+        default_factory=lambda: _env(
+            "PRESIDENT_PLAYERS_DATABASE_URL", "sqlite:///var/president-players.db"
+        )
+    )
     nats_url: str = field(
         default_factory=lambda: _env("PRESIDENT_NATS_URL", "nats://127.0.0.1:4222")
     )
@@ -60,13 +65,26 @@ class Settings:
     dealer_port: int = field(default_factory=lambda: _env_int("PRESIDENT_DEALER_PORT", 50053))
     timer_port: int = field(default_factory=lambda: _env_int("PRESIDENT_TIMER_PORT", 50054))
     scoring_port: int = field(default_factory=lambda: _env_int("PRESIDENT_SCORING_PORT", 50055))
+    players_port: int = field(default_factory=lambda: _env_int("PRESIDENT_PLAYERS_PORT", 50056))
     metrics_port: int = field(default_factory=lambda: _env_int("PRESIDENT_METRICS_PORT", 0))
     table_address: str = field(default_factory=lambda: _env("PRESIDENT_TABLE_ADDRESS", ""))
     dealer_address: str = field(default_factory=lambda: _env("PRESIDENT_DEALER_ADDRESS", ""))
     scoring_address: str = field(default_factory=lambda: _env("PRESIDENT_SCORING_ADDRESS", ""))
+    players_address: str = field(default_factory=lambda: _env("PRESIDENT_PLAYERS_ADDRESS", ""))
     token_secret: str = field(default_factory=lambda: _env("PRESIDENT_TOKEN_SECRET", ""))
-    token_ttl_seconds: int = field(
-        default_factory=lambda: _env_int("PRESIDENT_TOKEN_TTL_SECONDS", 12 * 3600)
+    #: How long an access token lives (minutes, so a revoked or expired identity ends soon).
+    access_ttl_seconds: int = field(
+        default_factory=lambda: _env_int("PRESIDENT_ACCESS_TTL_SECONDS", 15 * 60)
+    )
+    #: How long a session (its refresh tokens) lives unused.
+    refresh_ttl_seconds: int = field(
+        default_factory=lambda: _env_int("PRESIDENT_REFRESH_TTL_SECONDS", 30 * 24 * 3600)
+    )
+    #: A JSON file of the identity providers whose JWTs the gateway accepts (empty: none).
+    trusted_issuers_file: str = field(default_factory=lambda: _env("PRESIDENT_TRUSTED_ISSUERS", ""))
+    #: The NATS subject revoked sessions are published on.
+    revocations_subject: str = field(
+        default_factory=lambda: _env("PRESIDENT_REVOCATIONS_SUBJECT", "president.players.revoked")
     )
     grace_seconds: int = field(default_factory=lambda: _env_int("PRESIDENT_GRACE_SECONDS", 10))
     log_level: str = field(default_factory=lambda: _env("PRESIDENT_LOG_LEVEL", "info"))
@@ -113,6 +131,7 @@ class Settings:
             "table": self.table_address,
             "dealer": self.dealer_address,
             "scoring": self.scoring_address,
+            "players": self.players_address,
         }.get(service, "")
         if explicit:
             return explicit

@@ -1,4 +1,4 @@
-"""Start the whole stack on one machine: NATS with JetStream and the five services.
+"""Start the whole stack on one machine: NATS with JetStream and the six services.
 
 Used by ``president run`` (``make run`` / ``make demo``) and by the
 end-to-end tests. Every port is picked free, so the embedded stack never
@@ -24,7 +24,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from president.servicekit.channels import internal_channel_options
 
-SERVICES = ("dealer", "table", "scoring", "timer", "gateway")
+SERVICES = ("dealer", "table", "scoring", "timer", "players", "gateway")
 #: The web edge: an HTTP service in front of the gateway, started after it when asked for.
 EDGE = "web"
 ALL_SERVICES = (*SERVICES, EDGE)
@@ -151,7 +151,7 @@ def wait_http_healthy(
 
 @dataclass
 class Stack:
-    """The five services as processes, wired to one database and one NATS."""
+    """The six services as processes, wired to one database and one NATS."""
 
     workdir: Path
     database_url: str
@@ -180,6 +180,9 @@ class Stack:
             ),
             "PRESIDENT_SCORING_DATABASE_URL": self.env.get(
                 "PRESIDENT_SCORING_DATABASE_URL", _sibling(self.database_url, "scoring")
+            ),
+            "PRESIDENT_PLAYERS_DATABASE_URL": self.env.get(
+                "PRESIDENT_PLAYERS_DATABASE_URL", _sibling(self.database_url, "players")
             ),
             "PRESIDENT_NATS_URL": self.nats_url,
             "PRESIDENT_HOST": "127.0.0.1",

@@ -1,1 +1,1 @@
-"""The five services of the President table backend, each its own process."""
+"""The six services of the President table backend, each its own process."""

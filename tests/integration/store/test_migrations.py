@@ -88,5 +88,5 @@ def _down_and_up(url: str) -> None:
     finally:
         engine.dispose()
     migrate(url)
-    assert {"events", "tracking"} <= _tables(url)
-    assert head_revision() == "0006_commitments"
+    assert {"events", "tracking", "players_accounts", "players_sessions"} <= _tables(url)
+    assert head_revision() == "0007_players"

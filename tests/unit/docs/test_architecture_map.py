@@ -62,7 +62,7 @@ def test_the_inner_rooms_import_nothing_of_the_rest(room: str, allowed: tuple[st
 
 def test_services_import_each_other_only_through_protos() -> None:
     services = sorted(p.name for p in (LIBS / "president" / "services").iterdir() if p.is_dir())
-    assert {"dealer", "gateway", "scoring", "table", "timer"} <= set(services)
+    assert {"dealer", "gateway", "players", "scoring", "table", "timer"} <= set(services)
     for service in services:
         own = f"president.services.{service}"
         for path in files_of(own):

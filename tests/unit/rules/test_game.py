@@ -222,3 +222,14 @@ def test_folding_events_together_gives_what_folding_them_one_by_one_gives(preset
         for first in range(0, len(events), size):
             stretched = g.evolve_all(stretched, events[first : first + size])
         assert stretched == g.replay(events, options, 5)
+
+
+def test_bots_of_one_level_share_their_account_but_a_person_sits_once() -> None:
+    table = g.new_table(options_for("club"), 4)
+    for seat in (1, 2):
+        table, _ = g.step(table, g.SitDown(seat, "bot:basic", True))
+    assert [s.player for s in table.seats[1:3]] == ["bot:basic", "bot:basic"]
+    table, _ = g.step(table, g.SitDown(0, "ann"))
+    with pytest.raises(Rejected) as error:
+        g.step(table, g.SitDown(3, "ann"))
+    assert error.value.code.value == "ALREADY_SEATED"

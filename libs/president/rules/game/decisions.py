@@ -123,7 +123,8 @@ def _decide_sit(game: GameState, command: SitDown) -> list[GameEvent]:
         raise Rejected(ErrorCode.WRONG_PHASE, "seats are taken between rounds or in the lobby")
     if not command.player.strip():
         raise Rejected(ErrorCode.INVALID_PLAYER, "a player needs a name")
-    if any(seat.player == command.player for seat in game.seats):
+    # Bots of one level share one account: only a person is seated once.
+    if not command.is_bot and any(seat.player == command.player for seat in game.seats):
         raise Rejected(ErrorCode.ALREADY_SEATED, f"{command.player} already has a seat here")
     name = command.display_name.strip() or command.player
     if len(name) > 40:

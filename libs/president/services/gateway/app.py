@@ -1,11 +1,14 @@
 """What the gateway does for each call: rights, input checks, then the table service.
 
 The servicer (:mod:`president.services.gateway.handlers`) verifies the token and hands
-the claims here. Seat commands act for the seat the token's player holds now
-(found in the table's feed, so a seat change between rounds follows the
-player); the table service checks again that the seat is the actor's.
-Commands carry the client's command id, scoped by player, so a retry with the
-same id runs once. Refusals from the table service pass through unchanged.
+the identity here; a table-scoped request names its table (``table_id``).
+Rights come from the table's state, never from the token: seat commands act
+for the seat the identity's account holds now (found in the table's feed, so
+a seat change between rounds follows the player), host actions need the
+table's host, and the table service checks both again for every command.
+An identity with no seat at a table only watches it (READ_ONLY).
+Commands carry the client's command id, scoped by account, so a retry with
+the same id runs once. Refusals from the table service pass through unchanged.
 """
 
 from __future__ import annotations
@@ -22,21 +25,10 @@ from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRACTICE, PRIVATE, VISIBILITIES
 from president.rules.levels import bot_player_id
 from president.servicekit.errors import ServiceError
+from president.servicekit.identity import Identity
 from president.services.gateway import bot_levels, checks
 from president.services.gateway.activity import activity_page, activity_tokens, before_version
-from president.services.gateway.auth import (
-    AUDITOR,
-    HOST,
-    PLAYER,
-    SPECTATOR,
-    Claims,
-    Tokens,
-    denied,
-    new_player_id,
-    require_checker,
-    require_host,
-    require_writer,
-)
+from president.services.gateway.auth import denied
 from president.services.gateway.countdowns import with_countdown
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub, TableFeed
@@ -84,41 +76,43 @@ class Gateway:
     """The public API's logic, behind the servicer and in front of the table service."""
 
     def __init__(
-        self, tables: TablePort, scoring: ScoringPort, tokens: Tokens, hub: FeedHub, id_key: bytes
+        self, tables: TablePort, scoring: ScoringPort, hub: FeedHub, id_key: bytes
     ) -> None:
         self._tables = tables
         self._scoring = scoring
-        self._tokens = tokens
         self._hub = hub
         self._id_key = id_key
         self._pages = activity_tokens(id_key)
         self._lobby_pages = lobby_tokens(id_key)
 
     # -- tables and seats ---------------------------------------------------------
-    async def create_table(self, request: pb.CreateTableRequest) -> pb.CreateTableResponse:
+    async def create_table(
+        self, identity: Identity, request: pb.CreateTableRequest
+    ) -> pb.CreateTableResponse:
         """Create a table and seat its creator (the host); practice tables fill up with bots.
 
         A practice table then waits for StartGame like any other, so the
         creator can open its Watch stream first. With a command id, only the
-        first call creates the table and gets the host's token; a repeat is
-        ALREADY_EXISTS (a client whose answer was lost creates a new table).
+        first call creates the table and seats its caller as the host; a
+        repeat is ALREADY_EXISTS (a client whose answer was lost creates a new
+        table).
         """
         name = checks.display_name(request.display_name)
         visibility = VISIBILITY_NAMES.get(request.visibility)
+        if visibility is None:
+            raise checks.invalid("INVALID_VISIBILITY", "visibility is practice, public or private")
         table_options, bot_level = bot_levels.practice_level(request.options, visibility)
         rules = checks.options(table_options)
         seats = checks.seat_count(request.seat_count, rules)
-        if visibility is None:
-            raise checks.invalid("INVALID_VISIBILITY", "visibility is practice, public or private")
         if request.command_id:
             # The command id names the table (so a retry creates no second
             # one) but never who holds it: whoever sends a command id first
-            # gets the host's seat and token; a repeat, by the same client or
-            # by anyone who guessed the id, is refused TABLE_EXISTS.
+            # gets the host's seat; a repeat, by the same client or by anyone
+            # who guessed the id, is refused TABLE_EXISTS.
             table_id = self._derived("table", checks.command_id(request.command_id))[:12]
         else:
             table_id = secrets.token_hex(6)
-        player_id = new_player_id()
+        player_id = identity.account_id
         try:
             created = await self._tables.create_table(
                 tpb.CreateTableRequest(
@@ -138,7 +132,7 @@ class Gateway:
             if request.command_id and _reason(error, "TABLE_EXISTS"):
                 raise Refused(
                     "TABLE_EXISTS",
-                    "a table was created with this command id already; its host token went "
+                    "a table was created with this command id already; its host's seat went "
                     "to that first call: create a table with a new command id",
                 ) from None
             raise
@@ -155,8 +149,7 @@ class Gateway:
                     f"{table_id}/sit-bot-{seat}",
                     player_id,
                 )
-        token = self._tokens.issue(table_id, player_id, HOST, 0)
-        return pb.CreateTableResponse(table_id=table_id, seat=0, token=token, player_id=player_id)
+        return pb.CreateTableResponse(table_id=table_id, seat=0, player_id=player_id)
 
     async def list_commitments(
         self, request: pb.ListCommitmentsRequest
@@ -169,50 +162,60 @@ class Gateway:
         """The lobby: public tables, filtered, a page at a time (never private or practice)."""
         return await lobby_page(self._tables, request, self._lobby_pages)
 
-    async def join_table(self, request: pb.JoinTableRequest) -> pb.JoinTableResponse:
-        """Take a seat (the one asked for, or the first free one) at a public or private table."""
+    async def join_table(
+        self, identity: Identity, request: pb.JoinTableRequest
+    ) -> pb.JoinTableResponse:
+        """Take a seat (the one asked for, or the first free one) at a public or private table.
+
+        An account that holds a seat there already gets that seat back (a
+        player whose token expired logs in again and joins: same account).
+        """
         table_id = checks.table_id(request.table_id)
         name = checks.display_name(request.display_name)
         feed = await self._hub.feed(table_id)
+        player_id = identity.account_id
+        await feed.catch_up()
+        held = seat_of(feed.table.game, player_id)
+        if held is not None:
+            return pb.JoinTableResponse(seat=held, player_id=player_id)
         if feed.table.visibility == PRACTICE:
             raise denied("PRACTICE_TABLE", "a practice table seats only its creator and bots")
-        player_id = new_player_id()
         wanted = request.seat if request.HasField("seat") else None
         seat = await self._take_seat(
             feed,
             wanted,
             lambda seat: self._sit(
-                table_id, seat, player_id, name, False, f"join-{player_id}-{seat}", player_id
+                table_id, seat, player_id, name, False, f"join-{secrets.token_hex(8)}", player_id
             ),
         )
-        token = self._tokens.issue(table_id, player_id, PLAYER, seat)
-        return pb.JoinTableResponse(seat=seat, token=token, player_id=player_id)
+        return pb.JoinTableResponse(seat=seat, player_id=player_id)
 
-    async def spectate(self, request: pb.SpectateRequest) -> pb.SpectateResponse:
-        """A read-only token for a table that exists."""
+    async def spectate(
+        self, _identity: Identity, request: pb.SpectateRequest
+    ) -> pb.SpectateResponse:
+        """Whether a table exists to be watched: any identity watches a table it knows."""
         table_id = checks.table_id(request.table_id)
         await self._hub.feed(table_id)
-        role = AUDITOR if request.auditor else SPECTATOR
-        watcher = f"{role[0]}-{secrets.token_hex(8)}"
-        return pb.SpectateResponse(token=self._tokens.issue(table_id, watcher, role))
+        return pb.SpectateResponse()
 
-    async def add_bot(self, claims: Claims, request: pb.AddBotRequest) -> pb.AddBotResponse:
+    async def add_bot(self, identity: Identity, request: pb.AddBotRequest) -> pb.AddBotResponse:
         """Host: a bot at the level asked for (basic by default) takes a free seat."""
-        require_host(claims, "seat bots")
+        table_id = checks.table_id(request.table_id)
         level = checks.bot_level(request.level)
-        feed = await self._hub.feed(claims.table_id)
+        feed = await self._hub.feed(table_id)
+        await self._require_host(identity, feed, "seat bots")
         wanted = request.seat if request.HasField("seat") else None
         bot = bot_player_id(level, secrets.token_hex(4))
 
         async def sit(seat: int) -> None:
             await self._sit(
-                claims.table_id,
+                table_id,
                 seat,
                 bot,
                 f"Bot {seat}",
                 True,
                 f"add-{bot}",
-                claims.player_id,
+                identity.account_id,
                 expected_version(request),
             )
 
@@ -220,37 +223,39 @@ class Gateway:
         return pb.AddBotResponse(seat=seat)
 
     async def remove_seat(
-        self, claims: Claims, request: pb.RemoveSeatRequest
+        self, identity: Identity, request: pb.RemoveSeatRequest
     ) -> pb.RemoveSeatResponse:
         """Host: remove a bot or a player (a bot finishes their round)."""
-        require_host(claims, "remove players")
-        feed = await self._hub.feed(claims.table_id)
-        await feed.catch_up()
+        table_id = checks.table_id(request.table_id)
+        feed = await self._hub.feed(table_id)
+        await self._require_host(identity, feed, "remove players")
         seats = feed.table.game.seats
         if request.seat >= len(seats) or not seats[request.seat].occupied:
             raise Refused("NO_SUCH_SEAT", f"nobody sits in seat {request.seat}")
-        if seat_of(feed.table.game, claims.player_id) == request.seat:
+        if seat_of(feed.table.game, identity.account_id) == request.seat:
             raise Refused("OWN_SEAT", "the host leaves with Leave, not by removing their own seat")
         await self._submit(
-            claims,
+            identity,
+            table_id,
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
             f"remove-{request.seat}-v{feed.version}",
-            seat=self._host_seat(feed, claims),
+            seat=self._host_seat(feed, identity),
             expected_version=expected_version(request),
         )
         return pb.RemoveSeatResponse()
 
     async def start_game(
-        self, claims: Claims, request: pb.StartGameRequest
+        self, identity: Identity, request: pb.StartGameRequest
     ) -> pb.StartGameResponse:
         """Start: the host; at a public or practice table any seated player."""
-        require_writer(claims)
-        feed = await self._hub.feed(claims.table_id)
+        table_id = checks.table_id(request.table_id)
+        feed = await self._hub.feed(table_id)
+        seat = await self._acting_seat(identity, feed)
         if feed.table.visibility == PRIVATE:
-            require_host(claims, "start the game at a private table")
-        seat = await self._acting_seat(claims, feed)
+            await self._require_host(identity, feed, "start the game at a private table")
         await self._submit(
-            claims,
+            identity,
+            table_id,
             gpb.Command(start_game=gpb.StartGame()),
             checks.command_id(request.command_id),
             seat=seat,
@@ -259,9 +264,8 @@ class Gateway:
         return pb.StartGameResponse()
 
     # -- plays ------------------------------------------------------------------------
-    async def play(self, claims: Claims, request: pb.PlayRequest) -> pb.PlayResponse:
-        """Play cards for the token's seat."""
-        require_writer(claims)
+    async def play(self, identity: Identity, request: pb.PlayRequest) -> pb.PlayResponse:
+        """Play cards for the identity's seat."""
         cards = checks.cards(request.cards)
         command_id = checks.command_id(request.command_id)
 
@@ -271,12 +275,13 @@ class Gateway:
                 play.trick_version = request.trick_version
             return gpb.Command(play_cards=play)
 
-        version = await self._seat_command(claims, command, command_id, expected_version(request))
+        version = await self._seat_command(
+            identity, request.table_id, command, command_id, expected_version(request)
+        )
         return pb.PlayResponse(version=version)
 
-    async def pass_(self, claims: Claims, request: pb.PassRequest) -> pb.PassResponse:
-        """Pass for the token's seat."""
-        require_writer(claims)
+    async def pass_(self, identity: Identity, request: pb.PassRequest) -> pb.PassResponse:
+        """Pass for the identity's seat."""
         command_id = checks.command_id(request.command_id)
 
         def command(seat: int) -> gpb.Command:
@@ -287,41 +292,43 @@ class Gateway:
             getattr(out, "pass").CopyFrom(passing)
             return out
 
-        version = await self._seat_command(claims, command, command_id, expected_version(request))
+        version = await self._seat_command(
+            identity, request.table_id, command, command_id, expected_version(request)
+        )
         return pb.PassResponse(version=version)
 
     async def return_cards(
-        self, claims: Claims, request: pb.ReturnCardsRequest
+        self, identity: Identity, request: pb.ReturnCardsRequest
     ) -> pb.ReturnCardsResponse:
-        """Return cards in the exchange for the token's seat."""
-        require_writer(claims)
+        """Return cards in the exchange for the identity's seat."""
         cards = checks.cards(request.cards)
         command_id = checks.command_id(request.command_id)
         version = await self._seat_command(
-            claims,
+            identity,
+            request.table_id,
             lambda seat: gpb.Command(return_cards=gpb.ReturnCards(seat=seat, cards=cards)),
             command_id,
             expected_version(request),
         )
         return pb.ReturnCardsResponse(version=version)
 
-    async def react(self, claims: Claims, request: pb.ReactRequest) -> pb.ReactResponse:
+    async def react(self, identity: Identity, request: pb.ReactRequest) -> pb.ReactResponse:
         """Show a reaction to the table."""
-        require_writer(claims)
         code = checks.reaction(request.reaction)
         await self._seat_command(
-            claims,
+            identity,
+            request.table_id,
             lambda seat: gpb.Command(react=gpb.React(seat=seat, reaction=code)),
             secrets.token_hex(8),
             expected_version(request),
         )
         return pb.ReactResponse()
 
-    async def leave(self, claims: Claims, request: pb.LeaveRequest) -> pb.LeaveResponse:
-        """Leave: a bot finishes the round; the token acts no more."""
-        require_writer(claims)
+    async def leave(self, identity: Identity, request: pb.LeaveRequest) -> pb.LeaveResponse:
+        """Leave: a bot finishes the round; the account acts there no more."""
         await self._seat_command(
-            claims,
+            identity,
+            request.table_id,
             lambda seat: gpb.Command(leave=gpb.Leave(seat=seat)),
             f"leave-{secrets.token_hex(6)}",
             expected_version(request),
@@ -329,47 +336,54 @@ class Gateway:
         return pb.LeaveResponse()
 
     async def host_action(
-        self, claims: Claims, request: pb.HostActionRequest
+        self, identity: Identity, request: pb.HostActionRequest
     ) -> pb.HostActionResponse:
         """Host: Next round, End the game, Play again, Back to lobby."""
-        require_writer(claims)
+        table_id = checks.table_id(request.table_id)
         choice = HOST_CHOICES.get(request.choice)
+        feed = await self._hub.feed(table_id)
         if choice is None:
             raise checks.invalid(
                 "INVALID_CHOICE",
                 "choose next round, end the game, play again or back to lobby",
             )
-        require_host(claims, "choose what happens between rounds and games")
+        await self._require_host(identity, feed, "choose what happens between rounds and games")
         command_id = checks.command_id(request.command_id)
-        feed = await self._hub.feed(claims.table_id)
         version = await self._submit(
-            claims,
+            identity,
+            table_id,
             choice(),
             command_id,
-            seat=self._host_seat(feed, claims),
+            seat=self._host_seat(feed, identity),
             expected_version=expected_version(request),
         )
         return pb.HostActionResponse(version=version)
 
     async def preview_play(
-        self, claims: Claims, request: pb.PreviewPlayRequest
+        self, identity: Identity, request: pb.PreviewPlayRequest
     ) -> pb.PreviewPlayResponse:
         """What the play button would say for these cards (rulebook 002); commits nothing."""
-        require_writer(claims)
+        table_id = checks.table_id(request.table_id)
         cards = checks.cards(request.cards)
-        feed = await self._hub.feed(claims.table_id)
-        seat = await self._acting_seat(claims, feed)
+        feed = await self._hub.feed(table_id)
+        seat = await self._acting_seat(identity, feed)
         return preview_response(feed.table, seat, cards)
 
     # -- reading ------------------------------------------------------------------------
-    async def get_table(self, claims: Claims) -> pb.GetTableResponse:
-        """The table as the token's seat sees it (spectators and auditors: no hand)."""
-        view = await with_countdown(self._hub, claims.table_id, await self._view(claims))
+    async def get_table(
+        self, identity: Identity, request: pb.GetTableRequest
+    ) -> pb.GetTableResponse:
+        """The table as the identity's seat sees it (without a seat: no hand)."""
+        table_id = checks.table_id(request.table_id)
+        view = await with_countdown(self._hub, table_id, await self._view(identity, table_id))
         return pb.GetTableResponse(view=view)
 
-    async def get_scores(self, claims: Claims) -> pb.GetScoresResponse:
+    async def get_scores(
+        self, _identity: Identity, request: pb.GetScoresRequest
+    ) -> pb.GetScoresResponse:
         """The current game's totals (from the table) and finished games (from scoring)."""
-        view = await self._tables.get_table(claims.table_id, None)
+        table_id = checks.table_id(request.table_id)
+        view = await self._tables.get_table(table_id, None)
         out = pb.GetScoresResponse()
         for seat in view.seats:
             if seat.occupied or seat.score:
@@ -379,7 +393,7 @@ class Gateway:
         if view.HasField("round") and view.phase != "lobby":
             over = view.round.phase == "over"
             out.rounds_played = view.round.round_no if over else max(view.round.round_no - 1, 0)
-        for game in await self._scoring.game_results(claims.table_id):
+        for game in await self._scoring.game_results(table_id):
             out.games.append(
                 pb.FinishedGame(
                     game_no=game.game_no,
@@ -391,38 +405,44 @@ class Gateway:
         return out
 
     async def check_deal(
-        self, claims: Claims, request: pb.CheckDealRequest
+        self, _identity: Identity, request: pb.CheckDealRequest
     ) -> pb.CheckDealResponse:
-        """A finished round's deal, re-created from its secret and compared with the log."""
-        require_checker(claims)
+        """A finished round's deal, re-created from its secret and compared with the log.
+
+        Any identity may ask: a round's secret is public once the round ended.
+        """
+        table_id = checks.table_id(request.table_id)
         checks.round_number(request.game_no, request.round_no)
-        events = await self._tables.read_events(claims.table_id, 0)
+        events = await self._tables.read_events(table_id, 0)
         return check_deal(events, request.game_no, request.round_no)
 
     async def get_activity(
-        self, claims: Claims, request: pb.GetActivityRequest
+        self, identity: Identity, request: pb.GetActivityRequest
     ) -> pb.GetActivityResponse:
-        """A page of the table's activity, newest first, redacted for the token as Watch is."""
+        """A page of the table's activity, newest first, redacted for the reader as Watch is."""
+        table_id = checks.table_id(request.table_id)
         size = page_size(request.page_size)
-        tokens, table_id, reader = self._pages, claims.table_id, claims.player_id
+        tokens, reader = self._pages, identity.account_id
         token = request.page_token
         before = before_version(tokens, token, table_id, reader) if token else None
-        player = None if claims.read_only else claims.player_id
         return await activity_page(
-            self._hub, table_id, seat_resolver(player), size, before, tokens, reader
+            self._hub, table_id, seat_resolver(reader), size, before, tokens, reader
         )
 
-    def watch(self, claims: Claims, request: pb.WatchRequest) -> AsyncIterator[pb.WatchResponse]:
-        """The token's view as a stream: a snapshot then every change, or resume after a version."""
-        player = None if claims.read_only else claims.player_id
-        return watch(self._hub, claims.table_id, request.from_version, seat_resolver(player))
+    def watch(
+        self, identity: Identity, request: pb.WatchRequest
+    ) -> AsyncIterator[pb.WatchResponse]:
+        """The identity's view as a stream: a snapshot then every change, or resume after a
+        version (as the seat the account holds at each version; without one, no hand)."""
+        table_id = checks.table_id(request.table_id)
+        resolver = seat_resolver(identity.account_id)
+        return watch(self._hub, table_id, request.from_version, resolver)
 
-    def watch_session(self, claims: Claims, request: pb.WatchRequest) -> AsyncIterator[bytes]:
+    def watch_session(self, identity: Identity, request: pb.WatchRequest) -> AsyncIterator[bytes]:
         """:meth:`watch`, each change a serialized ``SessionResponse`` (see ``Entry``)."""
-        player = None if claims.read_only else claims.player_id
-        return watch_session(
-            self._hub, claims.table_id, request.from_version, seat_resolver(player)
-        )
+        table_id = checks.table_id(request.table_id)
+        resolver = seat_resolver(identity.account_id)
+        return watch_session(self._hub, table_id, request.from_version, resolver)
 
     # -- internals ------------------------------------------------------------------------
     def _derived(self, what: str, command_id: str) -> str:
@@ -476,12 +496,21 @@ class Gateway:
             return free[0]
         raise Refused("SEAT_TAKEN", "others took the free seats first: try again")
 
-    def _host_seat(self, feed: TableFeed, claims: Claims) -> int:
-        seat = seat_of(feed.table.game, claims.player_id)
+    def _host_seat(self, feed: TableFeed, identity: Identity) -> int:
+        seat = seat_of(feed.table.game, identity.account_id)
         return -1 if seat is None else seat
 
-    async def _acting_seat(self, claims: Claims, feed: TableFeed, fresh: bool = False) -> int:
-        """The seat the token's player holds now; refused once they left or lost it.
+    async def _require_host(self, identity: Identity, feed: TableFeed, what: str) -> None:
+        """PERMISSION_DENIED unless the identity's account is the table's host now (its state,
+        caught up); READ_ONLY first for an account without a seat."""
+        await feed.catch_up()
+        if seat_of(feed.table.game, identity.account_id) is None:
+            raise _read_only()
+        if feed.table.host_player_id != identity.account_id:
+            raise denied("NOT_HOST", f"only the table's host may {what}")
+
+    async def _acting_seat(self, identity: Identity, feed: TableFeed, fresh: bool = False) -> int:
+        """The seat the identity's account holds now; refused once they left or lost it.
 
         The feed may not show a Leave yet: the table service refuses a seat's
         player who left (SEAT_LEFT) in any case.
@@ -489,13 +518,11 @@ class Gateway:
         if fresh:
             await feed.catch_up()
         game = feed.table.game
-        seat = seat_of(game, claims.player_id)
+        seat = seat_of(game, identity.account_id)
         if seat is None and not fresh:
-            return await self._acting_seat(claims, feed, fresh=True)
+            return await self._acting_seat(identity, feed, fresh=True)
         if seat is None:
-            raise denied(
-                "NOT_SEATED", "you no longer have a seat at this table: you left or were removed"
-            )
+            raise _read_only()
         if game.seats[seat].leaving:
             raise denied(
                 "SEAT_LEFT", "you left this table: a bot plays your seat until the round ends"
@@ -504,30 +531,43 @@ class Gateway:
 
     async def _seat_command(
         self,
-        claims: Claims,
+        identity: Identity,
+        table: str,
         command: Callable[[int], gpb.Command],
         command_id: str,
         expected_version: int | None = None,
     ) -> int:
-        feed = await self._hub.feed(claims.table_id)
-        seat = await self._acting_seat(claims, feed)
+        table_id = checks.table_id(table)
+        feed = await self._hub.feed(table_id)
+        seat = await self._acting_seat(identity, feed)
         try:
             return await self._submit(
-                claims, command(seat), command_id, seat=seat, expected_version=expected_version
+                identity,
+                table_id,
+                command(seat),
+                command_id,
+                seat=seat,
+                expected_version=expected_version,
             )
         except ServiceError as error:
             if not _reason(error, "NOT_YOUR_SEAT"):
                 raise
-            moved = await self._acting_seat(claims, feed, fresh=True)  # seats changed: follow
+            moved = await self._acting_seat(identity, feed, fresh=True)  # seats changed: follow
             if moved == seat:
                 raise
             return await self._submit(
-                claims, command(moved), command_id, seat=moved, expected_version=expected_version
+                identity,
+                table_id,
+                command(moved),
+                command_id,
+                seat=moved,
+                expected_version=expected_version,
             )
 
     async def _submit(
         self,
-        claims: Claims,
+        identity: Identity,
+        table_id: str,
         command: gpb.Command,
         command_id: str,
         *,
@@ -536,38 +576,50 @@ class Gateway:
     ) -> int:
         """Send a command; with ``expected_version`` it runs only on that table version."""
         request = tpb.ExecuteCommandRequest(
-            table_id=claims.table_id,
-            command_id=f"{claims.player_id}:{command_id}",
-            actor=gpb.Actor(player_id=claims.player_id, seat=seat),
+            table_id=table_id,
+            command_id=scoped_command_id(identity.account_id, table_id, command_id),
+            actor=gpb.Actor(player_id=identity.account_id, seat=seat),
             command=command,
         )
         if expected_version is not None:
             request.expected_version = expected_version
         response = await self._tables.submit(request)
-        self._hub.nudge(claims.table_id, response.version, response.committed)
+        self._hub.nudge(table_id, response.version, response.committed)
         return response.version
 
-    async def _view(self, claims: Claims) -> gpb.TableView:
-        if claims.read_only:
-            return await self._tables.get_table(claims.table_id, None)
-        feed = self._hub.existing(claims.table_id)
-        seat = claims.seat
+    async def _view(self, identity: Identity, table_id: str) -> gpb.TableView:
+        player = identity.account_id
+        feed = self._hub.existing(table_id)
+        seat = None
         if feed is not None and feed.current is not None:
-            found = seat_of(feed.table.game, claims.player_id)
-            seat = found if found is not None else seat
-        view = await self._tables.get_table(claims.table_id, seat)
-        if _holds(view, seat, claims.player_id):
+            seat = seat_of(feed.table.game, player)
+        view = await self._tables.get_table(table_id, seat)
+        if seat is not None and _holds(view, seat, player):
             return view
-        found = next((s.seat for s in view.seats if s.player_id == claims.player_id), None)
-        if found is not None:
-            view = await self._tables.get_table(claims.table_id, found)
-            if _holds(view, found, claims.player_id):
-                return view
-        return await self._tables.get_table(claims.table_id, None)
+        found = next((s.seat for s in view.seats if s.player_id == player), None)
+        if found is None:
+            return view if seat is None else await self._tables.get_table(table_id, None)
+        view = await self._tables.get_table(table_id, found)
+        return view if _holds(view, found, player) else await self._tables.get_table(table_id, None)
+
+
+def scoped_command_id(account_id: str, table_id: str, command_id: str) -> str:
+    """The stored id of a client's command: scoped by the account and the table (command ids
+    are unique in the whole store, and one account plays at many tables), so a retry runs
+    once and two tables never share an id. The table is named by a digest, to stay short."""
+    table = hashlib.sha256(table_id.encode()).hexdigest()[:12]
+    return f"{account_id}@{table}:{command_id}"
+
+
+def _read_only() -> ServiceError:
+    return denied(
+        "READ_ONLY",
+        "you hold no seat at this table (or no longer): you may watch it, join a seat to play",
+    )
 
 
 def _holds(view: gpb.TableView, seat: int | None, player_id: str) -> bool:
     return seat is not None and seat < len(view.seats) and view.seats[seat].player_id == player_id
 
 
-__all__ = ["Gateway", "Refused"]
+__all__ = ["Gateway", "Refused", "scoped_command_id"]

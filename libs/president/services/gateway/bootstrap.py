@@ -1,50 +1,67 @@
-"""The gateway's composition root: settings in, a runnable service out."""
+"""The gateway's composition root: settings in, a runnable service out.
+
+The gateway verifies access tokens with ``PRESIDENT_TOKEN_SECRET`` (shared
+with the players service) and trusted issuers' JWTs with their keys
+(``PRESIDENT_TRUSTED_ISSUERS``). It follows revocations on NATS and loads
+the current list from the players service at start and on every reconnect.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import hashlib
+import time
 from collections.abc import Sequence
 
 import grpc
 import nats
 import structlog
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 
 from president.gateway.v1 import gateway_pb2, gateway_pb2_grpc
+from president.players.v1 import players_pb2
 from president.servicekit.config import Settings, env_seconds
+from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
 from president.services.gateway import foresight
+from president.services.gateway.accounts import Accounts
 from president.services.gateway.app import Gateway
-from president.services.gateway.auth import Tokens, random_secret
+from president.services.gateway.auth import Verifier
 from president.services.gateway.feed import FeedHub
 from president.services.gateway.handlers import GatewayServicer
+from president.services.gateway.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.owners import LeaseOwners
-from president.services.gateway.upstream import GrpcScoring, GrpcTables
+from president.services.gateway.revocations import Revocations
+from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTables
 from president.services.gateway.wire import PreSerialized
 
 RECONNECT_SECONDS = 1.0
-
-
-RANDOM_SECRET_WARNING = (
-    "PRESIDENT_TOKEN_SECRET is not set: using a random secret, so gateway replicas "
-    "cannot share tokens and every token dies with this process"
-)
-
-
-def token_secret(settings: Settings) -> tuple[str, bool]:
-    """PRESIDENT_TOKEN_SECRET, or a random one (True: tokens then die with the process)."""
-    if settings.token_secret:
-        return settings.token_secret, False
-    return random_secret(), True
+#: How often the revocation list forgets revocations whose tokens all expired.
+PRUNE_SECONDS = 60.0
+log = structlog.get_logger(service="gateway")
 
 
 def build(settings: Settings) -> Service:
-    """Wire the table and scoring clients, the feeds (NATS) and the tokens into the servicer;
-    turn the foresight on."""
-    secret, random = token_secret(settings)
-    tokens = Tokens(secret, settings.token_ttl_seconds)
+    """Wire the table, scoring and players clients, the feeds (NATS), the identity verifier
+    and the revocations into the servicer; turn the foresight on."""
+    if not settings.token_secret:
+        raise SystemExit(
+            "PRESIDENT_TOKEN_SECRET is not set: the gateway verifies the players service's "
+            "access tokens with it (the same secret on every replica and the players service)"
+        )
+    secret = settings.token_secret
+    try:
+        issuers = load_issuers(settings.trusted_issuers_file)
+    except (OSError, ValueError) as error:
+        raise SystemExit(str(error)) from None
+    revocations = Revocations()
+    verifier = Verifier(
+        AccessTokens(secret), revocations, TrustedIssuers(issuers, time.time) if issuers else None
+    )
+    players = GrpcPlayers(settings.address("players"))
+    accounts = Accounts(players, verifier, settings.access_ttl_seconds)
     owners = (
         LeaseOwners(settings.lease_bucket)
         if env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0) > 0
@@ -55,14 +72,32 @@ def build(settings: Settings) -> Service:
     hub = FeedHub(tables, settings.subjects)
     foresight.enable(tables, hub)  # plays' changes built while the table service commits
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
-    gateway = Gateway(tables, scoring, tokens, hub, id_key)
+    gateway = Gateway(tables, scoring, hub, id_key)
     client: list[Client] = []
+    reloads: set[asyncio.Task[None]] = set()
+
+    async def load_revocations() -> None:
+        """The players service's current list (retried until it answers)."""
+        while True:
+            try:
+                found = await players.revocations()
+            except Exception as error:
+                log.warning("players service not reachable yet", error=type(error).__name__)
+                await asyncio.sleep(RECONNECT_SECONDS)
+                continue
+            revocations.load((item.session_id, item.until) for item in found)
+            return
+
+    async def revoked(message: Msg) -> None:
+        try:
+            item = players_pb2.Revocation.FromString(message.data)
+        except Exception:
+            log.warning("a revocation message could not be read")
+            return
+        revocations.revoke(item.session_id, item.until)
 
     async def follow_nats() -> None:
         """Connect to NATS (retrying until it is there); feeds poll the store meanwhile."""
-        log = structlog.get_logger().bind(service="gateway")
-        if random:
-            log.warning(RANDOM_SECRET_WARNING)
 
         async def disconnected() -> None:
             hub.detach()
@@ -70,6 +105,10 @@ def build(settings: Settings) -> Service:
         async def reconnected() -> None:
             if client:
                 await hub.attach(client[0])
+            # What was published while we were away (in the background: the
+            # players service may be away too).
+            reloads.add(asyncio.create_task(load_revocations()))
+            reloads.difference_update({task for task in reloads if task.done()})
 
         while not client:
             try:
@@ -87,15 +126,19 @@ def build(settings: Settings) -> Service:
                 await asyncio.sleep(RECONNECT_SECONDS)
                 continue
             client.append(connection)
+            await connection.subscribe(settings.revocations_subject, cb=revoked)
             if owners is not None:
                 owners.attach(connection)
             await hub.attach(connection)
             log.info("NATS connected", url=settings.nats_url)
-        await asyncio.Event().wait()
+        await load_revocations()
+        while True:
+            await asyncio.sleep(PRUNE_SECONDS)
+            revocations.prune()
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
-            GatewayServicer(gateway, tokens), server
+            GatewayServicer(gateway, verifier, accounts), server
         )
         return [gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"].full_name]
 
@@ -106,6 +149,7 @@ def build(settings: Settings) -> Service:
                 await client[0].close()
         await tables.close()
         await scoring.close()
+        await players.close()
 
     return Service(
         name="gateway",

@@ -1,4 +1,4 @@
-"""The gateway's gRPC servicer: token -> claims, proto in and out, errors -> rich status.
+"""The gateway's gRPC servicer: token -> identity, proto in and out, errors -> rich status.
 
 Every refusal becomes its transport error here (:func:`transport_error`):
 the gateway's own (:class:`~president.services.gateway.app.Refused`) by
@@ -16,9 +16,13 @@ import structlog
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
+from president.players.v1 import players_pb2 as ppb
 from president.servicekit.errors import ServiceError, abort, from_domain
+from president.servicekit.identity import Identity
+from president.services.gateway.accounts import Accounts
 from president.services.gateway.app import Gateway, Refused
-from president.services.gateway.auth import Claims, Tokens
+from president.services.gateway.auth import Verifier, bearer
+from president.services.gateway.guard import while_valid
 from president.services.gateway.session import DOMAIN_ERRORS, internal, session
 
 T = TypeVar("T")
@@ -42,11 +46,13 @@ def transport_error(error: Exception) -> ServiceError:
 
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
-    """The public API: each call is checked and handed to :class:`Gateway`."""
+    """The public API: each call is checked and handed to :class:`Gateway` (tables) or
+    :class:`Accounts` (who you are)."""
 
-    def __init__(self, gateway: Gateway, tokens: Tokens) -> None:
+    def __init__(self, gateway: Gateway, verifier: Verifier, accounts: Accounts) -> None:
         self._gateway = gateway
-        self._tokens = tokens
+        self._verifier = verifier
+        self._accounts = accounts
         self._log = structlog.get_logger().bind(service="gateway")
 
     async def _open(self, context: Context, run: Callable[[], Awaitable[T]]) -> T:
@@ -56,24 +62,32 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))
         except Exception as error:
-            self._log.exception("call failed", error=repr(error))
+            self._log.exception("call failed", error=type(error).__name__)
             await abort(context, internal())
 
-    async def _authed(self, context: Context, run: Callable[[Claims], Awaitable[T]]) -> T:
-        """A call that acts with the bearer token's claims."""
+    async def _authed(self, context: Context, run: Callable[[Identity], Awaitable[T]]) -> T:
+        """A call that acts with the bearer token's identity."""
         try:
-            claims = self._tokens.from_metadata(context.invocation_metadata())
-            return await run(claims)
+            identity = self._verifier.from_metadata(context.invocation_metadata())
+            return await run(identity)
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))
         except Exception as error:
-            self._log.exception("call failed", error=repr(error))
+            self._log.exception("call failed", error=type(error).__name__)
             await abort(context, internal())
 
+    async def _with_token(
+        self, context: Context, run: Callable[[Identity, str], Awaitable[T]]
+    ) -> T:
+        """A call that acts with the identity and passes its token on (to log out)."""
+        token = bearer(context.invocation_metadata())
+        return await self._authed(context, lambda identity: run(identity, token))
+
+    # -- tables and seats -----------------------------------------------------------
     async def CreateTable(
         self, request: pb.CreateTableRequest, context: Context
     ) -> pb.CreateTableResponse:
-        return await self._open(context, lambda: self._gateway.create_table(request))
+        return await self._authed(context, lambda who: self._gateway.create_table(who, request))
 
     async def ListTables(
         self, request: pb.ListTablesRequest, context: Context
@@ -88,51 +102,45 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def JoinTable(
         self, request: pb.JoinTableRequest, context: Context
     ) -> pb.JoinTableResponse:
-        return await self._open(context, lambda: self._gateway.join_table(request))
+        return await self._authed(context, lambda who: self._gateway.join_table(who, request))
 
     async def Spectate(self, request: pb.SpectateRequest, context: Context) -> pb.SpectateResponse:
-        return await self._open(context, lambda: self._gateway.spectate(request))
+        return await self._authed(context, lambda who: self._gateway.spectate(who, request))
 
     async def AddBot(self, request: pb.AddBotRequest, context: Context) -> pb.AddBotResponse:
-        return await self._authed(context, lambda claims: self._gateway.add_bot(claims, request))
+        return await self._authed(context, lambda who: self._gateway.add_bot(who, request))
 
     async def RemoveSeat(
         self, request: pb.RemoveSeatRequest, context: Context
     ) -> pb.RemoveSeatResponse:
-        return await self._authed(
-            context, lambda claims: self._gateway.remove_seat(claims, request)
-        )
+        return await self._authed(context, lambda who: self._gateway.remove_seat(who, request))
 
     async def StartGame(
         self, request: pb.StartGameRequest, context: Context
     ) -> pb.StartGameResponse:
-        return await self._authed(context, lambda claims: self._gateway.start_game(claims, request))
+        return await self._authed(context, lambda who: self._gateway.start_game(who, request))
 
     async def Play(self, request: pb.PlayRequest, context: Context) -> pb.PlayResponse:
-        return await self._authed(context, lambda claims: self._gateway.play(claims, request))
+        return await self._authed(context, lambda who: self._gateway.play(who, request))
 
     async def Pass(self, request: pb.PassRequest, context: Context) -> pb.PassResponse:
-        return await self._authed(context, lambda claims: self._gateway.pass_(claims, request))
+        return await self._authed(context, lambda who: self._gateway.pass_(who, request))
 
     async def ReturnCards(
         self, request: pb.ReturnCardsRequest, context: Context
     ) -> pb.ReturnCardsResponse:
-        return await self._authed(
-            context, lambda claims: self._gateway.return_cards(claims, request)
-        )
+        return await self._authed(context, lambda who: self._gateway.return_cards(who, request))
 
     async def React(self, request: pb.ReactRequest, context: Context) -> pb.ReactResponse:
-        return await self._authed(context, lambda claims: self._gateway.react(claims, request))
+        return await self._authed(context, lambda who: self._gateway.react(who, request))
 
     async def Leave(self, request: pb.LeaveRequest, context: Context) -> pb.LeaveResponse:
-        return await self._authed(context, lambda claims: self._gateway.leave(claims, request))
+        return await self._authed(context, lambda who: self._gateway.leave(who, request))
 
     async def HostAction(
         self, request: pb.HostActionRequest, context: Context
     ) -> pb.HostActionResponse:
-        return await self._authed(
-            context, lambda claims: self._gateway.host_action(claims, request)
-        )
+        return await self._authed(context, lambda who: self._gateway.host_action(who, request))
 
     async def PreviewPlay(
         self, request: pb.PreviewPlayRequest, context: Context
@@ -149,20 +157,25 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         )
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
-        return await self._authed(context, self._gateway.get_table)
+        return await self._authed(context, lambda who: self._gateway.get_table(who, request))
 
     async def GetScores(
         self, request: pb.GetScoresRequest, context: Context
     ) -> pb.GetScoresResponse:
-        return await self._authed(context, self._gateway.get_scores)
+        return await self._authed(context, lambda who: self._gateway.get_scores(who, request))
 
     async def CheckDeal(
         self, request: pb.CheckDealRequest, context: Context
     ) -> pb.CheckDealResponse:
-        return await self._authed(context, lambda claims: self._gateway.check_deal(claims, request))
+        return await self._authed(context, lambda who: self._gateway.check_deal(who, request))
 
     def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
-        return self._streamed(context, lambda claims: self._gateway.watch(claims, request))
+        return self._streamed(
+            context,
+            lambda who: while_valid(
+                self._gateway.watch(who, request), lambda: self._verifier.check(who)
+            ),
+        )
 
     async def Session(  # type: ignore[override]  # changes come serialized (wire.PreSerialized)
         self, requests: AsyncIterator[pb.SessionRequest], context: Context
@@ -172,21 +185,64 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         # its own status (grpc.aio, grpc/grpc#36066).
         first = await anext(requests, None)
         stream = self._streamed(
-            context, lambda claims: session(self._gateway, claims, first, requests, transport_error)
+            context,
+            lambda who: session(
+                self._gateway,
+                who,
+                first,
+                requests,
+                transport_error,
+                lambda: self._verifier.check(who),
+            ),
         )
         async for item in stream:
             yield item
 
     async def _streamed(
-        self, context: Context, open_stream: Callable[[Claims], AsyncIterator[T]]
+        self, context: Context, open_stream: Callable[[Identity], AsyncIterator[T]]
     ) -> AsyncIterator[T]:
-        """A stream that acts with the bearer token's claims; its failure ends the call."""
+        """A stream opened with the bearer token's identity (which it re-checks: Watch through
+        :func:`while_valid`, Session by itself); its failure ends the call."""
         try:
-            claims = self._tokens.from_metadata(context.invocation_metadata())
-            async for item in open_stream(claims):
+            identity = self._verifier.from_metadata(context.invocation_metadata())
+            async for item in open_stream(identity):
                 yield item
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))
         except Exception as error:
-            self._log.exception("stream failed", error=repr(error))
+            self._log.exception("stream failed", error=type(error).__name__)
             await abort(context, internal())
+
+    # -- accounts ---------------------------------------------------------------------
+    async def CreateGuest(
+        self, request: ppb.CreateGuestRequest, context: Context
+    ) -> ppb.CreateGuestResponse:
+        return await self._open(context, lambda: self._accounts.create_guest(request))
+
+    async def Register(
+        self, request: ppb.RegisterRequest, context: Context
+    ) -> ppb.RegisterResponse:
+        return await self._open(
+            context,
+            lambda: self._accounts.register(bearer(context.invocation_metadata()), request),
+        )
+
+    async def LogIn(self, request: ppb.LogInRequest, context: Context) -> ppb.LogInResponse:
+        return await self._open(context, lambda: self._accounts.log_in(request))
+
+    async def Refresh(self, request: ppb.RefreshRequest, context: Context) -> ppb.RefreshResponse:
+        return await self._open(context, lambda: self._accounts.refresh(request))
+
+    async def LogOut(self, request: pb.LogOutRequest, context: Context) -> ppb.LogOutResponse:
+        return await self._with_token(context, self._accounts.log_out)
+
+    async def LogOutEverywhere(
+        self, request: pb.LogOutEverywhereRequest, context: Context
+    ) -> ppb.LogOutEverywhereResponse:
+        return await self._with_token(context, self._accounts.log_out_everywhere)
+
+    async def WhoAmI(self, request: pb.WhoAmIRequest, context: Context) -> ppb.WhoAmIResponse:
+        async def answer(identity: Identity) -> ppb.WhoAmIResponse:
+            return self._accounts.who_am_i(identity, request)
+
+        return await self._authed(context, answer)

@@ -12,9 +12,16 @@ What is ready together goes in one message: the changes of one commit, and a
 command's result with the changes it made. A message costs the gateway and
 the client far more than its size, so that is about half as many messages.
 
-A refused command ends nothing: the refusal travels in its result. The
-stream itself fails, with the status Watch would have, only when watching
-fails (an unknown table, a version ahead, a stream fallen behind).
+The commands act at the session's table (the watch request's
+``table_id``): a command naming another table is refused WRONG_TABLE. Each
+command re-checks the identity that opened the stream: an expired or
+revoked one is refused (TOKEN_EXPIRED, SESSION_REVOKED), and the entrypoint
+then ends the stream (:mod:`president.services.gateway.guard`).
+
+A refused command ends nothing else: the refusal travels in its result. The
+stream itself fails, with the status Watch would have, when watching fails
+(an unknown table, a version ahead, a stream fallen behind), and when its
+identity ends.
 """
 
 from __future__ import annotations
@@ -32,10 +39,12 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.errors import Rejected
 from president.rules.options import OptionError
 from president.servicekit.errors import ServiceError, to_refusal
+from president.servicekit.identity import Identity
 from president.servicekit.metrics import observe_call
 from president.services.gateway import checks
 from president.services.gateway.app import Gateway, Refused
-from president.services.gateway.auth import Claims
+from president.services.gateway.auth import denied
+from president.services.gateway.guard import checked_get
 
 DOMAIN_ERRORS = (ServiceError, Rejected, OptionError, Refused)
 #: A refusal as the client receives it (the entrypoint's mapping).
@@ -46,7 +55,7 @@ OUTBOX = 64
 #: A message takes what is ready up to about this size; the rest goes next.
 MESSAGE_BYTES = 1 << 20
 
-Command = Callable[[Gateway, Claims, Any], Awaitable[Any]]
+Command = Callable[[Gateway, Identity, Any], Awaitable[Any]]
 COMMANDS: dict[str, Command] = {
     "play": Gateway.play,
     "pass": Gateway.pass_,
@@ -65,17 +74,21 @@ def internal(what: str = "call") -> ServiceError:
 
 async def session(
     gateway: Gateway,
-    claims: Claims,
+    identity: Identity,
     first: pb.SessionRequest | None,
     requests: AsyncIterator[pb.SessionRequest],
     refusal_of: RefusalOf,
+    check: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[bytes]:
     """The responses of one Session (``first`` is its first request, already read):
     changes and command results, serialized, what is ready together in one message.
 
     Changes come serialized already (built once per seat and change, see
     ``Entry.session_response``); the server passes bytes through as they are.
-    A refused command's result carries ``refusal_of`` its error.
+    A refused command's result carries ``refusal_of`` its error; ``check``
+    raises if the identity ended (expired, revoked): it runs before each
+    command, before each message and every second while none is ready, and
+    its refusal ends the stream.
     """
     if first is None:
         return
@@ -88,7 +101,7 @@ async def session(
 
     async def changes() -> None:
         try:
-            async for change in gateway.watch_session(claims, first.watch):
+            async for change in gateway.watch_session(identity, first.watch):
                 await out.put(change)
         except Exception as error:  # watching failed: the stream fails with it
             await out.put(error)
@@ -98,7 +111,9 @@ async def session(
     async def commands() -> None:
         with contextlib.suppress(grpc.RpcError, asyncio.CancelledError):
             async for request in requests:
-                result = await answer(gateway, claims, request, refusal_of)
+                result = await answer(
+                    gateway, identity, request, refusal_of, first.watch.table_id, check
+                )
                 await out.put(pb.SessionResponse(results=[result]).SerializeToString())
 
     tasks = [
@@ -106,7 +121,7 @@ async def session(
         asyncio.create_task(commands(), name="session-commands"),
     ]
     try:
-        while (item := await out.get()) is not None:
+        while (item := await checked_get(out, check)) is not None:
             ready: list[bytes] = []
             size = 0
             while isinstance(item, bytes):
@@ -128,23 +143,37 @@ async def session(
 
 
 async def answer(
-    gateway: Gateway, claims: Claims, request: pb.SessionRequest, refusal_of: RefusalOf
+    gateway: Gateway,
+    identity: Identity,
+    request: pb.SessionRequest,
+    refusal_of: RefusalOf,
+    table_id: str = "",
+    check: Callable[[], None] = lambda: None,
 ) -> pb.CommandResult:
-    """Run one command of a session as its call would; its result, refusals included."""
+    """Run one command of a session (at ``table_id``) as its call would; its result,
+    refusals included."""
     kind = request.WhichOneof("request") or ""
     run = COMMANDS.get(kind)
     command = getattr(request, kind) if run is not None else None
     result = pb.CommandResult(command_id=command.command_id if command is not None else "")
     started = time.perf_counter()
     try:
-        if run is None:
+        if run is None or command is None:
             raise checks.invalid(
                 "NOT_A_SESSION_COMMAND",
                 "after the first watch request, send a play, pass, return_cards or host_action"
                 if kind
                 else "the request holds no command",
             )
-        result.version = (await run(gateway, claims, command)).version
+        check()
+        if command.table_id and command.table_id != table_id:
+            raise denied(
+                "WRONG_TABLE",
+                f"this session watches table {table_id}: open a session of "
+                f"{command.table_id} to act there",
+            )
+        command.table_id = table_id
+        result.version = (await run(gateway, identity, command)).version
         code = "OK"
     except DOMAIN_ERRORS as error:
         refusal = refusal_of(error)

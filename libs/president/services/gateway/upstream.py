@@ -14,6 +14,8 @@ import grpc
 
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
+from president.players.v1 import players_pb2 as ppb
+from president.players.v1 import players_pb2_grpc
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit.channels import internal_channel_options
@@ -61,7 +63,18 @@ class ScoringPort(Protocol):
         """A table's finished games (empty when scoring has not seen the table)."""
 
 
-async def _call(call: Callable[[], Awaitable[T]]) -> T:
+class PlayersPort(Protocol):
+    """The players service as the gateway uses it: each account call, passed through."""
+
+    async def call(self, method: str, request: Any) -> Any:
+        """Run ``method`` (CreateGuest, Register, LogIn, Refresh, LogOut, LogOutEverywhere,
+        ListRevocations) with ``request``; its answer (a refusal is raised)."""
+
+    async def revocations(self) -> list[ppb.Revocation]:
+        """The revoked sessions whose access tokens may still be presented."""
+
+
+async def _call(call: Callable[[], Awaitable[T]], service: str = "table") -> T:
     try:
         return await call()
     except grpc.aio.AioRpcError as error:
@@ -71,7 +84,7 @@ async def _call(call: Callable[[], Awaitable[T]]) -> T:
                 raise ServiceError(
                     grpc.StatusCode.UNAVAILABLE,
                     "UPSTREAM_UNAVAILABLE",
-                    "the table service cannot be reached right now: try again shortly",
+                    f"the {service} service cannot be reached right now: try again shortly",
                 ) from None
         reraise_remote(error, await aio_error_info(error))
 
@@ -229,3 +242,28 @@ class GrpcScoring(_Lazy):
                 ) from None
             reraise_remote(error, await aio_error_info(error))
         return list(response.games)
+
+
+class GrpcPlayers(_Lazy):
+    """:class:`PlayersPort` over the players service's gRPC API."""
+
+    METHODS = frozenset(
+        {"CreateGuest", "Register", "LogIn", "Refresh", "LogOut", "LogOutEverywhere"}
+    )
+
+    def __init__(self, address: str) -> None:
+        super().__init__(address, players_pb2_grpc.PlayersServiceStub)
+
+    async def call(self, method: str, request: Any) -> Any:
+        if method not in self.METHODS:
+            raise ValueError(f"no account call {method!r}")
+        return await _call(
+            lambda: getattr(self._stub, method)(request, timeout=CALL_TIMEOUT), "players"
+        )
+
+    async def revocations(self) -> list[ppb.Revocation]:
+        response: ppb.ListRevocationsResponse = await _call(
+            lambda: self._stub.ListRevocations(ppb.ListRevocationsRequest(), timeout=CALL_TIMEOUT),
+            "players",
+        )
+        return list(response.revocations)

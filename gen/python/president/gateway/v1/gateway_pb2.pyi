@@ -4,10 +4,16 @@ isort:skip_file
 The public door of the President table backend. Client apps create and
 join tables, play, and watch their own view of a table as a stream.
 
-Authentication: calls that act for a seat carry the bearer token the
-gateway issued for it, in the metadata "authorization: Bearer <token>".
-A token acts only for its own seat at its own table; only the host's token
-runs host actions; spectator and auditor tokens read and never write.
+Authentication: a token says who you are (an account), never what you may
+do at a table. Get one with CreateGuest, Register or LogIn (or from a
+trusted identity provider) and send it in the metadata
+"authorization: Bearer <token>" with every call but those four and
+Refresh and ListTables. Table-scoped requests name their table in
+table_id (field 15). What an identity may do there is read from the
+table's state at each command: the seat it holds, whether it is the host;
+an identity without a seat only watches (READ_ONLY). An expired or
+revoked identity is UNAUTHENTICATED (TOKEN_EXPIRED, SESSION_REVOKED),
+on an open Session or Watch stream too, which then ends.
 
 Errors use the gRPC rich error model: a status code (INVALID_ARGUMENT,
 FAILED_PRECONDITION, ABORTED for a stale or conflicting play,
@@ -95,6 +101,57 @@ HOST_CHOICE_BACK_TO_LOBBY: HostChoice.ValueType  # 4
 Global___HostChoice: _TypeAlias = HostChoice  # noqa: Y015
 
 @_typing.final
+class LogOutRequest(_message.Message):
+    """Log out of the bearer token's session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogOutRequest: _TypeAlias = LogOutRequest  # noqa: Y015
+
+@_typing.final
+class LogOutEverywhereRequest(_message.Message):
+    """Log out of every session of the bearer token's account."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogOutEverywhereRequest: _TypeAlias = LogOutEverywhereRequest  # noqa: Y015
+
+@_typing.final
+class WhoAmIRequest(_message.Message):
+    """Who am I."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WhoAmIRequest: _TypeAlias = WhoAmIRequest  # noqa: Y015
+
+@_typing.final
 class CreateTableRequest(_message.Message):
     """Create a table."""
 
@@ -114,8 +171,8 @@ class CreateTableRequest(_message.Message):
     """The creator's name at the table."""
     command_id: _builtins.str
     """Creates one table per id: a repeat of an id (a retry after a lost answer
-    included) is refused ALREADY_EXISTS (TABLE_EXISTS) and returns no token;
-    only the first call gets the host's token. Create anew with a new id.
+    included) is refused ALREADY_EXISTS (TABLE_EXISTS) and seats nobody;
+    only the first call's caller is the host. Create anew with a new id.
     """
     name: _builtins.str
     """The table's name in the lobby (at most 40 characters; empty for none)."""
@@ -156,9 +213,9 @@ class CreateTableResponse(_message.Message):
     seat: _builtins.int
     """The creator's seat."""
     token: _builtins.str
-    """The creator's bearer token (with host rights)."""
+    """No longer set: a token names an account (CreateGuest, LogIn), not a table."""
     player_id: _builtins.str
-    """The creator's player id."""
+    """The creator's account id."""
     def __init__(
         self,
         *,
@@ -349,9 +406,9 @@ class JoinTableResponse(_message.Message):
     seat: _builtins.int
     """The seat."""
     token: _builtins.str
-    """The bearer token for that seat."""
+    """No longer set: a token names an account (CreateGuest, LogIn), not a seat."""
     player_id: _builtins.str
-    """The player's id."""
+    """The player's account id."""
     def __init__(
         self,
         *,
@@ -378,7 +435,7 @@ class SpectateRequest(_message.Message):
     table_id: _builtins.str
     """The table."""
     auditor: _builtins.bool
-    """True for an auditor (may check deals), false for a spectator."""
+    """No longer matters: any identity may check a finished round's deal."""
     def __init__(
         self,
         *,
@@ -395,13 +452,13 @@ Global___SpectateRequest: _TypeAlias = SpectateRequest  # noqa: Y015
 
 @_typing.final
 class SpectateResponse(_message.Message):
-    """A read-only token."""
+    """The table may be watched."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TOKEN_FIELD_NUMBER: _builtins.int
     token: _builtins.str
-    """The bearer token."""
+    """No longer set: any identity watches a table it knows the id of."""
     def __init__(
         self,
         *,
@@ -424,6 +481,7 @@ class AddBotRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """A seat; absent for the first free one."""
     level: _builtins.str
@@ -434,16 +492,19 @@ class AddBotRequest(_message.Message):
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         seat: _builtins.int | None = ...,
         level: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_seat", b"_seat", "expected_version", b"expected_version", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_seat", b"_seat", "expected_version", b"expected_version", "level", b"level", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_seat", b"_seat", "expected_version", b"expected_version", "level", b"level", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -486,21 +547,25 @@ class RemoveSeatRequest(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
     expected_version: _builtins.int
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -533,21 +598,25 @@ class StartGameRequest(_message.Message):
 
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """Makes the call idempotent for retries."""
     expected_version: _builtins.int
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         command_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "command_id", b"command_id", "expected_version", b"expected_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -582,6 +651,7 @@ class PlayRequest(_message.Message):
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     trick_version: _builtins.int
     """The trick version the play answers (required in rapid mode to win races fairly)."""
     command_id: _builtins.str
@@ -590,6 +660,8 @@ class PlayRequest(_message.Message):
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards, as text ("10H")."""
@@ -601,10 +673,11 @@ class PlayRequest(_message.Message):
         trick_version: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "cards", b"cards", "command_id", b"command_id", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "cards", b"cards", "command_id", b"command_id", "expected_version", b"expected_version", "table_id", b"table_id", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -648,6 +721,7 @@ class PassRequest(_message.Message):
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     trick_version: _builtins.int
     """The trick version the pass answers."""
     command_id: _builtins.str
@@ -656,16 +730,19 @@ class PassRequest(_message.Message):
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         trick_version: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "command_id", b"command_id", "expected_version", b"expected_version", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_trick_version", b"_trick_version", "command_id", b"command_id", "expected_version", b"expected_version", "table_id", b"table_id", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -709,12 +786,15 @@ class ReturnCardsRequest(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """A client-chosen id."""
     expected_version: _builtins.int
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards."""
@@ -725,10 +805,11 @@ class ReturnCardsRequest(_message.Message):
         cards: _abc.Iterable[_builtins.str] | None = ...,
         command_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "cards", b"cards", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "cards", b"cards", "command_id", b"command_id", "expected_version", b"expected_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -766,21 +847,25 @@ class ReactRequest(_message.Message):
 
     REACTION_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     reaction: _builtins.str
     """A short code such as "thumbs_up" (letters, digits and _; at most 32)."""
     expected_version: _builtins.int
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         reaction: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "reaction", b"reaction"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "reaction", b"reaction", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -812,18 +897,22 @@ class LeaveRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     expected_version: _builtins.int
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -857,6 +946,7 @@ class HostActionRequest(_message.Message):
     CHOICE_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     choice: Global___HostChoice.ValueType
     """The choice."""
     command_id: _builtins.str
@@ -865,16 +955,19 @@ class HostActionRequest(_message.Message):
     """The table version (a view's version) the command was chosen on: when the
     table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
     """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         choice: Global___HostChoice.ValueType = ...,
         command_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "choice", b"choice", "command_id", b"command_id", "expected_version", b"expected_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "choice", b"choice", "command_id", b"command_id", "expected_version", b"expected_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -910,12 +1003,17 @@ class GetTableRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
+        *,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -930,7 +1028,7 @@ class GetTableResponse(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def view(self) -> _game_pb2.TableView:
-        """The table as the token's seat sees it."""
+        """The table as the caller's seat sees it."""
 
     def __init__(
         self,
@@ -951,12 +1049,17 @@ class GetScoresRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
+        *,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1072,19 +1175,23 @@ class CheckDealRequest(_message.Message):
 
     GAME_NO_FIELD_NUMBER: _builtins.int
     ROUND_NO_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     game_no: _builtins.int
     """The game number."""
     round_no: _builtins.int
     """The round number."""
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
     def __init__(
         self,
         *,
         game_no: _builtins.int = ...,
         round_no: _builtins.int = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "round_no", b"round_no"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "round_no", b"round_no", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1173,16 +1280,20 @@ class WatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     FROM_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     from_version: _builtins.int
     """Resume after this version (the last one the client saw); 0 for a fresh snapshot."""
+    table_id: _builtins.str
+    """The table."""
     def __init__(
         self,
         *,
         from_version: _builtins.int = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_version", b"from_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_version", b"from_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1190,7 +1301,7 @@ Global___WatchRequest: _TypeAlias = WatchRequest  # noqa: Y015
 
 @_typing.final
 class WatchResponse(_message.Message):
-    """One change, as the token's seat may see it."""
+    """One change, as the caller's seat may see it."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1365,6 +1476,9 @@ class PreviewPlayRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CARDS_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The chosen cards, as text ("9H")."""
@@ -1373,10 +1487,11 @@ class PreviewPlayRequest(_message.Message):
         self,
         *,
         cards: _abc.Iterable[_builtins.str] | None = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1426,6 +1541,7 @@ class GetActivityRequest(_message.Message):
 
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     """Items per page: 0 for 50, at most 200."""
     page_token: _builtins.str
@@ -1433,15 +1549,18 @@ class GetActivityRequest(_message.Message):
     gave this reader (opaque; a forged, altered, expired or another reader's
     token is refused INVALID_ARGUMENT, PAGE_TOKEN_INVALID or PAGE_TOKEN_EXPIRED).
     """
+    table_id: _builtins.str
+    """The table."""
     def __init__(
         self,
         *,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

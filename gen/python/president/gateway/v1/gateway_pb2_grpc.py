@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from president.gateway.v1 import gateway_pb2 as president_dot_gateway_dot_v1_dot_gateway__pb2
+from president.players.v1 import players_pb2 as president_dot_players_dot_v1_dot_players__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -140,6 +141,41 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.FromString,
                 _registered_method=True)
+        self.CreateGuest = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/CreateGuest',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.FromString,
+                _registered_method=True)
+        self.Register = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/Register',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.FromString,
+                _registered_method=True)
+        self.LogIn = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/LogIn',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.LogInRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogInResponse.FromString,
+                _registered_method=True)
+        self.Refresh = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/Refresh',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.FromString,
+                _registered_method=True)
+        self.LogOut = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/LogOut',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.FromString,
+                _registered_method=True)
+        self.LogOutEverywhere = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/LogOutEverywhere',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutEverywhereRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.FromString,
+                _registered_method=True)
+        self.WhoAmI = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/WhoAmI',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -163,14 +199,14 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def JoinTable(self, request, context):
-        """Takes a seat at a table and returns the seat's token.
+        """Takes a seat at a table for the caller's account (the seat it holds already, if any).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Spectate(self, request, context):
-        """Returns a read-only token to watch a table (spectators and auditors).
+        """Checks that a table exists to be watched: any identity watches a table it knows.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -198,21 +234,21 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Play(self, request, context):
-        """Plays cards for the token's seat.
+        """Plays cards for the seat the caller's account holds.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Pass(self, request, context):
-        """Passes for the token's seat.
+        """Passes for the seat the caller's account holds.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReturnCards(self, request, context):
-        """Returns cards in the exchange for the token's seat.
+        """Returns cards in the exchange for the seat the caller's account holds.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -240,7 +276,7 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTable(self, request, context):
-        """The table as the token's seat sees it.
+        """The table as the caller's seat sees it (without a seat: no hand).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -269,7 +305,7 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Watch(self, request, context):
-        """The token's view of the table as a stream: a snapshot, then every change.
+        """The caller's view of the table as a stream: a snapshot, then every change.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -280,8 +316,12 @@ class GatewayServiceServicer:
         the changes come as Watch sends them, several to a message when they are
         ready together; the seat's plays, passes, returns and host actions may
         then be sent on the same stream, each answered by a CommandResult
-        carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
-        watches. A message on an open stream costs far less than a call.
+        carrying its command_id (refusals included, the stream going on). Same
+        identity and rights as the calls; an identity without a seat only
+        watches. The commands act at the watched table. Once the identity
+        expires or is revoked, commands are refused and the stream ends
+        (UNAUTHENTICATED: TOKEN_EXPIRED, SESSION_REVOKED); so does Watch. A
+        message on an open stream costs far less than a call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -300,6 +340,56 @@ class GatewayServiceServicer:
         """The table's activity, newest first and a page at a time: each change in
         words (the activity panel's sentences) and as its event, redacted for the
         token's seat exactly as Watch shows it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateGuest(self, request, context):
+        """Accounts (forwarded to the players service).
+        A new guest: tokens and the device secret to keep (no token needed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Register(self, request, context):
+        """A named account; with a guest's bearer token, that guest gets the name and keeps its id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LogIn(self, request, context):
+        """Log in by name and password, or as a guest by id and device secret (no token needed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Refresh(self, request, context):
+        """New tokens for a refresh token, used once (no token needed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LogOut(self, request, context):
+        """Ends the bearer token's session, on every gateway replica.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LogOutEverywhere(self, request, context):
+        """Ends every session of the bearer token's account, on every gateway replica.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WhoAmI(self, request, context):
+        """Who the bearer token names.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -412,6 +502,41 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.GetActivity,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.SerializeToString,
+            ),
+            'CreateGuest': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateGuest,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.SerializeToString,
+            ),
+            'Register': grpc.unary_unary_rpc_method_handler(
+                    servicer.Register,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.SerializeToString,
+            ),
+            'LogIn': grpc.unary_unary_rpc_method_handler(
+                    servicer.LogIn,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.LogInRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogInResponse.SerializeToString,
+            ),
+            'Refresh': grpc.unary_unary_rpc_method_handler(
+                    servicer.Refresh,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.SerializeToString,
+            ),
+            'LogOut': grpc.unary_unary_rpc_method_handler(
+                    servicer.LogOut,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.SerializeToString,
+            ),
+            'LogOutEverywhere': grpc.unary_unary_rpc_method_handler(
+                    servicer.LogOutEverywhere,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutEverywhereRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.SerializeToString,
+            ),
+            'WhoAmI': grpc.unary_unary_rpc_method_handler(
+                    servicer.WhoAmI,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -982,6 +1107,195 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/GetActivity',
             president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.GetActivityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateGuest(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/CreateGuest',
+            president_dot_players_dot_v1_dot_players__pb2.CreateGuestRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.CreateGuestResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Register(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/Register',
+            president_dot_players_dot_v1_dot_players__pb2.RegisterRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.RegisterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LogIn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/LogIn',
+            president_dot_players_dot_v1_dot_players__pb2.LogInRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.LogInResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Refresh(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/Refresh',
+            president_dot_players_dot_v1_dot_players__pb2.RefreshRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.RefreshResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LogOut(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/LogOut',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.LogOutResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LogOutEverywhere(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/LogOutEverywhere',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.LogOutEverywhereRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.LogOutEverywhereResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WhoAmI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/WhoAmI',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -4,10 +4,16 @@ isort:skip_file
 The public door of the President table backend. Client apps create and
 join tables, play, and watch their own view of a table as a stream.
 
-Authentication: calls that act for a seat carry the bearer token the
-gateway issued for it, in the metadata "authorization: Bearer <token>".
-A token acts only for its own seat at its own table; only the host's token
-runs host actions; spectator and auditor tokens read and never write.
+Authentication: a token says who you are (an account), never what you may
+do at a table. Get one with CreateGuest, Register or LogIn (or from a
+trusted identity provider) and send it in the metadata
+"authorization: Bearer <token>" with every call but those four and
+Refresh and ListTables. Table-scoped requests name their table in
+table_id (field 15). What an identity may do there is read from the
+table's state at each command: the seat it holds, whether it is the host;
+an identity without a seat only watches (READ_ONLY). An expired or
+revoked identity is UNAUTHENTICATED (TOKEN_EXPIRED, SESSION_REVOKED),
+on an open Session or Watch stream too, which then ends.
 
 Errors use the gRPC rich error model: a status code (INVALID_ARGUMENT,
 FAILED_PRECONDITION, ABORTED for a stale or conflicting play,
@@ -19,6 +25,7 @@ conformance/FORMAT.md, such as TOO_LOW) and a message for a person.
 from collections import abc as _abc
 from grpc import aio as _aio
 from president.gateway.v1 import gateway_pb2 as _gateway_pb2
+from president.players.v1 import players_pb2 as _players_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys
@@ -54,9 +61,9 @@ class GatewayServiceStub:
     Private and practice tables are never listed.
     """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]
-    """Takes a seat at a table and returns the seat's token."""
+    """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
     Spectate: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]
-    """Returns a read-only token to watch a table (spectators and auditors)."""
+    """Checks that a table exists to be watched: any identity watches a table it knows."""
     AddBot: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.AddBotRequest, _gateway_pb2.AddBotResponse]
     """Host: seats a bot in a free seat."""
     RemoveSeat: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.RemoveSeatRequest, _gateway_pb2.RemoveSeatResponse]
@@ -64,11 +71,11 @@ class GatewayServiceStub:
     StartGame: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.StartGameRequest, _gateway_pb2.StartGameResponse]
     """Host (or any seated player at a public or practice table): starts the game."""
     Play: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.PlayRequest, _gateway_pb2.PlayResponse]
-    """Plays cards for the token's seat."""
+    """Plays cards for the seat the caller's account holds."""
     Pass: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.PassRequest, _gateway_pb2.PassResponse]
-    """Passes for the token's seat."""
+    """Passes for the seat the caller's account holds."""
     ReturnCards: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ReturnCardsRequest, _gateway_pb2.ReturnCardsResponse]
-    """Returns cards in the exchange for the token's seat."""
+    """Returns cards in the exchange for the seat the caller's account holds."""
     React: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ReactRequest, _gateway_pb2.ReactResponse]
     """Shows a reaction to the table."""
     Leave: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.LeaveRequest, _gateway_pb2.LeaveResponse]
@@ -76,7 +83,7 @@ class GatewayServiceStub:
     HostAction: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.HostActionRequest, _gateway_pb2.HostActionResponse]
     """Host: Next round, End the game, Play again, Back to lobby."""
     GetTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetTableRequest, _gateway_pb2.GetTableResponse]
-    """The table as the token's seat sees it."""
+    """The table as the caller's seat sees it (without a seat: no hand)."""
     GetScores: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetScoresRequest, _gateway_pb2.GetScoresResponse]
     """The table's scores and finished games."""
     CheckDeal: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.CheckDealRequest, _gateway_pb2.CheckDealResponse]
@@ -86,14 +93,18 @@ class GatewayServiceStub:
     committed, in a hash chain of its own. Anyone may read and archive it; no token.
     """
     Watch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]
-    """The token's view of the table as a stream: a snapshot, then every change."""
+    """The caller's view of the table as a stream: a snapshot, then every change."""
     Session: _grpc.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]
     """Watch and act on one stream. The first request is a WatchRequest, and
     the changes come as Watch sends them, several to a message when they are
     ready together; the seat's plays, passes, returns and host actions may
     then be sent on the same stream, each answered by a CommandResult
-    carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
-    watches. A message on an open stream costs far less than a call.
+    carrying its command_id (refusals included, the stream going on). Same
+    identity and rights as the calls; an identity without a seat only
+    watches. The commands act at the watched table. Once the identity
+    expires or is revoked, commands are refused and the stream ends
+    (UNAUTHENTICATED: TOKEN_EXPIRED, SESSION_REVOKED); so does Watch. A
+    message on an open stream costs far less than a call.
     """
     PreviewPlay: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.PreviewPlayRequest, _gateway_pb2.PreviewPlayResponse]
     """What the play button would say for a chosen set of the token's seat's
@@ -105,6 +116,22 @@ class GatewayServiceStub:
     words (the activity panel's sentences) and as its event, redacted for the
     token's seat exactly as Watch shows it.
     """
+    CreateGuest: _grpc.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.CreateGuestResponse]
+    """Accounts (forwarded to the players service).
+    A new guest: tokens and the device secret to keep (no token needed).
+    """
+    Register: _grpc.UnaryUnaryMultiCallable[_players_pb2.RegisterRequest, _players_pb2.RegisterResponse]
+    """A named account; with a guest's bearer token, that guest gets the name and keeps its id."""
+    LogIn: _grpc.UnaryUnaryMultiCallable[_players_pb2.LogInRequest, _players_pb2.LogInResponse]
+    """Log in by name and password, or as a guest by id and device secret (no token needed)."""
+    Refresh: _grpc.UnaryUnaryMultiCallable[_players_pb2.RefreshRequest, _players_pb2.RefreshResponse]
+    """New tokens for a refresh token, used once (no token needed)."""
+    LogOut: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.LogOutRequest, _players_pb2.LogOutResponse]
+    """Ends the bearer token's session, on every gateway replica."""
+    LogOutEverywhere: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.LogOutEverywhereRequest, _players_pb2.LogOutEverywhereResponse]
+    """Ends every session of the bearer token's account, on every gateway replica."""
+    WhoAmI: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]
+    """Who the bearer token names."""
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -119,9 +146,9 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     Private and practice tables are never listed.
     """
     JoinTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]  # type: ignore[assignment]
-    """Takes a seat at a table and returns the seat's token."""
+    """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
     Spectate: _aio.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]  # type: ignore[assignment]
-    """Returns a read-only token to watch a table (spectators and auditors)."""
+    """Checks that a table exists to be watched: any identity watches a table it knows."""
     AddBot: _aio.UnaryUnaryMultiCallable[_gateway_pb2.AddBotRequest, _gateway_pb2.AddBotResponse]  # type: ignore[assignment]
     """Host: seats a bot in a free seat."""
     RemoveSeat: _aio.UnaryUnaryMultiCallable[_gateway_pb2.RemoveSeatRequest, _gateway_pb2.RemoveSeatResponse]  # type: ignore[assignment]
@@ -129,11 +156,11 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     StartGame: _aio.UnaryUnaryMultiCallable[_gateway_pb2.StartGameRequest, _gateway_pb2.StartGameResponse]  # type: ignore[assignment]
     """Host (or any seated player at a public or practice table): starts the game."""
     Play: _aio.UnaryUnaryMultiCallable[_gateway_pb2.PlayRequest, _gateway_pb2.PlayResponse]  # type: ignore[assignment]
-    """Plays cards for the token's seat."""
+    """Plays cards for the seat the caller's account holds."""
     Pass: _aio.UnaryUnaryMultiCallable[_gateway_pb2.PassRequest, _gateway_pb2.PassResponse]  # type: ignore[assignment]
-    """Passes for the token's seat."""
+    """Passes for the seat the caller's account holds."""
     ReturnCards: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ReturnCardsRequest, _gateway_pb2.ReturnCardsResponse]  # type: ignore[assignment]
-    """Returns cards in the exchange for the token's seat."""
+    """Returns cards in the exchange for the seat the caller's account holds."""
     React: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ReactRequest, _gateway_pb2.ReactResponse]  # type: ignore[assignment]
     """Shows a reaction to the table."""
     Leave: _aio.UnaryUnaryMultiCallable[_gateway_pb2.LeaveRequest, _gateway_pb2.LeaveResponse]  # type: ignore[assignment]
@@ -141,7 +168,7 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     HostAction: _aio.UnaryUnaryMultiCallable[_gateway_pb2.HostActionRequest, _gateway_pb2.HostActionResponse]  # type: ignore[assignment]
     """Host: Next round, End the game, Play again, Back to lobby."""
     GetTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetTableRequest, _gateway_pb2.GetTableResponse]  # type: ignore[assignment]
-    """The table as the token's seat sees it."""
+    """The table as the caller's seat sees it (without a seat: no hand)."""
     GetScores: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetScoresRequest, _gateway_pb2.GetScoresResponse]  # type: ignore[assignment]
     """The table's scores and finished games."""
     CheckDeal: _aio.UnaryUnaryMultiCallable[_gateway_pb2.CheckDealRequest, _gateway_pb2.CheckDealResponse]  # type: ignore[assignment]
@@ -151,14 +178,18 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     committed, in a hash chain of its own. Anyone may read and archive it; no token.
     """
     Watch: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]  # type: ignore[assignment]
-    """The token's view of the table as a stream: a snapshot, then every change."""
+    """The caller's view of the table as a stream: a snapshot, then every change."""
     Session: _aio.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]  # type: ignore[assignment]
     """Watch and act on one stream. The first request is a WatchRequest, and
     the changes come as Watch sends them, several to a message when they are
     ready together; the seat's plays, passes, returns and host actions may
     then be sent on the same stream, each answered by a CommandResult
-    carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
-    watches. A message on an open stream costs far less than a call.
+    carrying its command_id (refusals included, the stream going on). Same
+    identity and rights as the calls; an identity without a seat only
+    watches. The commands act at the watched table. Once the identity
+    expires or is revoked, commands are refused and the stream ends
+    (UNAUTHENTICATED: TOKEN_EXPIRED, SESSION_REVOKED); so does Watch. A
+    message on an open stream costs far less than a call.
     """
     PreviewPlay: _aio.UnaryUnaryMultiCallable[_gateway_pb2.PreviewPlayRequest, _gateway_pb2.PreviewPlayResponse]  # type: ignore[assignment]
     """What the play button would say for a chosen set of the token's seat's
@@ -170,6 +201,22 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     words (the activity panel's sentences) and as its event, redacted for the
     token's seat exactly as Watch shows it.
     """
+    CreateGuest: _aio.UnaryUnaryMultiCallable[_players_pb2.CreateGuestRequest, _players_pb2.CreateGuestResponse]  # type: ignore[assignment]
+    """Accounts (forwarded to the players service).
+    A new guest: tokens and the device secret to keep (no token needed).
+    """
+    Register: _aio.UnaryUnaryMultiCallable[_players_pb2.RegisterRequest, _players_pb2.RegisterResponse]  # type: ignore[assignment]
+    """A named account; with a guest's bearer token, that guest gets the name and keeps its id."""
+    LogIn: _aio.UnaryUnaryMultiCallable[_players_pb2.LogInRequest, _players_pb2.LogInResponse]  # type: ignore[assignment]
+    """Log in by name and password, or as a guest by id and device secret (no token needed)."""
+    Refresh: _aio.UnaryUnaryMultiCallable[_players_pb2.RefreshRequest, _players_pb2.RefreshResponse]  # type: ignore[assignment]
+    """New tokens for a refresh token, used once (no token needed)."""
+    LogOut: _aio.UnaryUnaryMultiCallable[_gateway_pb2.LogOutRequest, _players_pb2.LogOutResponse]  # type: ignore[assignment]
+    """Ends the bearer token's session, on every gateway replica."""
+    LogOutEverywhere: _aio.UnaryUnaryMultiCallable[_gateway_pb2.LogOutEverywhereRequest, _players_pb2.LogOutEverywhereResponse]  # type: ignore[assignment]
+    """Ends every session of the bearer token's account, on every gateway replica."""
+    WhoAmI: _aio.UnaryUnaryMultiCallable[_gateway_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]  # type: ignore[assignment]
+    """Who the bearer token names."""
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API."""
@@ -199,7 +246,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.JoinTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.JoinTableResponse, _abc.Awaitable[_gateway_pb2.JoinTableResponse]]:
-        """Takes a seat at a table and returns the seat's token."""
+        """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
 
     @_abc_1.abstractmethod
     def Spectate(
@@ -207,7 +254,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.SpectateRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.SpectateResponse, _abc.Awaitable[_gateway_pb2.SpectateResponse]]:
-        """Returns a read-only token to watch a table (spectators and auditors)."""
+        """Checks that a table exists to be watched: any identity watches a table it knows."""
 
     @_abc_1.abstractmethod
     def AddBot(
@@ -239,7 +286,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.PlayRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.PlayResponse, _abc.Awaitable[_gateway_pb2.PlayResponse]]:
-        """Plays cards for the token's seat."""
+        """Plays cards for the seat the caller's account holds."""
 
     @_abc_1.abstractmethod
     def Pass(
@@ -247,7 +294,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.PassRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.PassResponse, _abc.Awaitable[_gateway_pb2.PassResponse]]:
-        """Passes for the token's seat."""
+        """Passes for the seat the caller's account holds."""
 
     @_abc_1.abstractmethod
     def ReturnCards(
@@ -255,7 +302,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.ReturnCardsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.ReturnCardsResponse, _abc.Awaitable[_gateway_pb2.ReturnCardsResponse]]:
-        """Returns cards in the exchange for the token's seat."""
+        """Returns cards in the exchange for the seat the caller's account holds."""
 
     @_abc_1.abstractmethod
     def React(
@@ -287,7 +334,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.GetTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.GetTableResponse, _abc.Awaitable[_gateway_pb2.GetTableResponse]]:
-        """The table as the token's seat sees it."""
+        """The table as the caller's seat sees it (without a seat: no hand)."""
 
     @_abc_1.abstractmethod
     def GetScores(
@@ -321,7 +368,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.WatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_gateway_pb2.WatchResponse], _abc.AsyncIterator[_gateway_pb2.WatchResponse]]:
-        """The token's view of the table as a stream: a snapshot, then every change."""
+        """The caller's view of the table as a stream: a snapshot, then every change."""
 
     @_abc_1.abstractmethod
     def Session(
@@ -333,8 +380,12 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         the changes come as Watch sends them, several to a message when they are
         ready together; the seat's plays, passes, returns and host actions may
         then be sent on the same stream, each answered by a CommandResult
-        carrying its command_id (refusals included, the stream going on). Same tokens and rights as the calls; a read-only token only
-        watches. A message on an open stream costs far less than a call.
+        carrying its command_id (refusals included, the stream going on). Same
+        identity and rights as the calls; an identity without a seat only
+        watches. The commands act at the watched table. Once the identity
+        expires or is revoked, commands are refused and the stream ends
+        (UNAUTHENTICATED: TOKEN_EXPIRED, SESSION_REVOKED); so does Watch. A
+        message on an open stream costs far less than a call.
         """
 
     @_abc_1.abstractmethod
@@ -358,5 +409,63 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         words (the activity panel's sentences) and as its event, redacted for the
         token's seat exactly as Watch shows it.
         """
+
+    @_abc_1.abstractmethod
+    def CreateGuest(
+        self,
+        request: _players_pb2.CreateGuestRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.CreateGuestResponse, _abc.Awaitable[_players_pb2.CreateGuestResponse]]:
+        """Accounts (forwarded to the players service).
+        A new guest: tokens and the device secret to keep (no token needed).
+        """
+
+    @_abc_1.abstractmethod
+    def Register(
+        self,
+        request: _players_pb2.RegisterRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.RegisterResponse, _abc.Awaitable[_players_pb2.RegisterResponse]]:
+        """A named account; with a guest's bearer token, that guest gets the name and keeps its id."""
+
+    @_abc_1.abstractmethod
+    def LogIn(
+        self,
+        request: _players_pb2.LogInRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.LogInResponse, _abc.Awaitable[_players_pb2.LogInResponse]]:
+        """Log in by name and password, or as a guest by id and device secret (no token needed)."""
+
+    @_abc_1.abstractmethod
+    def Refresh(
+        self,
+        request: _players_pb2.RefreshRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.RefreshResponse, _abc.Awaitable[_players_pb2.RefreshResponse]]:
+        """New tokens for a refresh token, used once (no token needed)."""
+
+    @_abc_1.abstractmethod
+    def LogOut(
+        self,
+        request: _gateway_pb2.LogOutRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.LogOutResponse, _abc.Awaitable[_players_pb2.LogOutResponse]]:
+        """Ends the bearer token's session, on every gateway replica."""
+
+    @_abc_1.abstractmethod
+    def LogOutEverywhere(
+        self,
+        request: _gateway_pb2.LogOutEverywhereRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.LogOutEverywhereResponse, _abc.Awaitable[_players_pb2.LogOutEverywhereResponse]]:
+        """Ends every session of the bearer token's account, on every gateway replica."""
+
+    @_abc_1.abstractmethod
+    def WhoAmI(
+        self,
+        request: _gateway_pb2.WhoAmIRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.WhoAmIResponse, _abc.Awaitable[_players_pb2.WhoAmIResponse]]:
+        """Who the bearer token names."""
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,1 @@
+"""The players service: accounts (guests and named), their sessions and tokens."""

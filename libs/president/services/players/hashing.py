@@ -1,0 +1,49 @@
+"""How secrets are kept: passwords with argon2id, random tokens by their SHA-256.
+
+A password is low in entropy, so it is hashed with argon2id (argon2-cffi's
+defaults, RFC 9106's second recommended profile). A refresh token or a
+device secret is 32 random bytes: its SHA-256 is enough to find it and
+reveals nothing, and lets the store look it up by hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+_HASHER = PasswordHasher()
+#: Compared against when an account is unknown, so that an unknown name and a
+#: wrong password take the same time.
+_DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
+
+
+def hash_password(password: str) -> str:
+    """The argon2id hash of a password (with its salt and parameters)."""
+    return _HASHER.hash(password)
+
+
+def password_matches(stored: str | None, password: str) -> bool:
+    """Whether ``password`` is the one hashed in ``stored`` (None: an unknown account)."""
+    try:
+        return _HASHER.verify(stored or _DUMMY_HASH, password) and stored is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def new_secret() -> str:
+    """A fresh random secret for a client to keep (a refresh token, a device secret)."""
+    return secrets.token_urlsafe(32)
+
+
+def secret_hash(secret: str) -> str:
+    """The stored form of a random secret."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def secret_matches(stored: str | None, secret: str) -> bool:
+    """Whether ``secret`` hashes to ``stored``, in constant time."""
+    return stored is not None and hmac.compare_digest(stored, secret_hash(secret))

@@ -1,0 +1,14 @@
+"""``python -m president.services.players.main``: run the players service."""
+
+from __future__ import annotations
+
+from president.servicekit.server import serve
+from president.services.players.bootstrap import build
+
+
+def main() -> None:
+    serve(build)
+
+
+if __name__ == "__main__":
+    main()
