@@ -1,9 +1,9 @@
 """Who may cause each command of a table's log: the actor a stored command names is checked.
 
-Every stored event names its ``actor`` (a player id, ``bot:<seat>`` or
-``server``). A play, pass or return comes from the player seated there, or
-``bot:<seat>`` when a bot plays the seat (a bot's seat, or one its player
-left); a timeout, a deal, a commitment and a reveal from the ``server``; a
+Every stored event names its ``actor`` (an account id, a bot level's account
+``bot:<level>`` or ``server``). A play, pass or return comes from the account
+seated there, or the bot's level's account when a bot plays the seat (a bot's
+seat, or one its player left: :func:`president.hosting.autoplay.bot_actor`); a timeout, a deal, a commitment and a reveal from the ``server``; a
 host action (start, next round, end, back to the lobby, adding a bot,
 removing a player) from the table's host of that moment, as the table
 projection has it (:attr:`president.hosting.projection.Table.host_player_id`),
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from president.audit.commands import Command
 from president.audit.reports import Found
+from president.hosting.autoplay import bot_actor
 from president.hosting.events import DealCommitted, DealRevealed, ReactionShown, TableEvent
 from president.hosting.projection import Table
 from president.rules import game as g
@@ -55,7 +56,7 @@ def check_command_actor(stored: StoredEvent, command: Command, table: Table, act
         seat = command.seat
         if 0 <= seat < len(seats):
             sitting = seats[seat]
-            if actor != (f"bot:{seat}" if sitting.bot_plays else sitting.player):
+            if actor != (bot_actor(game, seat) if sitting.bot_plays else sitting.player):
                 _seat_actor(stored, game, seat, actor, _move_words(command))
     elif isinstance(command, _SERVER_COMMANDS):
         if actor != SERVER:
@@ -95,7 +96,7 @@ def check_service_actor(stored: StoredEvent, event: TableEvent, table: Table, ac
     elif isinstance(event, ReactionShown):
         seats = table.game.seats
         seated = seats[event.seat].player if 0 <= event.seat < len(seats) else None
-        if seated is not None and actor not in (seated, f"bot:{event.seat}"):
+        if seated is not None and actor not in (seated, bot_actor(table.game, event.seat)):
             raise Found(
                 stored,
                 f"the reaction of seat {event.seat} names {actor!r} as its actor, but "
@@ -107,7 +108,7 @@ def _seat_actor(stored: StoredEvent, game: g.GameState, seat: int, actor: str, w
     if not 0 <= seat < len(game.seats):
         return  # the rules refuse it
     sitting = game.seats[seat]
-    allowed = f"bot:{seat}" if sitting.bot_plays else sitting.player
+    allowed = bot_actor(game, seat) if sitting.bot_plays else sitting.player
     if actor != allowed:
         who = "its bot" if sitting.bot_plays else f"{sitting.player!r}, who sits there"
         raise Found(
