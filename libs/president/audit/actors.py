@@ -3,7 +3,8 @@
 Every stored event names its ``actor`` (an account id, a bot level's account
 ``bot:<level>`` or ``server``). A play, pass or return comes from the account
 seated there, or the bot's level's account when a bot plays the seat (a bot's
-seat, or one its player left: :func:`president.hosting.autoplay.bot_actor`); a timeout, a deal, a commitment and a reveal from the ``server``; a
+seat, or one its player left: :func:`president.hosting.autoplay.bot_actor`);
+a timeout, a deal, a commitment and a reveal from the ``server``; a
 host action (start, next round, end, back to the lobby, adding a bot,
 removing a player) from the table's host of that moment, as the table
 projection has it (:attr:`president.hosting.projection.Table.host_player_id`),
