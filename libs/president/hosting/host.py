@@ -38,6 +38,7 @@ from president.hosting.events import (
     TableCreated,
     TableEvent,
 )
+from president.hosting.host_role import handover, successor
 from president.hosting.projection import Table, fold, fold_stored
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -335,6 +336,26 @@ class TableHost:
             result = self._commit(table, [shown], command_id, actor)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
 
+    def hand_over_host(
+        self,
+        table_id: str,
+        seat: int,
+        command_id: str,
+        actor: str,
+        authorize: Callable[[Table], None] | None = None,
+    ) -> Outcome:
+        """The host hands the host role to the human in ``seat`` (a ``HostChanged`` event)."""
+        with self.lock(table_id), self._collecting(table_id) as committed:
+            earlier = self._store.command_result(command_id, stream_id(table_id))
+            if earlier is not None:
+                self.load(table_id)
+                return Outcome(earlier.last_version, len(earlier.versions))
+            table = self.load(table_id)
+            if authorize is not None:
+                authorize(table)
+            result = self._commit(table, [handover(table, seat)], command_id, actor)
+            return Outcome(result.last_version, len(result.versions), tuple(committed))
+
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
         command_id = f"timeout-{table_id}-{game_no}-{round_no}-{timer_key}"
@@ -414,7 +435,8 @@ class TableHost:
     def _follow_up(
         self, table_id: str, command_id: str, *, until_dealer: bool = False, first_step: int = 0
     ) -> int | None:
-        """Deal when the table waits for cards, reveal ended rounds, let bots move.
+        """Pass on the role of a host who left, deal when the table waits for cards,
+        reveal ended rounds, let bots move.
 
         None once nothing is left to do. With ``until_dealer``, the number of
         the step that needs the dealer, where it stopped: the steps are
@@ -423,6 +445,10 @@ class TableHost:
         for step in range(first_step, MAX_FOLLOW_UPS):
             table = self._tables[table_id]
             game = table.game
+            next_host = successor(table)
+            if next_host is not None:
+                self._commit(table, [next_host], f"{command_id}/host-{step}", SERVER)
+                continue
             needs_reveal = self._needs_reveal(table)
             if until_dealer and (needs_reveal or game.phase == g.GamePhase.DEALING):
                 return step

@@ -11,6 +11,7 @@ from president.hosting import events as ev
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
 from president.play.recorded import record_bot_game, seeded_dealer
+from president.rules import game as g
 from president.rules.options import options_for
 from president.store import EventStore
 
@@ -23,6 +24,10 @@ def test_a_recorded_game_re_encodes_byte_for_byte(tmp_path: Path, preset: str) -
         host = TableHost(store, seeded_dealer(7))
         table_id = record_bot_game(host, options_for(preset), PRESET_PLAYERS[preset], rounds=2)
         host.append_reaction(table_id, 0, "thumbs_up", "reaction-1", "p0")
+        # After the game a person takes a bot's seat and becomes the host.
+        host.decide_and_append(table_id, g.Leave(0, removed=True), "free-0", "host")
+        host.decide_and_append(table_id, g.SitDown(0, "ann", display_name="Ann"), "sit-ann", "ann")
+        host.hand_over_host(table_id, 0, "to-ann", "host")
         stored = store.read_stream(stream_id(table_id))
     kinds = set()
     for event in stored:

@@ -53,10 +53,20 @@ class GameState:
     round: rnd.RoundState | None = None
     winners: tuple[int, ...] = ()
     stopped: bool = False
+    #: Players who left (or were removed) during the game under way: rulebook 000's
+    #: "you cannot reclaim that seat during the game". Empty outside a game.
+    departed: frozenset[str] = frozenset()
+    #: Seats taken between rounds since the last deal: they start with no role and no
+    #: score, and the next round starts like round 1 (no exchange).
+    newcomers: frozenset[int] = frozenset()
 
     @property
     def occupied(self) -> tuple[int, ...]:
         return tuple(i for i, seat in enumerate(self.seats) if seat.occupied)
+
+
+#: The phases of a game under way, from its start to its end.
+IN_GAME = frozenset({GamePhase.DEALING, GamePhase.ROUND, GamePhase.BETWEEN_ROUNDS})
 
 
 def new_table(options: Options, seat_count: int | None = None) -> GameState:

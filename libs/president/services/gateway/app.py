@@ -3,7 +3,9 @@
 The servicer (:mod:`president.services.gateway.handlers`) verifies the token and hands
 the claims here. Seat commands act for the seat the token's player holds now
 (found in the table's feed, so a seat change between rounds follows the
-player); the table service checks again that the seat is the actor's.
+player). The gateway decides no right itself: the table service checks every
+command, host actions included, against the table's state
+(:mod:`president.services.table.rights`).
 Commands carry the client's command id, scoped by player, so a retry with the
 same id runs once. Refusals from the table service pass through unchanged.
 """
@@ -19,7 +21,7 @@ from typing import TypeVar
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
-from president.hosting.visibility import PRACTICE, PRIVATE, PUBLIC, VISIBILITIES
+from president.hosting.visibility import PRACTICE, PUBLIC, VISIBILITIES
 from president.servicekit.errors import ServiceError
 from president.services.gateway import checks
 from president.services.gateway.auth import (
@@ -32,7 +34,6 @@ from president.services.gateway.auth import (
     denied,
     new_player_id,
     require_checker,
-    require_host,
     require_writer,
 )
 from president.services.gateway.dealcheck import check_deal
@@ -191,8 +192,8 @@ class Gateway:
         return pb.SpectateResponse(token=self._tokens.issue(table_id, watcher, role))
 
     async def add_bot(self, claims: Claims, request: pb.AddBotRequest) -> pb.AddBotResponse:
-        """Host: a bot takes a free seat."""
-        require_host(claims, "seat bots")
+        """Host: a bot takes a free seat (the table service checks the host)."""
+        require_writer(claims)
         feed = await self._hub.feed(claims.table_id)
         wanted = request.seat if request.HasField("seat") else None
         bot = f"bot-{secrets.token_hex(4)}"
@@ -208,15 +209,10 @@ class Gateway:
     async def remove_seat(
         self, claims: Claims, request: pb.RemoveSeatRequest
     ) -> pb.RemoveSeatResponse:
-        """Host: remove a bot or a player (a bot finishes their round)."""
-        require_host(claims, "remove players")
+        """Host: remove a bot or a player (a bot finishes their round); the table service
+        checks the host and the seat."""
+        require_writer(claims)
         feed = await self._hub.feed(claims.table_id)
-        await feed.catch_up()
-        seats = feed.table.game.seats
-        if request.seat >= len(seats) or not seats[request.seat].occupied:
-            raise Refused("NO_SUCH_SEAT", f"nobody sits in seat {request.seat}")
-        if seat_of(feed.table.game, claims.player_id) == request.seat:
-            raise Refused("OWN_SEAT", "the host leaves with Leave, not by removing their own seat")
         await self._submit(
             claims,
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
@@ -228,12 +224,11 @@ class Gateway:
     async def start_game(
         self, claims: Claims, request: pb.StartGameRequest
     ) -> pb.StartGameResponse:
-        """Start: the host; at a public or practice table any seated player."""
+        """Start: the host; at a public or practice table any seated player (the table
+        service decides)."""
         require_writer(claims)
         feed = await self._hub.feed(claims.table_id)
-        if feed.table.visibility == PRIVATE:
-            require_host(claims, "start the game at a private table")
-        seat = await self._acting_seat(claims, feed)
+        seat = self._host_seat(feed, claims)
         await self._submit(
             claims,
             gpb.Command(start_game=gpb.StartGame()),
@@ -318,7 +313,6 @@ class Gateway:
                 "INVALID_CHOICE",
                 "choose next round, end the game, play again or back to lobby",
             )
-        require_host(claims, "choose what happens between rounds and games")
         command_id = checks.command_id(request.command_id)
         feed = await self._hub.feed(claims.table_id)
         version = await self._submit(
@@ -328,6 +322,21 @@ class Gateway:
             seat=self._host_seat(feed, claims),
         )
         return pb.HostActionResponse(version=version)
+
+    async def hand_over_host(
+        self, claims: Claims, request: pb.HandOverHostRequest
+    ) -> pb.HandOverHostResponse:
+        """Host: hand the host role to the person in a seat (the table service decides)."""
+        require_writer(claims)
+        command_id = checks.command_id(request.command_id) or f"host-{secrets.token_hex(6)}"
+        feed = await self._hub.feed(claims.table_id)
+        version = await self._submit(
+            claims,
+            gpb.Command(hand_over_host=gpb.HandOverHost(seat=request.seat)),
+            command_id,
+            seat=self._host_seat(feed, claims),
+        )
+        return pb.HandOverHostResponse(version=version)
 
     # -- reading ------------------------------------------------------------------------
     async def get_table(self, claims: Claims) -> pb.GetTableResponse:
@@ -433,26 +442,18 @@ class Gateway:
         return -1 if seat is None else seat
 
     async def _acting_seat(self, claims: Claims, feed: TableFeed, fresh: bool = False) -> int:
-        """The seat the token's player holds now; refused once they left or lost it.
+        """The seat the token's player holds now, as the feed shows it.
 
-        The feed may not show a Leave yet: the table service refuses a seat's
-        player who left (SEAT_LEFT) in any case.
+        A player the feed shows no seat for is sent on for seat 0: the table
+        service refuses them with the reason its state gives (SEAT_LEFT,
+        SEAT_REMOVED, NOT_SEATED), the one place rights are decided.
         """
         if fresh:
             await feed.catch_up()
-        game = feed.table.game
-        seat = seat_of(game, claims.player_id)
+        seat = seat_of(feed.table.game, claims.player_id)
         if seat is None and not fresh:
             return await self._acting_seat(claims, feed, fresh=True)
-        if seat is None:
-            raise denied(
-                "NOT_SEATED", "you no longer have a seat at this table: you left or were removed"
-            )
-        if game.seats[seat].leaving:
-            raise denied(
-                "SEAT_LEFT", "you left this table: a bot plays your seat until the round ends"
-            )
-        return seat
+        return 0 if seat is None else seat
 
     async def _seat_command(
         self, claims: Claims, command: Callable[[int], gpb.Command], command_id: str

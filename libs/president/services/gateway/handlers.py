@@ -129,6 +129,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             context, lambda claims: self._gateway.host_action(claims, request)
         )
 
+    async def HandOverHost(
+        self, request: pb.HandOverHostRequest, context: Context
+    ) -> pb.HandOverHostResponse:
+        return await self._authed(
+            context, lambda claims: self._gateway.hand_over_host(claims, request)
+        )
+
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         return await self._authed(context, self._gateway.get_table)
 

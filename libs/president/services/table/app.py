@@ -30,7 +30,8 @@ from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.errors import ServiceError
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
-from president.services.table.commands import React, Translated, check_actor
+from president.services.table.commands import HandOverHost, React, Translated
+from president.services.table.rights import check_actor
 from president.services.table.directory import Summary, TableDirectory
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
@@ -197,11 +198,7 @@ class TableApp:
         check_command_id(command_id)
 
         def authorize(table: Table) -> None:
-            occupant, leaving = None, False
-            if translated.seat is not None and translated.seat < len(table.game.seats):
-                seat = table.game.seats[translated.seat]
-                occupant, leaving = seat.player, seat.leaving
-            check_actor(translated, actor, occupant, table.host_player_id, leaving=leaving)
+            check_actor(translated, actor, table)
 
         self._settle(table_id)
         player = actor.player_id or SERVER
@@ -211,6 +208,10 @@ class TableApp:
                 authorize(self._load(table_id))
                 return self._host.append_reaction(
                     table_id, command.seat, command.reaction, command_id, player
+                )
+            if isinstance(command, HandOverHost):
+                return self._host.hand_over_host(
+                    table_id, command.seat, command_id, player, authorize
                 )
             # The host catches up and decides again once if another replica wrote first.
             return run(

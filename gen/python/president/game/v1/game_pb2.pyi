@@ -112,6 +112,7 @@ class Command(_message.Message):
     PLAY_AGAIN_FIELD_NUMBER: _builtins.int
     BACK_TO_LOBBY_FIELD_NUMBER: _builtins.int
     REACT_FIELD_NUMBER: _builtins.int
+    HAND_OVER_HOST_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def sit_down(self) -> Global___SitDown:
         """Take a free seat."""
@@ -152,6 +153,10 @@ class Command(_message.Message):
     def react(self) -> Global___React:
         """A reaction (emoji) shown to the table."""
 
+    @_builtins.property
+    def hand_over_host(self) -> Global___HandOverHost:
+        """Host: hand the host role to another seated person."""
+
     def __init__(
         self,
         *,
@@ -165,12 +170,13 @@ class Command(_message.Message):
         play_again: Global___PlayAgain | None = ...,
         back_to_lobby: Global___BackToLobby | None = ...,
         react: Global___React | None = ...,
+        hand_over_host: Global___HandOverHost | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "kind", b"kind", "leave", b"leave", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "kind", b"kind", "leave", b"leave", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react", "hand_over_host"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -436,6 +442,28 @@ class React(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___React: _TypeAlias = React  # noqa: Y015
+
+@_typing.final
+class HandOverHost(_message.Message):
+    """Host: hand the host role to the person in a seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat of the new host (a person, not a bot, who has not left)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandOverHost: _TypeAlias = HandOverHost  # noqa: Y015
 
 @_typing.final
 class SeatView(_message.Message):
