@@ -31,7 +31,7 @@ from president.servicekit.errors import ServiceError
 from president.servicekit.table_client import TableClient, read_pages
 from president.services.gateway.upstream import GrpcTables
 from president.services.table.app import TableApp
-from president.services.table.commands import React, check_actor, translate
+from president.services.table.commands import React, translate
 from president.services.table.directory import Summary, TableDirectory
 from president.services.table.executor import CommandExecutor
 from president.services.table.handlers import TableServicer
@@ -98,40 +98,6 @@ def test_a_card_named_twice_is_not_in_hand() -> None:
     with pytest.raises(Rejected) as refused:
         translate(gpb.Command(play_cards=gpb.PlayCards(seat=0, cards=["QS", "qs"])))
     assert refused.value.code == ErrorCode.NOT_IN_HAND and "QS" in refused.value.reason
-
-
-def test_the_actor_acts_only_for_its_own_seat() -> None:
-    play = translate(gpb.Command(**{"pass": gpb.Pass(seat=1)}))
-    check_actor(play, gpb.Actor(player_id="bob", seat=1), "bob", "")
-    check_actor(play, gpb.Actor(player_id="server", seat=-1), "bob", "")
-    for actor, occupant in (
-        (gpb.Actor(player_id="ann", seat=0), "bob"),
-        (gpb.Actor(player_id="ann", seat=1), "bob"),  # a stale token for the seat
-    ):
-        with pytest.raises(ServiceError) as refused:
-            check_actor(play, actor, occupant, "")
-        assert (refused.value.status, refused.value.reason) == (
-            grpc.StatusCode.PERMISSION_DENIED,
-            "NOT_YOUR_SEAT",
-        )
-    removal = translate(gpb.Command(leave=gpb.Leave(seat=1, removed=True)))
-    check_actor(removal, gpb.Actor(player_id="host", seat=0), "bob", "host")
-    with pytest.raises(ServiceError, match="NOT_HOST"):
-        check_actor(removal, gpb.Actor(player_id="ann", seat=0), "bob", "host")
-    start = translate(gpb.Command(start_game=gpb.StartGame()))
-    check_actor(start, gpb.Actor(player_id="ann", seat=0), None, "")
-
-
-def test_a_player_who_left_acts_no_more_for_the_seat() -> None:
-    play = translate(gpb.Command(**{"pass": gpb.Pass(seat=1)}))
-    with pytest.raises(ServiceError) as refused:
-        check_actor(play, gpb.Actor(player_id="bob", seat=1), "bob", "", leaving=True)
-    assert (refused.value.status, refused.value.reason) == (
-        grpc.StatusCode.PERMISSION_DENIED,
-        "SEAT_LEFT",
-    )
-    assert refused.value.message
-    check_actor(play, gpb.Actor(player_id="server", seat=-1), "bob", "", leaving=True)
 
 
 START = translate(gpb.Command(start_game=gpb.StartGame()))

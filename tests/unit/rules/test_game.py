@@ -9,7 +9,7 @@ from president.play.offline import next_offline_command, play_game, round_secret
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.errors import Rejected
-from president.rules.options import OptionError, options_for
+from president.rules.options import options_for
 
 
 def _table(preset: str, players: int, **overrides: object) -> g.GameState:

@@ -31,8 +31,8 @@ from president.servicekit.errors import ServiceError
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
 from president.services.table.commands import HandOverHost, React, Translated
-from president.services.table.rights import check_actor
 from president.services.table.directory import Summary, TableDirectory
+from president.services.table.rights import check_actor
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
 #: The gateway sends a client's command id (at most MAX_COMMAND_ID characters)

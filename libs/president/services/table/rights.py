@@ -77,9 +77,7 @@ def _require_seat(table: Table, player_id: str, seat: int) -> None:
     if held is None:
         raise _denied("NOT_SEATED", "you have no seat at this table: join it first")
     if held != seat:
-        raise _denied(
-            "NOT_YOUR_SEAT", f"seat {seat} is not yours: you act only for your own seat"
-        )
+        raise _denied("NOT_YOUR_SEAT", f"seat {seat} is not yours: you act only for your own seat")
 
 
 _HOST_ACTIONS = {
@@ -102,11 +100,9 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
     if translated.removal:
         _require_host(table, player, "remove a player")
         assert isinstance(command, g.Leave)
-        if command.seat < len(table.game.seats):
-            if table.game.seats[command.seat].player == player:
-                raise _denied(
-                    "OWN_SEAT", "the host leaves with Leave, not by removing their own seat"
-                )
+        seats = table.game.seats
+        if command.seat < len(seats) and seats[command.seat].player == player:
+            raise _denied("OWN_SEAT", "the host leaves with Leave, not by removing their own seat")
         return
     if isinstance(command, g.SitDown):
         if command.is_bot:
