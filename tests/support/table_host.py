@@ -34,7 +34,12 @@ class FlakyDealer(LocalDealer):
 
 
 def bot_table(host: TableHost, table_id: str = "t1") -> None:
-    host.create(table_id, options_for("classic", {"game_end": "rounds:2"}), seat_count=4)
+    host.create(
+        table_id,
+        options_for("classic", {"game_end": "rounds:2"}),
+        seat_count=4,
+        host_player_id="p0",
+    )
     host.decide_and_append(table_id, g.SitDown(0, "p0"), f"{table_id}-sit-0", "server")
     for seat in (1, 2, 3):
         host.decide_and_append(

@@ -217,15 +217,59 @@ def options_for(preset: str, overrides: Mapping[str, Any] | None = None) -> Opti
         values["count_rule"] = "exact"
     options = Options(preset=preset, **values)
     _check_consistent(options)
+    _check_rulebook(options)
     return options
+
+
+def count_range(low: int, high: int) -> str:
+    """A range of counts in words: "4 to 7", or "exactly 4" when it is one number."""
+    return f"exactly {low}" if low == high else f"{low} to {high}"
+
+
+#: The game lengths of rulebook 002 (club), and the one of practice and public tables.
+CLUB_GAME_ENDS = ("rounds:5", "rounds:7", "rounds:10")
+CLUB_OPEN_TABLE_GAME_END = "rounds:7"
+#: Rulebook 002's player count.
+CLUB_PLAYERS = (4, 7)
+
+
+def _check_rulebook(options: Options) -> None:
+    """OptionError for a combination its preset's rulebook contradicts."""
+    preset = options.preset
+    if preset in ("house", "house-rapid") and not options.equal_rank:
+        raise OptionError(
+            "rulebook 000 always lets a play of the same rank answer: "
+            f"equal_rank cannot be switched off in {preset}"
+        )
+    if preset == "club":
+        low, high = CLUB_PLAYERS
+        if not low <= options.min_players <= options.max_players <= high:
+            raise OptionError(
+                f"club is played by {low} to {high} players (rulebook 002), not "
+                f"{count_range(options.min_players, options.max_players)}"
+            )
+        if options.game_end not in CLUB_GAME_ENDS:
+            raise OptionError(
+                f"a club game is 5, 7 or 10 rounds (rulebook 002), not {options.game_end}"
+            )
+
+
+def check_table_rules(options: Options, private: bool) -> None:
+    """OptionError for options the table's visibility does not allow: a club game is
+    7 rounds at practice and public tables, and the host's choice only at private ones."""
+    if options.preset == "club" and not private and options.game_end != CLUB_OPEN_TABLE_GAME_END:
+        raise OptionError(
+            "a club game at a practice or public table is 7 rounds (rulebook 002): "
+            "5 or 10 rounds are a host's choice at a private table"
+        )
 
 
 def check_player_count(options: Options, players: int) -> None:
     """Raise :class:`OptionError` unless ``players`` seats fit the options."""
     if not options.min_players <= players <= options.max_players:
         raise OptionError(
-            f"{options.preset} is played by {options.min_players} to {options.max_players} "
-            f"players, not {players}"
+            f"{options.preset} is played by "
+            f"{count_range(options.min_players, options.max_players)} players, not {players}"
         )
     deck = 54 if options.jokers else 52
     if players > deck:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from president.rules import round as rnd
-from president.rules.options import OptionError, Options
+from president.rules.options import OptionError, Options, count_range
 
 MIN_TO_PLAY = 3
 
@@ -72,9 +72,10 @@ IN_GAME = frozenset({GamePhase.DEALING, GamePhase.ROUND, GamePhase.BETWEEN_ROUND
 def new_table(options: Options, seat_count: int | None = None) -> GameState:
     """An empty table in the lobby with ``seat_count`` seats (the preset's most by default)."""
     count = seat_count if seat_count is not None else options.max_players
-    if not MIN_TO_PLAY <= count <= options.max_players:
+    low = max(MIN_TO_PLAY, options.min_players)
+    if not low <= count <= options.max_players:
         raise OptionError(
-            f"a {options.preset} table has {MIN_TO_PLAY} to {options.max_players} seats, "
+            f"a {options.preset} table has {count_range(low, options.max_players)} seats, "
             f"not {count}"
         )
     return GameState(options=options, seats=(Seat(),) * count, scores=(0,) * count)

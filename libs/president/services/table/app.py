@@ -22,9 +22,9 @@ from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
 from president.hosting.projection import Table
 from president.hosting.seat_views import table_view
 from president.hosting.streams import stream_id
-from president.hosting.visibility import VISIBILITIES
+from president.hosting.visibility import PRIVATE, VISIBILITIES
 from president.rules import round as rnd
-from president.rules.options import options_for
+from president.rules.options import check_table_rules, options_for
 from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.errors import ServiceError
@@ -116,6 +116,7 @@ class TableApp:
                 f"visibility is practice, public or private, not {visibility!r}",
             )
         chosen = options_for(preset or "classic", dict(options))
+        check_table_rules(chosen, private=visibility == PRIVATE)
         table = self._host.create(
             table_id,
             chosen,

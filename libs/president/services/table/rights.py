@@ -53,11 +53,11 @@ def gone(table: Table, player_id: str) -> ServiceError | None:
     return _denied("SEAT_LEFT", "you left this table: you no longer act here")
 
 
-def _host_name(table: Table) -> str:
+def _host_is(table: Table) -> str:
+    """ " (Ann)" naming the host who sits at the table, or nothing."""
     seat = seat_of(table.game, table.host_player_id) if table.host_player_id else None
-    if seat is None:
-        return "the table's host"
-    return table.game.seats[seat].display_name or "the table's host"
+    name = table.game.seats[seat].display_name if seat is not None else ""
+    return f" ({name})" if name else ""
 
 
 def _require_host(table: Table, player_id: str, what: str) -> None:
@@ -66,7 +66,7 @@ def _require_host(table: Table, player_id: str, what: str) -> None:
     refusal = gone(table, player_id)
     if refusal is not None:
         raise refusal
-    raise _denied("NOT_HOST", f"only the table's host ({_host_name(table)}) may {what}")
+    raise _denied("NOT_HOST", f"only the table's host{_host_is(table)} may {what}")
 
 
 def _require_seat(table: Table, player_id: str, seat: int) -> None:
