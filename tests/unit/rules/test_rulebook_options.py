@@ -37,7 +37,7 @@ def test_club_players_stay_within_four_to_seven(players: str) -> None:
 
 def test_only_a_private_club_table_chooses_its_length() -> None:
     short = options_for("club", {"game_end": "rounds:5"})
-    with pytest.raises(OptionError, match="7 rounds .* at a private table"):
+    with pytest.raises(OptionError, match=r"7 rounds .* at a private table"):
         check_table_rules(short, private=False)
     check_table_rules(short, private=True)
     check_table_rules(options_for("club"), private=False)
