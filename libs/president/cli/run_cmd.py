@@ -102,6 +102,12 @@ def _describe(event: ev.TableEvent, names: list[str]) -> str | None:
         return f"Secret of round {event.round_no} revealed: {event.secret_hex[:16]}…"
     if isinstance(event, ev.ReactionShown):
         return f"{names[event.seat]} reacts: {event.reaction}."
+    if isinstance(event, ev.HostChanged):
+        return (
+            "The host left: the next player in seat order is the host."
+            if event.automatic
+            else ("The host handed the host role to another player.")
+        )
     if isinstance(event, rnd.CardsGiven) and not event.cards:
         return f"{names[event.giver]} gives cards to {names[event.receiver]}."
     if isinstance(event, rnd.RoundEnded):

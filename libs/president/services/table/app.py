@@ -32,6 +32,7 @@ from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
 from president.services.table.commands import HandOverHost, React, Translated
 from president.services.table.directory import Summary, TableDirectory
+from president.services.table.inputs import check_input
 from president.services.table.rights import check_actor
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
@@ -200,6 +201,8 @@ class TableApp:
 
         def authorize(table: Table) -> None:
             check_actor(translated, actor, table)
+            if actor.player_id != SERVER:
+                check_input(translated.command, table)
 
         self._settle(table_id)
         player = actor.player_id or SERVER

@@ -80,7 +80,7 @@ def _require_seat(table: Table, player_id: str, seat: int) -> None:
         raise _denied("NOT_YOUR_SEAT", f"seat {seat} is not yours: you act only for your own seat")
 
 
-_HOST_ACTIONS = {
+_HOST_ACTIONS: dict[type, str] = {
     g.NextRound: "choose the next round",
     g.EndGame: "end the game",
     g.PlayAgain: "start another game",
