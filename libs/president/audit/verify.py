@@ -36,6 +36,7 @@ from president.hosting.events import (
     SERVICE_EVENT_TYPES,
     DealCommitted,
     DealRevealed,
+    HostChanged,
     ReactionShown,
     TableCreated,
     TableEvent,
@@ -228,6 +229,8 @@ class _TableWalk:
             self.deals.committed(group[0], first, game)
         elif isinstance(first, DealRevealed):
             self.deals.revealed(group[0], first, game)
+        elif isinstance(first, HostChanged):
+            _check_host_change(group[0], first, game)
         else:
             raise Found(group[0], "a table is created once, at version 1")
 
@@ -246,6 +249,13 @@ class _TableWalk:
     def _good_before(self, problem: Discrepancy) -> int:
         first = self.events[0].version if self.events else 1
         return max(0, min(problem.version - first, len(self.events)))
+
+
+def _check_host_change(stored: StoredEvent, event: HostChanged, game: g.GameState) -> None:
+    """The host role goes to a person seated at the table who has not left."""
+    seat = next((s for s in game.seats if s.player == event.player_id), None)
+    if seat is None or seat.is_bot or seat.leaving:
+        raise Found(stored, "the host role goes to someone who is not a person seated here")
 
 
 def _check_reaction(stored: StoredEvent, event: ReactionShown, game: g.GameState) -> None:

@@ -102,7 +102,11 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
         assert isinstance(command, g.Leave)
         seats = table.game.seats
         if command.seat < len(seats) and seats[command.seat].player == player:
-            raise _denied("OWN_SEAT", "the host leaves with Leave, not by removing their own seat")
+            raise ServiceError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "OWN_SEAT",
+                "the host leaves with Leave, not by removing their own seat",
+            )
         return
     if isinstance(command, g.SitDown):
         if command.is_bot:
