@@ -38,6 +38,7 @@ from president.hosting.events import (
     DealRevealed,
     HostChanged,
     ReactionShown,
+    TableClosed,
     TableCreated,
     TableEvent,
 )
@@ -231,6 +232,9 @@ class _TableWalk:
             self.deals.revealed(group[0], first, game)
         elif isinstance(first, HostChanged):
             _check_host_change(group[0], first, game)
+        elif isinstance(first, TableClosed):
+            if any(s.occupied and not s.is_bot and not s.leaving for s in game.seats):
+                raise Found(group[0], "the table closed while a person still sat at it")
         else:
             raise Found(group[0], "a table is created once, at version 1")
 

@@ -315,6 +315,8 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
             echo(f"  Secret (version {version}): {event.secret_hex}")
         elif isinstance(event, ev.ReactionShown):
             echo(f"  {seat_name(event.seat, names)} reacts: {event.reaction}")
+        elif isinstance(event, ev.TableClosed):
+            echo(f"  The table closed (version {version}): {event.reason}")
         elif isinstance(event, ev.HostChanged):
             seat = seat_of(item.game, event.player_id)
             host = names[seat] if seat is not None else "another player"

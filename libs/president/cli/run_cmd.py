@@ -102,6 +102,8 @@ def _describe(event: ev.TableEvent, names: list[str]) -> str | None:
         return f"Secret of round {event.round_no} revealed: {event.secret_hex[:16]}…"
     if isinstance(event, ev.ReactionShown):
         return f"{names[event.seat]} reacts: {event.reaction}."
+    if isinstance(event, ev.TableClosed):
+        return f"The table closed: {event.reason}."
     if isinstance(event, ev.HostChanged):
         return (
             "The host left: the next player in seat order is the host."

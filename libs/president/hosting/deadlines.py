@@ -14,7 +14,16 @@ timer that replays the stream after a restart computes the same deadlines.
   write no event at all.
 - Exchange: ``turn_seconds`` from the start of the exchange, for every
   return still owed; the returns made meanwhile do not restart it.
-- Nothing in the lobby, while dealing, between rounds or after a game.
+- Nothing in the lobby or while dealing. Between rounds and after a game,
+  only with :class:`IdleRules` (the timer service's): :func:`idle_timer`.
+
+A table never stalls (:func:`idle_timer`, the kinds ``between_rounds`` and
+``closing``): between rounds the host has ``host_idle_seconds`` (a practice
+table's ``advance_seconds`` when set) before the table moves on by itself,
+and after a game the same before it goes back to the lobby; a table every
+person left closes ``empty_seconds`` after the last one went. The table's
+``MoveOn`` command (:mod:`president.hosting.move_on`) decides what moving on
+means.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from president.hosting.events import TableCreated, TableEvent
+from president.hosting.move_on import nobody_left
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import game as g
 from president.rules import round as rnd
@@ -30,6 +40,20 @@ from president.rules import round as rnd
 TURN = "turn"
 RAPID = "rapid"
 EXCHANGE = "exchange"
+BETWEEN_ROUNDS = "between_rounds"
+CLOSING = "closing"
+#: The kinds a table's ``MoveOn`` answers (the others, its ``Timeout``).
+MOVE_ON_KINDS = frozenset({BETWEEN_ROUNDS, CLOSING})
+
+
+@dataclass(frozen=True)
+class IdleRules:
+    """How long a table waits for people before it moves on by itself."""
+
+    #: Between rounds and after a game: the host's time to choose.
+    host_idle_seconds: int = 120
+    #: After the last person left: the grace before the table closes.
+    empty_seconds: int = 60
 
 
 @dataclass(frozen=True)
@@ -98,9 +122,34 @@ def running_timer(table: Table) -> Timer | None:
     )
 
 
-def deadline(table: Table, started_at: datetime) -> Deadline | None:
+def idle_timer(table: Table, rules: IdleRules) -> Timer | None:
+    """The timer of a table waiting for people: closing, between rounds, after a game."""
+    game = table.game
+    if table.closed:
+        return None
+    if nobody_left(table):
+        return Timer(CLOSING, None, 0, game.game_no, game.round_no, rules.empty_seconds)
+    if game.phase == g.GamePhase.BETWEEN_ROUNDS:
+        seconds = game.options.advance_seconds or rules.host_idle_seconds
+        return Timer(BETWEEN_ROUNDS, None, 0, game.game_no, game.round_no, seconds)
+    if game.phase == g.GamePhase.GAME_OVER:
+        # Key 1: after the game, a clock of its own (not the last round's).
+        return Timer(BETWEEN_ROUNDS, None, 1, game.game_no, game.round_no, rules.host_idle_seconds)
+    return None
+
+
+def table_timer(table: Table, idle: IdleRules | None) -> Timer | None:
+    """The timer that runs at ``table`` now, the waiting ones too when ``idle`` is given."""
+    if idle is not None:
+        waiting = idle_timer(table, idle)
+        if waiting is not None and (waiting.kind == CLOSING or running_timer(table) is None):
+            return waiting
+    return running_timer(table)
+
+
+def deadline(table: Table, started_at: datetime, idle: IdleRules | None = None) -> Deadline | None:
     """The table's deadline, its timer having started at ``started_at`` (an event's time)."""
-    timer = running_timer(table)
+    timer = table_timer(table, idle)
     if timer is None:
         return None
     return Deadline(
@@ -121,6 +170,8 @@ class TableClock:
     table: Table
     started_at: datetime | None = None
     run: tuple[object, ...] | None = None
+    #: The waiting rules the clock also follows (None: the turn timers only).
+    idle: IdleRules | None = None
 
     @property
     def version(self) -> int:
@@ -130,12 +181,12 @@ class TableClock:
     def deadline(self) -> Deadline | None:
         if self.started_at is None:
             return None
-        return deadline(self.table, self.started_at)
+        return deadline(self.table, self.started_at, self.idle)
 
 
-def start_clock(created: TableCreated) -> TableClock:
+def start_clock(created: TableCreated, idle: IdleRules | None = None) -> TableClock:
     """The clock of a new table (no timer runs in the lobby)."""
-    return TableClock(table_from_created(created))
+    return TableClock(table_from_created(created), idle=idle)
 
 
 def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) -> TableClock:
@@ -145,9 +196,9 @@ def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) ->
     (another kind, seat, round, or timer key); otherwise it keeps its start.
     """
     table = fold(clock.table, event, version)
-    timer = running_timer(table)
+    timer = table_timer(table, clock.idle)
     if timer is None:
-        return TableClock(table)
+        return TableClock(table, idle=clock.idle)
     if timer.run == clock.run and clock.started_at is not None:
-        return TableClock(table, clock.started_at, clock.run)
-    return TableClock(table, at, timer.run)
+        return TableClock(table, clock.started_at, clock.run, clock.idle)
+    return TableClock(table, at, timer.run, clock.idle)

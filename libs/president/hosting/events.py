@@ -1,9 +1,10 @@
 """The table's own events beside the engine's: created, deal committed and revealed, reactions.
 
 The rules engine's events (:data:`president.rules.game.GameEvent`) say what
-happens in a game. The table service stores five more, which the engine
-never sees: a table is created, its host changes, a round's deal is committed before the cards
-and its secret revealed after the round, a seat shows a reaction. They are
+happens in a game. The table service stores six more, which the engine
+never sees: a table is created, its host changes, it closes, a round's deal
+is committed before the cards and its secret revealed after the round, a seat
+shows a reaction. They are
 plain values with the fields of their ``president.events.v1`` messages of the
 same names; :mod:`president.codec` translates them to and from the wire.
 
@@ -71,10 +72,25 @@ class HostChanged(NamedTuple):
     automatic: bool
 
 
-ServiceEvent = TableCreated | DealCommitted | DealRevealed | ReactionShown | HostChanged
+class TableClosed(NamedTuple):
+    """The table closed (no person was left at it): it takes no more commands."""
+
+    reason: str
+
+
+ServiceEvent = (
+    TableCreated | DealCommitted | DealRevealed | ReactionShown | HostChanged | TableClosed
+)
 """An event of the table service that the rules engine does not know."""
 
-SERVICE_EVENT_TYPES = (TableCreated, DealCommitted, DealRevealed, ReactionShown, HostChanged)
+SERVICE_EVENT_TYPES = (
+    TableCreated,
+    DealCommitted,
+    DealRevealed,
+    ReactionShown,
+    HostChanged,
+    TableClosed,
+)
 """The classes of :data:`ServiceEvent`, for ``isinstance``."""
 
 TableEvent = g.GameEvent | ServiceEvent

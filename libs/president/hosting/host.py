@@ -35,10 +35,12 @@ from president.hosting.events import (
     DealCommitted,
     DealRevealed,
     ReactionShown,
+    TableClosed,
     TableCreated,
     TableEvent,
 )
 from president.hosting.host_role import handover, successor
+from president.hosting.move_on import move_on
 from president.hosting.projection import Table, fold, fold_stored
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -356,6 +358,26 @@ class TableHost:
             result = self._commit(table, [handover(table, seat)], command_id, actor)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
 
+    def move_on(self, table_id: str, game_no: int, round_no: int, command_id: str) -> Outcome:
+        """The table waited too long after ``game_no``, ``round_no``: it moves on by itself
+        (:func:`president.hosting.move_on.move_on`), or closes when nobody is left."""
+        with self.lock(table_id), self._collecting(table_id) as committed:
+            earlier = self._store.command_result(command_id, stream_id(table_id))
+            if earlier is not None:
+                self.load(table_id)
+                return Outcome(earlier.last_version, len(earlier.versions))
+            table = self.load(table_id)
+            step = move_on(table, game_no, round_no)
+            if isinstance(step, TableClosed):
+                result = self._commit(table, [step], command_id, SERVER)
+                return Outcome(result.last_version, len(result.versions), tuple(committed))
+
+        def same_step(table: Table) -> None:
+            if move_on(table, game_no, round_no) != step:
+                raise Rejected(ErrorCode.STALE, "the table moved on since")
+
+        return self.decide_and_append(table_id, step, command_id, SERVER, authorize=same_step)
+
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
         command_id = f"timeout-{table_id}-{game_no}-{round_no}-{timer_key}"
@@ -444,6 +466,8 @@ class TableHost:
         """
         for step in range(first_step, MAX_FOLLOW_UPS):
             table = self._tables[table_id]
+            if table.closed:
+                return None
             game = table.game
             next_host = successor(table)
             if next_host is not None:

@@ -16,6 +16,7 @@ from president.hosting.events import (
     DealCommitted,
     DealRevealed,
     HostChanged,
+    TableClosed,
     TableCreated,
     TableEvent,
 )
@@ -59,6 +60,8 @@ class Table:
     commitment: DealCommitted | None = None
     #: Who left or was removed, latest last (at most MAX_DEPARTURES).
     departures: tuple[Departure, ...] = ()
+    #: The table closed (``TableClosed``): it takes no more commands.
+    closed: bool = False
 
 
 def fold(table: Table, event: TableEvent, version: int) -> Table:
@@ -69,6 +72,8 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
         return replace(table, game=g.evolve(table.game, event), version=version)
     if isinstance(event, HostChanged):
         return replace(table, version=version, host_player_id=event.player_id)
+    if isinstance(event, TableClosed):
+        return replace(table, version=version, closed=True)
     if isinstance(event, DealCommitted):
         return replace(table, version=version, commitment=event)
     if isinstance(event, DealRevealed):

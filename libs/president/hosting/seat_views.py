@@ -58,6 +58,7 @@ def public_view(table: Table) -> gpb.TableView:
         stopped=game.stopped,
         host_player_id=table.host_player_id,
         visibility=table.visibility,
+        closed=table.closed,
     )
     view.options.CopyFrom(_options_message(options))
     for index, occupant in enumerate(game.seats):

@@ -64,6 +64,7 @@ class Options:
     rapid: bool
     turn_seconds: int
     rapid_seconds: int
+    advance_seconds: int
     scoring: str
     game_end: str
 
@@ -151,6 +152,7 @@ _BASE: dict[str, Any] = {
     "rapid": False,
     "turn_seconds": 30,
     "rapid_seconds": 10,
+    "advance_seconds": 0,
     "scoring": "below",
     "game_end": "rounds:7",
 }
@@ -254,9 +256,15 @@ def _check_rulebook(options: Options) -> None:
             )
 
 
-def check_table_rules(options: Options, private: bool) -> None:
+def check_table_rules(options: Options, *, private: bool, practice: bool = False) -> None:
     """OptionError for options the table's visibility does not allow: a club game is
-    7 rounds at practice and public tables, and the host's choice only at private ones."""
+    7 rounds at practice and public tables, and the host's choice only at private ones;
+    only a practice table moves on between rounds by itself (``advance_seconds``)."""
+    if options.advance_seconds and not practice:
+        raise OptionError(
+            "only a practice table moves on between rounds by itself (advance_seconds): "
+            "at other tables the host chooses"
+        )
     if options.preset == "club" and not private and options.game_end != CLUB_OPEN_TABLE_GAME_END:
         raise OptionError(
             "a club game at a practice or public table is 7 rounds (rulebook 002): "
@@ -287,6 +295,13 @@ def _parse_option(name: str, raw: Any) -> dict[str, Any]:
         if isinstance(raw, str) and raw.lower() in ("true", "false", "on", "off", "yes", "no"):
             return {name: raw.lower() in ("true", "on", "yes")}
         raise OptionError(f"option {name} is true or false, not {raw!r}")
+    if name == "advance_seconds":
+        value = _as_int(name, raw)
+        if not 0 <= value <= 3600:
+            raise OptionError(
+                f"option advance_seconds is a number of seconds from 0 (off) to 3600, not {raw!r}"
+            )
+        return {name: value}
     if name in _INT_OPTIONS:
         value = _as_int(name, raw)
         if not 1 <= value <= 3600:

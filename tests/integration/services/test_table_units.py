@@ -120,7 +120,7 @@ async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventSt
     )
     app = TableApp(store, host, TableDirectory(store))
     bot_table(host)
-    host.create("t2", options_for("club"), seat_count=3)
+    host.create("t2", options_for("club"), seat_count=4)
     appended.clear()
     server = grpc.aio.server()
     servicer = TableServicer(app)
@@ -391,7 +391,7 @@ async def test_readers_page_through_a_table_longer_than_one_response(store: Even
     """The service returns at most ``max_read`` events; the gateway and table client page."""
     host = TableHost(store, LocalDealer())
     app = TableApp(store, host, TableDirectory(store), max_read=7)
-    host.create("long", options_for("club"), seat_count=3)
+    host.create("long", options_for("club"), seat_count=4)
     host.decide_and_append("long", g.SitDown(0, "ann"), "sit", "ann")
     for n in range(30):
         host.append_reaction("long", 0, "wave", f"r{n}", "ann")

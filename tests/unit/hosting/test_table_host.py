@@ -160,7 +160,7 @@ def test_a_command_stopped_before_the_dealer_finishes_as_if_run_in_one_go(
 def test_a_stream_that_does_not_begin_with_table_created_is_refused(store: EventStore) -> None:
     """The table host and the gateway's feed fold a stream only from its TableCreated."""
     host = TableHost(store, LocalDealer())
-    host.create("t1", options_for("club"), seat_count=3)
+    host.create("t1", options_for("club"), seat_count=4)
     host.decide_and_append("t1", g.SitDown(0, "ann"), "sit", "ann")
     stored = store.read_stream(stream_id("t1"))
     table = fold_stored(None, stored)
@@ -176,7 +176,7 @@ def test_idle_tables_leave_memory_and_come_back_from_the_store(store: EventStore
     host = TableHost(store, LocalDealer())
     bot_table(host)
     host.decide_and_append("t1", g.StartGame(), "start", "server")
-    host.create("t2", options_for("club"), seat_count=3)
+    host.create("t2", options_for("club"), seat_count=4)
     version = host.load("t1").version
     now = time.monotonic()
     assert host.forget_idle(600, now=now) == []
@@ -192,7 +192,7 @@ def test_idle_tables_leave_memory_and_come_back_from_the_store(store: EventStore
 
 def test_react_needs_an_occupied_seat(store: EventStore) -> None:
     host = TableHost(store, LocalDealer())
-    host.create("t2", options_for("club"), seat_count=3)
+    host.create("t2", options_for("club"), seat_count=4)
     host.decide_and_append("t2", g.SitDown(0, "ann"), "sit", "ann")
     assert host.append_reaction("t2", 0, "wave", "r1", "ann").version == 3
     assert host.append_reaction("t2", 0, "wave", "r1", "ann").version == 3  # once per command id

@@ -22,7 +22,7 @@ from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
 from president.hosting.projection import Table
 from president.hosting.seat_views import table_view
 from president.hosting.streams import stream_id
-from president.hosting.visibility import PRIVATE, VISIBILITIES
+from president.hosting.visibility import PRACTICE, PRIVATE, VISIBILITIES
 from president.rules import round as rnd
 from president.rules.options import check_table_rules, options_for
 from president.servicekit.checks import MAX_COMMAND_ID, invalid
@@ -30,7 +30,7 @@ from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.errors import ServiceError
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
-from president.services.table.commands import HandOverHost, React, Translated
+from president.services.table.commands import HandOverHost, MoveOn, React, Translated
 from president.services.table.directory import Summary, TableDirectory
 from president.services.table.inputs import check_input
 from president.services.table.rights import check_actor
@@ -117,7 +117,7 @@ class TableApp:
                 f"visibility is practice, public or private, not {visibility!r}",
             )
         chosen = options_for(preset or "classic", dict(options))
-        check_table_rules(chosen, private=visibility == PRIVATE)
+        check_table_rules(chosen, private=visibility == PRIVATE, practice=visibility == PRACTICE)
         table = self._host.create(
             table_id,
             chosen,
@@ -217,6 +217,9 @@ class TableApp:
                 return self._host.hand_over_host(
                     table_id, command.seat, command_id, player, authorize
                 )
+            if isinstance(command, MoveOn):
+                authorize(self._load(table_id))
+                return self._host.move_on(table_id, command.game_no, command.round_no, command_id)
             # The host catches up and decides again once if another replica wrote first.
             return run(
                 table_id,

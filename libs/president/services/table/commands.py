@@ -38,7 +38,15 @@ class HandOverHost:
     seat: int
 
 
-TableCommand = g.GameCommand | rnd.Command | React | HandOverHost
+@dataclass(frozen=True)
+class MoveOn:
+    """The server: the table waited too long after a round or a game, and moves on."""
+
+    game_no: int
+    round_no: int
+
+
+TableCommand = g.GameCommand | rnd.Command | React | HandOverHost | MoveOn
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,8 @@ def translate(command: gpb.Command) -> Translated:
     if kind == "hand_over_host":
         seat = _seat(command.hand_over_host.seat)
         return Translated(HandOverHost(seat), host_only=True)
+    if kind == "move_on":
+        return Translated(MoveOn(command.move_on.game_no, command.move_on.round_no))
     if kind == "sit_down":
         sit = command.sit_down
         if len(sit.player_id) > MAX_PLAYER_ID:

@@ -15,7 +15,8 @@ for a right.
 - Start the game: the host, or at a public or practice table any seated person.
 - A person takes a seat only for themselves.
 
-The actor ``server`` may do anything.
+The actor ``server`` may do anything, and only it moves a table on by itself
+(``MoveOn``). A closed table takes no command at all (TABLE_CLOSED).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRIVATE
 from president.rules import game as g
 from president.servicekit.errors import ServiceError
-from president.services.table.commands import Translated
+from president.services.table.commands import MoveOn, Translated
 
 
 def _denied(reason: str, message: str) -> ServiceError:
@@ -90,10 +91,18 @@ _HOST_ACTIONS: dict[type, str] = {
 
 def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
     """PERMISSION_DENIED with a precise reason unless ``actor`` may send this command now."""
+    if table.closed:
+        raise ServiceError(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "TABLE_CLOSED",
+            "this table closed when nobody was left at it: create or join another",
+        )
     player = actor.player_id
     if player == SERVER:
         return
     command = translated.command
+    if isinstance(command, MoveOn):
+        raise _denied("SERVER_ONLY", "only the server moves a table on by itself")
     if translated.seat is not None:
         _require_seat(table, player, translated.seat)
         return

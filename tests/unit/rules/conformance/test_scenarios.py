@@ -73,7 +73,14 @@ def test_every_error_code_is_produced() -> None:
 
 
 #: Options set at table or game level, or timers: not exercised by round scenarios.
-NOT_IN_ROUND_SCENARIOS = {"change_seats", "deal_extras", "turn_seconds", "rapid_seconds", "players"}
+NOT_IN_ROUND_SCENARIOS = {
+    "change_seats",
+    "deal_extras",
+    "turn_seconds",
+    "rapid_seconds",
+    "advance_seconds",
+    "players",
+}
 
 #: Presets whose defaults already turn on the behaviour an option names (RULES.md,
 #: "presets that use it"), so a scenario of that preset exercises it without overrides.

@@ -915,7 +915,7 @@ Global___ReactionShown: _TypeAlias = ReactionShown  # noqa: Y015
 
 @_typing.final
 class HostChanged(_message.Message):
-    """---- Added by `seats` (issue 11): HostChanged. ----
+    """---- Added by `seats` (issue 11): HostChanged, TableClosed. ----
 
     The host role passed to another seated human: handed over by the host, or,
     when the host left, to the next human in seat order.
@@ -946,3 +946,27 @@ class HostChanged(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___HostChanged: _TypeAlias = HostChanged  # noqa: Y015
+
+@_typing.final
+class TableClosed(_message.Message):
+    """The table closed: no person was left at it for the grace period. It takes no
+    more commands.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """Why, for a person."""
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableClosed: _TypeAlias = TableClosed  # noqa: Y015

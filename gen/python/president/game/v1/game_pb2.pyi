@@ -113,6 +113,7 @@ class Command(_message.Message):
     BACK_TO_LOBBY_FIELD_NUMBER: _builtins.int
     REACT_FIELD_NUMBER: _builtins.int
     HAND_OVER_HOST_FIELD_NUMBER: _builtins.int
+    MOVE_ON_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def sit_down(self) -> Global___SitDown:
         """Take a free seat."""
@@ -157,6 +158,12 @@ class Command(_message.Message):
     def hand_over_host(self) -> Global___HandOverHost:
         """Host: hand the host role to another seated person."""
 
+    @_builtins.property
+    def move_on(self) -> Global___MoveOn:
+        """The server: the table waited too long (an idle host between rounds, or
+        no person left): it moves on by itself.
+        """
+
     def __init__(
         self,
         *,
@@ -171,12 +178,13 @@ class Command(_message.Message):
         back_to_lobby: Global___BackToLobby | None = ...,
         react: Global___React | None = ...,
         hand_over_host: Global___HandOverHost | None = ...,
+        move_on: Global___MoveOn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react", "hand_over_host"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react", "hand_over_host", "move_on"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -466,6 +474,32 @@ class HandOverHost(_message.Message):
 Global___HandOverHost: _TypeAlias = HandOverHost  # noqa: Y015
 
 @_typing.final
+class MoveOn(_message.Message):
+    """The server moves a table on by itself, for the round it waited after."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_NO_FIELD_NUMBER: _builtins.int
+    ROUND_NO_FIELD_NUMBER: _builtins.int
+    game_no: _builtins.int
+    """The game the table waited in."""
+    round_no: _builtins.int
+    """The round it waited after."""
+    def __init__(
+        self,
+        *,
+        game_no: _builtins.int = ...,
+        round_no: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "round_no", b"round_no"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MoveOn: _TypeAlias = MoveOn  # noqa: Y015
+
+@_typing.final
 class SeatView(_message.Message):
     """One seat as everyone sees it."""
 
@@ -679,6 +713,7 @@ class TableView(_message.Message):
     HOST_PLAYER_ID_FIELD_NUMBER: _builtins.int
     VISIBILITY_FIELD_NUMBER: _builtins.int
     VIEWER_SEAT_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     version: _builtins.int
@@ -695,6 +730,8 @@ class TableView(_message.Message):
     """"practice", "public" or "private"."""
     viewer_seat: _builtins.int
     """The seat this view is for; absent for spectators."""
+    closed: _builtins.bool
+    """Whether the table closed (no person was left at it): it takes no more commands."""
     @_builtins.property
     def options(self) -> Global___TableOptions:
         """The rules."""
@@ -731,10 +768,11 @@ class TableView(_message.Message):
         host_player_id: _builtins.str = ...,
         visibility: _builtins.str = ...,
         viewer_seat: _builtins.int | None = ...,
+        closed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat", "options", b"options", "round", b"round", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat", "game_no", b"game_no", "host_player_id", b"host_player_id", "last_standings", b"last_standings", "options", b"options", "phase", b"phase", "round", b"round", "seats", b"seats", "stopped", b"stopped", "table_id", b"table_id", "version", b"version", "viewer_seat", b"viewer_seat", "visibility", b"visibility", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat", "closed", b"closed", "game_no", b"game_no", "host_player_id", b"host_player_id", "last_standings", b"last_standings", "options", b"options", "phase", b"phase", "round", b"round", "seats", b"seats", "stopped", b"stopped", "table_id", b"table_id", "version", b"version", "viewer_seat", b"viewer_seat", "visibility", b"visibility", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__viewer_seat: _TypeAlias = _typing.Literal["viewer_seat"]  # noqa: Y015
     _WhichOneofArgType__viewer_seat: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat"]  # noqa: Y015

@@ -1,0 +1,78 @@
+"""A table never stalls: the waiting deadlines (between rounds, after a game, nobody left) and
+what the table does when one runs out (:mod:`president.hosting.move_on`), without servers."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from president.hosting.deadlines import BETWEEN_ROUNDS, CLOSING, IdleRules
+from president.hosting.events import TableClosed
+from president.hosting.move_on import move_on
+from president.rules import game as g
+from president.rules.errors import ErrorCode, Rejected
+from president.services.timer.deadlines import Clocks, DeadlineBoard
+from tests.unit.services.test_timer_deadlines import Driver, at
+
+RULES = IdleRules(host_idle_seconds=30, empty_seconds=10)
+
+
+def waiting_deadline(driver: Driver, rules: IdleRules | None = RULES):  # type: ignore[no-untyped-def]
+    clocks = Clocks(DeadlineBoard(), idle=rules)
+    for envelope in driver.envelopes:
+        assert clocks.apply(envelope, at(9999)) is None
+    return clocks.board.get(driver.table_id)
+
+
+def test_between_rounds_the_host_has_a_while_then_the_table_moves_on() -> None:
+    driver = Driver("classic", game_end="rounds:3")
+    driver.start(at(1))
+    driver.play_out_round(at(5))
+    due = waiting_deadline(driver)
+    assert due is not None and due.kind == BETWEEN_ROUNDS
+    assert due.expires_at == at(5) + timedelta(seconds=30)
+    assert (due.game_no, due.round_no) == (1, 1)
+    assert waiting_deadline(driver, None) is None  # without the rules: the host decides
+    assert move_on(driver.table, 1, 1) == g.NextRound()
+    with pytest.raises(Rejected) as stale:
+        move_on(driver.table, 1, 0)  # a deadline of an earlier round
+    assert stale.value.code == ErrorCode.STALE
+
+
+def test_an_unlimited_game_ends_and_a_finished_game_goes_back_to_the_lobby() -> None:
+    unlimited = Driver("house", game_end="unlimited")
+    unlimited.start(at(1))
+    unlimited.play_out_round(at(2))
+    assert move_on(unlimited.table, 1, 1) == g.EndGame()
+    unlimited.do(g.EndGame(), at(3))
+    after_game = waiting_deadline(unlimited)
+    assert after_game is not None and after_game.kind == BETWEEN_ROUNDS
+    assert after_game.expires_at == at(3) + timedelta(seconds=30)  # a clock of its own
+    assert move_on(unlimited.table, 1, 1) == g.BackToLobby()
+
+
+def test_a_practice_table_may_advance_sooner() -> None:
+    driver = Driver("classic", game_end="rounds:3", advance_seconds=4)
+    driver.start(at(1))
+    driver.play_out_round(at(2))
+    due = waiting_deadline(driver)
+    assert due is not None and due.expires_at == at(6)
+
+
+def test_a_table_every_person_left_closes_after_the_grace() -> None:
+    driver = Driver("classic", game_end="rounds:3")
+    driver.start(at(1))
+    driver.play_out_round(at(2))
+    for seat in (1, 2, 3):  # people leave, bots take their seats
+        driver.do(g.Leave(seat), at(3))
+        driver.do(g.SitDown(seat, f"bot-{seat}", is_bot=True), at(3))
+    due = waiting_deadline(driver)
+    assert due is not None and due.kind == BETWEEN_ROUNDS  # one person is still here
+    driver.do(g.Leave(0), at(7))
+    due = waiting_deadline(driver)
+    assert due is not None and due.kind == CLOSING and due.expires_at == at(17)
+    assert move_on(driver.table, 9, 9) == TableClosed("nobody was left at the table: it closed")
+    driver.do(g.SitDown(0, "ann"), at(8))  # a person came back: no closing
+    due = waiting_deadline(driver)
+    assert due is not None and due.kind == BETWEEN_ROUNDS
