@@ -261,3 +261,25 @@ async def test_rapid_plays_and_passes_name_their_trick_version(client: GatewayCl
     await expect(players[1].pass_(), INVALID, "TRICK_VERSION_REQUIRED")
     assert (await client.get_table()).version == view.version
     await client.play(list(card), trick_version=view.round.trick_version)
+
+
+async def test_a_command_id_sent_again_with_other_cards_is_a_conflicting_retry(
+    client: GatewayClient,
+) -> None:
+    players = await table_of_humans(client, "classic", humans=4, seats=4)
+    await client.start()
+    for _ in range(100):
+        views = [await player.get_table() for player in players]
+        turn = next((i for i, v in enumerate(views) if v.round.legal and v.phase == "round"), None)
+        if turn is not None:
+            break
+        await asyncio.sleep(0.05)
+    assert turn is not None
+    player, view = players[turn], views[turn]
+    play = next(action for action in view.round.legal if action.verb == "play")
+    version = await player.play(list(play.cards), command_id="mine-1")
+    assert await player.play(list(play.cards), command_id="mine-1") == version  # a retry
+    other = next(card for card in view.round.hand if card not in play.cards)
+    refused = await expect(player.play([other], command_id="mine-1"), INVALID, "COMMAND_ID_REUSED")
+    assert "another command" in refused.message
+    assert other in (await player.get_table()).round.hand  # the refused play changed nothing

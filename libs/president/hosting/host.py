@@ -42,6 +42,7 @@ from president.hosting.events import (
 from president.hosting.host_role import handover, successor
 from president.hosting.move_on import move_on
 from president.hosting.projection import Table, fold, fold_stored
+from president.hosting.retries import DIGEST, check_same, command_digest
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -261,6 +262,8 @@ class TableHost:
                 authorize(table)
             return g.decide(table.game, command)
 
+        digest = command_digest(command, actor)
+
         with self.lock(table_id), self._collecting(table_id) as committed:
             # Optimistic: decide on the cached table. The append's expected
             # version catches a cache another replica made stale, and its
@@ -276,7 +279,7 @@ class TableHost:
             except Exception:  # refused: a retry of a command that ran, or a stale cache?
                 earlier = self._store.command_result(command_id, stream_id(table_id))
                 if earlier is not None:
-                    return self._earlier_outcome(table_id, command_id, earlier)
+                    return self._earlier_outcome(table_id, command_id, earlier, digest)
                 fresh = self.load(table_id)
                 if fresh.version == table.version:
                     raise
@@ -285,15 +288,15 @@ class TableHost:
                     raise VersionMismatch(table_id, expected_version, table.version) from None
                 events = decide_on(table)
             try:
-                result = self._commit(table, events, command_id, actor)
+                result = self._commit(table, events, command_id, actor, digest)
             except ConcurrencyConflict:
                 # Another replica wrote first: catch up and decide again, once.
                 table = self.load(table_id)
                 if expected_version is not None and expected_version != table.version:
                     raise VersionMismatch(table_id, expected_version, table.version) from None
-                result = self._commit(table, decide_on(table), command_id, actor)
+                result = self._commit(table, decide_on(table), command_id, actor, digest)
             if result.first_version != table.version + 1:
-                return self._earlier_outcome(table_id, command_id, result)
+                return self._earlier_outcome(table_id, command_id, result, digest)
             stopped_at = self._follow_up(table_id, command_id, until_dealer=until_dealer)
             return Outcome(
                 self._tables[table_id].version,
@@ -304,8 +307,12 @@ class TableHost:
                 else PendingDealerStep(table_id, command_id, stopped_at),
             )
 
-    def _earlier_outcome(self, table_id: str, command_id: str, earlier: AppendResult) -> Outcome:
-        """The outcome a command that already ran had, for its retry."""
+    def _earlier_outcome(
+        self, table_id: str, command_id: str, earlier: AppendResult, digest: str
+    ) -> Outcome:
+        """The outcome a command that already ran had, for its retry (CommandConflict when
+        the id ran for another command)."""
+        check_same(self._store, earlier, command_id, digest)
         self.load(table_id)
         return Outcome(self._settled_version(table_id, command_id, earlier), len(earlier.versions))
 
@@ -325,9 +332,11 @@ class TableHost:
         self, table_id: str, seat: int, reaction: str, command_id: str, actor: str
     ) -> Outcome:
         """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
+        digest = command_digest(ReactionShown(seat, reaction), actor)
         with self.lock(table_id), self._collecting(table_id) as committed:
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
+                check_same(self._store, earlier, command_id, digest)
                 self.load(table_id)
                 return Outcome(earlier.last_version, len(earlier.versions))
             table = self.load(table_id)
@@ -335,7 +344,7 @@ class TableHost:
             if not 0 <= seat < len(seats) or not seats[seat].occupied:
                 raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")
             shown = ReactionShown(seat=seat, reaction=reaction)
-            result = self._commit(table, [shown], command_id, actor)
+            result = self._commit(table, [shown], command_id, actor, digest)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
 
     def hand_over_host(
@@ -347,15 +356,17 @@ class TableHost:
         authorize: Callable[[Table], None] | None = None,
     ) -> Outcome:
         """The host hands the host role to the human in ``seat`` (a ``HostChanged`` event)."""
+        digest = command_digest(("hand_over_host", seat), actor)
         with self.lock(table_id), self._collecting(table_id) as committed:
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
+                check_same(self._store, earlier, command_id, digest)
                 self.load(table_id)
                 return Outcome(earlier.last_version, len(earlier.versions))
             table = self.load(table_id)
             if authorize is not None:
                 authorize(table)
-            result = self._commit(table, [handover(table, seat)], command_id, actor)
+            result = self._commit(table, [handover(table, seat)], command_id, actor, digest)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
 
     def move_on(self, table_id: str, game_no: int, round_no: int, command_id: str) -> Outcome:
@@ -422,8 +433,9 @@ class TableHost:
         events: Sequence[TableEvent],
         command_id: str,
         actor: str,
+        digest: str | None = None,
     ) -> AppendResult:
-        result = self._append(table.table_id, table.version, events, command_id, actor)
+        result = self._append(table.table_id, table.version, events, command_id, actor, digest)
         if result.first_version != table.version + 1:
             self.load(table.table_id)  # a repeated command: catch up with the store
             return result
@@ -439,12 +451,15 @@ class TableHost:
         events: Sequence[TableEvent],
         command_id: str,
         actor: str,
+        digest: str | None = None,
     ) -> AppendResult:
-        """Append ``events`` in their stored form: the store boundary, where the codec encodes."""
+        """Append ``events`` in their stored form: the store boundary, where the codec encodes.
+        ``digest``: the command's (:mod:`president.hosting.retries`), kept with its events."""
+        metadata = {"actor": actor} if digest is None else {"actor": actor, DIGEST: digest}
         result = self._store.append(
             stream_id(table_id),
             expected,
-            [NewEvent.from_message(codec.encode(event), {"actor": actor}) for event in events],
+            [NewEvent.from_message(codec.encode(event), metadata) for event in events],
             command_id,
         )
         collected = self._committing.get(table_id)
