@@ -35,7 +35,7 @@ def test_the_same_id_with_other_content_is_refused_and_changes_nothing(host: Tab
         with pytest.raises(CommandConflict, match="used before for another command"):
             host.decide_and_append("t1", other, "move-1", actor)
     assert host.load("t1").version == version
-    assert host._store.current_version(stream_id("t1")) == version  # noqa: SLF001
+    assert host._store.current_version(stream_id("t1")) == version
 
 
 def test_reactions_and_handovers_are_compared_too(host: TableHost) -> None:
