@@ -283,3 +283,16 @@ async def test_a_command_id_sent_again_with_other_cards_is_a_conflicting_retry(
     refused = await expect(player.play([other], command_id="mine-1"), INVALID, "COMMAND_ID_REUSED")
     assert "another command" in refused.message
     assert other in (await player.get_table()).round.hand  # the refused play changed nothing
+
+
+async def test_reactions_are_rate_limited_per_seat(client: GatewayClient) -> None:
+    ann, bob = await table_of_humans(client, "classic", humans=2, seats=4)
+    for _ in range(5):
+        await ann.react("thumbs_up")
+    before = (await ann.get_table()).version
+    refused = await expect(
+        ann.react("thumbs_up"), grpc.StatusCode.RESOURCE_EXHAUSTED, "REACTION_RATE"
+    )
+    assert "at most 5 reactions" in refused.message
+    assert (await ann.get_table()).version == before
+    await bob.react("wave")  # another seat reacts

@@ -33,6 +33,7 @@ from president.servicekit.table_client import MAX_READ_EVENTS
 from president.services.table.commands import HandOverHost, MoveOn, React, Translated
 from president.services.table.directory import Summary, TableDirectory
 from president.services.table.inputs import check_input
+from president.services.table.reaction_limit import ReactionLimit
 from president.services.table.rights import check_actor
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
@@ -82,9 +83,12 @@ class TableApp:
         directory: TableDirectory,
         *,
         max_read: int = MAX_READ_EVENTS,
+        reactions: ReactionLimit | None = None,
     ) -> None:
         #: The most events one ReadEvents returns.
         self.max_read = max_read
+        #: How often a seat may react.
+        self.reactions = reactions or ReactionLimit()
         self._store = store
         self._host = host
         self._directory = directory
@@ -210,6 +214,7 @@ class TableApp:
         try:
             if isinstance(command, React):
                 authorize(self._load(table_id))
+                self.reactions.admit(table_id, command.seat)
                 return self._host.append_reaction(
                     table_id, command.seat, command.reaction, command_id, player
                 )
