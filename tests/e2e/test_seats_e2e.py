@@ -296,3 +296,23 @@ async def test_reactions_are_rate_limited_per_seat(client: GatewayClient) -> Non
     assert "at most 5 reactions" in refused.message
     assert (await ann.get_table()).version == before
     await bob.react("wave")  # another seat reacts
+
+
+async def test_get_scores_right_after_a_game_includes_it_and_the_lobby_has_no_current_totals(
+    client: GatewayClient,
+) -> None:
+    ann, bob = await table_of_humans(
+        client, "classic", humans=2, seats=4, options={"game_end": "rounds:1"}
+    )
+    await ann.start()
+    await asyncio.wait_for(
+        asyncio.gather(*(play_seat(p, keep=False) for p in (ann, bob))), ROUND_SECONDS
+    )
+    scores = await bob.get_scores()  # at once: scoring may still be a step behind the table
+    assert [game.game_no for game in scores.games] == [1]
+    assert sum(scores.games[0].totals) > 0 and scores.rounds_played == 1
+    assert any(seat.total for seat in scores.scores)
+    await ann.host_action("back_to_lobby")
+    in_lobby = await bob.get_scores()
+    assert [game.game_no for game in in_lobby.games] == [1]  # the old game, as finished
+    assert all(seat.total == 0 for seat in in_lobby.scores) and in_lobby.rounds_played == 0

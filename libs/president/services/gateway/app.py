@@ -38,6 +38,7 @@ from president.services.gateway.auth import (
 )
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub, TableFeed
+from president.services.gateway.scores import scores
 from president.services.gateway.upstream import ScoringPort, TablePort
 from president.services.gateway.watch import seat_resolver, watch, watch_session
 from president.table.v1 import table_pb2 as tpb
@@ -344,27 +345,9 @@ class Gateway:
         return pb.GetTableResponse(view=await self._view(claims))
 
     async def get_scores(self, claims: Claims) -> pb.GetScoresResponse:
-        """The current game's totals (from the table) and finished games (from scoring)."""
-        view = await self._tables.get_table(claims.table_id, None)
-        out = pb.GetScoresResponse()
-        for seat in view.seats:
-            if seat.occupied or seat.score:
-                out.scores.append(
-                    pb.SeatScore(seat=seat.seat, display_name=seat.display_name, total=seat.score)
-                )
-        if view.HasField("round") and view.phase != "lobby":
-            over = view.round.phase == "over"
-            out.rounds_played = view.round.round_no if over else max(view.round.round_no - 1, 0)
-        for game in await self._scoring.game_results(claims.table_id):
-            out.games.append(
-                pb.FinishedGame(
-                    game_no=game.game_no,
-                    winners=game.winners,
-                    stopped=game.stopped,
-                    totals=game.totals,
-                )
-            )
-        return out
+        """The current game's totals (from the table) and finished games (from scoring, once
+        it caught up with the table: :mod:`president.services.gateway.scores`)."""
+        return await scores(self._scoring, await self._tables.get_table(claims.table_id, None))
 
     async def check_deal(
         self, claims: Claims, request: pb.CheckDealRequest
