@@ -14,6 +14,7 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timedelta
 
 import grpc
 import pytest
@@ -316,3 +317,29 @@ async def test_get_scores_right_after_a_game_includes_it_and_the_lobby_has_no_cu
     in_lobby = await bob.get_scores()
     assert [game.game_no for game in in_lobby.games] == [1]  # the old game, as finished
     assert all(seat.total == 0 for seat in in_lobby.scores) and in_lobby.rounds_played == 0
+
+
+async def test_rapid_bots_wait_a_human_like_delay_so_a_person_can_win_the_race(
+    client: GatewayClient, store: Store
+) -> None:
+    (ann,) = await table_of_humans(client, "house-rapid", humans=1, seats=3)
+    await ann.start()
+    for _ in range(100):
+        view = await ann.get_table()
+        if view.phase == "round" and view.round.phase == "play":
+            break
+        await asyncio.sleep(0.02)
+    play = next(action for action in view.round.legal if action.verb == "play")
+    await ann.play(list(play.cards), trick_version=view.round.trick_version)  # first: hers
+    for _ in range(200):
+        events = store.events(ann.table_id or "")
+        bots = [e for e in events if e.metadata.get("actor", "").startswith("bot:")]
+        if bots:
+            break
+        await asyncio.sleep(0.05)
+    assert bots, "no bot moved"
+    mine = next(e for e in events if e.metadata.get("actor") == ann.player_id)
+    waited = datetime.fromisoformat(bots[0].metadata["time"]) - datetime.fromisoformat(
+        mine.metadata["time"]
+    )
+    assert waited >= timedelta(milliseconds=1200)  # the table's bot_delay_ms, by its own clock

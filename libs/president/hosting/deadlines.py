@@ -24,6 +24,11 @@ and after a game the same before it goes back to the lobby; a table every
 person left closes ``empty_seconds`` after the last one went. The table's
 ``MoveOn`` command (:mod:`president.hosting.move_on`) decides what moving on
 means.
+
+In rapid play the table's bots wait a human-like delay (``bot_delay_ms``)
+counted, like the rapid timer, from the last accepted play: the ``bots``
+deadline comes before the rapid one while a bot has a move, keyed by the
+table version so each bot move is a deadline of its own.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from president.hosting.autoplay import next_bot_command
 from president.hosting.events import TableCreated, TableEvent
 from president.hosting.move_on import nobody_left
 from president.hosting.projection import Table, fold, table_from_created
@@ -42,8 +48,9 @@ RAPID = "rapid"
 EXCHANGE = "exchange"
 BETWEEN_ROUNDS = "between_rounds"
 CLOSING = "closing"
+BOTS = "bots"
 #: The kinds a table's ``MoveOn`` answers (the others, its ``Timeout``).
-MOVE_ON_KINDS = frozenset({BETWEEN_ROUNDS, CLOSING})
+MOVE_ON_KINDS = frozenset({BETWEEN_ROUNDS, CLOSING, BOTS})
 
 
 @dataclass(frozen=True)
@@ -181,7 +188,28 @@ class TableClock:
     def deadline(self) -> Deadline | None:
         if self.started_at is None:
             return None
-        return deadline(self.table, self.started_at, self.idle)
+        due = deadline(self.table, self.started_at, self.idle)
+        if due is not None and due.kind == RAPID and self.idle is not None:
+            return bots_deadline(self.table, self.started_at) or due
+        return due
+
+
+def bots_deadline(table: Table, started_at: datetime) -> Deadline | None:
+    """In rapid play, when the table's bots move: ``bot_delay_ms`` after the rapid timer
+    started (the last accepted play), while a bot has a move (None: no bot waits)."""
+    game = table.game
+    delay = game.options.bot_delay_ms
+    if not delay or game.round is None or next_bot_command(game) is None:
+        return None
+    return Deadline(
+        table_id=table.table_id,
+        kind=BOTS,
+        seat=None,
+        timer_key=table.version,
+        game_no=game.game_no,
+        round_no=game.round_no,
+        expires_at=started_at + timedelta(milliseconds=delay),
+    )
 
 
 def start_clock(created: TableCreated, idle: IdleRules | None = None) -> TableClock:

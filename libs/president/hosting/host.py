@@ -93,9 +93,13 @@ class TableHost:
         dealer: DealerPort,
         *,
         on_appended: Callable[[AppendResult], None] | None = None,
+        rapid_bots_wait: bool = False,
     ) -> None:
         self._store = store
         self._dealer = dealer
+        #: In rapid play, bots wait their ``bot_delay_ms`` for the timer's ``MoveOn``
+        #: instead of moving right after the command that gave them a move.
+        self._rapid_bots_wait = rapid_bots_wait
         self._tables: dict[str, Table] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -369,25 +373,29 @@ class TableHost:
             result = self._commit(table, [handover(table, seat)], command_id, actor, digest)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
 
-    def move_on(self, table_id: str, game_no: int, round_no: int, command_id: str) -> Outcome:
+    def move_on(
+        self, table_id: str, game_no: int, round_no: int, command_id: str, timer_key: int = 0
+    ) -> Outcome:
         """The table waited too long after ``game_no``, ``round_no``: it moves on by itself
-        (:func:`president.hosting.move_on.move_on`), or closes when nobody is left."""
+        (:func:`president.hosting.move_on.move_on`), closes when nobody is left, or, in
+        rapid play, lets its next bot move (on table version ``timer_key``)."""
         with self.lock(table_id), self._collecting(table_id) as committed:
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
                 self.load(table_id)
                 return Outcome(earlier.last_version, len(earlier.versions))
             table = self.load(table_id)
-            step = move_on(table, game_no, round_no)
+            step = move_on(table, game_no, round_no, timer_key)
             if isinstance(step, TableClosed):
                 result = self._commit(table, [step], command_id, SERVER)
                 return Outcome(result.last_version, len(result.versions), tuple(committed))
 
         def same_step(table: Table) -> None:
-            if move_on(table, game_no, round_no) != step:
+            if move_on(table, game_no, round_no, timer_key) != step:
                 raise Rejected(ErrorCode.STALE, "the table moved on since")
 
-        return self.decide_and_append(table_id, step, command_id, SERVER, authorize=same_step)
+        actor = f"bot:{step.seat}" if isinstance(step, rnd.PlayCards | rnd.Pass) else SERVER
+        return self.decide_and_append(table_id, step, command_id, actor, authorize=same_step)
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
@@ -497,6 +505,8 @@ class TableHost:
             if game.phase == g.GamePhase.DEALING:
                 self._deal(table, f"{command_id}/deal")
                 continue
+            if self._bots_wait(game):
+                return None
             command = next_bot_command(game)
             if command is None:
                 return None
@@ -504,6 +514,17 @@ class TableHost:
             events = g.decide(game, bot_command)
             self._commit(table, events, f"{command_id}/bot-{step}", f"bot:{seat}")
         raise RuntimeError(f"table {table_id}: bots did not settle")  # pragma: no cover
+
+    def _bots_wait(self, game: g.GameState) -> bool:
+        """Whether the bots wait for the timer (rapid play, with a delay), not moving now."""
+        state = game.round
+        return (
+            self._rapid_bots_wait
+            and state is not None
+            and state.options.rapid
+            and state.options.bot_delay_ms > 0
+            and state.phase == rnd.RoundPhase.PLAY
+        )
 
     @staticmethod
     def _needs_reveal(table: Table) -> bool:

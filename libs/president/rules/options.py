@@ -65,6 +65,7 @@ class Options:
     turn_seconds: int
     rapid_seconds: int
     advance_seconds: int
+    bot_delay_ms: int
     scoring: str
     game_end: str
 
@@ -153,6 +154,7 @@ _BASE: dict[str, Any] = {
     "turn_seconds": 30,
     "rapid_seconds": 10,
     "advance_seconds": 0,
+    "bot_delay_ms": 1200,
     "scoring": "below",
     "game_end": "rounds:7",
 }
@@ -295,6 +297,13 @@ def _parse_option(name: str, raw: Any) -> dict[str, Any]:
         if isinstance(raw, str) and raw.lower() in ("true", "false", "on", "off", "yes", "no"):
             return {name: raw.lower() in ("true", "on", "yes")}
         raise OptionError(f"option {name} is true or false, not {raw!r}")
+    if name == "bot_delay_ms":
+        value = _as_int(name, raw)
+        if not 0 <= value <= 10_000:
+            raise OptionError(
+                f"option bot_delay_ms is a number of milliseconds from 0 to 10000, not {raw!r}"
+            )
+        return {name: value}
     if name == "advance_seconds":
         value = _as_int(name, raw)
         if not 0 <= value <= 3600:

@@ -108,7 +108,9 @@ class TableClient:
             table_id=table_id,
             command_id=f"move-on-{table_id}-{game_no}-{round_no}-{kind}-{timer_key}",
             actor=gpb.Actor(player_id="server", seat=-1),
-            command=gpb.Command(move_on=gpb.MoveOn(game_no=game_no, round_no=round_no)),
+            command=gpb.Command(
+                move_on=gpb.MoveOn(game_no=game_no, round_no=round_no, timer_key=timer_key)
+            ),
         )
         return await self._answered(
             self._table().ExecuteCommand(request, timeout=CALL_TIMEOUT_SECONDS)

@@ -7,10 +7,11 @@ from datetime import timedelta
 
 import pytest
 
-from president.hosting.deadlines import BETWEEN_ROUNDS, CLOSING, IdleRules
+from president.hosting.deadlines import BETWEEN_ROUNDS, BOTS, CLOSING, RAPID, IdleRules
 from president.hosting.events import TableClosed
 from president.hosting.move_on import move_on
 from president.rules import game as g
+from president.rules import round as rnd
 from president.rules.errors import ErrorCode, Rejected
 from president.services.timer.deadlines import Clocks, DeadlineBoard
 from tests.unit.services.test_timer_deadlines import Driver, at
@@ -76,3 +77,25 @@ def test_a_table_every_person_left_closes_after_the_grace() -> None:
     driver.do(g.SitDown(0, "ann"), at(8))  # a person came back: no closing
     due = waiting_deadline(driver)
     assert due is not None and due.kind == BETWEEN_ROUNDS
+
+
+def test_rapid_bots_move_a_human_like_delay_after_the_last_play() -> None:
+    driver = Driver("house-rapid", players=3, rapid_seconds=10)
+    driver.do(g.Leave(2), at(0))
+    driver.do(g.SitDown(2, "bot-2", is_bot=True), at(0))
+    driver.start(at(1))
+    due = waiting_deadline(driver)
+    assert due is not None and due.kind == BOTS
+    assert due.expires_at == at(1) + timedelta(milliseconds=1200)  # the default delay
+    assert due.timer_key == driver.table.version
+    bot_move = move_on(driver.table, due.game_no, due.round_no, due.timer_key)
+    assert isinstance(bot_move, rnd.PlayCards | rnd.Pass) and bot_move.seat == 2
+    with pytest.raises(Rejected) as stale:  # the table moved on since the delay began
+        move_on(driver.table, due.game_no, due.round_no, due.timer_key - 1)
+    assert stale.value.code == ErrorCode.STALE
+    assert waiting_deadline(driver, None).kind == RAPID  # without the timer's rules
+    instant = Driver("house-rapid", players=3, rapid_seconds=10, bot_delay_ms=0)
+    instant.do(g.Leave(2), at(0))
+    instant.do(g.SitDown(2, "bot-2", is_bot=True), at(0))
+    instant.start(at(1))
+    assert waiting_deadline(instant).kind == RAPID  # bot_delay_ms 0: no waiting bots

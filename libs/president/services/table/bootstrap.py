@@ -44,7 +44,7 @@ def build(settings: Settings) -> Service:
         count_appended(result)
         relay.committed(result)
 
-    host = TableHost(store, dealer, on_appended=appended)
+    host = TableHost(store, dealer, on_appended=appended, rapid_bots_wait=True)
     directory = TableDirectory(store)
     app = TableApp(store, host, directory)
     lease_seconds = env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)

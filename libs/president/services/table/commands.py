@@ -44,6 +44,8 @@ class MoveOn:
 
     game_no: int
     round_no: int
+    #: In rapid play, the table version the bots waited on.
+    timer_key: int = 0
 
 
 TableCommand = g.GameCommand | rnd.Command | React | HandOverHost | MoveOn
@@ -118,7 +120,8 @@ def translate(command: gpb.Command) -> Translated:
         seat = _seat(command.hand_over_host.seat)
         return Translated(HandOverHost(seat), host_only=True)
     if kind == "move_on":
-        return Translated(MoveOn(command.move_on.game_no, command.move_on.round_no))
+        moving = command.move_on
+        return Translated(MoveOn(moving.game_no, moving.round_no, moving.timer_key))
     if kind == "sit_down":
         sit = command.sit_down
         if len(sit.player_id) > MAX_PLAYER_ID:

@@ -79,6 +79,7 @@ NOT_IN_ROUND_SCENARIOS = {
     "turn_seconds",
     "rapid_seconds",
     "advance_seconds",
+    "bot_delay_ms",
     "players",
 }
 

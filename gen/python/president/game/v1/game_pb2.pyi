@@ -481,19 +481,23 @@ class MoveOn(_message.Message):
 
     GAME_NO_FIELD_NUMBER: _builtins.int
     ROUND_NO_FIELD_NUMBER: _builtins.int
+    TIMER_KEY_FIELD_NUMBER: _builtins.int
     game_no: _builtins.int
     """The game the table waited in."""
     round_no: _builtins.int
     """The round it waited after."""
+    timer_key: _builtins.int
+    """In rapid play: the table version the bots waited on (their move is made on it only)."""
     def __init__(
         self,
         *,
         game_no: _builtins.int = ...,
         round_no: _builtins.int = ...,
+        timer_key: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "round_no", b"round_no"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "round_no", b"round_no", "timer_key", b"timer_key"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
