@@ -22,10 +22,12 @@ def describe_game_event(event: GameEvent, seat_names: list[str]) -> str | None:
         return seat_names[seat] if seat < len(seat_names) else f"Seat {seat}"
 
     if isinstance(event, SeatTaken):
-        return f"{event.player} sits at seat {event.seat}{' (bot)' if event.is_bot else ''}."
+        name = event.display_name or event.player
+        return f"{name} sits at seat {event.seat}{' (bot)' if event.is_bot else ''}."
     if isinstance(event, SeatLeft):
         verb = "was removed" if event.removed else "left"
-        return f"{event.player} {verb}; a bot finishes the round for them."
+        known = seat_names[event.seat] if event.seat < len(seat_names) else ""
+        return f"{known or event.player} {verb}; a bot finishes the round for them."
     if isinstance(event, SeatFreed):
         return f"Seat {event.seat} is free."
     if isinstance(event, GameStarted):
