@@ -377,9 +377,12 @@ async def test_a_retried_command_id_plays_once(table_stack: Stack, streamed: boo
         )
         assert len(first.committed) >= first.events and not again.committed
         assert (await tables.view(table_id)).version == first.version
-        # The same id with another command still answers the first result, running nothing.
-        other = await tables.execute(table_id, gpb.Command(start_game=gpb.StartGame()), cid=cid)
-        assert other == again
+        # The same id with another command is a conflicting retry: refused, running nothing.
+        code, reason, _ = await refusal(
+            tables.execute(table_id, gpb.Command(start_game=gpb.StartGame()), cid=cid)
+        )
+        assert (code, reason) == (StatusCode.INVALID_ARGUMENT, "COMMAND_ID_REUSED")
+        assert (await tables.view(table_id)).version == first.version
         # The same id for another table is refused.
         elsewhere = await tables.bot_table()
         code, reason, _ = await refusal(tables.execute(elsewhere, step[0], step[1], cid=cid))
