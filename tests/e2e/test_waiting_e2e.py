@@ -124,18 +124,24 @@ async def test_an_unlimited_game_ends_and_goes_back_to_the_lobby_by_itself(
 
 
 async def test_a_table_every_person_left_closes_and_says_so(client: GatewayClient) -> None:
-    ann, bob = await table_of_humans(client, "classic", humans=2, seats=4)
+    created = await client.create_table(
+        "classic", seat_count=4, visibility="public", display_name="Ann"
+    )
+    bob = client.sibling()
+    await bob.join(created.table_id, "Bob")
+    assert created.table_id in {t.table_id for t in await client.sibling().list_tables()}
     watcher = client.sibling()
-    await watcher.spectate(ann.table_id or "")
+    await watcher.spectate(created.table_id)
     closing = asyncio.ensure_future(until_view(watcher, "closed"))
-    await ann.leave()
+    await client.leave()
     await bob.leave()
     await closing
     view = await watcher.get_table()
-    assert view.closed and view.host_player_id != ""
+    assert view.closed
+    assert created.table_id not in {t.table_id for t in await client.sibling().list_tables()}
     late = client.sibling()
     await expect(
-        late.join(ann.table_id or "", "Late"), grpc.StatusCode.FAILED_PRECONDITION, "TABLE_CLOSED"
+        late.join(created.table_id, "Late"), grpc.StatusCode.FAILED_PRECONDITION, "TABLE_CLOSED"
     )
     await expect(bob.leave(), grpc.StatusCode.FAILED_PRECONDITION, "TABLE_CLOSED")
     assert (await watcher.get_table()).version == view.version  # nothing changed

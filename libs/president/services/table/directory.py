@@ -70,6 +70,10 @@ table_directory = Table(
 )
 
 
+#: The phase a closed table is listed with.
+CLOSED = "closed"
+
+
 @dataclass(frozen=True)
 class Summary:
     """A table in a list."""
@@ -98,7 +102,8 @@ class Summary:
             options=codec.options_to_map(game.options),
             seated=len(game.occupied),
             seat_count=len(game.seats),
-            phase=game.phase,
+            # A closed table is never open, whatever phase it closed in.
+            phase=CLOSED if table.closed else game.phase,
             visibility=table.visibility,
         )
 
