@@ -50,3 +50,16 @@ def test_a_range_of_one_count_is_said_as_one() -> None:
     assert "exactly 3 seats" in str(refused.value) and "3 to 3" not in str(refused.value)
     with pytest.raises(OptionError, match="club table has 4 to 7 seats, not 3"):
         g.new_table(options_for("club"), 3)
+
+
+def test_only_a_practice_table_advances_by_itself() -> None:
+    options = options_for("classic", {"advance_seconds": "5"})
+    assert options.advance_seconds == 5
+    check_table_rules(options, private=False, practice=True)
+    for private in (False, True):
+        with pytest.raises(OptionError, match="only a practice table moves on"):
+            check_table_rules(options, private=private)
+    with pytest.raises(OptionError, match="from 0 .off. to 3600"):
+        options_for("classic", {"advance_seconds": "-1"})
+    with pytest.raises(OptionError, match="milliseconds from 0 to 10000"):
+        options_for("house-rapid", {"bot_delay_ms": "20000"})
