@@ -59,7 +59,7 @@ def test_only_a_practice_table_advances_by_itself() -> None:
     for private in (False, True):
         with pytest.raises(OptionError, match="only a practice table moves on"):
             check_table_rules(options, private=private)
-    with pytest.raises(OptionError, match="from 0 .off. to 3600"):
+    with pytest.raises(OptionError, match=r"from 0 \(off\) to 3600"):
         options_for("classic", {"advance_seconds": "-1"})
     with pytest.raises(OptionError, match="milliseconds from 0 to 10000"):
         options_for("house-rapid", {"bot_delay_ms": "20000"})
