@@ -336,20 +336,15 @@ class TableHost:
         self, table_id: str, seat: int, reaction: str, command_id: str, actor: str
     ) -> Outcome:
         """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
-        digest = command_digest(ReactionShown(seat, reaction), actor)
-        with self.lock(table_id), self._collecting(table_id) as committed:
-            earlier = self._store.command_result(command_id, stream_id(table_id))
-            if earlier is not None:
-                check_same(self._store, earlier, command_id, digest)
-                self.load(table_id)
-                return Outcome(earlier.last_version, len(earlier.versions))
-            table = self.load(table_id)
+        shown = ReactionShown(seat=seat, reaction=reaction)
+
+        def reacting(table: Table) -> list[TableEvent]:
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:
                 raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")
-            shown = ReactionShown(seat=seat, reaction=reaction)
-            result = self._commit(table, [shown], command_id, actor, digest)
-            return Outcome(result.last_version, len(result.versions), tuple(committed))
+            return [shown]
+
+        return self._append_own(table_id, command_id, actor, shown, reacting)
 
     def hand_over_host(
         self,
@@ -360,7 +355,49 @@ class TableHost:
         authorize: Callable[[Table], None] | None = None,
     ) -> Outcome:
         """The host hands the host role to the human in ``seat`` (a ``HostChanged`` event)."""
-        digest = command_digest(("hand_over_host", seat), actor)
+
+        def handing(table: Table) -> list[TableEvent]:
+            if authorize is not None:
+                authorize(table)
+            return [handover(table, seat)]
+
+        return self._append_own(table_id, command_id, actor, ("hand_over_host", seat), handing)
+
+    def move_on(
+        self, table_id: str, game_no: int, round_no: int, command_id: str, timer_key: int = 0
+    ) -> Outcome:
+        """The table waited too long after ``game_no``, ``round_no``: it moves on by itself
+        (:func:`president.hosting.move_on.move_on`), closes when nobody is left, or, in
+        rapid play, lets its next bot move (on table version ``timer_key``). STALE when it
+        moved on meanwhile (a repeated MoveOn too)."""
+        with self.lock(table_id):
+            step = move_on(self.load(table_id), game_no, round_no, timer_key)
+
+        def same_step(table: Table) -> None:
+            if move_on(table, game_no, round_no, timer_key) != step:
+                raise Rejected(ErrorCode.STALE, "the table moved on since")
+
+        if isinstance(step, TableClosed):
+
+            def closing(table: Table) -> list[TableEvent]:
+                same_step(table)
+                return [step]
+
+            return self._append_own(table_id, command_id, SERVER, step, closing)
+        actor = f"bot:{step.seat}" if isinstance(step, rnd.PlayCards | rnd.Pass) else SERVER
+        return self.decide_and_append(table_id, step, command_id, actor, authorize=same_step)
+
+    def _append_own(
+        self,
+        table_id: str,
+        command_id: str,
+        actor: str,
+        what: object,
+        events_of: Callable[[Table], list[TableEvent]],
+    ) -> Outcome:
+        """Append the table service's own events for a command (a reaction, a host change,
+        the closing), once per command id: ``events_of`` decides them on the table."""
+        digest = command_digest(what, actor)
         with self.lock(table_id), self._collecting(table_id) as committed:
             earlier = self._store.command_result(command_id, stream_id(table_id))
             if earlier is not None:
@@ -368,34 +405,8 @@ class TableHost:
                 self.load(table_id)
                 return Outcome(earlier.last_version, len(earlier.versions))
             table = self.load(table_id)
-            if authorize is not None:
-                authorize(table)
-            result = self._commit(table, [handover(table, seat)], command_id, actor, digest)
+            result = self._commit(table, events_of(table), command_id, actor, digest)
             return Outcome(result.last_version, len(result.versions), tuple(committed))
-
-    def move_on(
-        self, table_id: str, game_no: int, round_no: int, command_id: str, timer_key: int = 0
-    ) -> Outcome:
-        """The table waited too long after ``game_no``, ``round_no``: it moves on by itself
-        (:func:`president.hosting.move_on.move_on`), closes when nobody is left, or, in
-        rapid play, lets its next bot move (on table version ``timer_key``)."""
-        with self.lock(table_id), self._collecting(table_id) as committed:
-            earlier = self._store.command_result(command_id, stream_id(table_id))
-            if earlier is not None:
-                self.load(table_id)
-                return Outcome(earlier.last_version, len(earlier.versions))
-            table = self.load(table_id)
-            step = move_on(table, game_no, round_no, timer_key)
-            if isinstance(step, TableClosed):
-                result = self._commit(table, [step], command_id, SERVER)
-                return Outcome(result.last_version, len(result.versions), tuple(committed))
-
-        def same_step(table: Table) -> None:
-            if move_on(table, game_no, round_no, timer_key) != step:
-                raise Rejected(ErrorCode.STALE, "the table moved on since")
-
-        actor = f"bot:{step.seat}" if isinstance(step, rnd.PlayCards | rnd.Pass) else SERVER
-        return self.decide_and_append(table_id, step, command_id, actor, authorize=same_step)
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
