@@ -55,7 +55,7 @@ def gone(table: Table, player_id: str) -> ServiceError | None:
 
 
 def _host_is(table: Table) -> str:
-    """ " (Ann)" naming the host who sits at the table, or nothing."""
+    """The seated host's name in parentheses, as in ' (Ann)'; empty when the host sits nowhere."""
     seat = seat_of(table.game, table.host_player_id) if table.host_player_id else None
     name = table.game.seats[seat].display_name if seat is not None else ""
     return f" ({name})" if name else ""
