@@ -38,7 +38,14 @@ from datetime import datetime, timedelta
 
 from president.hosting.autoplay import next_bot_command
 from president.hosting.events import TableCreated, TableEvent
-from president.hosting.move_on import nobody_left
+from president.hosting.move_on import (
+    AFTER_GAME_KEY,
+    BETWEEN_ROUNDS,
+    BETWEEN_ROUNDS_KEY,
+    BOTS,
+    CLOSING,
+    nobody_left,
+)
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import game as g
 from president.rules import round as rnd
@@ -46,9 +53,6 @@ from president.rules import round as rnd
 TURN = "turn"
 RAPID = "rapid"
 EXCHANGE = "exchange"
-BETWEEN_ROUNDS = "between_rounds"
-CLOSING = "closing"
-BOTS = "bots"
 #: The kinds a table's ``MoveOn`` answers (the others, its ``Timeout``).
 MOVE_ON_KINDS = frozenset({BETWEEN_ROUNDS, CLOSING, BOTS})
 
@@ -138,10 +142,17 @@ def idle_timer(table: Table, rules: IdleRules) -> Timer | None:
         return Timer(CLOSING, None, 0, game.game_no, game.round_no, rules.empty_seconds)
     if game.phase == g.GamePhase.BETWEEN_ROUNDS:
         seconds = game.options.advance_seconds or rules.host_idle_seconds
-        return Timer(BETWEEN_ROUNDS, None, 0, game.game_no, game.round_no, seconds)
+        return Timer(BETWEEN_ROUNDS, None, BETWEEN_ROUNDS_KEY, game.game_no, game.round_no, seconds)
     if game.phase == g.GamePhase.GAME_OVER:
-        # Key 1: after the game, a clock of its own (not the last round's).
-        return Timer(BETWEEN_ROUNDS, None, 1, game.game_no, game.round_no, rules.host_idle_seconds)
+        # After the game, a clock of its own (not the last round's).
+        return Timer(
+            BETWEEN_ROUNDS,
+            None,
+            AFTER_GAME_KEY,
+            game.game_no,
+            game.round_no,
+            rules.host_idle_seconds,
+        )
     return None
 
 

@@ -364,17 +364,23 @@ class TableHost:
         return self._append_own(table_id, command_id, actor, ("hand_over_host", seat), handing)
 
     def move_on(
-        self, table_id: str, game_no: int, round_no: int, command_id: str, timer_key: int = 0
+        self,
+        table_id: str,
+        kind: str,
+        game_no: int,
+        round_no: int,
+        command_id: str,
+        timer_key: int = 0,
     ) -> Outcome:
-        """The table waited too long after ``game_no``, ``round_no``: it moves on by itself
+        """The table waited too long (``kind``) in ``game_no``, ``round_no``: it moves on by itself
         (:func:`president.hosting.move_on.move_on`), closes when nobody is left, or, in
         rapid play, lets its next bot move (on table version ``timer_key``). STALE when it
         moved on meanwhile (a repeated MoveOn too)."""
         with self.lock(table_id):
-            step = move_on(self.load(table_id), game_no, round_no, timer_key)
+            step = move_on(self.load(table_id), kind, game_no, round_no, timer_key)
 
         def same_step(table: Table) -> None:
-            if move_on(table, game_no, round_no, timer_key) != step:
+            if move_on(table, kind, game_no, round_no, timer_key) != step:
                 raise Rejected(ErrorCode.STALE, "the table moved on since")
 
         if isinstance(step, TableClosed):

@@ -28,6 +28,13 @@ from president.rules.errors import ErrorCode, Rejected
 
 #: The sentence of a table closed for want of people.
 NOBODY_LEFT = "nobody was left at the table: it closed"
+#: What a table waited for (the kinds of the timer's waiting deadlines): the host between
+#: rounds (timer key 0) or after a game (timer key 1), people at an empty table, its bots.
+BETWEEN_ROUNDS = "between_rounds"
+CLOSING = "closing"
+BOTS = "bots"
+#: The timer keys of the host's wait: between rounds, after a game.
+BETWEEN_ROUNDS_KEY, AFTER_GAME_KEY = 0, 1
 
 
 def nobody_left(table: Table) -> bool:
@@ -36,23 +43,26 @@ def nobody_left(table: Table) -> bool:
 
 
 def move_on(
-    table: Table, game_no: int, round_no: int, timer_key: int = 0
+    table: Table, kind: str, game_no: int, round_no: int, timer_key: int = 0
 ) -> g.GameCommand | rnd.Command | TableClosed:
-    """What the table does by itself after waiting in ``game_no``, ``round_no`` (in rapid
-    play, ``timer_key`` is the table version the bots waited on)."""
+    """What the table does by itself after waiting (``kind``) in ``game_no``, ``round_no``;
+    ``timer_key`` is the wait's (for the bots, the table version they waited on). STALE
+    when the table no longer waits so."""
     game = table.game
     if table.closed:
         raise Rejected(ErrorCode.STALE, "the table is closed")
-    if nobody_left(table):
+    if kind == CLOSING and nobody_left(table):
         return TableClosed(NOBODY_LEFT)
-    if (game.game_no, game.round_no) != (game_no, round_no):
-        raise Rejected(ErrorCode.STALE, "the table moved on since")
-    if game.phase == g.GamePhase.BETWEEN_ROUNDS:
-        return g.EndGame() if game.options.game_end == "unlimited" else g.NextRound()
-    if game.phase == g.GamePhase.GAME_OVER:
-        return g.BackToLobby()
-    if game.phase == g.GamePhase.ROUND and table.version == timer_key:
-        bot = next_bot_command(game)
-        if bot is not None:
-            return bot[1]
-    raise Rejected(ErrorCode.STALE, "the table is not waiting between rounds or after a game")
+    if kind != CLOSING and (game.game_no, game.round_no) == (game_no, round_no):
+        phase = game.phase
+        if kind == BETWEEN_ROUNDS and timer_key == BETWEEN_ROUNDS_KEY:
+            if phase == g.GamePhase.BETWEEN_ROUNDS:
+                return g.EndGame() if game.options.game_end == "unlimited" else g.NextRound()
+        elif kind == BETWEEN_ROUNDS and timer_key == AFTER_GAME_KEY:
+            if phase == g.GamePhase.GAME_OVER:
+                return g.BackToLobby()
+        elif kind == BOTS and phase == g.GamePhase.ROUND and table.version == timer_key:
+            bot = next_bot_command(game)
+            if bot is not None:
+                return bot[1]
+    raise Rejected(ErrorCode.STALE, f"the table no longer waits ({kind}): it moved on since")

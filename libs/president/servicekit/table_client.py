@@ -109,7 +109,9 @@ class TableClient:
             command_id=f"move-on-{table_id}-{game_no}-{round_no}-{kind}-{timer_key}",
             actor=gpb.Actor(player_id="server", seat=-1),
             command=gpb.Command(
-                move_on=gpb.MoveOn(game_no=game_no, round_no=round_no, timer_key=timer_key)
+                move_on=gpb.MoveOn(
+                    kind=kind, game_no=game_no, round_no=round_no, timer_key=timer_key
+                )
             ),
         )
         return await self._answered(

@@ -31,7 +31,7 @@ def test_a_recorded_game_re_encodes_byte_for_byte(tmp_path: Path, preset: str) -
         # Ann leaves too: nobody is left, and the table closes when the timer says so.
         host.decide_and_append(table_id, g.Leave(0), "ann-leaves", "ann")
         game = host.load(table_id).game
-        host.move_on(table_id, game.game_no, game.round_no, "close")
+        host.move_on(table_id, "closing", game.game_no, game.round_no, "close")
         stored = store.read_stream(stream_id(table_id))
     kinds = set()
     for event in stored:

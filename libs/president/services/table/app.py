@@ -225,7 +225,12 @@ class TableApp:
             if isinstance(command, MoveOn):
                 authorize(self._load(table_id))
                 return self._host.move_on(
-                    table_id, command.game_no, command.round_no, command_id, command.timer_key
+                    table_id,
+                    command.kind,
+                    command.game_no,
+                    command.round_no,
+                    command_id,
+                    command.timer_key,
                 )
             # The host catches up and decides again once if another replica wrote first.
             return run(

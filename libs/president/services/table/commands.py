@@ -42,9 +42,10 @@ class HandOverHost:
 class MoveOn:
     """The server: the table waited too long after a round or a game, and moves on."""
 
+    kind: str
     game_no: int
     round_no: int
-    #: In rapid play, the table version the bots waited on.
+    #: The wait's timer key (for the bots, the table version they waited on).
     timer_key: int = 0
 
 
@@ -121,7 +122,7 @@ def translate(command: gpb.Command) -> Translated:
         return Translated(HandOverHost(seat), host_only=True)
     if kind == "move_on":
         moving = command.move_on
-        return Translated(MoveOn(moving.game_no, moving.round_no, moving.timer_key))
+        return Translated(MoveOn(moving.kind, moving.game_no, moving.round_no, moving.timer_key))
     if kind == "sit_down":
         sit = command.sit_down
         if len(sit.player_id) > MAX_PLAYER_ID:

@@ -482,22 +482,28 @@ class MoveOn(_message.Message):
     GAME_NO_FIELD_NUMBER: _builtins.int
     ROUND_NO_FIELD_NUMBER: _builtins.int
     TIMER_KEY_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     game_no: _builtins.int
     """The game the table waited in."""
     round_no: _builtins.int
     """The round it waited after."""
     timer_key: _builtins.int
-    """In rapid play: the table version the bots waited on (their move is made on it only)."""
+    """The wait's timer key: 0 between rounds, 1 after a game; for the bots of a rapid
+    round, the table version they waited on (their move is made on it only).
+    """
+    kind: _builtins.str
+    """What the table waited for: "between_rounds", "closing" or "bots"."""
     def __init__(
         self,
         *,
         game_no: _builtins.int = ...,
         round_no: _builtins.int = ...,
         timer_key: _builtins.int = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "round_no", b"round_no", "timer_key", b"timer_key"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "kind", b"kind", "round_no", b"round_no", "timer_key", b"timer_key"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
