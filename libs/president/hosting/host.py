@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from president import codec
 from president.deal import DEAL_VERSION
@@ -34,13 +34,12 @@ from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
 from president.hosting.events import (
     DealCommitted,
     DealRevealed,
-    ReactionShown,
-    TableClosed,
     TableCreated,
     TableEvent,
 )
-from president.hosting.host_role import handover, successor
-from president.hosting.move_on import move_on
+from president.hosting.host_role import successor
+from president.hosting.outcome import SERVER, Outcome, PendingDealerStep
+from president.hosting.own_events import OwnEvents
 from president.hosting.projection import Table, fold, fold_stored
 from president.hosting.retries import DIGEST, check_same, command_digest
 from president.hosting.streams import stream_id
@@ -50,42 +49,12 @@ from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent, StoredEvent
 
-#: The actor of the commands the server makes itself (deals, reveals, timeouts).
-SERVER = "server"
 MAX_FOLLOW_UPS = 2_000
 
 
-@dataclass(frozen=True)
-class PendingDealerStep:
-    """Where a command's follow-ups stopped, before a step that needs the dealer.
-
-    ``step`` numbers the follow-ups so that going on from there gives each
-    the command id it would have had in one go.
-    """
-
-    table_id: str
-    command_id: str
-    step: int
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a command did: the table's version after it and its follow-ups."""
-
-    version: int
-    events: int
-    #: Every event the command and its follow-ups committed, in version order
-    #: (empty for a command id that ran before: it committed nothing now). Not
-    #: compared: a retry has the first run's outcome.
-    committed: tuple[StoredEvent, ...] = field(default=(), compare=False)
-    #: What is left of the command, from
-    #: :meth:`TableHost.decide_and_append_until_dealer`: the follow-ups that need
-    #: the dealer, for :meth:`TableHost.run_dealer_step`. None: nothing is left.
-    pending: PendingDealerStep | None = None
-
-
-class TableHost:
-    """Hosts tables: loads them, runs commands through the engine, appends the events."""
+class TableHost(OwnEvents):
+    """Hosts tables: loads them, runs commands through the engine, appends the events (and,
+    as :class:`~president.hosting.own_events.OwnEvents`, the table service's own)."""
 
     def __init__(
         self,
@@ -332,88 +301,6 @@ class TableHost:
             self._follow_up(table_id, f"settle-{table_id}-{table.version}")
             return self._tables[table_id].version
 
-    def append_reaction(
-        self, table_id: str, seat: int, reaction: str, command_id: str, actor: str
-    ) -> Outcome:
-        """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
-        shown = ReactionShown(seat=seat, reaction=reaction)
-
-        def reacting(table: Table) -> list[TableEvent]:
-            seats = table.game.seats
-            if not 0 <= seat < len(seats) or not seats[seat].occupied:
-                raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")
-            return [shown]
-
-        return self._append_own(table_id, command_id, actor, shown, reacting)
-
-    def hand_over_host(
-        self,
-        table_id: str,
-        seat: int,
-        command_id: str,
-        actor: str,
-        authorize: Callable[[Table], None] | None = None,
-    ) -> Outcome:
-        """The host hands the host role to the human in ``seat`` (a ``HostChanged`` event)."""
-
-        def handing(table: Table) -> list[TableEvent]:
-            if authorize is not None:
-                authorize(table)
-            return [handover(table, seat)]
-
-        return self._append_own(table_id, command_id, actor, ("hand_over_host", seat), handing)
-
-    def move_on(
-        self,
-        table_id: str,
-        kind: str,
-        game_no: int,
-        round_no: int,
-        command_id: str,
-        timer_key: int = 0,
-    ) -> Outcome:
-        """The table waited too long (``kind``) in ``game_no``, ``round_no``: it moves on by itself
-        (:func:`president.hosting.move_on.move_on`), closes when nobody is left, or, in
-        rapid play, lets its next bot move (on table version ``timer_key``). STALE when it
-        moved on meanwhile (a repeated MoveOn too)."""
-        with self.lock(table_id):
-            step = move_on(self.load(table_id), kind, game_no, round_no, timer_key)
-
-        def same_step(table: Table) -> None:
-            if move_on(table, kind, game_no, round_no, timer_key) != step:
-                raise Rejected(ErrorCode.STALE, "the table moved on since")
-
-        if isinstance(step, TableClosed):
-
-            def closing(table: Table) -> list[TableEvent]:
-                same_step(table)
-                return [step]
-
-            return self._append_own(table_id, command_id, SERVER, step, closing)
-        actor = f"bot:{step.seat}" if isinstance(step, rnd.PlayCards | rnd.Pass) else SERVER
-        return self.decide_and_append(table_id, step, command_id, actor, authorize=same_step)
-
-    def _append_own(
-        self,
-        table_id: str,
-        command_id: str,
-        actor: str,
-        what: object,
-        events_of: Callable[[Table], list[TableEvent]],
-    ) -> Outcome:
-        """Append the table service's own events for a command (a reaction, a host change,
-        the closing), once per command id: ``events_of`` decides them on the table."""
-        digest = command_digest(what, actor)
-        with self.lock(table_id), self._collecting(table_id) as committed:
-            earlier = self._store.command_result(command_id, stream_id(table_id))
-            if earlier is not None:
-                check_same(self._store, earlier, command_id, digest)
-                self.load(table_id)
-                return Outcome(earlier.last_version, len(earlier.versions))
-            table = self.load(table_id)
-            result = self._commit(table, events_of(table), command_id, actor, digest)
-            return Outcome(result.last_version, len(result.versions), tuple(committed))
-
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
         command_id = f"timeout-{table_id}-{game_no}-{round_no}-{timer_key}"
@@ -590,3 +477,8 @@ class TableHost:
 def new_table_id() -> str:
     """A fresh table id."""
     return uuid.uuid4().hex[:12]
+
+
+#: What a hosted command answers with is part of this module's surface (it lives in
+#: :mod:`president.hosting.outcome`, which :mod:`president.hosting.own_events` shares).
+__all__ = ["MAX_FOLLOW_UPS", "SERVER", "Outcome", "PendingDealerStep", "TableHost", "new_table_id"]
