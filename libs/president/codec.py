@@ -175,6 +175,14 @@ def _encode_service_event(event: ev.ServiceEvent) -> Message:
         )
     if isinstance(event, ev.ReactionShown):
         return pb.ReactionShown(seat=event.seat, reaction=event.reaction)
+    if isinstance(event, ev.TableClosed):
+        return pb.TableClosed(reason=event.reason)
+    if isinstance(event, ev.HostChanged):
+        return pb.HostChanged(
+            player_id=event.player_id,
+            previous_player_id=event.previous_player_id,
+            automatic=event.automatic,
+        )
     if isinstance(event, ev.TableCreated):
         return pb.TableCreated(
             table_id=event.table_id,
@@ -283,6 +291,10 @@ def _service_event(message: Message) -> ev.ServiceEvent:
         return ev.DealRevealed(message.game_no, message.round_no, message.secret_hex)
     if isinstance(message, pb.ReactionShown):
         return ev.ReactionShown(message.seat, message.reaction)
+    if isinstance(message, pb.TableClosed):
+        return ev.TableClosed(message.reason)
+    if isinstance(message, pb.HostChanged):
+        return ev.HostChanged(message.player_id, message.previous_player_id, message.automatic)
     if isinstance(message, pb.TableCreated):
         return ev.TableCreated(
             message.table_id,

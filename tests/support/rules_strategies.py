@@ -41,6 +41,8 @@ def option_mixes(draw: st.DrawFn, presets: tuple[str, ...] = PRESETS) -> Options
     preset = draw(st.sampled_from(presets))
     names = draw(st.lists(st.sampled_from(sorted(_SWITCHES)), max_size=6, unique=True))
     overrides = {name: draw(_SWITCHES[name]) for name in names}
+    if preset.startswith("house"):
+        overrides.pop("equal_rank", None)  # rulebook 000: always on
     return options_for(preset, overrides)
 
 

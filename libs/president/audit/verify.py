@@ -55,7 +55,9 @@ from president.hosting.events import (
     SERVICE_EVENT_TYPES,
     DealCommitted,
     DealRevealed,
+    HostChanged,
     ReactionShown,
+    TableClosed,
     TableCreated,
     TableEvent,
 )
@@ -316,9 +318,14 @@ class _TableWalk:
             self.deals.committed(group[0], first, game)
         elif isinstance(first, DealRevealed):
             self.deals.revealed(group[0], first, game)
+        elif isinstance(first, HostChanged):
+            _check_host_change(group[0], first, game)
+        elif isinstance(first, TableClosed):
+            if any(s.occupied and not s.is_bot and not s.leaving for s in game.seats):
+                raise Found(group[0], "the table closed while a person still sat at it")
         elif isinstance(first, TableCreated):
             raise Found(group[0], "a table is created once, at version 1")
-        # Other events of the table service (the host's handover, ...) change the table
+        # The table service's events (the host's handover, a closing) change the table
         # as the projection folds them: the actor check follows them through it.
         self.table = fold(table, first, group[0].version)
 
@@ -338,6 +345,13 @@ class _TableWalk:
     def _good_before(self, problem: Discrepancy) -> int:
         first = self.events[0].version if self.events else 1
         return max(0, min(problem.version - first, len(self.events)))
+
+
+def _check_host_change(stored: StoredEvent, event: HostChanged, game: g.GameState) -> None:
+    """The host role goes to a person seated at the table who has not left."""
+    seat = next((s for s in game.seats if s.player == event.player_id), None)
+    if seat is None or seat.is_bot or seat.leaving:
+        raise Found(stored, "the host role goes to someone who is not a person seated here")
 
 
 def _check_reaction(stored: StoredEvent, event: ReactionShown, game: g.GameState) -> None:

@@ -374,6 +374,7 @@ def replay(
 
 def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
     from president.cli.play_cmd import event_lines
+    from president.hosting.seat_views import seat_of
 
     echo = typer.echo
     echo(f"Table {report.table_id} (stream {report.stream_id}): {report.events} events.")
@@ -390,6 +391,12 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
             echo(f"  Secret (version {version}): {event.secret_hex}")
         elif isinstance(event, ev.ReactionShown):
             echo(f"  {seat_name(event.seat, names)} reacts: {event.reaction}")
+        elif isinstance(event, ev.TableClosed):
+            echo(f"  The table closed (version {version}): {event.reason}")
+        elif isinstance(event, ev.HostChanged):
+            seat = seat_of(item.game, event.player_id)
+            host = names[seat] if seat is not None else "another player"
+            echo(f"  {host} is now the host" + (" (the host left)" if event.automatic else ""))
         else:
             lines = event_lines(event, names, item.game.options.preset)
             if isinstance(event, rnd.CardsGiven) and lines:

@@ -334,6 +334,14 @@ class GatewayClient(AccountCalls):
         )
         return previewed
 
+    async def hand_over_host(self, seat: int, command_id: str = "") -> int:
+        """Host: hand the host role to the person in ``seat``; returns the table's version."""
+        done: pb.HandOverHostResponse = await self._unary(
+            "HandOverHost",
+            pb.HandOverHostRequest(seat=seat, command_id=command_id, table_id=self.table_id),
+        )
+        return done.version
+
     # -- reading ------------------------------------------------------------------
     async def get_table(self) -> gpb.TableView:
         """The table as this token sees it."""

@@ -33,6 +33,14 @@ def describe(event: ev.TableEvent, names: Sequence[str]) -> str | None:
         return f"Secret of round {event.round_no} revealed: {event.secret_hex[:16]}…"
     if isinstance(event, ev.ReactionShown):
         return f"{names[event.seat]} reacts: {event.reaction}."
+    if isinstance(event, ev.TableClosed):
+        return f"The table closed: {event.reason}."
+    if isinstance(event, ev.HostChanged):
+        return (
+            "The host left: the next player in seat order is the host."
+            if event.automatic
+            else "The host handed the host role to another player."
+        )
     if isinstance(event, rnd.CardsGiven) and not event.cards:
         return f"{names[event.giver]} gives cards to {names[event.receiver]}."
     if isinstance(event, rnd.RoundEnded):

@@ -14,7 +14,21 @@ timer that replays the stream after a restart computes the same deadlines.
   write no event at all.
 - Exchange: ``turn_seconds`` from the start of the exchange, for every
   return still owed; the returns made meanwhile do not restart it.
-- Nothing in the lobby, while dealing, between rounds or after a game.
+- Nothing in the lobby or while dealing. Between rounds and after a game,
+  only with :class:`IdleRules` (the timer service's): :func:`idle_timer`.
+
+A table never stalls (:func:`idle_timer`, the kinds ``between_rounds`` and
+``closing``): between rounds the host has ``host_idle_seconds`` (a practice
+table's ``advance_seconds`` when set) before the table moves on by itself,
+and after a game the same before it goes back to the lobby; a table every
+person left closes ``empty_seconds`` after the last one went. The table's
+``MoveOn`` command (:mod:`president.hosting.move_on`) decides what moving on
+means.
+
+In rapid play the table's bots wait a human-like delay (``bot_delay_ms``)
+counted, like the rapid timer, from the last accepted play: the ``bots``
+deadline comes before the rapid one while a bot has a move, keyed by the
+table version so each bot move is a deadline of its own.
 """
 
 from __future__ import annotations
@@ -23,7 +37,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from president.events.v1.events_pb2 import EventEnvelope
+from president.hosting.autoplay import next_bot_command
 from president.hosting.events import TableCreated, TableEvent
+from president.hosting.move_on import (
+    AFTER_GAME_KEY,
+    BETWEEN_ROUNDS,
+    BETWEEN_ROUNDS_KEY,
+    BOTS,
+    CLOSING,
+    nobody_left,
+)
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import game as g
 from president.rules import round as rnd
@@ -31,6 +54,18 @@ from president.rules import round as rnd
 TURN = "turn"
 RAPID = "rapid"
 EXCHANGE = "exchange"
+#: The kinds a table's ``MoveOn`` answers (the others, its ``Timeout``).
+MOVE_ON_KINDS = frozenset({BETWEEN_ROUNDS, CLOSING, BOTS})
+
+
+@dataclass(frozen=True)
+class IdleRules:
+    """How long a table waits for people before it moves on by itself."""
+
+    #: Between rounds and after a game: the host's time to choose.
+    host_idle_seconds: int = 120
+    #: After the last person left: the grace before the table closes.
+    empty_seconds: int = 60
 
 
 @dataclass(frozen=True)
@@ -99,9 +134,41 @@ def running_timer(table: Table) -> Timer | None:
     )
 
 
-def deadline(table: Table, started_at: datetime) -> Deadline | None:
+def idle_timer(table: Table, rules: IdleRules) -> Timer | None:
+    """The timer of a table waiting for people: closing, between rounds, after a game."""
+    game = table.game
+    if table.closed:
+        return None
+    if nobody_left(table):
+        return Timer(CLOSING, None, 0, game.game_no, game.round_no, rules.empty_seconds)
+    if game.phase == g.GamePhase.BETWEEN_ROUNDS:
+        seconds = game.options.advance_seconds or rules.host_idle_seconds
+        return Timer(BETWEEN_ROUNDS, None, BETWEEN_ROUNDS_KEY, game.game_no, game.round_no, seconds)
+    if game.phase == g.GamePhase.GAME_OVER:
+        # After the game, a clock of its own (not the last round's).
+        return Timer(
+            BETWEEN_ROUNDS,
+            None,
+            AFTER_GAME_KEY,
+            game.game_no,
+            game.round_no,
+            rules.host_idle_seconds,
+        )
+    return None
+
+
+def table_timer(table: Table, idle: IdleRules | None) -> Timer | None:
+    """The timer that runs at ``table`` now, the waiting ones too when ``idle`` is given."""
+    if idle is not None:
+        waiting = idle_timer(table, idle)
+        if waiting is not None and (waiting.kind == CLOSING or running_timer(table) is None):
+            return waiting
+    return running_timer(table)
+
+
+def deadline(table: Table, started_at: datetime, idle: IdleRules | None = None) -> Deadline | None:
     """The table's deadline, its timer having started at ``started_at`` (an event's time)."""
-    timer = running_timer(table)
+    timer = table_timer(table, idle)
     if timer is None:
         return None
     return Deadline(
@@ -122,6 +189,8 @@ class TableClock:
     table: Table
     started_at: datetime | None = None
     run: tuple[object, ...] | None = None
+    #: The waiting rules the clock also follows (None: the turn timers only).
+    idle: IdleRules | None = None
 
     @property
     def version(self) -> int:
@@ -131,12 +200,33 @@ class TableClock:
     def deadline(self) -> Deadline | None:
         if self.started_at is None:
             return None
-        return deadline(self.table, self.started_at)
+        due = deadline(self.table, self.started_at, self.idle)
+        if due is not None and due.kind == RAPID and self.idle is not None:
+            return bots_deadline(self.table, self.started_at) or due
+        return due
 
 
-def start_clock(created: TableCreated) -> TableClock:
+def bots_deadline(table: Table, started_at: datetime) -> Deadline | None:
+    """In rapid play, when the table's bots move: ``bot_delay_ms`` after the rapid timer
+    started (the last accepted play), while a bot has a move (None: no bot waits)."""
+    game = table.game
+    delay = game.options.bot_delay_ms
+    if not delay or game.round is None or next_bot_command(game) is None:
+        return None
+    return Deadline(
+        table_id=table.table_id,
+        kind=BOTS,
+        seat=None,
+        timer_key=table.version,
+        game_no=game.game_no,
+        round_no=game.round_no,
+        expires_at=started_at + timedelta(milliseconds=delay),
+    )
+
+
+def start_clock(created: TableCreated, idle: IdleRules | None = None) -> TableClock:
     """The clock of a new table (no timer runs in the lobby)."""
-    return TableClock(table_from_created(created))
+    return TableClock(table_from_created(created), idle=idle)
 
 
 def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) -> TableClock:
@@ -156,12 +246,13 @@ def clocked(table: Table, previous: TableClock | None, at: datetime) -> TableClo
     (the gateway's feed, the audit): the timer keeps its start unless the event changed
     which timer runs.
     """
-    timer = running_timer(table)
+    idle = previous.idle if previous is not None else None
+    timer = table_timer(table, idle)
     if timer is None:
-        return TableClock(table)
+        return TableClock(table, idle=idle)
     if previous is not None and timer.run == previous.run and previous.started_at is not None:
-        return TableClock(table, previous.started_at, previous.run)
-    return TableClock(table, at, timer.run)
+        return TableClock(table, previous.started_at, previous.run, idle)
+    return TableClock(table, at, timer.run, idle)
 
 
 def event_time(envelope: EventEnvelope, fallback: datetime) -> datetime:

@@ -25,3 +25,14 @@ class VersionMismatch(Exception):
         self.table_id = table_id
         self.expected = expected
         self.actual = actual
+
+
+class CommandConflict(Exception):
+    """A command id that ran before came again with other content: not a retry."""
+
+    def __init__(self, command_id: str) -> None:
+        super().__init__(
+            f"command id {command_id!r} was used before for another command: "
+            "send a new command with a new id"
+        )
+        self.command_id = command_id

@@ -1,9 +1,10 @@
 """The table's own events beside the engine's: created, deal committed and revealed, reactions.
 
 The rules engine's events (:data:`president.rules.game.GameEvent`) say what
-happens in a game. The table service stores four more, which the engine
-never sees: a table is created, a round's deal is committed before the cards
-and its secret revealed after the round, a seat shows a reaction. They are
+happens in a game. The table service stores six more, which the engine
+never sees: a table is created, its host changes, it closes, a round's deal
+is committed before the cards and its secret revealed after the round, a seat
+shows a reaction. They are
 plain values with the fields of their ``president.events.v1`` messages of the
 same names; :mod:`president.codec` translates them to and from the wire.
 
@@ -65,10 +66,33 @@ class ReactionShown(NamedTuple):
     reaction: str
 
 
-ServiceEvent = TableCreated | DealCommitted | DealRevealed | ReactionShown
+class HostChanged(NamedTuple):
+    """The host role passed to ``player_id`` (``automatic``: the previous host left)."""
+
+    player_id: str
+    previous_player_id: str
+    automatic: bool
+
+
+class TableClosed(NamedTuple):
+    """The table closed (no person was left at it): it takes no more commands."""
+
+    reason: str
+
+
+ServiceEvent = (
+    TableCreated | DealCommitted | DealRevealed | ReactionShown | HostChanged | TableClosed
+)
 """An event of the table service that the rules engine does not know."""
 
-SERVICE_EVENT_TYPES = (TableCreated, DealCommitted, DealRevealed, ReactionShown)
+SERVICE_EVENT_TYPES = (
+    TableCreated,
+    DealCommitted,
+    DealRevealed,
+    ReactionShown,
+    HostChanged,
+    TableClosed,
+)
 """The classes of :data:`ServiceEvent`, for ``isinstance``."""
 
 TableEvent = g.GameEvent | ServiceEvent

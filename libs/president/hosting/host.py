@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 
 from president import codec
@@ -35,11 +35,14 @@ from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
 from president.hosting.events import (
     DealCommitted,
     DealRevealed,
-    ReactionShown,
     TableCreated,
     TableEvent,
 )
+from president.hosting.host_role import successor
+from president.hosting.outcome import SERVER, Outcome, PendingDealerStep
+from president.hosting.own_events import OwnEvents
 from president.hosting.projection import Table, fold, fold_stored
+from president.hosting.retries import DIGEST, check_same, command_digest
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -47,42 +50,12 @@ from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent, StoredEvent
 
-#: The actor of the commands the server makes itself (deals, reveals, timeouts).
-SERVER = "server"
 MAX_FOLLOW_UPS = 2_000
 
 
-@dataclass(frozen=True)
-class PendingDealerStep:
-    """Where a command's follow-ups stopped, before a step that needs the dealer.
-
-    ``step`` numbers the follow-ups so that going on from there gives each
-    the command id it would have had in one go.
-    """
-
-    table_id: str
-    command_id: str
-    step: int
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a command did: the table's version after it and its follow-ups."""
-
-    version: int
-    events: int
-    #: Every event the command and its follow-ups committed, in version order
-    #: (empty for a command id that ran before: it committed nothing now). Not
-    #: compared: a retry has the first run's outcome.
-    committed: tuple[StoredEvent, ...] = field(default=(), compare=False)
-    #: What is left of the command, from
-    #: :meth:`TableHost.decide_and_append_until_dealer`: the follow-ups that need
-    #: the dealer, for :meth:`TableHost.run_dealer_step`. None: nothing is left.
-    pending: PendingDealerStep | None = None
-
-
-class TableHost:
-    """Hosts tables: loads them, runs commands through the engine, appends the events."""
+class TableHost(OwnEvents):
+    """Hosts tables: loads them, runs commands through the engine, appends the events (and,
+    as :class:`~president.hosting.own_events.OwnEvents`, the table service's own)."""
 
     def __init__(
         self,
@@ -91,12 +64,16 @@ class TableHost:
         *,
         on_appended: Callable[[AppendResult], None] | None = None,
         clock: Callable[[], datetime] | None = None,
+        rapid_bots_wait: bool = False,
     ) -> None:
         """``clock`` stamps each append's time (None: the store's, now in UTC); a
         recorded game gives a simulated clock so its timeouts come at their deadlines."""
         self._clock = clock
         self._store = store
         self._dealer = dealer
+        #: In rapid play, bots wait their ``bot_delay_ms`` for the timer's ``MoveOn``
+        #: instead of moving right after the command that gave them a move.
+        self._rapid_bots_wait = rapid_bots_wait
         self._tables: dict[str, Table] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -265,6 +242,8 @@ class TableHost:
                 authorize(table)
             return g.decide(table.game, command)
 
+        digest = command_digest(command, actor)
+
         with self.lock(table_id), self._collecting(table_id) as committed:
             # Optimistic: decide on the cached table. The append's expected
             # version catches a cache another replica made stale, and its
@@ -280,7 +259,7 @@ class TableHost:
             except Exception:  # refused: a retry of a command that ran, or a stale cache?
                 earlier = self._store.command_result(command_id, stream_id(table_id))
                 if earlier is not None:
-                    return self._earlier_outcome(table_id, command_id, earlier)
+                    return self._earlier_outcome(table_id, command_id, earlier, digest)
                 fresh = self.load(table_id)
                 if fresh.version == table.version:
                     raise
@@ -289,15 +268,15 @@ class TableHost:
                     raise VersionMismatch(table_id, expected_version, table.version) from None
                 events = decide_on(table)
             try:
-                result = self._commit(table, events, command_id, actor)
+                result = self._commit(table, events, command_id, actor, digest)
             except ConcurrencyConflict:
                 # Another replica wrote first: catch up and decide again, once.
                 table = self.load(table_id)
                 if expected_version is not None and expected_version != table.version:
                     raise VersionMismatch(table_id, expected_version, table.version) from None
-                result = self._commit(table, decide_on(table), command_id, actor)
+                result = self._commit(table, decide_on(table), command_id, actor, digest)
             if result.first_version != table.version + 1:
-                return self._earlier_outcome(table_id, command_id, result)
+                return self._earlier_outcome(table_id, command_id, result, digest)
             stopped_at = self._follow_up(table_id, command_id, until_dealer=until_dealer)
             return Outcome(
                 self._tables[table_id].version,
@@ -308,8 +287,12 @@ class TableHost:
                 else PendingDealerStep(table_id, command_id, stopped_at),
             )
 
-    def _earlier_outcome(self, table_id: str, command_id: str, earlier: AppendResult) -> Outcome:
-        """The outcome a command that already ran had, for its retry."""
+    def _earlier_outcome(
+        self, table_id: str, command_id: str, earlier: AppendResult, digest: str
+    ) -> Outcome:
+        """The outcome a command that already ran had, for its retry (CommandConflict when
+        the id ran for another command)."""
+        check_same(self._store, earlier, command_id, digest)
         self.load(table_id)
         return Outcome(self._settled_version(table_id, command_id, earlier), len(earlier.versions))
 
@@ -324,32 +307,6 @@ class TableHost:
             table = self.load(table_id)
             self._follow_up(table_id, f"settle-{table_id}-{table.version}")
             return self._tables[table_id].version
-
-    def append_reaction(
-        self,
-        table_id: str,
-        seat: int,
-        reaction: str,
-        command_id: str,
-        actor: str,
-        expected_version: int | None = None,
-    ) -> Outcome:
-        """Show a reaction from an occupied seat (a ``ReactionShown`` event); with
-        ``expected_version``, only if the table is at that version (else VersionMismatch)."""
-        with self.lock(table_id), self._collecting(table_id) as committed:
-            earlier = self._store.command_result(command_id, stream_id(table_id))
-            if earlier is not None:
-                self.load(table_id)
-                return Outcome(earlier.last_version, len(earlier.versions))
-            table = self.load(table_id)
-            if expected_version is not None and expected_version != table.version:
-                raise VersionMismatch(table_id, expected_version, table.version)
-            seats = table.game.seats
-            if not 0 <= seat < len(seats) or not seats[seat].occupied:
-                raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {seat}")
-            shown = ReactionShown(seat=seat, reaction=reaction)
-            result = self._commit(table, [shown], command_id, actor)
-            return Outcome(result.last_version, len(result.versions), tuple(committed))
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
@@ -395,8 +352,9 @@ class TableHost:
         events: Sequence[TableEvent],
         command_id: str,
         actor: str,
+        digest: str | None = None,
     ) -> AppendResult:
-        result = self._append(table.table_id, table.version, events, command_id, actor)
+        result = self._append(table.table_id, table.version, events, command_id, actor, digest)
         if result.first_version != table.version + 1:
             self.load(table.table_id)  # a repeated command: catch up with the store
             return result
@@ -412,12 +370,15 @@ class TableHost:
         events: Sequence[TableEvent],
         command_id: str,
         actor: str,
+        digest: str | None = None,
     ) -> AppendResult:
-        """Append ``events`` in their stored form: the store boundary, where the codec encodes."""
+        """Append ``events`` in their stored form: the store boundary, where the codec encodes.
+        ``digest``: the command's (:mod:`president.hosting.retries`), kept with its events."""
+        metadata = {"actor": actor} if digest is None else {"actor": actor, DIGEST: digest}
         result = self._store.append(
             stream_id(table_id),
             expected,
-            [NewEvent.from_message(codec.encode(event), {"actor": actor}) for event in events],
+            [NewEvent.from_message(codec.encode(event), metadata) for event in events],
             command_id,
             time=None if self._clock is None else self._clock(),
         )
@@ -431,7 +392,8 @@ class TableHost:
     def _follow_up(
         self, table_id: str, command_id: str, *, until_dealer: bool = False, first_step: int = 0
     ) -> int | None:
-        """Deal when the table waits for cards, reveal ended rounds, let bots move.
+        """Pass on the role of a host who left, deal when the table waits for cards,
+        reveal ended rounds, let bots move.
 
         None once nothing is left to do. With ``until_dealer``, the number of
         the step that needs the dealer, where it stopped: the steps are
@@ -439,7 +401,13 @@ class TableHost:
         """
         for step in range(first_step, MAX_FOLLOW_UPS):
             table = self._tables[table_id]
+            if table.closed:
+                return None
             game = table.game
+            next_host = successor(table)
+            if next_host is not None:
+                self._commit(table, [next_host], f"{command_id}/host-{step}", SERVER)
+                continue
             needs_reveal = self._needs_reveal(table)
             if until_dealer and (needs_reveal or game.phase == g.GamePhase.DEALING):
                 return step
@@ -449,6 +417,8 @@ class TableHost:
             if game.phase == g.GamePhase.DEALING:
                 self._deal(table, f"{command_id}/deal")
                 continue
+            if self._bots_wait(game):
+                return None
             command = next_bot_command(game)
             if command is None:
                 return None
@@ -456,6 +426,17 @@ class TableHost:
             events = g.decide(game, bot_command)
             self._commit(table, events, f"{command_id}/bot-{step}", bot_actor(game, seat))
         raise RuntimeError(f"table {table_id}: bots did not settle")  # pragma: no cover
+
+    def _bots_wait(self, game: g.GameState) -> bool:
+        """Whether the bots wait for the timer (rapid play, with a delay), not moving now."""
+        state = game.round
+        return (
+            self._rapid_bots_wait
+            and state is not None
+            and state.options.rapid
+            and state.options.bot_delay_ms > 0
+            and state.phase == rnd.RoundPhase.PLAY
+        )
 
     @staticmethod
     def _needs_reveal(table: Table) -> bool:
@@ -504,3 +485,8 @@ class TableHost:
 def new_table_id() -> str:
     """A fresh table id."""
     return uuid.uuid4().hex[:12]
+
+
+#: What a hosted command answers with is part of this module's surface (it lives in
+#: :mod:`president.hosting.outcome`, which :mod:`president.hosting.own_events` shares).
+__all__ = ["MAX_FOLLOW_UPS", "SERVER", "Outcome", "PendingDealerStep", "TableHost", "new_table_id"]

@@ -15,6 +15,8 @@ from president.hosting.events import (
     SERVICE_EVENT_TYPES,
     DealCommitted,
     DealRevealed,
+    HostChanged,
+    TableClosed,
     TableCreated,
     TableEvent,
 )
@@ -32,6 +34,20 @@ class StreamPlace(Protocol):
     def version(self) -> int: ...
 
 
+#: The departures a table remembers (the latest), for the words of a refusal.
+MAX_DEPARTURES = 32
+
+
+@dataclass(frozen=True)
+class Departure:
+    """A player who left a seat of the table, or was removed from it."""
+
+    player_id: str
+    seat: int
+    #: The display name of the host who removed them; empty when they left themselves.
+    removed_by: str = ""
+
+
 @dataclass(frozen=True)
 class Table:
     """A table as loaded: the engine's state, the stream version and the table's settings."""
@@ -44,17 +60,48 @@ class Table:
     commitment: DealCommitted | None = None
     #: The name shown in the lobby (may be empty).
     name: str = ""
+    #: Who left or was removed, latest last (at most MAX_DEPARTURES).
+    departures: tuple[Departure, ...] = ()
+    #: The table closed (``TableClosed``): it takes no more commands.
+    closed: bool = False
 
 
 def fold(table: Table, event: TableEvent, version: int) -> Table:
     """A table after one more stored event (an engine event, most often, is one check)."""
     if not isinstance(event, SERVICE_EVENT_TYPES):
+        if type(event) is g.SeatLeft:
+            return _left(table, event, version)
         return replace(table, game=g.evolve(table.game, event), version=version)
+    if isinstance(event, HostChanged):
+        return replace(table, version=version, host_player_id=event.player_id)
+    if isinstance(event, TableClosed):
+        return replace(table, version=version, closed=True)
     if isinstance(event, DealCommitted):
         return replace(table, version=version, commitment=event)
     if isinstance(event, DealRevealed):
         return replace(table, version=version, commitment=None)
     return replace(table, version=version)  # a reaction (or a TableCreated again)
+
+
+def _left(table: Table, event: g.SeatLeft, version: int) -> Table:
+    """The table after a ``SeatLeft``: the departure remembered, with who removed them."""
+    remover = ""
+    if event.removed:
+        host = next((s for s in table.game.seats if s.player == table.host_player_id), None)
+        remover = host.display_name if host is not None and host.display_name else "the host"
+    kept = tuple(d for d in table.departures if d.player_id != event.player)
+    departure = Departure(event.player, event.seat, remover)
+    return replace(
+        table,
+        game=g.evolve(table.game, event),
+        version=version,
+        departures=(*kept, departure)[-MAX_DEPARTURES:],
+    )
+
+
+def departure_of(table: Table, player_id: str) -> Departure | None:
+    """How ``player_id`` last left this table, if they did."""
+    return next((d for d in reversed(table.departures) if d.player_id == player_id), None)
 
 
 def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | None:

@@ -45,6 +45,9 @@ def public_view(table: Table) -> gpb.TableView:
     options = game.options
     state = game.round
     titles = roles(options.preset, game.standings) if game.standings else {}
+    # A newcomer between rounds has neither the role nor the leftover cards of the
+    # seat's last occupant.
+    newcomers = game.newcomers
     view = gpb.TableView(
         table_id=table.table_id,
         version=table.version,
@@ -55,6 +58,7 @@ def public_view(table: Table) -> gpb.TableView:
         stopped=game.stopped,
         host_player_id=table.host_player_id,
         visibility=table.visibility,
+        closed=table.closed,
     )
     view.options.CopyFrom(_options_message(options))
     for index, occupant in enumerate(game.seats):
@@ -66,9 +70,11 @@ def public_view(table: Table) -> gpb.TableView:
                 display_name=occupant.display_name,
                 is_bot=occupant.is_bot,
                 left=occupant.leaving,
-                card_count=state.hands[index].bit_count() if state is not None else 0,
+                card_count=state.hands[index].bit_count()
+                if state is not None and index not in newcomers
+                else 0,
                 score=game.scores[index] if index < len(game.scores) else 0,
-                role=titles.get(index, ""),
+                role="" if index in newcomers else titles.get(index, ""),
             )
         )
     if state is not None:
@@ -126,7 +132,7 @@ def seat_part(table: Table, seat: int, *, legal: bool = True) -> gpb.TableView:
     ``legal`` False leaves out the legal actions (a view that is not the table's newest)."""
     part = gpb.TableView(viewer_seat=seat)
     state = table.game.round
-    if state is not None and 0 <= seat < state.seat_count:
+    if state is not None and 0 <= seat < state.seat_count and seat not in table.game.newcomers:
         round_view = part.round
         round_view.hand.extend(names(state.hands[seat]))
         round_view.new_cards.extend(names(state.new_cards[seat] & state.hands[seat]))

@@ -32,6 +32,14 @@ class ErrorCode(StrEnum):
     ALREADY_LEFT = "ALREADY_LEFT"
     INVALID_PLAYER = "INVALID_PLAYER"
     BAD_DEAL = "BAD_DEAL"
+    #: A player who left during the game asks for a seat again (rulebook 000).
+    LEFT_THIS_GAME = "LEFT_THIS_GAME"
+    #: A game is started with fewer (or more) seated players than its rules allow.
+    NOT_ENOUGH_PLAYERS = "NOT_ENOUGH_PLAYERS"
+    #: The host hands the role to the player who has it already.
+    ALREADY_HOST = "ALREADY_HOST"
+    #: The host role goes to a bot, or to a player who left.
+    HOST_MUST_BE_HUMAN = "HOST_MUST_BE_HUMAN"
 
 
 #: The codes of FORMAT.md: the refusals of a move in a round.

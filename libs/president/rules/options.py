@@ -64,6 +64,8 @@ class Options:
     rapid: bool
     turn_seconds: int
     rapid_seconds: int
+    advance_seconds: int
+    bot_delay_ms: int
     scoring: str
     game_end: str
 
@@ -151,6 +153,8 @@ _BASE: dict[str, Any] = {
     "rapid": False,
     "turn_seconds": 30,
     "rapid_seconds": 10,
+    "advance_seconds": 0,
+    "bot_delay_ms": 1200,
     "scoring": "below",
     "game_end": "rounds:7",
 }
@@ -217,15 +221,65 @@ def options_for(preset: str, overrides: Mapping[str, Any] | None = None) -> Opti
         values["count_rule"] = "exact"
     options = Options(preset=preset, **values)
     _check_consistent(options)
+    _check_rulebook(options)
     return options
+
+
+def count_range(low: int, high: int) -> str:
+    """A range of counts in words: "4 to 7", or "exactly 4" when it is one number."""
+    return f"exactly {low}" if low == high else f"{low} to {high}"
+
+
+#: The game lengths of rulebook 002 (club), and the one of practice and public tables.
+CLUB_GAME_ENDS = ("rounds:5", "rounds:7", "rounds:10")
+CLUB_OPEN_TABLE_GAME_END = "rounds:7"
+#: Rulebook 002's player count.
+CLUB_PLAYERS = (4, 7)
+
+
+def _check_rulebook(options: Options) -> None:
+    """OptionError for a combination its preset's rulebook contradicts."""
+    preset = options.preset
+    if preset in ("house", "house-rapid") and not options.equal_rank:
+        raise OptionError(
+            "rulebook 000 always lets a play of the same rank answer: "
+            f"equal_rank cannot be switched off in {preset}"
+        )
+    if preset == "club":
+        low, high = CLUB_PLAYERS
+        if not low <= options.min_players <= options.max_players <= high:
+            raise OptionError(
+                f"club is played by {low} to {high} players (rulebook 002), not "
+                f"{count_range(options.min_players, options.max_players)}"
+            )
+        if options.game_end not in CLUB_GAME_ENDS:
+            raise OptionError(
+                f"a club game is 5, 7 or 10 rounds (rulebook 002), not {options.game_end}"
+            )
+
+
+def check_table_rules(options: Options, *, private: bool, practice: bool = False) -> None:
+    """OptionError for options the table's visibility does not allow: a club game is
+    7 rounds at practice and public tables, and the host's choice only at private ones;
+    only a practice table moves on between rounds by itself (``advance_seconds``)."""
+    if options.advance_seconds and not practice:
+        raise OptionError(
+            "only a practice table moves on between rounds by itself (advance_seconds): "
+            "at other tables the host chooses"
+        )
+    if options.preset == "club" and not private and options.game_end != CLUB_OPEN_TABLE_GAME_END:
+        raise OptionError(
+            "a club game at a practice or public table is 7 rounds (rulebook 002): "
+            "5 or 10 rounds are a host's choice at a private table"
+        )
 
 
 def check_player_count(options: Options, players: int) -> None:
     """Raise :class:`OptionError` unless ``players`` seats fit the options."""
     if not options.min_players <= players <= options.max_players:
         raise OptionError(
-            f"{options.preset} is played by {options.min_players} to {options.max_players} "
-            f"players, not {players}"
+            f"{options.preset} is played by "
+            f"{count_range(options.min_players, options.max_players)} players, not {players}"
         )
     deck = 54 if options.jokers else 52
     if players > deck:
@@ -243,6 +297,20 @@ def _parse_option(name: str, raw: Any) -> dict[str, Any]:
         if isinstance(raw, str) and raw.lower() in ("true", "false", "on", "off", "yes", "no"):
             return {name: raw.lower() in ("true", "on", "yes")}
         raise OptionError(f"option {name} is true or false, not {raw!r}")
+    if name == "bot_delay_ms":
+        value = _as_int(name, raw)
+        if not 0 <= value <= 10_000:
+            raise OptionError(
+                f"option bot_delay_ms is a number of milliseconds from 0 to 10000, not {raw!r}"
+            )
+        return {name: value}
+    if name == "advance_seconds":
+        value = _as_int(name, raw)
+        if not 0 <= value <= 3600:
+            raise OptionError(
+                f"option advance_seconds is a number of seconds from 0 (off) to 3600, not {raw!r}"
+            )
+        return {name: value}
     if name in _INT_OPTIONS:
         value = _as_int(name, raw)
         if not 1 <= value <= 3600:

@@ -42,6 +42,10 @@ STATUS_OF_CODE = {
     ErrorCode.NO_SUCH_SEAT: grpc.StatusCode.INVALID_ARGUMENT,
     ErrorCode.INVALID_PLAYER: grpc.StatusCode.INVALID_ARGUMENT,
     ErrorCode.BAD_DEAL: grpc.StatusCode.INTERNAL,
+    ErrorCode.LEFT_THIS_GAME: grpc.StatusCode.PERMISSION_DENIED,
+    ErrorCode.NOT_ENOUGH_PLAYERS: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.ALREADY_HOST: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.HOST_MUST_BE_HUMAN: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 

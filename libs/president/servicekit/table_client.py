@@ -1,4 +1,5 @@
-"""What the stream followers (timer, scoring) ask of the table service: history and timeouts."""
+"""What the stream followers (timer, scoring) ask of the table service: history, timeouts,
+and moving a waiting table on."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import grpc
 
 from president.events.v1 import events_pb2 as events_pb
+from president.game.v1 import game_pb2 as gpb
 from president.servicekit.channels import internal_channel_options
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
@@ -96,8 +98,31 @@ class TableClient:
         request = pb.TimeoutRequest(
             table_id=table_id, timer_key=timer_key, game_no=game_no, round_no=round_no
         )
+        return await self._answered(self._table().Timeout(request, timeout=CALL_TIMEOUT_SECONDS))
+
+    async def move_on(
+        self, table_id: str, kind: str, timer_key: int, game_no: int, round_no: int
+    ) -> tuple[TimeoutResult, str]:
+        """Ask a table that waited too long (``kind``) to move on by itself, as the server."""
+        request = pb.ExecuteCommandRequest(
+            table_id=table_id,
+            command_id=f"move-on-{table_id}-{game_no}-{round_no}-{kind}-{timer_key}",
+            actor=gpb.Actor(player_id="server", seat=-1),
+            command=gpb.Command(
+                move_on=gpb.MoveOn(
+                    kind=kind, game_no=game_no, round_no=round_no, timer_key=timer_key
+                )
+            ),
+        )
+        return await self._answered(
+            self._table().ExecuteCommand(request, timeout=CALL_TIMEOUT_SECONDS)
+        )
+
+    @staticmethod
+    async def _answered(call: Awaitable[object]) -> tuple[TimeoutResult, str]:
+        """How the table answered a call made for the timer."""
         try:
-            await self._table().Timeout(request, timeout=CALL_TIMEOUT_SECONDS)
+            await call
         except grpc.aio.AioRpcError as error:
             code = error.code()
             detail = f"{code.name}: {error.details()}"

@@ -334,7 +334,8 @@ async def test_metrics_count_plays_refusals_and_published_events(table_stack: St
         view = await tables.view(table_id, 0)
         late = gpb.Command(**{"pass": gpb.Pass(seat=0, trick_version=view.round.trick_version + 1)})
         await refusal(tables.execute(table_id, late, player(0)))
-        await refusal(tables.execute(table_id, late, player(1)))
+        for_seat_1 = gpb.Command(**{"pass": gpb.Pass(seat=1)})
+        await refusal(tables.execute(table_id, for_seat_1, player(0)))  # not p0's seat
         await tables.play_to_end(table_id, 0)
     await wait_relayed(table_stack.nats_url, stream_of(table_stack), table_stack.database_url)
     port = table_stack.metrics_ports["table"]
@@ -376,9 +377,12 @@ async def test_a_retried_command_id_plays_once(table_stack: Stack, streamed: boo
         )
         assert len(first.committed) >= first.events and not again.committed
         assert (await tables.view(table_id)).version == first.version
-        # The same id with another command still answers the first result, running nothing.
-        other = await tables.execute(table_id, gpb.Command(start_game=gpb.StartGame()), cid=cid)
-        assert other == again
+        # The same id with another command is a conflicting retry: refused, running nothing.
+        code, reason, _ = await refusal(
+            tables.execute(table_id, gpb.Command(start_game=gpb.StartGame()), cid=cid)
+        )
+        assert (code, reason) == (StatusCode.INVALID_ARGUMENT, "COMMAND_ID_REUSED")
+        assert (await tables.view(table_id)).version == first.version
         # The same id for another table is refused.
         elsewhere = await tables.bot_table()
         code, reason, _ = await refusal(tables.execute(elsewhere, step[0], step[1], cid=cid))

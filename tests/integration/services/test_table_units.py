@@ -31,7 +31,7 @@ from president.servicekit.errors import ServiceError
 from president.servicekit.table_client import TableClient, read_pages
 from president.services.gateway.upstream import GrpcTables
 from president.services.table.app import TableApp
-from president.services.table.commands import React, check_actor, translate
+from president.services.table.commands import React, translate
 from president.services.table.directory import Summary, TableDirectory
 from president.services.table.executor import CommandExecutor
 from president.services.table.handlers import TableServicer
@@ -100,40 +100,6 @@ def test_a_card_named_twice_is_not_in_hand() -> None:
     assert refused.value.code == ErrorCode.NOT_IN_HAND and "QS" in refused.value.reason
 
 
-def test_the_actor_acts_only_for_its_own_seat() -> None:
-    play = translate(gpb.Command(**{"pass": gpb.Pass(seat=1)}))
-    check_actor(play, gpb.Actor(player_id="bob", seat=1), "bob", "")
-    check_actor(play, gpb.Actor(player_id="server", seat=-1), "bob", "")
-    for actor, occupant in (
-        (gpb.Actor(player_id="ann", seat=0), "bob"),
-        (gpb.Actor(player_id="ann", seat=1), "bob"),  # a stale token for the seat
-    ):
-        with pytest.raises(ServiceError) as refused:
-            check_actor(play, actor, occupant, "")
-        assert (refused.value.status, refused.value.reason) == (
-            grpc.StatusCode.PERMISSION_DENIED,
-            "NOT_YOUR_SEAT",
-        )
-    removal = translate(gpb.Command(leave=gpb.Leave(seat=1, removed=True)))
-    check_actor(removal, gpb.Actor(player_id="host", seat=0), "bob", "host")
-    with pytest.raises(ServiceError, match="NOT_HOST"):
-        check_actor(removal, gpb.Actor(player_id="ann", seat=0), "bob", "host")
-    start = translate(gpb.Command(start_game=gpb.StartGame()))
-    check_actor(start, gpb.Actor(player_id="ann", seat=0), None, "")
-
-
-def test_a_player_who_left_acts_no_more_for_the_seat() -> None:
-    play = translate(gpb.Command(**{"pass": gpb.Pass(seat=1)}))
-    with pytest.raises(ServiceError) as refused:
-        check_actor(play, gpb.Actor(player_id="bob", seat=1), "bob", "", leaving=True)
-    assert (refused.value.status, refused.value.reason) == (
-        grpc.StatusCode.PERMISSION_DENIED,
-        "SEAT_LEFT",
-    )
-    assert refused.value.message
-    check_actor(play, gpb.Actor(player_id="server", seat=-1), "bob", "", leaving=True)
-
-
 START = translate(gpb.Command(start_game=gpb.StartGame()))
 AS_SERVER = gpb.Actor(player_id="server", seat=-1)
 
@@ -154,7 +120,7 @@ async def test_an_idle_table_service_runs_plays_on_its_event_loop(store: EventSt
     )
     app = TableApp(store, host, TableDirectory(store))
     bot_table(host)
-    host.create("t2", options_for("club"), seat_count=3)
+    host.create("t2", options_for("club"), seat_count=4)
     appended.clear()
     server = grpc.aio.server()
     servicer = TableServicer(app)
@@ -425,7 +391,7 @@ async def test_readers_page_through_a_table_longer_than_one_response(store: Even
     """The service returns at most ``max_read`` events; the gateway and table client page."""
     host = TableHost(store, LocalDealer())
     app = TableApp(store, host, TableDirectory(store), max_read=7)
-    host.create("long", options_for("club"), seat_count=3)
+    host.create("long", options_for("club"), seat_count=4)
     host.decide_and_append("long", g.SitDown(0, "ann"), "sit", "ann")
     for n in range(30):
         host.append_reaction("long", 0, "wave", f"r{n}", "ann")

@@ -142,12 +142,12 @@ def test_rapid_timer_opens_an_empty_trick_and_closes_a_full_one(tables: Tables) 
 def test_exchange_returns_are_made_at_zero(tables: Tables) -> None:
     tables.create("swap", "house", 4, turn_seconds="1", game_end="rounds:5", change_seats="false")
     for seat in range(4):
-        tables.sit("swap", seat, f"swapbot{seat}", bot=True)
+        tables.sit("swap", seat, f"hana{seat}", bot=False)
     tables.start("swap")
+    tables.play_round_for_everyone("swap")
     ended = first_after(tables, "swap", "RoundEnded")
-    president = message(ended).standings[0]
-    tables.leave("swap", president)
-    tables.sit("swap", president, "hana", bot=False)  # she owes the return now
+    standings = message(ended).standings
+    # The President and the Vice-president are people: they owe their returns now.
     version = tables.next_round("swap")
     timed_out = first_after(tables, "swap", "TimedOut", version)
     assert not message(timed_out).HasField("seat")
@@ -159,11 +159,14 @@ def test_exchange_returns_are_made_at_zero(tables: Tables) -> None:
     waited = (event_at(timed_out) - event_at(started)).total_seconds()
     assert 0.95 <= waited <= 1 + SLACK
     after = tables.events("swap", timed_out.version)
-    given = message(after[0])
-    assert event_name(after[0]) == "CardsGiven"
-    assert (given.giver, given.automatic) == (president, False)
-    assert event_name(after[1]) == "PlayStarted"
-    tables.leave("swap", president)
+    returns = [message(e) for e in after[:2]]
+    assert [event_name(e) for e in after[:3]] == ["CardsGiven", "CardsGiven", "PlayStarted"]
+    assert {(given.giver, given.automatic) for given in returns} == {
+        (standings[0], False),
+        (standings[1], False),
+    }
+    for seat in range(4):
+        tables.leave("swap", seat)
 
 
 def test_a_restarted_timer_rebuilds_the_deadline_and_fires_it(

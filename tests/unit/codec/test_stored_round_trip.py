@@ -10,6 +10,7 @@ from president import codec
 from president.hosting import events as ev
 from president.hosting.streams import stream_id
 from president.play.recorded import record_bot_game, seeded_host
+from president.rules import game as g
 from president.rules.options import options_for
 from president.store import EventStore
 
@@ -24,6 +25,14 @@ def test_a_recorded_game_re_encodes_byte_for_byte(tmp_path: Path, preset: str) -
             host, options_for(preset), PRESET_PLAYERS[preset], rounds=2, clock=clock
         )
         host.append_reaction(table_id, 0, "thumbs_up", "reaction-1", "p0")
+        # After the game a person takes a bot's seat and becomes the host.
+        host.decide_and_append(table_id, g.Leave(0, removed=True), "free-0", "host")
+        host.decide_and_append(table_id, g.SitDown(0, "ann", display_name="Ann"), "sit-ann", "ann")
+        host.hand_over_host(table_id, 0, "to-ann", "host")
+        # Ann leaves too: nobody is left, and the table closes when the timer says so.
+        host.decide_and_append(table_id, g.Leave(0), "ann-leaves", "ann")
+        game = host.load(table_id).game
+        host.move_on(table_id, "closing", game.game_no, game.round_no, "close")
         stored = store.read_stream(stream_id(table_id))
     kinds = set()
     for event in stored:

@@ -98,10 +98,15 @@ def test_expected_version_and_the_retried_outcome(store: EventStore) -> None:
 
 
 def play_a_game(
-    host: TableHost, dealer: WatchedDealer, *, stop_before_dealer: bool
+    host: TableHost,
+    dealer: WatchedDealer,
+    *,
+    stop_before_dealer: bool,
+    sent: dict[str, rnd.Command | g.GameCommand] | None = None,
 ) -> tuple[dict[str, Outcome], list[int]]:
     """Start the bot table and play seat 0 to the end of the game: each command's
-    outcome by command id, and the steps where commands stopped before the dealer.
+    outcome by command id, and the steps where commands stopped before the dealer
+    (``sent`` gets each command by its id).
 
     ``stop_before_dealer``: each command runs until the dealer (the dealer refuses
     to be called then), and ``run_dealer_step`` does what is left.
@@ -122,6 +127,8 @@ def play_a_game(
         else:
             outcome = host.decide_and_append("t1", command, command_id, "p0")
         outcomes[command_id] = outcome
+        if sent is not None:
+            sent[command_id] = command
         command = human_move(host, "t1")
     return outcomes, stops
 
@@ -137,12 +144,13 @@ def test_a_command_stopped_before_the_dealer_finishes_as_if_run_in_one_go(
             dealer = WatchedDealer(secret_for=fixed_secret)
             host = TableHost(store, dealer)
             bot_table(host)
-            outcomes, stops = play_a_game(host, dealer, stop_before_dealer=stopping)
+            sent: dict[str, rnd.Command | g.GameCommand] = {}
+            outcomes, stops = play_a_game(host, dealer, stop_before_dealer=stopping, sent=sent)
             stored = store.read_stream(stream_id("t1"))
             runs[stopping] = (outcomes, stops, stored)
             assert verify_table(stored).ok
             for command_id, outcome in outcomes.items():  # a retry: the whole command's version
-                assert host.decide_and_append("t1", g.EndGame(), command_id, "p0") == outcome
+                assert host.decide_and_append("t1", sent[command_id], command_id, "p0") == outcome
     (whole, no_stops, stored_whole), (parts, stops, stored_parts) = runs[False], runs[True]
     assert no_stops == []
     assert 0 in stops, "no command needed the dealer right after its own events"
@@ -160,7 +168,7 @@ def test_a_command_stopped_before_the_dealer_finishes_as_if_run_in_one_go(
 def test_a_stream_that_does_not_begin_with_table_created_is_refused(store: EventStore) -> None:
     """The table host and the gateway's feed fold a stream only from its TableCreated."""
     host = TableHost(store, LocalDealer())
-    host.create("t1", options_for("club"), seat_count=3)
+    host.create("t1", options_for("club"), seat_count=4)
     host.decide_and_append("t1", g.SitDown(0, "ann"), "sit", "ann")
     stored = store.read_stream(stream_id("t1"))
     table = fold_stored(None, stored)
@@ -176,7 +184,7 @@ def test_idle_tables_leave_memory_and_come_back_from_the_store(store: EventStore
     host = TableHost(store, LocalDealer())
     bot_table(host)
     host.decide_and_append("t1", g.StartGame(), "start", "server")
-    host.create("t2", options_for("club"), seat_count=3)
+    host.create("t2", options_for("club"), seat_count=4)
     version = host.load("t1").version
     now = time.monotonic()
     assert host.forget_idle(600, now=now) == []
@@ -192,7 +200,7 @@ def test_idle_tables_leave_memory_and_come_back_from_the_store(store: EventStore
 
 def test_react_needs_an_occupied_seat(store: EventStore) -> None:
     host = TableHost(store, LocalDealer())
-    host.create("t2", options_for("club"), seat_count=3)
+    host.create("t2", options_for("club"), seat_count=4)
     host.decide_and_append("t2", g.SitDown(0, "ann"), "sit", "ann")
     assert host.append_reaction("t2", 0, "wave", "r1", "ann").version == 3
     assert host.append_reaction("t2", 0, "wave", "r1", "ann").version == 3  # once per command id

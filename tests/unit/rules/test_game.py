@@ -9,7 +9,7 @@ from president.play.offline import next_offline_command, play_game, round_secret
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.errors import Rejected
-from president.rules.options import OptionError, options_for
+from president.rules.options import options_for
 
 
 def _table(preset: str, players: int, **overrides: object) -> g.GameState:
@@ -139,8 +139,9 @@ def test_seats_are_taken_once_and_only_in_the_lobby_or_between_rounds() -> None:
         with pytest.raises(Rejected) as error:
             g.decide(table, command)
         assert error.value.code == code
-    with pytest.raises(OptionError, match="4 to 7 players, not 1"):
+    with pytest.raises(Rejected, match="4 to 7 players, not 1") as too_few:
         g.decide(table, g.StartGame())
+    assert too_few.value.code == "NOT_ENOUGH_PLAYERS"
 
 
 def test_deal_order_and_extras_follow_the_preset() -> None:

@@ -31,7 +31,13 @@ def hand_size(game: GameState) -> int | None:
 
 
 def carried_standings(game: GameState, players: Sequence[int]) -> tuple[int, ...]:
-    """Last round's standings, when the same players play again (else none)."""
+    """Last round's standings, when the same players play again (else none).
+
+    A newcomer who sat down between rounds has no place in them: the next
+    round then starts like round 1 (rulebook 000), with no exchange.
+    """
+    if game.newcomers & set(players):
+        return ()
     if game.round_no == 0 or sorted(game.standings) != sorted(players):
         kept = tuple(seat for seat in game.standings if seat in players)
         return kept if len(kept) == len(players) and kept else ()

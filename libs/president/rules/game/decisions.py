@@ -60,6 +60,8 @@ def _decide_start(game: GameState, command: StartGame) -> list[GameEvent]:
 def _decide_next_round(game: GameState, command: NextRound) -> list[GameEvent]:
     if game.phase != GamePhase.BETWEEN_ROUNDS:
         raise Rejected(ErrorCode.WRONG_PHASE, "the next round starts only between rounds")
+    if game.newcomers:
+        return [NextRoundStarted()]  # a newcomer: the next round starts like round 1
     return _seat_changes(game)
 
 
@@ -80,7 +82,10 @@ def _new_game(game: GameState, phase: GamePhase, refusal: str) -> list[GameEvent
     """A new game with the seated players, from ``phase`` (else WRONG_PHASE, ``refusal``)."""
     if game.phase != phase:
         raise Rejected(ErrorCode.WRONG_PHASE, refusal)
-    check_player_count(game.options, len(game.occupied))
+    try:
+        check_player_count(game.options, len(game.occupied))
+    except OptionError as error:
+        raise Rejected(ErrorCode.NOT_ENOUGH_PLAYERS, str(error)) from None
     return [GameStarted(game.game_no + 1, game.occupied)]
 
 
@@ -126,6 +131,12 @@ def _decide_sit(game: GameState, command: SitDown) -> list[GameEvent]:
     # Bots of one level share one account: only a person is seated once.
     if not command.is_bot and any(seat.player == command.player for seat in game.seats):
         raise Rejected(ErrorCode.ALREADY_SEATED, f"{command.player} already has a seat here")
+    if command.player in game.departed:
+        raise Rejected(
+            ErrorCode.LEFT_THIS_GAME,
+            "you left this table during the game under way: you cannot take a seat "
+            "here again until it ends",
+        )
     name = command.display_name.strip() or command.player
     if len(name) > 40:
         raise Rejected(ErrorCode.INVALID_PLAYER, "a display name has at most 40 characters")

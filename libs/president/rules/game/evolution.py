@@ -25,7 +25,7 @@ from president.rules.game.events import (
     SeatsChanged,
     SeatTaken,
 )
-from president.rules.game.state import GamePhase, GameState, Seat, new_table
+from president.rules.game.state import IN_GAME, GamePhase, GameState, Seat, new_table
 from president.rules.options import Options
 
 
@@ -41,7 +41,11 @@ def evolve(game: GameState, event: GameEvent) -> GameState:
 
 def _evolve_round_started(game: GameState, event: rnd.RoundStarted) -> GameState:
     return replace(
-        game, phase=GamePhase.ROUND, round_no=event.round_no, round=rnd.initial_state(event)
+        game,
+        phase=GamePhase.ROUND,
+        round_no=event.round_no,
+        round=rnd.initial_state(event),
+        newcomers=frozenset(),
     )
 
 
@@ -62,13 +66,22 @@ def _evolve_in_round(game: GameState, event: rnd.Event) -> GameState:
 
 
 def _evolve_seat_taken(game: GameState, event: SeatTaken) -> GameState:
-    return _set_seat(
+    seated = _set_seat(
         game, event.seat, Seat(event.player, event.is_bot, display_name=event.display_name)
     )
+    if game.phase not in IN_GAME:
+        return seated
+    # A newcomer between rounds: no score and no role of the seat's last occupant.
+    scores = list(seated.scores)
+    scores[event.seat] = 0
+    return replace(seated, scores=tuple(scores), newcomers=game.newcomers | {event.seat})
 
 
 def _evolve_seat_left(game: GameState, event: SeatLeft) -> GameState:
-    return _set_seat(game, event.seat, replace(game.seats[event.seat], leaving=True))
+    left = _set_seat(game, event.seat, replace(game.seats[event.seat], leaving=True))
+    if game.phase not in IN_GAME:
+        return left
+    return replace(left, departed=game.departed | {event.player})
 
 
 def _evolve_seat_freed(game: GameState, event: SeatFreed) -> GameState:
@@ -86,6 +99,8 @@ def _evolve_game_started(game: GameState, event: GameStarted) -> GameState:
         round=None,
         winners=(),
         stopped=False,
+        departed=frozenset(),
+        newcomers=frozenset(),
     )
 
 
@@ -101,19 +116,34 @@ def _evolve_seats_changed(game: GameState, event: SeatsChanged) -> GameState:
         seats=tuple(game.seats[old] for old in order),
         scores=tuple(game.scores[old] for old in order),
         standings=tuple(where[seat] for seat in game.standings),
+        newcomers=frozenset(where[seat] for seat in game.newcomers),
     )
 
 
 def _evolve_game_ended(game: GameState, event: GameEnded) -> GameState:
-    return replace(game, phase=GamePhase.GAME_OVER, winners=event.winners, stopped=event.stopped)
+    return replace(
+        game,
+        phase=GamePhase.GAME_OVER,
+        winners=event.winners,
+        stopped=event.stopped,
+        departed=frozenset(),
+    )
 
 
 def _evolve_interrupted(game: GameState, event: GameInterrupted) -> GameState:
-    return replace(game, phase=GamePhase.GAME_OVER, stopped=True)
+    return replace(game, phase=GamePhase.GAME_OVER, stopped=True, departed=frozenset())
 
 
 def _evolve_back_in_lobby(game: GameState, event: ReturnedToLobby) -> GameState:
-    return replace(game, phase=GamePhase.LOBBY, round=None, round_no=0, standings=())
+    return replace(
+        game,
+        phase=GamePhase.LOBBY,
+        round=None,
+        round_no=0,
+        standings=(),
+        departed=frozenset(),
+        newcomers=frozenset(),
+    )
 
 
 def evolve_all(game: GameState, events: Iterable[GameEvent]) -> GameState:

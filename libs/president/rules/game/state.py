@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from president.rules import round as rnd
-from president.rules.options import OptionError, Options
+from president.rules.options import OptionError, Options, count_range
 
 MIN_TO_PLAY = 3
 
@@ -53,18 +53,29 @@ class GameState:
     round: rnd.RoundState | None = None
     winners: tuple[int, ...] = ()
     stopped: bool = False
+    #: Players who left (or were removed) during the game under way: rulebook 000's
+    #: "you cannot reclaim that seat during the game". Empty outside a game.
+    departed: frozenset[str] = frozenset()
+    #: Seats taken between rounds since the last deal: they start with no role and no
+    #: score, and the next round starts like round 1 (no exchange).
+    newcomers: frozenset[int] = frozenset()
 
     @property
     def occupied(self) -> tuple[int, ...]:
         return tuple(i for i, seat in enumerate(self.seats) if seat.occupied)
 
 
+#: The phases of a game under way, from its start to its end.
+IN_GAME = frozenset({GamePhase.DEALING, GamePhase.ROUND, GamePhase.BETWEEN_ROUNDS})
+
+
 def new_table(options: Options, seat_count: int | None = None) -> GameState:
     """An empty table in the lobby with ``seat_count`` seats (the preset's most by default)."""
     count = seat_count if seat_count is not None else options.max_players
-    if not MIN_TO_PLAY <= count <= options.max_players:
+    low = max(MIN_TO_PLAY, options.min_players)
+    if not low <= count <= options.max_players:
         raise OptionError(
-            f"a {options.preset} table has {MIN_TO_PLAY} to {options.max_players} seats, "
+            f"a {options.preset} table has {count_range(low, options.max_players)} seats, "
             f"not {count}"
         )
     return GameState(options=options, seats=(Seat(),) * count, scores=(0,) * count)

@@ -4,9 +4,9 @@ The servicer (:mod:`president.services.gateway.handlers`) verifies the token and
 the identity here; a table-scoped request names its table (``table_id``).
 Rights come from the table's state, never from the token: seat commands act
 for the seat the identity's account holds now (found in the table's feed, so
-a seat change between rounds follows the player), host actions need the
-table's host, and the table service checks both again for every command.
-An identity with no seat at a table only watches it (READ_ONLY).
+a seat change between rounds follows the player), and the gateway decides no
+right itself: the table service checks every command, host actions included,
+against the table's state (:mod:`president.services.table.rights`).
 Commands carry the client's command id, scoped by account, so a retry with
 the same id runs once. Refusals from the table service pass through unchanged.
 """
@@ -22,7 +22,7 @@ from typing import TypeVar
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
-from president.hosting.visibility import PRACTICE, PRIVATE, VISIBILITIES
+from president.hosting.visibility import PRACTICE, VISIBILITIES
 from president.rules.levels import bot_player_id
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import Identity
@@ -35,6 +35,7 @@ from president.services.gateway.feed import FeedHub, TableFeed
 from president.services.gateway.lobby import lobby_page, lobby_tokens
 from president.services.gateway.page_tokens import page_size
 from president.services.gateway.preview import preview_response
+from president.services.gateway.scores import scores
 from president.services.gateway.upstream import ScoringPort, TablePort
 from president.services.gateway.versions import expected_version
 from president.services.gateway.watch import seat_resolver, watch, watch_session
@@ -199,11 +200,11 @@ class Gateway:
         return pb.SpectateResponse()
 
     async def add_bot(self, identity: Identity, request: pb.AddBotRequest) -> pb.AddBotResponse:
-        """Host: a bot at the level asked for (basic by default) takes a free seat."""
+        """Host: a bot at the level asked for (basic by default) takes a free seat (the table
+        service checks the host)."""
         table_id = checks.table_id(request.table_id)
         level = checks.bot_level(request.level)
         feed = await self._hub.feed(table_id)
-        await self._require_host(identity, feed, "seat bots")
         wanted = request.seat if request.HasField("seat") else None
         bot = bot_player_id(level, secrets.token_hex(4))
 
@@ -225,15 +226,10 @@ class Gateway:
     async def remove_seat(
         self, identity: Identity, request: pb.RemoveSeatRequest
     ) -> pb.RemoveSeatResponse:
-        """Host: remove a bot or a player (a bot finishes their round)."""
+        """Host: remove a bot or a player (a bot finishes their round); the table service
+        checks the host and the seat."""
         table_id = checks.table_id(request.table_id)
         feed = await self._hub.feed(table_id)
-        await self._require_host(identity, feed, "remove players")
-        seats = feed.table.game.seats
-        if request.seat >= len(seats) or not seats[request.seat].occupied:
-            raise Refused("NO_SUCH_SEAT", f"nobody sits in seat {request.seat}")
-        if seat_of(feed.table.game, identity.account_id) == request.seat:
-            raise Refused("OWN_SEAT", "the host leaves with Leave, not by removing their own seat")
         await self._submit(
             identity,
             table_id,
@@ -247,12 +243,11 @@ class Gateway:
     async def start_game(
         self, identity: Identity, request: pb.StartGameRequest
     ) -> pb.StartGameResponse:
-        """Start: the host; at a public or practice table any seated player."""
+        """Start: the host; at a public or practice table any seated player (the table
+        service decides)."""
         table_id = checks.table_id(request.table_id)
         feed = await self._hub.feed(table_id)
-        seat = await self._acting_seat(identity, feed)
-        if feed.table.visibility == PRIVATE:
-            await self._require_host(identity, feed, "start the game at a private table")
+        seat = self._host_seat(feed, identity)
         await self._submit(
             identity,
             table_id,
@@ -347,7 +342,6 @@ class Gateway:
                 "INVALID_CHOICE",
                 "choose next round, end the game, play again or back to lobby",
             )
-        await self._require_host(identity, feed, "choose what happens between rounds and games")
         command_id = checks.command_id(request.command_id)
         version = await self._submit(
             identity,
@@ -366,8 +360,28 @@ class Gateway:
         table_id = checks.table_id(request.table_id)
         cards = checks.cards(request.cards)
         feed = await self._hub.feed(table_id)
-        seat = await self._acting_seat(identity, feed)
+        await feed.catch_up()
+        seat = seat_of(feed.table.game, identity.account_id)
+        if seat is None:
+            raise _read_only()  # nobody's cards are previewed for an identity without a seat
         return preview_response(feed.table, seat, cards)
+
+    async def hand_over_host(
+        self, identity: Identity, request: pb.HandOverHostRequest
+    ) -> pb.HandOverHostResponse:
+        """Host: hand the host role to the person in a seat (the table service decides)."""
+        table_id = checks.table_id(request.table_id)
+        command_id = checks.command_id(request.command_id) or f"host-{secrets.token_hex(6)}"
+        feed = await self._hub.feed(table_id)
+        version = await self._submit(
+            identity,
+            table_id,
+            gpb.Command(hand_over_host=gpb.HandOverHost(seat=request.seat)),
+            command_id,
+            seat=self._host_seat(feed, identity),
+            expected_version=expected_version(request),
+        )
+        return pb.HandOverHostResponse(version=version)
 
     # -- reading ------------------------------------------------------------------------
     async def get_table(
@@ -381,28 +395,10 @@ class Gateway:
     async def get_scores(
         self, _identity: Identity, request: pb.GetScoresRequest
     ) -> pb.GetScoresResponse:
-        """The current game's totals (from the table) and finished games (from scoring)."""
+        """The current game's totals (from the table) and finished games (from scoring, once
+        it caught up with the table: :mod:`president.services.gateway.scores`)."""
         table_id = checks.table_id(request.table_id)
-        view = await self._tables.get_table(table_id, None)
-        out = pb.GetScoresResponse()
-        for seat in view.seats:
-            if seat.occupied or seat.score:
-                out.scores.append(
-                    pb.SeatScore(seat=seat.seat, display_name=seat.display_name, total=seat.score)
-                )
-        if view.HasField("round") and view.phase != "lobby":
-            over = view.round.phase == "over"
-            out.rounds_played = view.round.round_no if over else max(view.round.round_no - 1, 0)
-        for game in await self._scoring.game_results(table_id):
-            out.games.append(
-                pb.FinishedGame(
-                    game_no=game.game_no,
-                    winners=game.winners,
-                    stopped=game.stopped,
-                    totals=game.totals,
-                )
-            )
-        return out
+        return await scores(self._scoring, await self._tables.get_table(table_id, None))
 
     async def check_deal(
         self, _identity: Identity, request: pb.CheckDealRequest
@@ -500,34 +496,19 @@ class Gateway:
         seat = seat_of(feed.table.game, identity.account_id)
         return -1 if seat is None else seat
 
-    async def _require_host(self, identity: Identity, feed: TableFeed, what: str) -> None:
-        """PERMISSION_DENIED unless the identity's account is the table's host now (its state,
-        caught up); READ_ONLY first for an account without a seat."""
-        await feed.catch_up()
-        if seat_of(feed.table.game, identity.account_id) is None:
-            raise _read_only()
-        if feed.table.host_player_id != identity.account_id:
-            raise denied("NOT_HOST", f"only the table's host may {what}")
-
     async def _acting_seat(self, identity: Identity, feed: TableFeed, fresh: bool = False) -> int:
-        """The seat the identity's account holds now; refused once they left or lost it.
+        """The seat the identity's account holds now, as the feed shows it.
 
-        The feed may not show a Leave yet: the table service refuses a seat's
-        player who left (SEAT_LEFT) in any case.
+        A player the feed shows no seat for is sent on for seat 0: the table
+        service refuses them with the reason its state gives (SEAT_LEFT,
+        SEAT_REMOVED, READ_ONLY), the one place rights are decided.
         """
         if fresh:
             await feed.catch_up()
-        game = feed.table.game
-        seat = seat_of(game, identity.account_id)
+        seat = seat_of(feed.table.game, identity.account_id)
         if seat is None and not fresh:
             return await self._acting_seat(identity, feed, fresh=True)
-        if seat is None:
-            raise _read_only()
-        if game.seats[seat].leaving:
-            raise denied(
-                "SEAT_LEFT", "you left this table: a bot plays your seat until the round ends"
-            )
-        return seat
+        return 0 if seat is None else seat
 
     async def _seat_command(
         self,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from president.game.v1 import game_pb2 as gpb
 from president.rules.cards import CardSyntaxError, parse_card
 from president.rules.game import MIN_TO_PLAY
-from president.rules.options import PRESETS, OptionError, Options, options_for
+from president.rules.options import PRESETS, OptionError, Options, count_range, options_for
 from president.servicekit.checks import (
     MAX_COMMAND_ID,
     bot_level,
@@ -103,7 +103,7 @@ def seat_count(count: int, rules: Options) -> int:
     if not low <= count <= rules.max_players:
         raise invalid(
             "INVALID_SEAT_COUNT",
-            f"a {rules.preset} table has {low} to {rules.max_players} seats, not {count}",
+            f"a {rules.preset} table has {count_range(low, rules.max_players)} seats, not {count}",
         )
     return count
 

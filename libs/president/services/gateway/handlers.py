@@ -156,6 +156,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             context, lambda claims: self._gateway.get_activity(claims, request)
         )
 
+    async def HandOverHost(
+        self, request: pb.HandOverHostRequest, context: Context
+    ) -> pb.HandOverHostResponse:
+        return await self._authed(
+            context, lambda claims: self._gateway.hand_over_host(claims, request)
+        )
+
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         return await self._authed(context, lambda who: self._gateway.get_table(who, request))
 

@@ -62,6 +62,9 @@ class ScoringPort(Protocol):
     async def game_results(self, table_id: str) -> list[spb.GameResult]:
         """A table's finished games (empty when scoring has not seen the table)."""
 
+    async def processed_version(self, table_id: str) -> int:
+        """The last version of the table scoring has processed (0: none)."""
+
 
 class PlayersPort(Protocol):
     """The players service as the gateway uses it: each account call, passed through."""
@@ -242,6 +245,24 @@ class GrpcScoring(_Lazy):
                 ) from None
             reraise_remote(error, await aio_error_info(error))
         return list(response.games)
+
+    async def processed_version(self, table_id: str) -> int:
+        request = spb.GetStandingsRequest(table_id=table_id)
+        try:
+            response: spb.GetStandingsResponse = await self._stub.GetStandings(
+                request, timeout=CALL_TIMEOUT
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.NOT_FOUND:
+                return 0
+            if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise ServiceError(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "UPSTREAM_UNAVAILABLE",
+                    "the scoring service cannot be reached right now: try again shortly",
+                ) from None
+            reraise_remote(error, await aio_error_info(error))
+        return int(response.version)
 
 
 class GrpcPlayers(_Lazy):

@@ -20,6 +20,7 @@ CommandRequest = (
     | pb.RemoveSeatRequest
     | pb.LeaveRequest
     | pb.ReactRequest
+    | pb.HandOverHostRequest
 )
 
 

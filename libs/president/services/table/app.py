@@ -23,16 +23,19 @@ from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
 from president.hosting.projection import Table
 from president.hosting.seat_views import table_view
 from president.hosting.streams import stream_id
-from president.hosting.visibility import VISIBILITIES
+from president.hosting.visibility import PRACTICE, PRIVATE, VISIBILITIES
 from president.rules import round as rnd
-from president.rules.options import options_for
+from president.rules.options import check_table_rules, options_for
 from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.errors import ServiceError
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
-from president.services.table.commands import React, Translated, check_actor
+from president.services.table.commands import HandOverHost, MoveOn, React, Translated
 from president.services.table.directory import Query, Summary, TableDirectory
+from president.services.table.inputs import check_input
+from president.services.table.reaction_limit import ReactionLimit
+from president.services.table.rights import check_actor
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
 #: The gateway sends a client's command id (at most MAX_COMMAND_ID characters)
@@ -81,9 +84,12 @@ class TableApp:
         directory: TableDirectory,
         *,
         max_read: int = MAX_READ_EVENTS,
+        reactions: ReactionLimit | None = None,
     ) -> None:
         #: The most events one ReadEvents returns.
         self.max_read = max_read
+        #: How often a seat may react.
+        self.reactions = reactions or ReactionLimit()
         self._store = store
         self._host = host
         self._directory = directory
@@ -117,6 +123,7 @@ class TableApp:
                 f"visibility is practice, public or private, not {visibility!r}",
             )
         chosen = options_for(preset or "classic", dict(options))
+        check_table_rules(chosen, private=visibility == PRIVATE, practice=visibility == PRACTICE)
         table = self._host.create(
             table_id,
             chosen,
@@ -206,11 +213,9 @@ class TableApp:
         check_command_id(command_id)
 
         def authorize(table: Table) -> None:
-            occupant, leaving = None, False
-            if translated.seat is not None and translated.seat < len(table.game.seats):
-                seat = table.game.seats[translated.seat]
-                occupant, leaving = seat.player, seat.leaving
-            check_actor(translated, actor, occupant, table.host_player_id, leaving=leaving)
+            check_actor(translated, actor, table)
+            if actor.player_id != SERVER:
+                check_input(translated.command, table)
 
         self._settle(table_id)
         player = actor.player_id or SERVER
@@ -218,8 +223,23 @@ class TableApp:
         try:
             if isinstance(command, React):
                 authorize(self._load(table_id))
+                self.reactions.admit(table_id, command.seat)
                 return self._host.append_reaction(
                     table_id, command.seat, command.reaction, command_id, player, expected_version
+                )
+            if isinstance(command, HandOverHost):
+                return self._host.hand_over_host(
+                    table_id, command.seat, command_id, player, authorize
+                )
+            if isinstance(command, MoveOn):
+                authorize(self._load(table_id))
+                return self._host.move_on(
+                    table_id,
+                    command.kind,
+                    command.game_no,
+                    command.round_no,
+                    command_id,
+                    command.timer_key,
                 )
             # The host catches up and decides again once if another replica wrote first.
             return run(

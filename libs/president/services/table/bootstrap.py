@@ -49,7 +49,7 @@ def build(settings: Settings) -> Service:
         count_appended(result)
         relay.committed(result)
 
-    host = TableHost(store, dealer, on_appended=appended)
+    host = TableHost(store, dealer, on_appended=appended, rapid_bots_wait=True)
     directory = TableDirectory(store)
     publisher = CommitmentPublisher(store)
     app = TableApp(store, host, directory)

@@ -1,10 +1,9 @@
-"""``president.game.v1.Command`` to the engine's commands, and who may send them.
+"""``president.game.v1.Command`` to the engine's commands, and what right each needs.
 
 Cards arrive as text: a text that names no card is ``MALFORMED_CARDS`` (with
 the sentence of :func:`president.rules.cards.parse_card`), the same card
-twice is ``NOT_IN_HAND``. A seat command (play, pass, return, react, leave
-one's own seat) must come from the actor holding that seat; the actor
-``server`` may do anything.
+twice is ``NOT_IN_HAND``. Who may send a command is decided from the table's
+state by :mod:`president.services.table.rights`.
 """
 
 from __future__ import annotations
@@ -12,16 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import grpc
-
 from president.game.v1 import game_pb2 as gpb
-from president.hosting.host import SERVER
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.button import named_twice
 from president.rules.cards import CardSyntaxError, parse_card, to_mask
 from president.servicekit.checks import bot_player, invalid, reaction
-from president.servicekit.errors import ServiceError
 
 MAX_CARDS = 54
 MAX_PLAYER_ID = 64
@@ -36,7 +31,25 @@ class React:
     reaction: str
 
 
-TableCommand = g.GameCommand | rnd.Command | React
+@dataclass(frozen=True)
+class HandOverHost:
+    """The host hands the host role to the human in ``seat``: a service command."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class MoveOn:
+    """The server: the table waited too long after a round or a game, and moves on."""
+
+    kind: str
+    game_no: int
+    round_no: int
+    #: The wait's timer key (for the bots, the table version they waited on).
+    timer_key: int = 0
+
+
+TableCommand = g.GameCommand | rnd.Command | React | HandOverHost | MoveOn
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class Translated:
     seat: int | None = None
     #: Leave by the host: removes another player.
     removal: bool = False
+    #: Only the table's host of the moment may send it.
+    host_only: bool = False
 
 
 def parse_card_texts(texts: Sequence[str], *, allow_empty: bool = False) -> int:
@@ -99,6 +114,12 @@ def translate(command: gpb.Command) -> Translated:
         seat = _seat(command.leave.seat)
         removed = command.leave.removed
         return Translated(g.Leave(seat, removed), seat=None if removed else seat, removal=removed)
+    if kind == "hand_over_host":
+        seat = _seat(command.hand_over_host.seat)
+        return Translated(HandOverHost(seat), host_only=True)
+    if kind == "move_on":
+        moving = command.move_on
+        return Translated(MoveOn(moving.kind, moving.game_no, moving.round_no, moving.timer_key))
     if kind == "sit_down":
         sit = command.sit_down
         if len(sit.player_id) > MAX_PLAYER_ID:
@@ -106,55 +127,14 @@ def translate(command: gpb.Command) -> Translated:
         if sit.is_bot:
             bot_player(sit.player_id)
         return Translated(g.SitDown(_seat(sit.seat), sit.player_id, sit.is_bot, sit.display_name))
-    simple: dict[str | None, g.GameCommand] = {
-        "start_game": g.StartGame(),
+    if kind == "start_game":
+        return Translated(g.StartGame())
+    host_choices: dict[str | None, g.GameCommand] = {
         "next_round": g.NextRound(),
         "end_game": g.EndGame(),
         "play_again": g.PlayAgain(),
         "back_to_lobby": g.BackToLobby(),
     }
-    if kind in simple:
-        return Translated(simple[kind])
+    if kind in host_choices:
+        return Translated(host_choices[kind], host_only=True)
     raise invalid("MISSING_COMMAND", "the command is empty: set one of its kinds")
-
-
-def check_actor(
-    translated: Translated,
-    actor: gpb.Actor,
-    occupant: str | None,
-    host_player_id: str,
-    *,
-    leaving: bool = False,
-) -> None:
-    """PERMISSION_DENIED (NOT_YOUR_SEAT) unless ``actor`` may send this command.
-
-    ``occupant`` is the player in the command's seat, ``leaving`` whether
-    they left it (a bot plays it until the round ends). A seat command needs
-    the actor's seat to be that seat and the seat to be the actor's, and the
-    actor not to have left it (SEAT_LEFT); a host's removal needs the table's
-    host. ``server`` may do anything.
-    """
-    if actor.player_id == SERVER:
-        return
-    if translated.removal:
-        if not host_player_id or actor.player_id != host_player_id:
-            raise ServiceError(
-                grpc.StatusCode.PERMISSION_DENIED,
-                "NOT_HOST",
-                "only the table's host removes a player",
-            )
-        return
-    if translated.seat is None:
-        return
-    if actor.seat != translated.seat or (occupant is not None and occupant != actor.player_id):
-        raise ServiceError(
-            grpc.StatusCode.PERMISSION_DENIED,
-            "NOT_YOUR_SEAT",
-            f"seat {translated.seat} is not yours: you act only for your own seat",
-        )
-    if leaving:
-        raise ServiceError(
-            grpc.StatusCode.PERMISSION_DENIED,
-            "SEAT_LEFT",
-            "you left this table: a bot plays your seat until the round ends",
-        )

@@ -74,6 +74,10 @@ table_directory = Table(
 )
 
 
+#: The phase a closed table is listed with.
+CLOSED = "closed"
+
+
 @dataclass(frozen=True)
 class Summary:
     """A table in a list."""
@@ -122,7 +126,8 @@ class Summary:
             options=codec.options_to_map(game.options),
             seated=len(game.occupied),
             seat_count=len(game.seats),
-            phase=game.phase,
+            # A closed table is never open, whatever phase it closed in.
+            phase=CLOSED if table.closed else game.phase,
             visibility=table.visibility,
             name=table.name,
             host_name=_host_name(table),

@@ -20,7 +20,7 @@ import grpc
 import structlog
 
 from president.game.v1 import game_pb2 as gpb
-from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
+from president.hosting.errors import CommandConflict, TableExists, TableNotFound, VersionMismatch
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError
 from president.servicekit.batching import take_ready
@@ -75,7 +75,7 @@ def refusal(error: Exception) -> ServiceError:
             "CONFLICT",
             "another replica kept changing this table: reload it and try again",
         )
-    if isinstance(error, CommandIdReused):
+    if isinstance(error, CommandIdReused | CommandConflict):
         return invalid("COMMAND_ID_REUSED", str(error))
     if isinstance(error, Rejected | OptionError):
         return from_domain(error)

@@ -11,6 +11,7 @@ import grpc
 import structlog
 from nats.aio.client import Client
 
+from president.hosting.deadlines import IdleRules
 from president.servicekit.config import Settings, env_seconds
 from president.servicekit.nats import close_all, connect, ensure_stream
 from president.servicekit.partition import Partition
@@ -23,6 +24,10 @@ from president.services.timer.scheduler import Scheduler
 from president.timer.v1 import timer_pb2, timer_pb2_grpc
 
 RECONNECT_SECONDS = 1.0
+#: Between rounds (and after a game), how long the host has before the table moves on.
+HOST_IDLE_SECONDS = 120.0
+#: After the last person left a table, how long it stays open.
+EMPTY_TABLE_SECONDS = 60.0
 #: A table with no deadline and no event for this long leaves memory.
 IDLE_SECONDS = 600.0
 log = structlog.get_logger(service="timer")
@@ -32,7 +37,11 @@ def build(settings: Settings) -> Service:
     """Wire the stream follower, the deadline board, the scheduler and the servicer."""
     partition = Partition.parse(settings.timer_partition, "PRESIDENT_TIMER_PARTITION")
     board = DeadlineBoard()
-    clocks = Clocks(board, partition)
+    waiting = IdleRules(
+        host_idle_seconds=round(env_seconds("PRESIDENT_HOST_IDLE_SECONDS", HOST_IDLE_SECONDS)),
+        empty_seconds=round(env_seconds("PRESIDENT_EMPTY_TABLE_SECONDS", EMPTY_TABLE_SECONDS)),
+    )
+    clocks = Clocks(board, partition, waiting)
     table = TableClient(settings.address("table"))
     nats_clients: list[Client] = []
 

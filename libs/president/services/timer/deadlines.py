@@ -12,7 +12,14 @@ from datetime import datetime
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
-from president.hosting.deadlines import Deadline, TableClock, advance, event_time, start_clock
+from president.hosting.deadlines import (
+    Deadline,
+    IdleRules,
+    TableClock,
+    advance,
+    event_time,
+    start_clock,
+)
 from president.hosting.events import TableCreated
 from president.hosting.streams import table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
@@ -86,9 +93,16 @@ class Clocks:
     a missing one is reported as a :class:`Gap` for the caller to fill.
     """
 
-    def __init__(self, board: DeadlineBoard, partition: Partition | None = None) -> None:
+    def __init__(
+        self,
+        board: DeadlineBoard,
+        partition: Partition | None = None,
+        idle: IdleRules | None = None,
+    ) -> None:
         self.board = board
         self.partition = partition or Partition()
+        #: How long waiting tables wait before they move on (None: they wait for the host).
+        self.idle = idle
         self._clocks: dict[str, TableClock] = {}
         # Table id -> when its last event was applied (the caller's clock).
         self._applied_at: dict[str, datetime] = {}
@@ -119,7 +133,7 @@ class Clocks:
                 raise ValueError(
                     f"table {table_id}: version 1 is {envelope.type}, not TableCreated"
                 )
-            clock = start_clock(event)
+            clock = start_clock(event, self.idle)
         else:
             clock = advance(clock, event, envelope.version, event_time(envelope, fallback_time))
         self._clocks[table_id] = clock

@@ -1,4 +1,5 @@
-"""Sleeps until the soonest deadline, then asks the table to act (TableService.Timeout).
+"""Sleeps until the soonest deadline, then asks the table to act (TableService.Timeout; for a
+table waiting between rounds or with nobody left, its ``MoveOn`` command).
 
 A deadline is sent once: after the table's answer it is held until the
 table's events replace it. The table answers ABORTED (STALE) or
@@ -16,7 +17,7 @@ from typing import Protocol
 
 import structlog
 
-from president.hosting.deadlines import Deadline
+from president.hosting.deadlines import MOVE_ON_KINDS, Deadline
 from president.servicekit.metrics import DEADLINES_FIRED
 from president.servicekit.table_client import TimeoutResult
 from president.services.timer.deadlines import Clocks
@@ -36,6 +37,11 @@ class TimeoutPort(Protocol):
         self, table_id: str, timer_key: int, game_no: int, round_no: int
     ) -> tuple[TimeoutResult, str]:
         """Ask the table to act on an expired timer."""
+
+    async def move_on(
+        self, table_id: str, kind: str, timer_key: int, game_no: int, round_no: int
+    ) -> tuple[TimeoutResult, str]:
+        """Ask a table that waited too long to move on by itself."""
 
 
 def utc_now() -> datetime:
@@ -133,9 +139,14 @@ class Scheduler:
     async def _fire(self, due: Deadline) -> None:
         async with self._slots:
             try:
-                result, detail = await self._table.timeout(
-                    due.table_id, due.timer_key, due.game_no, due.round_no
-                )
+                if due.kind in MOVE_ON_KINDS:
+                    result, detail = await self._table.move_on(
+                        due.table_id, due.kind, due.timer_key, due.game_no, due.round_no
+                    )
+                else:
+                    result, detail = await self._table.timeout(
+                        due.table_id, due.timer_key, due.game_no, due.round_no
+                    )
             except Exception as error:  # a broken channel: retry like UNAVAILABLE
                 result, detail = TimeoutResult.RETRY, repr(error)
         fields = {

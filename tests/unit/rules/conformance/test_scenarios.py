@@ -73,7 +73,15 @@ def test_every_error_code_is_produced() -> None:
 
 
 #: Options set at table or game level, or timers: not exercised by round scenarios.
-NOT_IN_ROUND_SCENARIOS = {"change_seats", "deal_extras", "turn_seconds", "rapid_seconds", "players"}
+NOT_IN_ROUND_SCENARIOS = {
+    "change_seats",
+    "deal_extras",
+    "turn_seconds",
+    "rapid_seconds",
+    "advance_seconds",
+    "bot_delay_ms",
+    "players",
+}
 
 #: Presets whose defaults already turn on the behaviour an option names (RULES.md,
 #: "presets that use it"), so a scenario of that preset exercises it without overrides.
@@ -118,7 +126,6 @@ OPTION_SCENARIOS = {
     ],
     "equal_rank": [
         "house_equal_rank_no_skip",
-        "house_equal_rank_off",
         "traditional_equal_rank_option",
     ],
     "count_rule": [
@@ -271,6 +278,11 @@ MALFORMED = {
         preset="traditional",
         hands=["3C", "4C", "5C", "6C", "7C", "8C", "9C", "10C", "JC"],
     ),
+    # Rulebook 000 always lets an equal rank answer: switching it off contradicts house.
+    "house_equal_rank_off": _variant(
+        preset="house", options={"equal_rank": False}, hands=["7S 9C", "7H KD", "7D 8C"]
+    ),
+    "club_game_of_six_rounds": _variant(preset="club", options={"game_end": "rounds:6"}),
     "players_option_excludes_count": _variant(
         preset="house", options={"players": "4..6"}, hands=["3C 9D", "4D 5S", "10H KS"]
     ),

@@ -979,3 +979,61 @@ class CommitmentEntry(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CommitmentEntry: _TypeAlias = CommitmentEntry  # noqa: Y015
+
+@_typing.final
+class HostChanged(_message.Message):
+    """---- Added by `seats` (issue 11): HostChanged, TableClosed. ----
+
+    The host role passed to another seated human: handed over by the host, or,
+    when the host left, to the next human in seat order.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    PREVIOUS_PLAYER_ID_FIELD_NUMBER: _builtins.int
+    AUTOMATIC_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The new host's player id."""
+    previous_player_id: _builtins.str
+    """The host before."""
+    automatic: _builtins.bool
+    """True when the previous host left and the table chose the next human itself."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        previous_player_id: _builtins.str = ...,
+        automatic: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["automatic", b"automatic", "player_id", b"player_id", "previous_player_id", b"previous_player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HostChanged: _TypeAlias = HostChanged  # noqa: Y015
+
+@_typing.final
+class TableClosed(_message.Message):
+    """The table closed: no person was left at it for the grace period. It takes no
+    more commands.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """Why, for a person."""
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableClosed: _TypeAlias = TableClosed  # noqa: Y015

@@ -112,6 +112,8 @@ class Command(_message.Message):
     PLAY_AGAIN_FIELD_NUMBER: _builtins.int
     BACK_TO_LOBBY_FIELD_NUMBER: _builtins.int
     REACT_FIELD_NUMBER: _builtins.int
+    HAND_OVER_HOST_FIELD_NUMBER: _builtins.int
+    MOVE_ON_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def sit_down(self) -> Global___SitDown:
         """Take a free seat."""
@@ -152,6 +154,16 @@ class Command(_message.Message):
     def react(self) -> Global___React:
         """A reaction (emoji) shown to the table."""
 
+    @_builtins.property
+    def hand_over_host(self) -> Global___HandOverHost:
+        """Host: hand the host role to another seated person."""
+
+    @_builtins.property
+    def move_on(self) -> Global___MoveOn:
+        """The server: the table waited too long (an idle host between rounds, or
+        no person left): it moves on by itself.
+        """
+
     def __init__(
         self,
         *,
@@ -165,12 +177,14 @@ class Command(_message.Message):
         play_again: Global___PlayAgain | None = ...,
         back_to_lobby: Global___BackToLobby | None = ...,
         react: Global___React | None = ...,
+        hand_over_host: Global___HandOverHost | None = ...,
+        move_on: Global___MoveOn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "kind", b"kind", "leave", b"leave", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "kind", b"kind", "leave", b"leave", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react", "hand_over_host", "move_on"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -438,6 +452,64 @@ class React(_message.Message):
 Global___React: _TypeAlias = React  # noqa: Y015
 
 @_typing.final
+class HandOverHost(_message.Message):
+    """Host: hand the host role to the person in a seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat of the new host (a person, not a bot, who has not left)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandOverHost: _TypeAlias = HandOverHost  # noqa: Y015
+
+@_typing.final
+class MoveOn(_message.Message):
+    """The server moves a table on by itself, for the round it waited after."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_NO_FIELD_NUMBER: _builtins.int
+    ROUND_NO_FIELD_NUMBER: _builtins.int
+    TIMER_KEY_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    game_no: _builtins.int
+    """The game the table waited in."""
+    round_no: _builtins.int
+    """The round it waited after."""
+    timer_key: _builtins.int
+    """The wait's timer key: 0 between rounds, 1 after a game; for the bots of a rapid
+    round, the table version they waited on (their move is made on it only).
+    """
+    kind: _builtins.str
+    """What the table waited for: "between_rounds", "closing" or "bots"."""
+    def __init__(
+        self,
+        *,
+        game_no: _builtins.int = ...,
+        round_no: _builtins.int = ...,
+        timer_key: _builtins.int = ...,
+        kind: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "kind", b"kind", "round_no", b"round_no", "timer_key", b"timer_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MoveOn: _TypeAlias = MoveOn  # noqa: Y015
+
+@_typing.final
 class SeatView(_message.Message):
     """One seat as everyone sees it."""
 
@@ -665,6 +737,7 @@ class TableView(_message.Message):
     DEADLINE_SEAT_FIELD_NUMBER: _builtins.int
     DEADLINE_KIND_FIELD_NUMBER: _builtins.int
     SERVER_NOW_UNIX_MS_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     version: _builtins.int
@@ -695,6 +768,8 @@ class TableView(_message.Message):
     epoch: a client draws the countdown as deadline_unix_ms - server_now_unix_ms
     from the moment it received the view.
     """
+    closed: _builtins.bool
+    """Whether the table closed (no person was left at it): it takes no more commands."""
     @_builtins.property
     def options(self) -> Global___TableOptions:
         """The rules."""
@@ -735,10 +810,11 @@ class TableView(_message.Message):
         deadline_seat: _builtins.int | None = ...,
         deadline_kind: _builtins.str = ...,
         server_now_unix_ms: _builtins.int = ...,
+        closed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_seat", b"_deadline_seat", "_deadline_unix_ms", b"_deadline_unix_ms", "_viewer_seat", b"_viewer_seat", "deadline_seat", b"deadline_seat", "deadline_unix_ms", b"deadline_unix_ms", "options", b"options", "round", b"round", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_seat", b"_deadline_seat", "_deadline_unix_ms", b"_deadline_unix_ms", "_viewer_seat", b"_viewer_seat", "deadline_kind", b"deadline_kind", "deadline_seat", b"deadline_seat", "deadline_unix_ms", b"deadline_unix_ms", "game_no", b"game_no", "host_player_id", b"host_player_id", "last_standings", b"last_standings", "options", b"options", "phase", b"phase", "round", b"round", "seats", b"seats", "server_now_unix_ms", b"server_now_unix_ms", "stopped", b"stopped", "table_id", b"table_id", "version", b"version", "viewer_seat", b"viewer_seat", "visibility", b"visibility", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_seat", b"_deadline_seat", "_deadline_unix_ms", b"_deadline_unix_ms", "_viewer_seat", b"_viewer_seat", "closed", b"closed", "deadline_kind", b"deadline_kind", "deadline_seat", b"deadline_seat", "deadline_unix_ms", b"deadline_unix_ms", "game_no", b"game_no", "host_player_id", b"host_player_id", "last_standings", b"last_standings", "options", b"options", "phase", b"phase", "round", b"round", "seats", b"seats", "server_now_unix_ms", b"server_now_unix_ms", "stopped", b"stopped", "table_id", b"table_id", "version", b"version", "viewer_seat", b"viewer_seat", "visibility", b"visibility", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deadline_seat: _TypeAlias = _typing.Literal["deadline_seat"]  # noqa: Y015
     _WhichOneofArgType__deadline_seat: _TypeAlias = _typing.Literal["_deadline_seat", b"_deadline_seat"]  # noqa: Y015

@@ -998,6 +998,66 @@ class HostActionResponse(_message.Message):
 Global___HostActionResponse: _TypeAlias = HostActionResponse  # noqa: Y015
 
 @_typing.final
+class HandOverHostRequest(_message.Message):
+    """Hand the host role to the person in a seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat of the new host."""
+    command_id: _builtins.str
+    """A client-chosen id."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
+    table_id: _builtins.str
+    """The table."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "command_id", b"command_id", "expected_version", b"expected_version", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+
+Global___HandOverHostRequest: _TypeAlias = HandOverHostRequest  # noqa: Y015
+
+@_typing.final
+class HandOverHostResponse(_message.Message):
+    """Done."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The table's version afterwards."""
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandOverHostResponse: _TypeAlias = HandOverHostResponse  # noqa: Y015
+
+@_typing.final
 class GetTableRequest(_message.Message):
     """Ask for the view."""
 

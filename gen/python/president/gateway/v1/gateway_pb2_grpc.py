@@ -101,6 +101,11 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.HostActionRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.HostActionResponse.FromString,
                 _registered_method=True)
+        self.HandOverHost = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/HandOverHost',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.HandOverHostRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.HandOverHostResponse.FromString,
+                _registered_method=True)
         self.GetTable = channel.unary_unary(
                 '/president.gateway.v1.GatewayService/GetTable',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetTableRequest.SerializeToString,
@@ -270,6 +275,13 @@ class GatewayServiceServicer:
 
     def HostAction(self, request, context):
         """Host: Next round, End the game, Play again, Back to lobby.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def HandOverHost(self, request, context):
+        """Host: hand the host role to another seated person.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -462,6 +474,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.HostAction,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.HostActionRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.HostActionResponse.SerializeToString,
+            ),
+            'HandOverHost': grpc.unary_unary_rpc_method_handler(
+                    servicer.HandOverHost,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.HandOverHostRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.HandOverHostResponse.SerializeToString,
             ),
             'GetTable': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTable,
@@ -891,6 +908,33 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/HostAction',
             president_dot_gateway_dot_v1_dot_gateway__pb2.HostActionRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.HostActionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HandOverHost(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/HandOverHost',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.HandOverHostRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.HandOverHostResponse.FromString,
             options,
             channel_credentials,
             insecure,

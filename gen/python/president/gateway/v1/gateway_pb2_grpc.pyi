@@ -82,6 +82,8 @@ class GatewayServiceStub:
     """Leaves the table: a bot finishes the round, then the seat is freed."""
     HostAction: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.HostActionRequest, _gateway_pb2.HostActionResponse]
     """Host: Next round, End the game, Play again, Back to lobby."""
+    HandOverHost: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.HandOverHostRequest, _gateway_pb2.HandOverHostResponse]
+    """Host: hand the host role to another seated person."""
     GetTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetTableRequest, _gateway_pb2.GetTableResponse]
     """The table as the caller's seat sees it (without a seat: no hand)."""
     GetScores: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetScoresRequest, _gateway_pb2.GetScoresResponse]
@@ -167,6 +169,8 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """Leaves the table: a bot finishes the round, then the seat is freed."""
     HostAction: _aio.UnaryUnaryMultiCallable[_gateway_pb2.HostActionRequest, _gateway_pb2.HostActionResponse]  # type: ignore[assignment]
     """Host: Next round, End the game, Play again, Back to lobby."""
+    HandOverHost: _aio.UnaryUnaryMultiCallable[_gateway_pb2.HandOverHostRequest, _gateway_pb2.HandOverHostResponse]  # type: ignore[assignment]
+    """Host: hand the host role to another seated person."""
     GetTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetTableRequest, _gateway_pb2.GetTableResponse]  # type: ignore[assignment]
     """The table as the caller's seat sees it (without a seat: no hand)."""
     GetScores: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetScoresRequest, _gateway_pb2.GetScoresResponse]  # type: ignore[assignment]
@@ -327,6 +331,14 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.HostActionResponse, _abc.Awaitable[_gateway_pb2.HostActionResponse]]:
         """Host: Next round, End the game, Play again, Back to lobby."""
+
+    @_abc_1.abstractmethod
+    def HandOverHost(
+        self,
+        request: _gateway_pb2.HandOverHostRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.HandOverHostResponse, _abc.Awaitable[_gateway_pb2.HandOverHostResponse]]:
+        """Host: hand the host role to another seated person."""
 
     @_abc_1.abstractmethod
     def GetTable(

@@ -1,0 +1,65 @@
+"""How often a seat may react: a few reactions per window, per table and seat.
+
+Reactions are events like any other, stored for good: a seat that sends
+them without pause would fill its table's log and every watcher's stream.
+A seat may show ``burst`` reactions in any ``window_seconds``; more are
+refused RESOURCE_EXHAUSTED (REACTION_RATE) and change nothing. What this
+keeps is bounded too: the last ``burst`` times of at most ``max_seats``
+seats, the least recently active forgotten first.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+import grpc
+
+from president.servicekit.errors import ServiceError
+
+#: Reactions a seat may show in one window.
+BURST = 5
+WINDOW_SECONDS = 10.0
+#: Seats remembered (table, seat), across tables.
+MAX_SEATS = 20_000
+
+
+class ReactionLimit:
+    """Counts each seat's recent reactions and refuses those over the limit."""
+
+    def __init__(
+        self,
+        burst: int = BURST,
+        window_seconds: float = WINDOW_SECONDS,
+        *,
+        max_seats: int = MAX_SEATS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.burst = burst
+        self.window_seconds = window_seconds
+        self._max_seats = max_seats
+        self._clock = clock
+        self._recent: OrderedDict[tuple[str, int], deque[float]] = OrderedDict()
+        self._guard = threading.Lock()
+
+    def admit(self, table_id: str, seat: int) -> None:
+        """Count one reaction of the seat; RESOURCE_EXHAUSTED (REACTION_RATE) over the limit."""
+        now = self._clock()
+        key = (table_id, seat)
+        with self._guard:
+            times = self._recent.pop(key, None) or deque(maxlen=self.burst)
+            self._recent[key] = times
+            while len(self._recent) > self._max_seats:
+                self._recent.popitem(last=False)
+            if len(times) == self.burst and now - times[0] < self.window_seconds:
+                wait = self.window_seconds - (now - times[0])
+                raise ServiceError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    "REACTION_RATE",
+                    f"at most {self.burst} reactions every {self.window_seconds:g} seconds: "
+                    f"try again in {wait:.0f} s",
+                    {"retry_after_seconds": f"{wait:.1f}"},
+                )
+            times.append(now)
