@@ -15,6 +15,7 @@ event that breaks one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from itertools import groupby
 
@@ -25,22 +26,31 @@ from president.store import StoredEvent
 from president.store.columns import CommandColumns
 
 METADATA_KEYS = frozenset({"actor", "command_id", "time"})
-"""The metadata keys of a table's stored events: who, which command, when."""
+"""The metadata keys every stored event of a table has: who, which command, when."""
+DIGEST_KEY = "digest"
+"""The one optional key: a command's digest (:mod:`president.hosting.retries`), so that a
+retry with other content is refused; 24 lowercase hex digits, nothing else."""
+_DIGEST = re.compile(r"[0-9a-f]{24}")
 
 
 def check_metadata(event: StoredEvent) -> None:
-    """The event's metadata holds :data:`METADATA_KEYS` and no other key."""
+    """The event's metadata holds :data:`METADATA_KEYS`, perhaps a well-formed digest, and no
+    other key."""
     metadata = event.metadata
-    if metadata.keys() == METADATA_KEYS:
+    digest = metadata.get(DIGEST_KEY)
+    if digest is not None and not (isinstance(digest, str) and _DIGEST.fullmatch(digest)):
+        raise Found(event, "its command digest is not 24 hex digits: data hidden in the hashed log")
+    keys = metadata.keys() - {DIGEST_KEY}
+    if keys == METADATA_KEYS:
         return
-    extra = metadata.keys() - METADATA_KEYS
+    extra = keys - METADATA_KEYS
     if extra:
         raise Found(
             event,
             f"its metadata holds keys no table service writes ({', '.join(sorted(extra))}): "
             "data hidden in the hashed log",
         )
-    missing = ", ".join(sorted(METADATA_KEYS - metadata.keys()))
+    missing = ", ".join(sorted(METADATA_KEYS - keys))
     raise Found(event, f"its metadata has no {missing}")
 
 

@@ -153,11 +153,12 @@ def human_move(tables: LocalTables, table_id: str) -> tuple[rnd.RoundState, rnd.
 
 def play_human(tables: LocalTables, table_id: str, moves: int) -> None:
     """The human of seat 0 plays ``moves`` times as the engine's bot would."""
-    for step in range(moves):
+    for _ in range(moves):
         move = human_move(tables, table_id)
         if move is None:
             return
-        tables.host.decide_and_append(table_id, move[1], f"human-{step}", "p0")
+        at = tables.host.load(table_id).version  # a new id for each move, however many calls
+        tables.host.decide_and_append(table_id, move[1], f"human-v{at}", "p0")
 
 
 # --------------------------------------------------------------------------- the deal check

@@ -92,7 +92,7 @@ def test_removal_and_bots_are_the_hosts() -> None:
 
 def test_who_starts_the_game() -> None:
     check_actor(START, gpb.Actor(player_id="bob"), table())  # public: any seated person
-    assert refusal(START, "zed", table())[1] == "NOT_HOST"
+    assert refusal(START, "zed", table())[1] == "READ_ONLY"
     private = table(visibility=PRIVATE)
     check_actor(START, gpb.Actor(player_id="ann"), private)
     assert refusal(START, "bob", private)[1] == "NOT_HOST"
