@@ -14,7 +14,11 @@ timer that replays the stream after a restart computes the same deadlines.
   write no event at all.
 - Exchange: ``turn_seconds`` from the start of the exchange, for every
   return still owed; the returns made meanwhile do not restart it.
-- Nothing in the lobby, while dealing, between rounds or after a game.
+- Nothing for a seat in the lobby, while dealing, between rounds or after a game.
+- Waiting for the server (:func:`waits_for_server`: a deal not yet made, an ended
+  round's secret not yet revealed): ``SERVER_STEP_SECONDS`` from the event that
+  left the table so, a ``server`` deadline whose Timeout makes the table try the
+  step again (a dealer or database outage ends with the table moving by itself).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from president.rules import round as rnd
 TURN = "turn"
 RAPID = "rapid"
 EXCHANGE = "exchange"
+SERVER = "server"
+#: How long a table may wait for a step the server owes before the timer asks again.
+SERVER_STEP_SECONDS = 3
 
 
 @dataclass(frozen=True)
@@ -98,9 +105,38 @@ def running_timer(table: Table) -> Timer | None:
     )
 
 
+def needs_reveal(table: Table) -> bool:
+    """The table's last round is over and its deal's secret is not stored yet."""
+    state = table.game.round
+    return (
+        table.commitment is not None
+        and state is not None
+        and state.phase == rnd.RoundPhase.OVER
+        and state.round_no == table.commitment.round_no
+    )
+
+
+def waits_for_server(table: Table) -> bool:
+    """The table waits for a step the server owes: a deal, or an ended round's reveal."""
+    return table.game.phase == g.GamePhase.DEALING or needs_reveal(table)
+
+
+def server_timer(table: Table) -> Timer | None:
+    """The ``server`` timer of a table that waits for the server, else None."""
+    if not waits_for_server(table):
+        return None
+    game = table.game
+    return Timer(SERVER, None, 0, game.game_no, game.round_no, SERVER_STEP_SECONDS)
+
+
+def table_timer(table: Table) -> Timer | None:
+    """The timer the timer service keeps for ``table``: a seat's, or the server's."""
+    return running_timer(table) or server_timer(table)
+
+
 def deadline(table: Table, started_at: datetime) -> Deadline | None:
     """The table's deadline, its timer having started at ``started_at`` (an event's time)."""
-    timer = running_timer(table)
+    timer = table_timer(table)
     if timer is None:
         return None
     return Deadline(
@@ -145,7 +181,7 @@ def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) ->
     (another kind, seat, round, or timer key); otherwise it keeps its start.
     """
     table = fold(clock.table, event, version)
-    timer = running_timer(table)
+    timer = table_timer(table)
     if timer is None:
         return TableClock(table)
     if timer.run == clock.run and clock.started_at is not None:

@@ -32,6 +32,7 @@ from president.servicekit.errors import (
     aio_error_info,
     from_domain,
     reraise_remote,
+    store_unavailable,
     to_refusal,
 )
 from president.servicekit.metrics import REJECTIONS, observe_call
@@ -41,7 +42,7 @@ from president.services.table.commands import Translated, translate
 from president.services.table.directory import Summary
 from president.services.table.executor import CommandExecutor
 from president.services.table.leases import Leases
-from president.store import CommandIdReused, ConcurrencyConflict
+from president.store import CommandIdReused, ConcurrencyConflict, is_transient
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
 
@@ -77,6 +78,9 @@ def refusal(error: Exception) -> ServiceError:
         return invalid("COMMAND_ID_REUSED", str(error))
     if isinstance(error, Rejected | OptionError):
         return from_domain(error)
+    if is_transient(error):
+        _log.warning("store unavailable", error=repr(error))
+        return store_unavailable()
     raise error
 
 
