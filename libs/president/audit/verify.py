@@ -32,6 +32,7 @@ from president.audit.commands import command_for, command_groups
 from president.audit.deals import DealLedger
 from president.audit.explain import command_words, difference, event_words
 from president.audit.reports import Discrepancy, Found, TableReport, short_type
+from president.audit.reveal_order import check_reveal_order
 from president.hosting.events import (
     SERVICE_EVENT_TYPES,
     DealCommitted,
@@ -100,6 +101,7 @@ class _TableWalk:
             self._group(start, min(end, limit), partial)
         if broken is not None:
             raise broken
+        check_reveal_order(events)
         check_not_cut_off(events, self.anchors)
 
     def _group(self, start: int, end: int, partial: bool) -> None:
