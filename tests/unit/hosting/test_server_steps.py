@@ -99,4 +99,3 @@ def test_a_table_that_waits_for_the_server_has_a_server_deadline(store: EventSto
     dealer.down = False
     host.timeout("t1", due.timer_key, due.game_no, due.round_no)
     assert host.load("t1").game.phase == g.GamePhase.ROUND  # dealt by the deadline's Timeout
-

@@ -19,7 +19,6 @@ from president.hosting.streams import stream_id, table_id_of
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
-from president.servicekit.errors import ServiceError
 from president.servicekit.nats import envelope
 from president.services.gateway.entries import apply
 from president.store import EventStore
