@@ -17,11 +17,11 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from president.servicekit.config import Settings
 from president.servicekit.logs import configure
 from president.servicekit.metrics import MetricsInterceptor, serve_metrics
+from president.servicekit.reflection import enable_reflection
 
 MAX_MESSAGE_BYTES = 256 * 1024
 
@@ -79,9 +79,7 @@ async def run(service: Service, settings: Settings) -> None:
     names = list(service.register(server))
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
-    reflection.enable_server_reflection(
-        [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server
-    )
+    enable_reflection(server, names)
     address = f"{settings.host}:{service.port}"
     port = server.add_insecure_port(address)
     if port == 0:
