@@ -204,7 +204,8 @@ def require_writer(claims: Claims) -> None:
     if claims.read_only:
         raise denied(
             "READ_ONLY",
-            f"a {claims.role} token only watches the table: join a seat to play",
+            f"{_article(claims.role)} {claims.role} token only watches the table: "
+            "join a seat to play",
         )
 
 
@@ -222,3 +223,8 @@ def require_checker(claims: Claims) -> None:
             "READ_ONLY",
             "a spectator token cannot check deals: ask for an auditor token (Spectate, auditor)",
         )
+
+
+def _article(word: str) -> str:
+    """ "an" before a vowel ("an auditor token"), else "a"."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
