@@ -9,7 +9,7 @@ from typing import Any
 import grpc
 
 from president.events.v1 import events_pb2 as events_pb
-from president.servicekit.channels import internal_channel_options
+from president.servicekit.channels import channel_target, internal_channel_options
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
 
@@ -71,7 +71,7 @@ class TableClient:
     def _table(self) -> Any:
         if self._stub is None:
             self._channel = grpc.aio.insecure_channel(
-                self.address, options=internal_channel_options()
+                channel_target(self.address), options=internal_channel_options()
             )
             self._stub = table_pb2_grpc.TableServiceStub(self._channel)
         return self._stub

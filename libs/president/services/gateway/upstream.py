@@ -16,7 +16,7 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
-from president.servicekit.channels import internal_channel_options
+from president.servicekit.channels import channel_target, internal_channel_options
 from president.servicekit.command_stream import CommandStream, Observer
 from president.servicekit.errors import ServiceError, aio_error_info, reraise_remote
 from president.servicekit.table_client import MAX_READ_EVENTS, read_pages
@@ -84,7 +84,7 @@ class _Lazy:
     def _stub(self) -> Any:
         if self._stub_instance is None:
             self._channel = grpc.aio.insecure_channel(
-                self._address, options=internal_channel_options()
+                channel_target(self._address), options=internal_channel_options()
             )
             self._stub_instance = self._make_stub(self._channel)
         return self._stub_instance
