@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PRESET ?= classic
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint typecheck unit run demo play bench protos clean
+.PHONY: help install test lint typecheck unit run demo play bench chaos protos clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -36,6 +36,9 @@ run: $(STAMP) ## The whole backend here (NATS, SQLite, five services), a live de
 
 demo: $(STAMP) ## Like run, but stop after the demo game and its audit (exit 0 when both passed)
 	$(BIN)/president run --exit
+
+chaos: $(STAMP) ## Faults one at a time under load, on servers of its own (not in make test; ~10 min)
+	$(BIN)/python tests/chaos/run_chaos.py $(CHAOS_ARGS)
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py
