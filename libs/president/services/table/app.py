@@ -237,10 +237,12 @@ class TableApp:
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired; STALE when the table moved on."""
         check_table_id(table_id)
-        game = self._settle(table_id).game
-        state = game.round
+        table = self._settle(table_id)
+        state = table.game.round
         kind = "turn"
-        if state is not None and state.phase == rnd.RoundPhase.EXCHANGE:
+        if waits_for_server(table):
+            kind = "server"
+        elif state is not None and state.phase == rnd.RoundPhase.EXCHANGE:
             kind = "exchange"
         elif state is not None and state.options.rapid:
             kind = "rapid"
