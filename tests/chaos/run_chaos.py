@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import contextlib
 import itertools
+import os
 import sys
 import tempfile
 import time
@@ -33,6 +34,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+# pg_ctl is started (as another user) while gRPC's threads run: without this, gRPC's
+# fork handlers now and then crash the child before it runs pg_ctl.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 import grpc  # noqa: E402
 import nats  # noqa: E402
@@ -338,7 +342,13 @@ def _pauses(row: Row, loads: list[TableLoad], struck: float, ended: float, args:
         row.pause = max(row.pause, longest)
         if longest > args.stuck:
             row.stuck += 1
-            row.notes.append(f"stuck {load.table_id}: {longest:.1f} s without a change")
+            refused = [log.refused for seat in load.seats for log in seat.logs if log.refused]
+            last = load.seats[0].logs[-1].last_view if load.seats[0].logs else None
+            phase = last.phase if last is not None else "?"
+            row.notes.append(
+                f"stuck {load.table_id}: {longest:.1f} s without a change "
+                f"(host saw {phase}; refused {refused})"
+            )
 
 
 def run_fault(fault: Fault, args: Any, workdir: Path) -> Row:
@@ -373,11 +383,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault-at", type=float, default=8.0, help="when the fault strikes")
     parser.add_argument("--stuck", type=float, default=20.0, help="a pause longer is stuck")
     parser.add_argument("--only", default="", help="comma-separated words of fault names")
+    parser.add_argument("--keep", default="", help="keep the stacks' logs under this directory")
     args = parser.parse_args(argv)
     words = [word for word in args.only.split(",") if word]
     chosen = [f for f in FAULTS if not words or any(w in f.name for w in words)]
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="president-chaos-") as directory:
+    with tempfile.TemporaryDirectory(prefix="president-chaos-") as temporary:
+        directory = args.keep or temporary
+        Path(directory).mkdir(parents=True, exist_ok=True)
         args.workdir = directory
         for fault in chosen:
             print(f"== {fault.name} ...", flush=True)
