@@ -5,14 +5,20 @@ the server closed is handed out afterwards."""
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 import pytest
 
 from president.client.errors import GatewayError, connection_lost
+from president.dealer.v1 import dealer_pb2 as dpb
+from president.dealer.v1 import dealer_pb2_grpc
 from president.hosting.dealer import LocalDealer
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
 from president.rules import game as g
+from president.services.dealer.handlers import DealerServicer
+from president.services.dealer.vault import SecretVault
 from president.services.table.handlers import refusal
 from president.store import EventStore, NewEvent, migrate
 from tests.support.private_postgres import PrivatePostgres
@@ -67,3 +73,42 @@ def test_a_command_during_an_outage_is_unavailable_and_runs_once_when_resent(
         assert first.version == again.version == store.current_version(stream_id("t1"))
         starts = [e for e in store.read_stream(stream_id("t1")) if e.command_id == "start"]
         assert len(starts) == 1
+
+
+async def _commit_deal(vault: SecretVault) -> GatewayError | None:
+    server = grpc.aio.server()
+    dealer_pb2_grpc.add_DealerServiceServicer_to_server(DealerServicer(vault), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            request = dpb.CommitDealRequest(
+                round=dpb.RoundKey(table_id="t1", game_no=1, round_no=1), players=4
+            )
+            await dealer_pb2_grpc.DealerServiceStub(channel).CommitDeal(request, timeout=30)
+    except grpc.aio.AioRpcError as error:
+        return GatewayError.of(error)
+    finally:
+        await server.stop(None)
+    return None
+
+
+def test_the_dealer_answers_a_database_outage_unavailable(
+    private_postgres: PrivatePostgres,
+) -> None:
+    url = private_postgres.create_database()
+    migrate(url)
+    with EventStore.from_url(url) as events:
+        vault = SecretVault(url, events)
+        try:
+            private_postgres.stop()
+            refused = asyncio.run(_commit_deal(vault))
+            assert refused is not None  # was UNKNOWN, which the table does not try again
+            assert (refused.code, refused.reason) == (
+                grpc.StatusCode.UNAVAILABLE,
+                "STORE_UNAVAILABLE",
+            )
+            private_postgres.start()
+            assert asyncio.run(_commit_deal(vault)) is None
+        finally:
+            vault.close()
