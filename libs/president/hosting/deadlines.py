@@ -15,10 +15,11 @@ timer that replays the stream after a restart computes the same deadlines.
 - Exchange: ``turn_seconds`` from the start of the exchange, for every
   return still owed; the returns made meanwhile do not restart it.
 - Nothing for a seat in the lobby, while dealing, between rounds or after a game.
-- Waiting for the server (:func:`waits_for_server`: a deal not yet made, an ended
-  round's secret not yet revealed): ``SERVER_STEP_SECONDS`` from the event that
-  left the table so, a ``server`` deadline whose Timeout makes the table try the
-  step again (a dealer or database outage ends with the table moving by itself).
+- Waiting for the server (:func:`waits_for_server`: a deal not yet made, an
+  ended round's secret not yet revealed, a bot's move not yet made):
+  ``SERVER_STEP_SECONDS`` from the event that left the table so, a ``server``
+  deadline (keyed by that version) whose Timeout makes the table try the step
+  again (a dealer or database outage ends with the table moving by itself).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from president.hosting.autoplay import next_bot_command
 from president.hosting.events import TableCreated, TableEvent
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import game as g
@@ -117,8 +119,14 @@ def needs_reveal(table: Table) -> bool:
 
 
 def waits_for_server(table: Table) -> bool:
-    """The table waits for a step the server owes: a deal, or an ended round's reveal."""
-    return table.game.phase == g.GamePhase.DEALING or needs_reveal(table)
+    """The table waits for a step the server owes: a deal, an ended round's reveal, or a
+    bot's move (a settled table never has one: a command's follow-ups make them)."""
+    game = table.game
+    return (
+        game.phase == g.GamePhase.DEALING
+        or needs_reveal(table)
+        or next_bot_command(game) is not None
+    )
 
 
 def server_timer(table: Table) -> Timer | None:
@@ -126,12 +134,13 @@ def server_timer(table: Table) -> Timer | None:
     if not waits_for_server(table):
         return None
     game = table.game
-    return Timer(SERVER, None, 0, game.game_no, game.round_no, SERVER_STEP_SECONDS)
+    return Timer(SERVER, None, table.version, game.game_no, game.round_no, SERVER_STEP_SECONDS)
 
 
 def table_timer(table: Table) -> Timer | None:
-    """The timer the timer service keeps for ``table``: a seat's, or the server's."""
-    return running_timer(table) or server_timer(table)
+    """The timer the timer service keeps for ``table``: the server's when it owes a step
+    (before a bot's own turn timer), else a seat's."""
+    return server_timer(table) or running_timer(table)
 
 
 def deadline(table: Table, started_at: datetime) -> Deadline | None:

@@ -11,13 +11,15 @@ from pathlib import Path
 import pytest
 
 from president import codec
+from president.hosting.autoplay import next_bot_command
 from president.hosting.deadlines import SERVER, advance, start_clock, waits_for_server
 from president.hosting.events import TableCreated
 from president.hosting.host import TableHost
+from president.hosting.projection import fold_stored
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.servicekit.errors import ServiceError
-from president.store import EventStore
+from president.store import EventStore, NewEvent
 from tests.support.table_host import FlakyDealer, bot_table, human_move
 
 
@@ -99,3 +101,41 @@ def test_a_table_that_waits_for_the_server_has_a_server_deadline(store: EventSto
     dealer.down = False
     host.timeout("t1", due.timer_key, due.game_no, due.round_no)
     assert host.load("t1").game.phase == g.GamePhase.ROUND  # dealt by the deadline's Timeout
+
+
+def test_a_bot_move_left_undone_gets_a_server_deadline_and_is_made(
+    store: EventStore, tmp_path: Path
+) -> None:
+    """A store outage after a human's play leaves the bot to move undone: the timer's
+    server deadline (not the bot seat's turn timer) has the table make it."""
+    host = TableHost(store, FlakyDealer())
+    bot_table(host)
+    host.decide_and_append("t1", g.StartGame(), "start", "server")
+    play_to_round_end(host)
+    events = store.read_stream(stream_id("t1"))
+    table, cut = None, 0
+    for stored in events:  # the first version where a bot is to move
+        table = fold_stored(table, [stored])
+        assert table is not None
+        if table.game.phase == g.GamePhase.ROUND and next_bot_command(table.game) is not None:
+            cut = stored.version
+            break
+    assert table is not None and cut and waits_for_server(table)
+    with EventStore.from_url(f"sqlite:///{tmp_path / 'cut.db'}", migrate=True) as left:
+        for stored in events[:cut]:  # the log as the outage left it
+            new = NewEvent(stored.type, stored.payload, {"actor": "test"})
+            left.append(stream_id("t1"), stored.version - 1, [new], f"copy-{stored.version}")
+        clock = None
+        for stored in left.read_stream(stream_id("t1")):
+            event = codec.decode(stored.type, stored.payload)
+            at = datetime(2026, 1, 1, tzinfo=UTC)
+            clock = (
+                start_clock(event) if clock is None else advance(clock, event, stored.version, at)
+            )  # type: ignore[arg-type]
+        assert clock is not None and clock.deadline is not None
+        assert clock.deadline.kind == SERVER
+        again = TableHost(left, FlakyDealer())
+        due = clock.deadline
+        again.timeout("t1", due.timer_key, due.game_no, due.round_no)
+        assert left.current_version(stream_id("t1")) > cut  # the bot moved
+        assert not waits_for_server(again.load("t1"))
