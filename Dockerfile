@@ -31,7 +31,8 @@ ENV PATH=/opt/president/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PRESIDENT_HOST=0.0.0.0 \
     PRESIDENT_METRICS_PORT=9100 \
-    PRESIDENT_WEB_STATIC_DIR=/opt/president/web/public
+    PRESIDENT_WEB_STATIC_DIR=/opt/president/web/public \
+    PRESIDENT_METRICS_HOST=0.0.0.0
 WORKDIR /var/lib/president
 USER 10001:10001
 # gRPC: gateway 50051, table 50052, dealer 50053, timer 50054, scoring 50055;

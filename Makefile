@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install browser web-test test lint typecheck unit run demo play bench protos clean
+.PHONY: help install browser web-test test lint typecheck unit run demo play bench chaos protos clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -44,6 +44,9 @@ run: $(STAMP) ## The whole backend here (NATS, SQLite, six services), a live dem
 
 demo: $(STAMP) ## Like run, but stop after the demo game and its audit (exit 0 when both passed)
 	$(BIN)/president run --exit
+
+chaos: $(STAMP) ## Faults one at a time under load, on servers of its own (not in make test; ~10 min)
+	$(BIN)/python tests/chaos/run_chaos.py $(CHAOS_ARGS)
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py

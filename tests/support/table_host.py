@@ -21,9 +21,11 @@ from president.servicekit.errors import ServiceError
 
 @dataclass
 class FlakyDealer(LocalDealer):
-    """A local dealer whose deal fails while ``down`` is set, like a dealer being restarted."""
+    """A local dealer whose deal fails while ``down`` is set, like a dealer being restarted;
+    its reveal fails while ``reveals_down`` is set."""
 
     down: bool = False
+    reveals_down: bool = False
     deals: list[RoundKey] = field(default_factory=list)
 
     def deal(self, key: RoundKey) -> DealtCards:
@@ -31,6 +33,11 @@ class FlakyDealer(LocalDealer):
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
         self.deals.append(key)
         return super().deal(key)
+
+    def reveal(self, key: RoundKey) -> bytes:
+        if self.down or self.reveals_down:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
+        return super().reveal(key)
 
 
 def bot_table(host: TableHost, table_id: str = "t1") -> None:

@@ -51,6 +51,7 @@ from president.audit.integrity import (
 )
 from president.audit.receipts import HeldReceipt, ReceiptFile, agreeing, receipt_anchors
 from president.audit.reports import Discrepancy, Found, TableReport, short_type
+from president.audit.reveal_order import check_reveal_order
 from president.hosting.events import (
     SERVICE_EVENT_TYPES,
     DealCommitted,
@@ -157,6 +158,7 @@ class _TableWalk:
             self._group(start, min(end, limit), partial)
         if broken is not None:
             raise broken
+        check_reveal_order(events)
         check_not_cut_off(events, self.anchors)
         self.warnings.extend(self.deals.check_last_reveal(events, self.game_ended, self.now))
 

@@ -170,10 +170,12 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
     _echo(f"  store: {_shown(database_url)}")
     _echo(f"  NATS:  {_shown(nats_url)}")
     _echo(f"The web edge serves browsers on {_web_url(stack)}/ (Connect and gRPC-Web).")
-    _echo("  services: " + ", ".join(f"{name} {stack.address(name)}" for name in ALL_SERVICES))
+    names = [
+        one for name in ALL_SERVICES for one in (stack.replicas if name == "table" else [name])
+    ]
+    _echo("  services: " + ", ".join(f"{name} {stack.address(name)}" for name in names))
     _echo(
-        "  metrics: "
-        + ", ".join(f"{name} :{stack.metrics_ports[name]}/metrics" for name in ALL_SERVICES)
+        "  metrics: " + ", ".join(f"{name} :{stack.metrics_ports[name]}/metrics" for name in names)
     )
     _echo("Point a client at it:")
     _echo(f"  grpcurl -plaintext {gateway} list president.gateway.v1.GatewayService")
@@ -201,7 +203,15 @@ def _web_url(stack: Stack) -> str:
     return f"http://{stack.address(EDGE)}"
 
 
-def run_stack(*, exit_after: bool, preset: str, rounds: int, name: str, port: int | None) -> int:
+def run_stack(
+    *,
+    exit_after: bool,
+    preset: str,
+    rounds: int,
+    name: str,
+    port: int | None,
+    table_replicas: int = 1,
+) -> int:
     """Start everything, play the demo, audit, serve (or stop): the process exit code."""
     database_url = _env_or_none("PRESIDENT_DATABASE_URL")
     nats_url = _env_or_none("PRESIDENT_NATS_URL")
@@ -221,7 +231,13 @@ def run_stack(*, exit_after: bool, preset: str, rounds: int, name: str, port: in
             nats.start()
             nats_url = nats.url
         token_secret = _env_or_none("PRESIDENT_TOKEN_SECRET") or secrets.token_urlsafe(32)
-        stack = Stack(VAR / "logs", database_url, nats_url, _stack_env(token_secret))
+        stack = Stack(
+            VAR / "logs",
+            database_url,
+            nats_url,
+            _stack_env(token_secret),
+            table_replicas=table_replicas,
+        )
         stack.ports = {service: free_port() for service in ALL_SERVICES}
         stack.metrics_ports = {service: free_port() for service in ALL_SERVICES}
         if port is not None:
@@ -313,6 +329,14 @@ def register(app: typer.Typer) -> None:
             "--port",
             help="The gateway's port (default: PRESIDENT_GATEWAY_PORT, else a free one).",
         ),
+        table_replicas: int = typer.Option(
+            1,
+            "--table-replicas",
+            min=1,
+            max=8,
+            help="Table service replicas, with table leases, behind one address list "
+            "(try failover: kill one, the tables move to the others).",
+        ),
     ) -> None:
         """Run the whole backend here, play a demo game through the gateway, audit it, serve."""
         if preset not in PRESETS:
@@ -322,5 +346,12 @@ def register(app: typer.Typer) -> None:
         if chosen is None and _env_or_none("PRESIDENT_GATEWAY_PORT"):
             chosen = int(os.environ["PRESIDENT_GATEWAY_PORT"])
         raise typer.Exit(
-            run_stack(exit_after=exit_after, preset=preset, rounds=rounds, name=name, port=chosen)
+            run_stack(
+                exit_after=exit_after,
+                preset=preset,
+                rounds=rounds,
+                name=name,
+                port=chosen,
+                table_replicas=table_replicas,
+            )
         )

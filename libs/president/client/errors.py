@@ -13,6 +13,9 @@ RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL, grpc.StatusC
 #: Reasons of a failure that says nothing about the command, only that the
 #: connection was lost (none: the gateway went away), so it is sent again.
 CONNECTION_LOST = ("", "UPSTREAM_UNAVAILABLE", "SESSION_ENDED")
+#: Reasons of a server that could not run the command now (its database or dealer
+#: away): nothing of it was kept, so it is sent again with the same command id.
+TRY_AGAIN = ("STORE_UNAVAILABLE", "DEALER_UNAVAILABLE")
 
 
 class GatewayError(Exception):
@@ -47,5 +50,6 @@ async def raising_gateway_error(call: Awaitable[T]) -> T:
 
 
 def connection_lost(error: GatewayError) -> bool:
-    """Whether ``error`` says only that the connection was lost, so the command is sent again."""
-    return error.code in RESUMABLE and error.reason in CONNECTION_LOST
+    """Whether ``error`` says only that the connection was lost or the server could not run
+    the command now, so the command is sent again (with the same command id)."""
+    return error.code in RESUMABLE and error.reason in (*CONNECTION_LOST, *TRY_AGAIN)

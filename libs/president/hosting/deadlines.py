@@ -14,11 +14,16 @@ timer that replays the stream after a restart computes the same deadlines.
   write no event at all.
 - Exchange: ``turn_seconds`` from the start of the exchange, for every
   return still owed; the returns made meanwhile do not restart it.
-- Nothing in the lobby or while dealing. Between rounds and after a game,
-  only with :class:`IdleRules` (the timer service's): :func:`idle_timer`.
+- Nothing for a seat in the lobby, while dealing, between rounds or after a game.
+- Waiting for the server (:func:`waits_for_server`: a deal not yet made, an
+  ended round's secret not yet revealed, a bot's move not yet made):
+  ``SERVER_STEP_SECONDS`` from the event that left the table so, a ``server``
+  deadline (keyed by that version) whose Timeout makes the table try the step
+  again (a dealer or database outage ends with the table moving by itself).
 
-A table never stalls (:func:`idle_timer`, the kinds ``between_rounds`` and
-``closing``): between rounds the host has ``host_idle_seconds`` (a practice
+Between rounds and after a game a timer runs only with :class:`IdleRules`
+(the timer service's). A table never stalls (:func:`idle_timer`, the kinds
+``between_rounds`` and ``closing``): between rounds the host has ``host_idle_seconds`` (a practice
 table's ``advance_seconds`` when set) before the table moves on by itself,
 and after a game the same before it goes back to the lobby; a table every
 person left closes ``empty_seconds`` after the last one went. The table's
@@ -66,6 +71,11 @@ class IdleRules:
     host_idle_seconds: int = 120
     #: After the last person left: the grace before the table closes.
     empty_seconds: int = 60
+
+
+SERVER = "server"
+#: How long a table may wait for a step the server owes before the timer asks again.
+SERVER_STEP_SECONDS = 3
 
 
 @dataclass(frozen=True)
@@ -157,8 +167,43 @@ def idle_timer(table: Table, rules: IdleRules) -> Timer | None:
     return None
 
 
-def table_timer(table: Table, idle: IdleRules | None) -> Timer | None:
-    """The timer that runs at ``table`` now, the waiting ones too when ``idle`` is given."""
+def needs_reveal(table: Table) -> bool:
+    """The table's last round is over and its deal's secret is not stored yet."""
+    state = table.game.round
+    return (
+        table.commitment is not None
+        and state is not None
+        and state.phase == rnd.RoundPhase.OVER
+        and state.round_no == table.commitment.round_no
+    )
+
+
+def waits_for_server(table: Table) -> bool:
+    """The table waits for a step the server owes: a deal, an ended round's reveal, or a
+    bot's move (a settled table never has one: a command's follow-ups make them)."""
+    game = table.game
+    return (
+        game.phase == g.GamePhase.DEALING
+        or needs_reveal(table)
+        # In rapid play bots wait on purpose: the ``bots`` deadline moves them.
+        or (not game.options.rapid and next_bot_command(game) is not None)
+    )
+
+
+def server_timer(table: Table) -> Timer | None:
+    """The ``server`` timer of a table that waits for the server, else None."""
+    if not waits_for_server(table):
+        return None
+    game = table.game
+    return Timer(SERVER, None, table.version, game.game_no, game.round_no, SERVER_STEP_SECONDS)
+
+
+def table_timer(table: Table, idle: IdleRules | None = None) -> Timer | None:
+    """The timer that runs at ``table`` now: the server's when it owes a step (before a
+    bot's own turn timer), else the waiting ones when ``idle`` is given, else a seat's."""
+    owed = server_timer(table)
+    if owed is not None:
+        return owed
     if idle is not None:
         waiting = idle_timer(table, idle)
         if waiting is not None and (waiting.kind == CLOSING or running_timer(table) is None):

@@ -13,12 +13,21 @@ for later: :meth:`TableHost.decide_and_append_until_dealer` returns them as
 a :class:`PendingDealerStep` in its outcome, and
 :meth:`TableHost.run_dealer_step` runs them, as one call would have.
 
+A command whose own events are committed answers success even when a
+follow-up fails afterwards (the dealer or the database away): its result is
+in the store under its command id, and the table, left waiting for the
+server (:func:`~president.hosting.deadlines.waits_for_server`), is finished by
+the next command or the timer's server deadline. No command is decided on a
+table that waits for the server: what the server owes (a reveal, a deal) is
+done first, so a round never starts before the last one's secret is stored.
+
 It does no networking itself: the table service wraps it in gRPC, the
 ``president play --db`` command and the tests use it directly.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -30,6 +39,7 @@ from datetime import datetime
 from president import codec
 from president.deal import DEAL_VERSION
 from president.hosting.autoplay import bot_actor, next_bot_command
+from president.hosting.deadlines import needs_reveal, waits_for_server
 from president.hosting.dealer import DealerPort, RoundKey, deal_command
 from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
 from president.hosting.events import (
@@ -51,6 +61,7 @@ from president.rules.options import Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent, StoredEvent
 
 MAX_FOLLOW_UPS = 2_000
+_log = logging.getLogger(__name__)
 
 
 class TableHost(OwnEvents):
@@ -219,11 +230,14 @@ class TableHost(OwnEvents):
             return started
         table_id = pending.table_id
         with self.lock(table_id), self._collecting(table_id) as committed:
-            self._follow_up(table_id, pending.command_id, first_step=pending.step)
+            _, unfinished = self._follow_up_committed(
+                table_id, pending.command_id, first_step=pending.step
+            )
             return Outcome(
                 self._tables[table_id].version,
                 started.events,
                 (*started.committed, *committed),
+                unfinished=unfinished,
             )
 
     def _decide_and_append(
@@ -250,6 +264,9 @@ class TableHost(OwnEvents):
             # command id catches a retry; the store is read again only when
             # the engine refuses or the version does not match.
             table = self._tables.get(table_id) or self.load(table_id)
+            if waits_for_server(table):  # what the server owes first (raises if it cannot)
+                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+                table = self._tables[table_id]
             try:
                 if expected_version is not None and expected_version != table.version:
                     table = self.load(table_id)
@@ -277,7 +294,9 @@ class TableHost(OwnEvents):
                 result = self._commit(table, decide_on(table), command_id, actor, digest)
             if result.first_version != table.version + 1:
                 return self._earlier_outcome(table_id, command_id, result, digest)
-            stopped_at = self._follow_up(table_id, command_id, until_dealer=until_dealer)
+            stopped_at, unfinished = self._follow_up_committed(
+                table_id, command_id, until_dealer=until_dealer
+            )
             return Outcome(
                 self._tables[table_id].version,
                 len(result.versions),
@@ -285,6 +304,7 @@ class TableHost(OwnEvents):
                 pending=None
                 if stopped_at is None
                 else PendingDealerStep(table_id, command_id, stopped_at),
+                unfinished=unfinished,
             )
 
     def _earlier_outcome(
@@ -309,10 +329,18 @@ class TableHost(OwnEvents):
             return self._tables[table_id].version
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
-        """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on."""
+        """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on.
+
+        At a table that waits for the server (the ``server`` deadline), the owed
+        step is tried again (raising if it fails again, for the timer to retry).
+        """
         command_id = f"timeout-{table_id}-{game_no}-{round_no}-{timer_key}"
         with self.lock(table_id):
-            game = self.load(table_id).game
+            table = self.load(table_id)
+            if waits_for_server(table):  # the server deadline: try the owed step again
+                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+                return Outcome(self._tables[table_id].version, 0)
+            game = table.game
         if (
             game.phase != g.GamePhase.ROUND
             or game.round is None
@@ -389,6 +417,25 @@ class TableHost(OwnEvents):
             self._on_appended(result)
         return result
 
+    def _follow_up_committed(
+        self, table_id: str, command_id: str, *, until_dealer: bool = False, first_step: int = 0
+    ) -> tuple[int | None, bool]:
+        """:meth:`_follow_up` after a committed command, and whether a follow-up failed.
+
+        The command stands (its result is stored under its id); what failed is
+        the server's to finish, so the failure is logged, not raised.
+        """
+        try:
+            stopped_at = self._follow_up(
+                table_id, command_id, until_dealer=until_dealer, first_step=first_step
+            )
+        except Exception as error:
+            _log.warning(
+                "table %s: %s committed, its follow-up left: %r", table_id, command_id, error
+            )
+            return None, True
+        return stopped_at, False
+
     def _follow_up(
         self, table_id: str, command_id: str, *, until_dealer: bool = False, first_step: int = 0
     ) -> int | None:
@@ -440,13 +487,7 @@ class TableHost(OwnEvents):
 
     @staticmethod
     def _needs_reveal(table: Table) -> bool:
-        state = table.game.round
-        return (
-            table.commitment is not None
-            and state is not None
-            and state.phase == rnd.RoundPhase.OVER
-            and state.round_no == table.commitment.round_no
-        )
+        return needs_reveal(table)
 
     def _reveal(self, table: Table, command_id: str) -> None:
         commitment = table.commitment

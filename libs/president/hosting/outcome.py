@@ -38,3 +38,6 @@ class Outcome:
     #: :meth:`TableHost.decide_and_append_until_dealer`: the follow-ups that need
     #: the dealer, for :meth:`TableHost.run_dealer_step`. None: nothing is left.
     pending: PendingDealerStep | None = None
+    #: A follow-up failed after the command itself was committed: the table waits
+    #: for the server (the next command, or the timer, finishes it).
+    unfinished: bool = field(default=False, compare=False)

@@ -374,7 +374,13 @@ def _parse_game_end(raw: Any) -> str:
     kind, _, value = text.partition(":")
     if kind == "unlimited" and not value:
         return text
-    if kind in ("target", "rounds") and value.isdigit() and 1 <= int(value) <= 1000:
+    # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
+    if (
+        kind in ("target", "rounds")
+        and value.isascii()
+        and value.isdigit()
+        and 1 <= int(value) <= 1000
+    ):
         return f"{kind}:{int(value)}"
     raise OptionError(
         f"option game_end is target:N, rounds:N or unlimited (as target:11, rounds:7), not {raw!r}"

@@ -10,9 +10,17 @@ RECONNECT_MS = 100
 MAX_RECONNECT_MS = 1_000
 
 
+def channel_target(address: str) -> str:
+    """The gRPC target of an address, or of a list of them (``host:port,host:port``, IP
+    addresses: the replicas of one service), which a channel spreads its calls over."""
+    return f"ipv4:{address}" if "," in address else address
+
+
 def internal_channel_options() -> list[tuple[str, Any]]:
-    """Options for a channel from one service to another."""
+    """Options for a channel from one service to another: calls go round the addresses of
+    its target (a dead replica is skipped until it answers again)."""
     return [
+        ("grpc.lb_policy_name", "round_robin"),
         ("grpc.max_receive_message_length", 64 * 1024 * 1024),
         ("grpc.keepalive_time_ms", 30_000),
         ("grpc.enable_retries", 1),

@@ -39,7 +39,7 @@ def round_number(game_no: int, round_no: int) -> None:
 
 def reaction(value: str) -> str:
     """A reaction code (INVALID_REACTION otherwise)."""
-    if not REACTION.match(value):
+    if not REACTION.fullmatch(value):  # match() with $ would take a trailing newline
         raise invalid("INVALID_REACTION", REACTION_MESSAGE)
     return value
 

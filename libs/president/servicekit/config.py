@@ -67,6 +67,8 @@ class Settings:
     scoring_port: int = field(default_factory=lambda: _env_int("PRESIDENT_SCORING_PORT", 50055))
     players_port: int = field(default_factory=lambda: _env_int("PRESIDENT_PLAYERS_PORT", 50056))
     metrics_port: int = field(default_factory=lambda: _env_int("PRESIDENT_METRICS_PORT", 0))
+    #: Where /metrics listens: loopback unless a deployment opens it (0.0.0.0 in a container).
+    metrics_host: str = field(default_factory=lambda: _env("PRESIDENT_METRICS_HOST", "127.0.0.1"))
     table_address: str = field(default_factory=lambda: _env("PRESIDENT_TABLE_ADDRESS", ""))
     dealer_address: str = field(default_factory=lambda: _env("PRESIDENT_DEALER_ADDRESS", ""))
     scoring_address: str = field(default_factory=lambda: _env("PRESIDENT_SCORING_ADDRESS", ""))

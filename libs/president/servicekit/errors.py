@@ -66,6 +66,16 @@ class ServiceError(Exception):
         self.metadata = metadata or {}
 
 
+def store_unavailable() -> ServiceError:
+    """The store could not be reached (the database restarting): the same command, sent
+    again with its command id, runs once when it is back."""
+    return ServiceError(
+        grpc.StatusCode.UNAVAILABLE,
+        "STORE_UNAVAILABLE",
+        "the table's database cannot be reached right now: send the same command again shortly",
+    )
+
+
 def from_domain(error: Exception) -> ServiceError:
     """The service error of a rules rejection or an option error."""
     if isinstance(error, ServiceError):

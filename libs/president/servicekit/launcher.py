@@ -149,9 +149,24 @@ def wait_http_healthy(
         time.sleep(0.1)
 
 
+#: How long a table replica's lease lasts when ``Stack.table_replicas`` starts several.
+REPLICA_LEASE_SECONDS = "3"
+
+
+def replica_name(number: int) -> str:
+    """The process name of table replica ``number`` (1: ``table``, then ``table-2`` ...)."""
+    return "table" if number == 1 else f"table-{number}"
+
+
 @dataclass
 class Stack:
-    """The six services as processes, wired to one database and one NATS."""
+    """The six services (and the web edge when asked for) as processes, on one database and
+    one NATS.
+
+    With ``table_replicas`` above 1, that many table services run with table
+    leases (``table``, ``table-2`` ...), and every other service reaches them
+    by one address list (``PRESIDENT_TABLE_ADDRESS``), spread over the live ones.
+    """
 
     workdir: Path
     database_url: str
@@ -160,9 +175,15 @@ class Stack:
     ports: dict[str, int] = field(default_factory=dict)
     metrics_ports: dict[str, int] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    table_replicas: int = 1
 
     def address(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service]}"
+
+    @property
+    def replicas(self) -> list[str]:
+        """The process names of the table replicas."""
+        return [replica_name(n) for n in range(1, self.table_replicas + 1)]
 
     @property
     def gateway(self) -> str:
@@ -172,6 +193,9 @@ class Stack:
         if not self.ports:
             self.ports = {name: free_port() for name in ALL_SERVICES}
             self.metrics_ports = {name: free_port() for name in ALL_SERVICES}
+        for name in self.replicas:
+            self.ports.setdefault(name, free_port())
+            self.metrics_ports.setdefault(name, free_port())
         env = {
             **os.environ,
             "PRESIDENT_DATABASE_URL": self.database_url,
@@ -190,6 +214,9 @@ class Stack:
         }
         for name in ALL_SERVICES:
             env[f"PRESIDENT_{name.upper()}_PORT"] = str(self.ports[name])
+        if self.table_replicas > 1:
+            env["PRESIDENT_TABLE_ADDRESS"] = ",".join(self.address(n) for n in self.replicas)
+            env["PRESIDENT_TABLE_LEASE_SECONDS"] = REPLICA_LEASE_SECONDS
         env.update(self.env)
         return env
 
@@ -198,18 +225,23 @@ class Stack:
         self.workdir.mkdir(parents=True, exist_ok=True)
         env = self.base_env()
         for name in services:
-            self.start_one(name, env, timeout)
+            for process in self.replicas if name == "table" else [name]:
+                self.start_one(process, env, timeout)
         return self
 
     def start_one(
         self, name: str, env: Mapping[str, str] | None = None, timeout: float = 60.0
     ) -> None:
-        """Start (or restart) one service and wait until it is healthy."""
+        """Start (or restart) one service (or table replica) and wait until it is healthy."""
         environment = dict(env or self.base_env())
         environment["PRESIDENT_METRICS_PORT"] = str(self.metrics_ports[name])
+        service = name.split("-", 1)[0]
+        if service == "table" and self.table_replicas > 1:
+            environment["PRESIDENT_TABLE_PORT"] = str(self.ports[name])
+            environment["PRESIDENT_TABLE_ADVERTISE"] = self.address(name)
         log = (self.workdir / f"{name}.log").open("ab")
         process = subprocess.Popen(
-            [sys.executable, "-m", f"president.services.{name}.main"],
+            [sys.executable, "-m", f"president.services.{service}.main"],
             env=environment,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -240,7 +272,8 @@ class Stack:
 
     def stop(self) -> None:
         for name in reversed(ALL_SERVICES):
-            self.stop_one(name)
+            for process in reversed(self.replicas) if name == "table" else [name]:
+                self.stop_one(process)
 
     def log(self, name: str) -> str:
         path = self.workdir / f"{name}.log"

@@ -39,10 +39,11 @@ EVENTS_CONSUMED = Counter(
 )
 
 
-def serve_metrics(port: int) -> int:
-    """Expose /metrics over HTTP on ``port`` (0: a free port); returns the port."""
-    server, _thread = start_http_server(port, addr="127.0.0.1" if port == 0 else "0.0.0.0")
-    return int(server.server_port)
+def serve_metrics(port: int, host: str = "127.0.0.1") -> tuple[str, int]:
+    """Expose /metrics over HTTP on ``host``:``port`` (0: a free port); returns where it
+    listens. Loopback unless told otherwise (``PRESIDENT_METRICS_HOST``)."""
+    server, _thread = start_http_server(port, addr=host)
+    return str(server.server_address[0]), int(server.server_port)
 
 
 def observe_call(service: str, method: str, code: str, seconds: float) -> None:

@@ -26,7 +26,7 @@ _TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 def valid_table_id(table_id: str) -> bool:
     """Whether ``table_id`` can name a stream and a subject."""
-    return bool(_TABLE_ID.match(table_id))
+    return bool(_TABLE_ID.fullmatch(table_id))
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,12 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from president.servicekit.config import Settings
 from president.servicekit.logs import configure
+from president.servicekit.malformed import MalformedRequests
 from president.servicekit.metrics import MetricsInterceptor, serve_metrics
+from president.servicekit.reflection import enable_reflection
 
 MAX_MESSAGE_BYTES = 256 * 1024
 
@@ -73,21 +74,24 @@ async def run(service: Service, settings: Settings) -> None:
     """Serve until SIGTERM or SIGINT, then drain."""
     log = configure(service.name, settings.log_level)
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(service.name), *service.interceptors],
+        interceptors=[MetricsInterceptor(service.name), MalformedRequests(), *service.interceptors],
         options=_options(),
     )
     names = list(service.register(server))
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
-    reflection.enable_server_reflection(
-        [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server
-    )
+    enable_reflection(server, names)
     address = f"{settings.host}:{service.port}"
     port = server.add_insecure_port(address)
     if port == 0:
         raise SystemExit(f"{service.name}: cannot listen on {address}")
     await server.start()
-    metrics_port = serve_metrics(settings.metrics_port) if settings.metrics_port >= 0 else None
+    metrics_at = (
+        serve_metrics(settings.metrics_port, settings.metrics_host)
+        if settings.metrics_port >= 0
+        else None
+    )
+    metrics_port = metrics_at[1] if metrics_at is not None else None
     for name in [*names, ""]:
         await checker.set(name, health_pb2.HealthCheckResponse.SERVING)
     tasks = [

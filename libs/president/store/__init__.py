@@ -27,6 +27,7 @@ The modules, after pyeventsourcing's recorder ladder (each level builds on the o
 - ``store``: ``EventStore``, every level, opened with ``from_url``;
 - ``backends``: what differs between the databases, chosen once per store;
   ``sqlite`` and ``postgres`` implement it;
+- ``faults``: which failures pass (the database away), so a call is tried again;
 - ``fast_append``: the append right after a known stream head, in one raw INSERT;
 - ``group_commit``: SQLite appends that queue for the writer, in one commit;
 - ``engine``, ``schema``, ``migrate`` (and ``migrations/``): URLs and engines,
@@ -35,6 +36,7 @@ The modules, after pyeventsourcing's recorder ladder (each level builds on the o
 
 from president.store.chain import GENESIS_HASH, ChainError, event_hash, verify_chain
 from president.store.engine import create_store_engine, normalise_url
+from president.store.faults import is_transient
 from president.store.migrate import head_revision, migrate
 from president.store.records import (
     JSON,
@@ -68,6 +70,7 @@ __all__ = [
     "create_store_engine",
     "event_hash",
     "head_revision",
+    "is_transient",
     "migrate",
     "normalise_url",
     "verify_chain",

@@ -14,7 +14,9 @@ SQLITE_BUSY_TIMEOUT_S = 30.0
 
 _POSTGRES_NAMES = {"postgres", "postgresql", "postgresql+psycopg"}
 _SQLITE_NAMES = {"sqlite", "sqlite+pysqlite"}
-_POSTGRES_POOL = {"pool_size": 5, "max_overflow": 10}
+#: ``pool_pre_ping``: a pooled connection is checked before it is handed out, so after a
+#: PostgreSQL restart no call gets a connection the server already closed.
+_POSTGRES_POOL = {"pool_size": 5, "max_overflow": 10, "pool_pre_ping": True}
 
 
 def normalise_url(url: str | URL) -> URL:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import grpc
 
@@ -13,10 +14,12 @@ from president.dealer.v1 import dealer_pb2_grpc
 from president.hosting.dealer import RoundKey
 from president.rules.cards import card_name
 from president.servicekit import checks
-from president.servicekit.errors import ServiceError, abort
+from president.servicekit.errors import ServiceError, abort, store_unavailable
 from president.services.dealer.vault import RoundNotOver, SecretVault, UnknownRound
+from president.store import is_transient
 
 MAX_PLAYERS = 27
+T = TypeVar("T")
 
 
 def _key(round_key: pb.RoundKey) -> RoundKey:
@@ -42,8 +45,11 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
                     "INVALID_PLAYERS",
                     f"a deal is for 2 to {MAX_PLAYERS} players, not {request.players}",
                 )
-            committed = await asyncio.to_thread(
-                self._vault.commit, key, request.players, request.jokers, request.hand_size or None
+            committed = await _in_vault(
+                context,
+                lambda: self._vault.commit(
+                    key, request.players, request.jokers, request.hand_size or None
+                ),
             )
         except ServiceError as error:
             await abort(context, error)
@@ -54,7 +60,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     ) -> pb.DealCardsResponse:
         try:
             key = _key(request.round)
-            dealt = await asyncio.to_thread(self._vault.deal, key)
+            dealt = await _in_vault(context, lambda: self._vault.deal(key))
         except UnknownRound as error:
             await abort(
                 context, ServiceError(grpc.StatusCode.NOT_FOUND, "UNKNOWN_ROUND", str(error))
@@ -74,7 +80,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     ) -> pb.RevealSecretResponse:
         try:
             key = _key(request.round)
-            committed = await asyncio.to_thread(self._vault.reveal, key)
+            committed = await _in_vault(context, lambda: self._vault.reveal(key))
         except UnknownRound as error:
             await abort(
                 context, ServiceError(grpc.StatusCode.NOT_FOUND, "UNKNOWN_ROUND", str(error))
@@ -89,3 +95,14 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         return pb.RevealSecretResponse(
             secret_hex=committed.secret.hex(), fingerprint=fingerprint(committed.secret)
         )
+
+
+async def _in_vault(context: grpc.aio.ServicerContext[Any, Any], work: Callable[[], T]) -> T:
+    """``work()`` in a worker thread; a store failure that passes is UNAVAILABLE
+    (STORE_UNAVAILABLE), which the table's dealer client tries again."""
+    try:
+        return await asyncio.to_thread(work)
+    except Exception as error:
+        if is_transient(error):
+            await abort(context, store_unavailable())
+        raise

@@ -31,7 +31,7 @@ Context = grpc.aio.ServicerContext[Any, Any]
 #: The transport status of each of the gateway's own refusals (:class:`Refused`).
 REFUSED_STATUS = {
     "TABLE_EXISTS": grpc.StatusCode.ALREADY_EXISTS,
-    "NO_SUCH_SEAT": grpc.StatusCode.FAILED_PRECONDITION,
+    "NO_SUCH_SEAT": grpc.StatusCode.INVALID_ARGUMENT,  # as the rules' NO_SUCH_SEAT
     "OWN_SEAT": grpc.StatusCode.FAILED_PRECONDITION,
     "TABLE_FULL": grpc.StatusCode.FAILED_PRECONDITION,
     "SEAT_TAKEN": grpc.StatusCode.ABORTED,

@@ -18,6 +18,7 @@ from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.autoplay import has_searching_bot
+from president.hosting.deadlines import waits_for_server
 from president.hosting.errors import TableNotFound
 from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
 from president.hosting.projection import Table
@@ -28,7 +29,6 @@ from president.rules import round as rnd
 from president.rules.options import check_table_rules, options_for
 from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
-from president.servicekit.errors import ServiceError
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
 from president.services.table.commands import HandOverHost, MoveOn, React, Translated
@@ -177,17 +177,21 @@ class TableApp:
         if pending is None:
             return started
         try:
-            return self._host.run_dealer_step(started)
-        except ServiceError:
-            self._settled.discard(pending.table_id)  # the dealer failed: settle next time
+            outcome = self._host.run_dealer_step(started)
+        except Exception:
+            self._settled.discard(pending.table_id)  # the dealer or store failed: settle next time
             raise
         finally:
             self._noted(pending.table_id)
+        if outcome.unfinished:  # committed, but a follow-up failed: settle next time
+            self._settled.discard(pending.table_id)
+        return outcome
 
     def settled_in_memory(self, table_id: str) -> bool:
         """The table is in memory and settled here: a command to it reads nothing first
         and finds no step an interrupted command left undone."""
-        return table_id in self._settled and self._host.cached(table_id) is not None
+        cached = self._host.cached(table_id)
+        return table_id in self._settled and cached is not None and not waits_for_server(cached)
 
     def has_searching_bot(self, table_id: str) -> bool:
         """A strong bot sits at this table (in memory): the bots' moves after a command take
@@ -242,7 +246,7 @@ class TableApp:
                     command.timer_key,
                 )
             # The host catches up and decides again once if another replica wrote first.
-            return run(
+            outcome = run(
                 table_id,
                 command,
                 command_id,
@@ -250,19 +254,24 @@ class TableApp:
                 expected_version=expected_version,
                 authorize=authorize,
             )
-        except ServiceError:
-            self._settled.discard(table_id)  # the dealer failed mid-command: settle next time
+        except Exception:
+            self._settled.discard(table_id)  # the dealer or store failed: settle next time
             raise
         finally:
             self._noted(table_id)
+        if outcome.unfinished:  # committed, but a follow-up failed: settle next time
+            self._settled.discard(table_id)
+        return outcome
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired; STALE when the table moved on."""
         check_table_id(table_id)
-        game = self._settle(table_id).game
-        state = game.round
+        table = self._settle(table_id)
+        state = table.game.round
         kind = "turn"
-        if state is not None and state.phase == rnd.RoundPhase.EXCHANGE:
+        if waits_for_server(table):
+            kind = "server"
+        elif state is not None and state.phase == rnd.RoundPhase.EXCHANGE:
             kind = "exchange"
         elif state is not None and state.options.rapid:
             kind = "rapid"
@@ -270,7 +279,7 @@ class TableApp:
             outcome = self._host.timeout(table_id, timer_key, game_no, round_no)
         except ConcurrencyConflict:
             outcome = self._host.timeout(table_id, timer_key, game_no, round_no)
-        except ServiceError:
+        except Exception:
             self._settled.discard(table_id)
             raise
         TIMEOUTS.labels(kind).inc()

@@ -33,6 +33,7 @@ from president.servicekit.errors import (
     aio_error_info,
     from_domain,
     reraise_remote,
+    store_unavailable,
     to_refusal,
 )
 from president.servicekit.metrics import REJECTIONS, observe_call
@@ -43,7 +44,7 @@ from president.services.table.commitments import entry_message, list_commitments
 from president.services.table.directory import Query, Summary
 from president.services.table.executor import CommandExecutor
 from president.services.table.leases import Leases
-from president.store import CommandIdReused, ConcurrencyConflict
+from president.store import CommandIdReused, ConcurrencyConflict, is_transient
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
 
@@ -79,6 +80,9 @@ def refusal(error: Exception) -> ServiceError:
         return invalid("COMMAND_ID_REUSED", str(error))
     if isinstance(error, Rejected | OptionError):
         return from_domain(error)
+    if is_transient(error):
+        _log.warning("store unavailable", error=repr(error))
+        return store_unavailable()
     raise error
 
 

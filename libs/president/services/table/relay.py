@@ -59,6 +59,10 @@ it landed, alternating runs on one machine):
   position over fast-published events with one count instead of reading
   them back.
 
+The fast path publishes a table's event only right after the one before it
+went out here (:mod:`president.services.table.relay_order`): after a lease
+takeover, the dead holder's unpublished events go first, through the loop.
+
 The fast path is only a shortcut: switched off (or failing), the loop alone
 publishes everything, in the same order, with the same Msg-Ids.
 """
@@ -78,6 +82,7 @@ from sqlalchemy import Connection
 from president.servicekit import nats as jetstream
 from president.servicekit.metrics import EVENTS_PUBLISHED
 from president.servicekit.nats import Subjects
+from president.services.table.relay_order import PublishedHeads
 from president.store import AppendResult, BatchHandler, EventStore, Position, StoredEvent
 
 CONSUMER = "outbox-relay"
@@ -173,6 +178,7 @@ class OutboxRelay:
         self.published = 0
         self._fast: asyncio.Queue[tuple[StoredEvent, ...]] | None = None
         self._fast_acked = FastAcked()
+        self._heads = PublishedHeads()
         self._fast_off_logged = False
 
     def wake(self, _result: AppendResult | None = None) -> None:
@@ -199,7 +205,10 @@ class OutboxRelay:
             await asyncio.sleep(FAST_GATHER_SECONDS)
             while not self._fast.empty():  # everything committed meanwhile goes out together
                 events.extend(self._fast.get_nowait())
+            events = self._heads.in_order(events)  # the rest waits for the loop, in order
             js = self._js
+            if not events:
+                continue
             if js is None:
                 continue  # the loop publishes them
             if self._fast_acked.full:
@@ -224,6 +233,7 @@ class OutboxRelay:
             for stored, acked in zip(events, acknowledged, strict=True):
                 if acked:
                     self._fast_acked.add(stored)
+                    self._heads.published(stored)
             if not all(acknowledged):
                 self._log.warning(
                     "fast publish not acknowledged; the relay loop sends it",
@@ -308,6 +318,7 @@ class OutboxRelay:
                 if not self._fast_acked.take(stored):  # else acknowledged on the fast path
                     await jetstream.publish(js, self._subjects, stored, PUBLISH_SECONDS)
                 acked.add(stored.position)
+                self._heads.published(stored)
         finally:
             handled = 0
             if acked:
@@ -321,6 +332,7 @@ class OutboxRelay:
                             asyncio.run_coroutine_threadsafe(
                                 jetstream.publish(js, self._subjects, stored, PUBLISH_SECONDS), loop
                             ).result(PUBLISH_SECONDS)
+                            self._heads.published(stored)
                     reached.append(fresh[-1].position)
 
                 handled = await asyncio.to_thread(self._advance, confirm, len(acked))

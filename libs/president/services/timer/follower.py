@@ -6,20 +6,24 @@ firing once the replay reached the stream's last message at start, so a
 restarted timer does not send timeouts for states that have moved on. A
 missing event (a gap in a table's versions, or a table whose beginning is
 not in the stream) is read from the table service's ReadEvents
-(:mod:`president.servicekit.follower`).
+(:mod:`president.servicekit.follower`). When the NATS connection comes back
+(a restarted server), it subscribes again at once from the next stream
+sequence.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from president.events.v1 import events_pb2 as pb
 from president.hosting.streams import table_id_of
@@ -30,7 +34,8 @@ from president.servicekit.ports import HistoryPort
 from president.services.timer.deadlines import Clocks
 
 log = structlog.get_logger(service="timer")
-CLOSED_CHECK_SECONDS = 1.0
+#: How often the follower looks whether its connection closed or came back.
+CONNECTION_CHECK_SECONDS = 0.2
 
 
 class Follower:
@@ -48,17 +53,25 @@ class Follower:
         self._on_change = on_change
         self._on_ready = on_ready
         self.applied = 0
+        #: The last stream sequence folded (0: none yet).
+        self._last_sequence = 0
 
     async def follow(
         self, js: JetStreamContext, subjects: Subjects, client: Client | None = None
     ) -> None:
         """Replay the stream from its start, then follow it until ``client`` closes for good.
 
-        (nats-py reconnects on its own, and the ordered consumer resumes where it was.)
+        nats-py reconnects on its own, but its ordered consumer notices a
+        restarted server only through missed heartbeats (15 s and more): so when
+        the connection comes back, the follower subscribes again right away, from
+        the stream sequence after the last one it folded (nothing missed, nothing
+        folded twice).
         """
         info = await js.stream_info(subjects.stream)
         target = info.state.last_seq
-        ready = target == 0
+        if target < self._last_sequence:  # a new stream (the server lost its data): replay
+            self._last_sequence = 0
+        ready = target == 0 or self._last_sequence >= target
         if ready:
             self._on_ready()
         replayed = asyncio.Event()
@@ -66,21 +79,14 @@ class Follower:
         async def received(message: Msg) -> None:
             nonlocal ready
             await self.handle(message.data)
-            if not ready:
-                metadata = message.metadata
-                if metadata.sequence.stream >= target or metadata.num_pending == 0:
-                    ready = True
-                    replayed.set()
+            metadata = message.metadata
+            self._last_sequence = max(self._last_sequence, metadata.sequence.stream)
+            if not ready and (metadata.sequence.stream >= target or metadata.num_pending == 0):
+                ready = True
+                replayed.set()
 
-        # A callback, not next_msg(): a wait with a timeout per message costs
-        # more than folding the event. nats-py awaits callbacks one at a time.
-        subscription = await js.subscribe(
-            subjects.all_tables,
-            stream=subjects.stream,
-            ordered_consumer=True,
-            deliver_policy=DeliverPolicy.ALL,
-            cb=received,
-        )
+        reconnects = _reconnects(client)
+        subscription = await self._subscribe(js, subjects, received)
         log.info("replaying", stream=subjects.stream, last_seq=target)
         try:
             if not ready:
@@ -88,10 +94,42 @@ class Follower:
                 log.info("replayed", tables=len(self._clocks), events=self.applied)
                 self._on_ready()
             while client is None or not client.is_closed:
-                await asyncio.sleep(CLOSED_CHECK_SECONDS)
+                await asyncio.sleep(CONNECTION_CHECK_SECONDS)
+                if _reconnects(client) != reconnects and client is not None and client.is_connected:
+                    reconnects = _reconnects(client)
+                    log.info("NATS is back: subscribing again", after=self._last_sequence)
+                    with contextlib.suppress(Exception):
+                        await subscription.unsubscribe()
+                    subscription = await self._subscribe(js, subjects, received)
             raise ConnectionError("the NATS connection closed")
         finally:
-            await subscription.unsubscribe()
+            with contextlib.suppress(Exception):
+                await subscription.unsubscribe()
+
+    async def _subscribe(
+        self, js: JetStreamContext, subjects: Subjects, received: Callable[[Msg], Any]
+    ) -> Any:
+        """An ordered consumer from the start, or after the last stream sequence folded."""
+        # A callback, not next_msg(): a wait with a timeout per message costs
+        # more than folding the event. nats-py awaits callbacks one at a time.
+        if self._last_sequence:
+            return await js.subscribe(
+                subjects.all_tables,
+                stream=subjects.stream,
+                ordered_consumer=True,
+                config=ConsumerConfig(
+                    deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+                    opt_start_seq=self._last_sequence + 1,
+                ),
+                cb=received,
+            )
+        return await js.subscribe(
+            subjects.all_tables,
+            stream=subjects.stream,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.ALL,
+            cb=received,
+        )
 
     async def handle(self, data: bytes) -> None:
         """One message of the stream."""
@@ -135,3 +173,8 @@ class Follower:
         for missing in events:
             if self._clocks.apply(missing, datetime.now(UTC)) is not None:
                 raise LookupError(f"the table service returned events out of order for {gap}")
+
+
+def _reconnects(client: Client | None) -> int:
+    """How often ``client`` has reconnected (nats-py counts it)."""
+    return int(client.stats["reconnects"]) if client is not None else 0
