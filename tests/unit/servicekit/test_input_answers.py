@@ -11,7 +11,6 @@ from president.rules.options import OptionError, options_for
 from president.servicekit.checks import reaction
 from president.servicekit.errors import STATUS_OF_CODE, ServiceError, from_domain
 from president.servicekit.nats import valid_table_id
-from president.services.gateway.auth import Claims, require_writer
 from president.services.gateway.handlers import REFUSED_STATUS
 
 
@@ -37,12 +36,3 @@ def test_a_table_id_with_a_trailing_newline_is_not_valid() -> None:
 def test_no_such_seat_has_one_status_wherever_it_comes_from() -> None:
     # AddBot's comes from the rules (STATUS_OF_CODE), RemoveSeat's from the gateway.
     assert REFUSED_STATUS["NO_SUCH_SEAT"] == STATUS_OF_CODE[ErrorCode.NO_SUCH_SEAT]
-
-
-def test_the_read_only_refusal_speaks_english() -> None:
-    with pytest.raises(ServiceError) as refused:
-        require_writer(Claims("t1", "p", "auditor", None, 0))
-    assert refused.value.message.startswith("an auditor token")
-    with pytest.raises(ServiceError) as spectator:
-        require_writer(Claims("t1", "p", "spectator", None, 0))
-    assert spectator.value.message.startswith("a spectator token")
