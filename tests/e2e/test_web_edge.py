@@ -25,6 +25,7 @@ import pytest
 from president import codec
 from president.client import GatewayClient, GatewayError
 from president.events.v1 import events_pb2 as epb
+from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.launcher import Stack, free_port
 from tests.support.web_edge import (
@@ -67,6 +68,31 @@ async def unary(
     return await http.post(f"{SERVICE_PATH}/{method}", json=body, headers={**JSON, **headers})
 
 
+async def edge_guest(http: httpx.AsyncClient, name: str) -> str:
+    """A new guest's access token, from CreateGuest through the edge (no token needed)."""
+    created = await unary(http, "CreateGuest", {"displayName": name})
+    assert created.status_code == 200, created.text
+    token: str = created.json()["credentials"]["accessToken"]
+    assert token
+    return token
+
+
+def unclocked(view: gpb.TableView) -> gpb.TableView:
+    """``view`` without ``server_now_unix_ms``: the server's clock when it built the view,
+    which differs between two calls by the milliseconds between them."""
+    out = gpb.TableView()
+    out.CopyFrom(view)
+    out.ClearField("server_now_unix_ms")
+    return out
+
+
+def unclocked_change(change: pb.WatchResponse) -> pb.WatchResponse:
+    out = pb.WatchResponse()
+    out.CopyFrom(change)
+    out.view.CopyFrom(unclocked(change.view))
+    return out
+
+
 async def native_refusal(call: object) -> GatewayError:
     with pytest.raises(GatewayError) as raised:
         await call  # type: ignore[misc]
@@ -74,14 +100,18 @@ async def native_refusal(call: object) -> GatewayError:
 
 
 async def edge_watch(
-    http: httpx.AsyncClient, token: str, versions: dict[int, pb.WatchResponse], until: int
+    http: httpx.AsyncClient,
+    token: str,
+    table_id: str,
+    versions: dict[int, pb.WatchResponse],
+    until: int,
 ) -> None:
-    """Read a Connect Watch stream (binary) into ``versions`` until ``until`` events of
-    RoundStarted were seen."""
+    """Read a Connect Watch stream (binary) of ``table_id`` into ``versions`` until
+    ``until`` events of RoundStarted were seen."""
     seen = 0
     buffer = b""
     headers = {"content-type": "application/connect+proto", **bearer(token)}
-    body = envelope(pb.WatchRequest().SerializeToString())
+    body = envelope(pb.WatchRequest(table_id=table_id).SerializeToString())
     async with http.stream("POST", f"{SERVICE_PATH}/Watch", content=body, headers=headers) as got:
         assert got.status_code == 200
         async for chunk in got.aiter_bytes():
@@ -113,6 +143,7 @@ async def native_watch(
 async def test_unary_calls_in_connect_json_binary_and_grpc_web(
     http: httpx.AsyncClient, native: GatewayClient
 ) -> None:
+    token = await edge_guest(http, "Ann")  # an account call, through the edge
     created = await unary(
         http,
         "CreateTable",
@@ -122,9 +153,11 @@ async def test_unary_calls_in_connect_json_binary_and_grpc_web(
             "displayName": "Ann",
             "commandId": uuid.uuid4().hex,
         },
+        **bearer(token),
     )
     assert created.status_code == 200, created.text
-    table_id, token = created.json()["tableId"], created.json()["token"]
+    table_id = created.json()["tableId"]
+    assert "token" not in created.json()  # a token names an account, not a table
 
     listed = await http.post(
         f"{SERVICE_PATH}/ListTables",
@@ -137,7 +170,7 @@ async def test_unary_calls_in_connect_json_binary_and_grpc_web(
     # gRPC-Web, as a grpc-web client in a browser frames it: data frame, then trailers.
     framed = await http.post(
         f"{SERVICE_PATH}/GetTable",
-        content=envelope(pb.GetTableRequest().SerializeToString()),
+        content=envelope(pb.GetTableRequest(table_id=table_id).SerializeToString()),
         headers={"content-type": "application/grpc-web+proto", "x-grpc-web": "1", **bearer(token)},
     )
     frames = envelopes(framed.content)
@@ -145,7 +178,8 @@ async def test_unary_calls_in_connect_json_binary_and_grpc_web(
     assert b"grpc-status: 0" in frames[1][1] or b"grpc-status:0" in frames[1][1]
     view = pb.GetTableResponse.FromString(frames[0][1]).view
     seat = native.sibling(token=token, table_id=table_id)
-    assert view == await seat.get_table()  # the same view as the native call, field for field
+    # The same view as the native call, field for field (but the server's clock).
+    assert unclocked(view) == unclocked(await seat.get_table())
 
 
 async def test_a_forged_token_gets_the_native_refusal_and_changes_nothing(
@@ -173,7 +207,8 @@ async def test_a_refused_play_is_refused_alike_and_changes_nothing(
     await native.create_table("classic", visibility="practice", display_name="Cy")
     before = await native.get_table()
     expected = await native_refusal(native.play(["XX"]))
-    got = await unary(http, "Play", {"cards": ["XX"]}, **bearer(native.token))
+    body = {"cards": ["XX"], "tableId": native.table_id}
+    got = await unary(http, "Play", body, **bearer(native.token))
     assert got.status_code == 400
     assert got.json()["code"] == "invalid_argument"
     assert got.json()["message"] == expected.message
@@ -185,9 +220,19 @@ async def test_a_refused_play_is_refused_alike_and_changes_nothing(
 async def test_a_disallowed_origin_is_refused_before_the_gateway(
     http: httpx.AsyncClient, native: GatewayClient
 ) -> None:
+    await native.create_guest("Eve")
+    lobby = {t.table_id for t in await native.list_tables(page_size=100)}
     command_id = uuid.uuid4().hex
-    body = {"options": {"preset": "classic"}, "displayName": "Eve", "commandId": command_id}
-    refused = await unary(http, "CreateTable", body, origin="http://evil.example")
+    body = {
+        "options": {"preset": "classic"},
+        "visibility": "VISIBILITY_PUBLIC",
+        "displayName": "Eve",
+        "commandId": command_id,
+    }
+    # A call the gateway would take (a valid token), but from a page of another site.
+    refused = await unary(
+        http, "CreateTable", body, origin="http://evil.example", **bearer(native.token)
+    )
     assert refused.status_code == 403
     assert refused.json()["code"] == "permission_denied"
     assert error_reason(refused.json()) == "ORIGIN_NOT_ALLOWED"
@@ -197,9 +242,13 @@ async def test_a_disallowed_origin_is_refused_before_the_gateway(
         headers={"origin": "http://evil.example", "access-control-request-method": "POST"},
     )
     assert preflight.status_code == 403
-    # Nothing was created: the same command id still creates the table natively.
-    created = await native.create_table("classic", display_name="Eve", command_id=command_id)
-    assert created.token
+    # Nothing was created: the lobby has no new table, and the same command id still
+    # creates a new table natively.
+    assert {t.table_id for t in await native.list_tables(page_size=100)} == lobby
+    created = await native.create_table(
+        "classic", visibility="public", display_name="Eve", command_id=command_id
+    )
+    assert created.table_id and created.table_id not in lobby
 
     # The configured origin gets CORS answers, its preflight included.
     preflight = await http.options(
@@ -230,18 +279,32 @@ async def test_malformed_and_huge_messages_are_refused_and_change_nothing(
     bidi = await http.post(f"{SERVICE_PATH}/Session", json={}, headers=JSON)
     assert bidi.status_code == 404  # Session is native gRPC only
 
+    await native.create_guest("Di")
+    lobby = {t.table_id for t in await native.list_tables(page_size=100)}
     command_id = uuid.uuid4().hex
-    huge = {"displayName": "x" * (1 << 20), "commandId": command_id}
-    refused = await unary(http, "CreateTable", huge)
+    huge = {
+        "displayName": "x" * (1 << 20),
+        "visibility": "VISIBILITY_PUBLIC",
+        "commandId": command_id,
+    }
+    refused = await unary(http, "CreateTable", huge, **bearer(native.token))
     assert refused.json()["code"] == "resource_exhausted"
     assert "larger than" in refused.json()["message"]
     with pytest.raises(grpc.aio.AioRpcError) as native_huge:
         await native.stub.CreateTable(
-            pb.CreateTableRequest(display_name="x" * (1 << 20), command_id=command_id)
+            pb.CreateTableRequest(
+                display_name="x" * (1 << 20),
+                visibility=pb.VISIBILITY_PUBLIC,
+                command_id=command_id,
+            ),
+            metadata=native.metadata(),
         )
     assert native_huge.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # the same refusal
-    created = await native.create_table("classic", display_name="Di", command_id=command_id)
-    assert created.token  # the huge call created nothing under its id
+    assert {t.table_id for t in await native.list_tables(page_size=100)} == lobby
+    created = await native.create_table(
+        "classic", visibility="public", display_name="Di", command_id=command_id
+    )
+    assert created.table_id not in lobby  # the huge calls created nothing under its id
 
 
 async def test_every_answer_carries_the_security_headers(http: httpx.AsyncClient) -> None:
@@ -278,9 +341,11 @@ async def test_watch_through_the_edge_is_the_native_watch_change_for_change(
     direct: dict[int, pb.WatchResponse] = {}
     watched: dict[int, pb.WatchResponse] = {}
     readers = [
-        asyncio.create_task(edge_watch(http, native.token, edge, until=1)),
+        asyncio.create_task(edge_watch(http, native.token, native.table_id, edge, until=1)),
         asyncio.create_task(native_watch(native, direct, until=1)),
-        asyncio.create_task(edge_watch(http, spectator.token, watched, until=1)),
+        asyncio.create_task(
+            edge_watch(http, spectator.token, native.table_id, watched, until=1)
+        ),
     ]
     await asyncio.sleep(0.5)  # every stream's snapshot first
     await native.start()
@@ -291,7 +356,7 @@ async def test_watch_through_the_edge_is_the_native_watch_change_for_change(
     assert started in common and len(common) >= 2
     for version in common:
         if direct[version].snapshot == edge[version].snapshot:
-            assert edge[version] == direct[version], version
+            assert unclocked_change(edge[version]) == unclocked_change(direct[version]), version
     mine = edge[started]
     assert len(mine.view.round.hand) == 13
     dealt = epb.RoundStarted.FromString(mine.event.payload)
@@ -307,7 +372,7 @@ async def test_watch_over_grpc_web_is_the_native_snapshot(
 ) -> None:
     await native.create_table("classic", visibility="practice", display_name="Ivy")
     headers = {"content-type": "application/grpc-web+proto", "x-grpc-web": "1"}
-    body = envelope(pb.WatchRequest().SerializeToString())
+    body = envelope(pb.WatchRequest(table_id=native.table_id).SerializeToString())
     path = f"{SERVICE_PATH}/Watch"
     async with http.stream(
         "POST", path, content=body, headers={**headers, **bearer(native.token)}
@@ -321,7 +386,8 @@ async def test_watch_over_grpc_web_is_the_native_snapshot(
     flags, payload = envelopes(buffer[: 5 + int.from_bytes(buffer[1:5], "big")])[0]
     assert flags == 0  # a data frame
     snapshot = pb.WatchResponse.FromString(payload)
-    assert snapshot.snapshot and snapshot.view == await native.get_table()
+    assert snapshot.snapshot
+    assert unclocked(snapshot.view) == unclocked(await native.get_table())
 
 
 async def test_a_watch_with_a_forged_token_ends_with_the_native_refusal(
@@ -332,7 +398,7 @@ async def test_a_watch_with_a_forged_token_ends_with_the_native_refusal(
     expected = await native_refusal(native.sibling(token=forged).get_table())
     got = await http.post(
         f"{SERVICE_PATH}/Watch",
-        content=envelope(pb.WatchRequest().SerializeToString()),
+        content=envelope(pb.WatchRequest(table_id=native.table_id).SerializeToString()),
         headers={"content-type": "application/connect+proto", **bearer(forged)},
     )
     frames = envelopes(got.content)
@@ -415,7 +481,7 @@ async def test_sigterm_drains_the_streams_under_way_then_stops(
     await until_up(url)
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         headers = {"content-type": "application/connect+proto", **bearer(native.token)}
-        body = envelope(pb.WatchRequest().SerializeToString())
+        body = envelope(pb.WatchRequest(table_id=native.table_id).SerializeToString())
         async with client.stream(
             "POST", f"{SERVICE_PATH}/Watch", content=body, headers=headers
         ) as got:

@@ -4,9 +4,11 @@ Each method of ``president.gateway.v1.GatewayService`` (from the same
 protos) becomes an endpoint of ``connectrpc``'s ASGI application, which
 speaks Connect (JSON and binary) and gRPC-Web (uvicorn serves it over HTTP/1.1). An
 endpoint sends the request to the gateway's native gRPC with the caller's
-``authorization`` (and ``president-table-id``) headers as metadata, so the
-gateway checks the same token, the same rights and builds the same per-seat
-view a native client gets; its
+``authorization`` header (the identity token) as metadata, the table named in
+the request's ``table_id`` as a native client names it, so the gateway checks
+the same token, the same rights and builds the same per-seat view a native
+client gets. The account calls (CreateGuest, LogIn, Refresh, ...) pass the
+same way, without a token where they need none; its
 refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``
 detail (the stable reason). The bidirectional ``Session`` stays native-only.
 When the edge drains (:meth:`GatewayForwarder.drain`), every open stream ends
@@ -40,8 +42,9 @@ from president.servicekit.metrics import observe_call
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
 #: Bidirectional streams need HTTP/2 end to end, which browsers' fetch does not give.
 NATIVE_ONLY = frozenset({"Session"})
-#: The request headers passed on to the gateway: the bearer token and the table it is for.
-FORWARDED_HEADERS = ("authorization", "president-table-id")
+#: The request headers passed on to the gateway: the bearer (identity) token. The table is
+#: named in the request body (``table_id``), not in a header.
+FORWARDED_HEADERS = ("authorization",)
 STATUS_DETAILS = "grpc-status-details-bin"
 UNREACHABLE = "the game server is not reachable right now; try again in a moment"
 DRAINING = "this server is restarting: reconnect and resume from the last version you saw"

@@ -30,7 +30,6 @@ ALLOWED_HEADERS = (
     "connect-protocol-version",
     "connect-timeout-ms",
     "grpc-timeout",
-    "president-table-id",
     "x-grpc-web",
     "x-user-agent",
 )
