@@ -1,7 +1,8 @@
 // The edge's test page: the open tables (ListTables), and "Check the deal" for a seat.
 //
-// With #table=<id>&token=<seat token>&round=<n>[&game=<n>][&secret=<hex>] it reads the
-// seat's own Watch stream from the table's start (what the seat saw: the fingerprint
+// With #table=<id>&token=<access token>&round=<n>[&game=<n>][&secret=<hex>] it reads the
+// Watch stream of that table as the token's account sees it (a token names an account,
+// the request names the table), from the table's start (what the seat saw: the fingerprint
 // and deal order before the deal, its hand, its exchange, then the revealed secret),
 // re-creates the round in this browser and says what it checked. A secret in the
 // address replaces the revealed one (to check a secret someone gave you).
@@ -42,7 +43,8 @@ async function checkDeal(params) {
   $("check-status").textContent = `Reading what your seat saw of round ${params.get("round")}…`;
   let witness = null;
   let found = null;
-  await stream("Watch", { fromVersion: "1" }, params.get("token"), (change) => {
+  const request = { fromVersion: "1", tableId: params.get("table") ?? "" };
+  await stream("Watch", request, params.get("token"), (change) => {
     witness ??= new DealWitness(change.view?.viewerSeat ?? null); // null: a spectator
     if (witness.see(change) === key) found = witness.rounds.get(key);
     return found !== null;
@@ -64,7 +66,7 @@ async function checkDeal(params) {
 async function main() {
   await showLobby();
   const params = new URLSearchParams(location.hash.slice(1));
-  if (params.get("token") && params.get("round")) {
+  if (params.get("table") && params.get("token") && params.get("round")) {
     try {
       await checkDeal(params);
     } catch (error) {
