@@ -343,9 +343,7 @@ async def test_watch_through_the_edge_is_the_native_watch_change_for_change(
     readers = [
         asyncio.create_task(edge_watch(http, native.token, native.table_id, edge, until=1)),
         asyncio.create_task(native_watch(native, direct, until=1)),
-        asyncio.create_task(
-            edge_watch(http, spectator.token, native.table_id, watched, until=1)
-        ),
+        asyncio.create_task(edge_watch(http, spectator.token, native.table_id, watched, until=1)),
     ]
     await asyncio.sleep(0.5)  # every stream's snapshot first
     await native.start()
