@@ -182,6 +182,33 @@ async def test_unary_calls_in_connect_json_binary_and_grpc_web(
     assert unclocked(view) == unclocked(await seat.get_table())
 
 
+async def test_the_account_calls_go_through_the_edge(http: httpx.AsyncClient) -> None:
+    """CreateGuest, LogIn and Refresh need no token; WhoAmI names the bearer's account."""
+    created = await unary(http, "CreateGuest", {"displayName": "Jo"})
+    assert created.status_code == 200, created.text
+    guest = created.json()["credentials"]
+    account = guest["identity"]["accountId"]
+    logged_in = await unary(
+        http, "LogIn", {"guestId": account, "deviceSecret": guest["deviceSecret"]}
+    )
+    assert logged_in.status_code == 200, logged_in.text
+    session = logged_in.json()["credentials"]
+    assert session["identity"]["accountId"] == account
+    refreshed = await unary(http, "Refresh", {"refreshToken": session["refreshToken"]})
+    assert refreshed.status_code == 200, refreshed.text
+    access = refreshed.json()["credentials"]["accessToken"]
+    who = await unary(http, "WhoAmI", {}, **bearer(access))
+    assert who.status_code == 200, who.text
+    assert who.json()["identity"]["accountId"] == account
+    assert who.json()["identity"]["displayName"] == "Jo"
+    # A refresh token is used once: the second use is the gateway's refusal.
+    again = await unary(http, "Refresh", {"refreshToken": session["refreshToken"]})
+    assert again.status_code == 401 and again.json()["code"] == "unauthenticated"
+    anonymous = await unary(http, "WhoAmI", {})
+    assert anonymous.status_code == 401
+    assert error_reason(anonymous.json()) == "TOKEN_MISSING"
+
+
 async def test_a_forged_token_gets_the_native_refusal_and_changes_nothing(
     http: httpx.AsyncClient, native: GatewayClient
 ) -> None:
