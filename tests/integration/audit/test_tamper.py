@@ -20,7 +20,7 @@ import pytest
 from president import audit, codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting import events as ev
-from president.hosting.autoplay import next_bot_command
+from president.hosting.autoplay import bot_actor, next_bot_command
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -214,7 +214,9 @@ def test_a_forged_play_with_a_recomputed_chain_is_refused(store: EventStore, tab
     )
 
     def edit(stored: list[Row]) -> list[Row]:
-        stored.insert(event.version, forged_row(forged, "forged-play", f"bot:{intruder}"))
+        # The careful insider names the seat's own bot account, so only the rules can object.
+        actor = bot_actor(game, intruder)
+        stored.insert(event.version, forged_row(forged, "forged-play", actor))
         return stored
 
     rewrite(store.engine, stream_id(table), edit)
@@ -446,7 +448,7 @@ def replayed_suffix(stored: list[Row], original: list[StoredEvent], start: int) 
         counter += 1
         clock += timedelta(seconds=60 if isinstance(command, rnd.Timeout) else 1)
         if isinstance(command, rnd.PlayCards | rnd.Pass | rnd.ReturnCards):
-            actor = f"bot:{command.seat}"
+            actor = bot_actor(game, command.seat)
         elif isinstance(command, rnd.Timeout | g.DealRound):
             actor = "server"
         else:

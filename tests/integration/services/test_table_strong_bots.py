@@ -28,7 +28,7 @@ def store(tmp_path: Path) -> Iterator[EventStore]:
 
 
 def _started(app: TableApp, host: TableHost, table_id: str, level: str) -> None:
-    host.create(table_id, options_for("club", {"game_end": "rounds:1"}), seat_count=4)
+    host.create(table_id, options_for("club", {"game_end": "rounds:5"}), seat_count=4)
     host.decide_and_append(table_id, g.SitDown(0, "p0"), f"{table_id}-sit-0", "server")
     for seat in (1, 2, 3):
         bot = g.SitDown(seat, bot_player_id(level, str(seat)), True)
