@@ -324,7 +324,11 @@ def register(app: typer.Typer) -> None:
         rounds: int = typer.Option(
             3, "--rounds", min=1, max=50, help="The host ends the demo game after this many rounds."
         ),
-        name: str = typer.Option("Ada", "--name", help="The demo seat's display name."),
+        name: str = typer.Option(
+            "Ada",
+            "--name",
+            help="The demo player's display name (a guest account the demo creates).",
+        ),
         port: int | None = typer.Option(
             None,
             "--port",
