@@ -1,8 +1,9 @@
 // The edge's test page: the open tables (ListTables), and "Check the deal" for a seat.
 //
-// With #table=<id>&token=<seat token>&round=<n>[&game=<n>][&secret=<hex>] it reads the
-// seat's own Watch stream from the table's start (what the seat saw: the fingerprint
-// and deal order before the deal, its hand, its exchange, then the revealed secret),
+// With #table=<id>&token=<access token>&round=<n>[&game=<n>][&secret=<hex>] it reads
+// the Watch stream of the seat that account holds at the table, from the table's start
+// (what the seat saw: the fingerprint and deal order before the deal, its hand, its
+// exchange, then the revealed secret),
 // re-creates the round in this browser and says what it checked. A secret in the
 // address replaces the revealed one (to check a secret someone gave you).
 
@@ -42,7 +43,7 @@ async function checkDeal(params) {
   $("check-status").textContent = `Reading what your seat saw of round ${params.get("round")}…`;
   let witness = null;
   let found = null;
-  await stream("Watch", { fromVersion: "1" }, params.get("token"), (change) => {
+  await stream("Watch", { tableId: params.get("table"), fromVersion: "1" }, params.get("token"), (change) => {
     witness ??= new DealWitness(change.view?.viewerSeat ?? null); // null: a spectator
     if (witness.see(change) === key) found = witness.rounds.get(key);
     return found !== null;
