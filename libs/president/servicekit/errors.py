@@ -66,6 +66,20 @@ class ServiceError(Exception):
         self.metadata = metadata or {}
 
 
+def denied(reason: str, message: str) -> ServiceError:
+    """A PERMISSION_DENIED refusal."""
+    return ServiceError(grpc.StatusCode.PERMISSION_DENIED, reason, message)
+
+
+def read_only() -> ServiceError:
+    """READ_ONLY: the caller's account holds no seat at the table (the table service's
+    answer to a seat command, and the gateway's to a preview: one sentence for both)."""
+    return denied(
+        "READ_ONLY",
+        "you hold no seat at this table (or no longer): you may watch it, join a seat to play",
+    )
+
+
 def store_unavailable() -> ServiceError:
     """The store could not be reached (the database restarting): the same command, sent
     again with its command id, runs once when it is back."""

@@ -27,19 +27,14 @@ NAMED = "named"
 EXTERNAL = "external"
 BOT = "bot"
 KINDS = (GUEST, NAMED, EXTERNAL, BOT)
-#: The account of the server's own commands, and of each bot level.
+#: The account of the server's own commands (each bot level's is
+#: :func:`president.rules.levels.bot_account`).
 SERVER_ACCOUNT = "server"
-BOT_PREFIX = "bot:"
 
 ISSUER = "president-players"
 AUDIENCE = "president"
 ALGORITHM = "HS256"
 MAX_TOKEN_CHARS = 8192
-
-
-def bot_account(level: str = "basic") -> str:
-    """The account id of the bots of one level (``bot:basic``)."""
-    return f"{BOT_PREFIX}{level}"
 
 
 def unauthenticated(reason: str, message: str) -> ServiceError:

@@ -24,11 +24,10 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRACTICE, VISIBILITIES
 from president.rules.levels import bot_player_id
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import ServiceError, denied, read_only
 from president.servicekit.identity import Identity
 from president.services.gateway import bot_levels, checks
 from president.services.gateway.activity import activity_page, activity_tokens, before_version
-from president.services.gateway.auth import denied
 from president.services.gateway.countdowns import with_countdown
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub, TableFeed
@@ -363,7 +362,7 @@ class Gateway:
         await feed.catch_up()
         seat = seat_of(feed.table.game, identity.account_id)
         if seat is None:
-            raise _read_only()  # nobody's cards are previewed for an identity without a seat
+            raise read_only()  # nobody's cards are previewed for an identity without a seat
         return preview_response(feed.table, seat, cards)
 
     async def hand_over_host(
@@ -590,13 +589,6 @@ def scoped_command_id(account_id: str, table_id: str, command_id: str) -> str:
     once and two tables never share an id. The table is named by a digest, to stay short."""
     table = hashlib.sha256(table_id.encode()).hexdigest()[:12]
     return f"{account_id}@{table}:{command_id}"
-
-
-def _read_only() -> ServiceError:
-    return denied(
-        "READ_ONLY",
-        "you hold no seat at this table (or no longer): you may watch it, join a seat to play",
-    )
 
 
 def _holds(view: gpb.TableView, seat: int | None, player_id: str) -> bool:

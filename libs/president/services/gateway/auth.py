@@ -18,10 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import grpc
 import jwt
 
-from president.servicekit.errors import ServiceError
 from president.servicekit.identity import (
     ISSUER,
     MAX_TOKEN_CHARS,
@@ -35,11 +33,6 @@ from president.services.gateway.revocations import Revocations
 AUTHORIZATION = "authorization"
 #: Verified tokens kept, so a player's many calls verify the signature once.
 VERIFIED_CACHE = 20_000
-
-
-def denied(reason: str, message: str) -> ServiceError:
-    """A PERMISSION_DENIED refusal."""
-    return ServiceError(grpc.StatusCode.PERMISSION_DENIED, reason, message)
 
 
 def bearer(metadata: Iterable[tuple[str, Any]] | None) -> str:

@@ -38,12 +38,11 @@ import structlog
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.errors import Rejected
 from president.rules.options import OptionError
-from president.servicekit.errors import ServiceError, to_refusal
+from president.servicekit.errors import ServiceError, denied, to_refusal
 from president.servicekit.identity import Identity
 from president.servicekit.metrics import observe_call
 from president.services.gateway import checks
 from president.services.gateway.app import Gateway, Refused
-from president.services.gateway.auth import denied
 from president.services.gateway.guard import checked_get
 
 DOMAIN_ERRORS = (ServiceError, Rejected, OptionError, Refused)

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-import grpc
-
-from president.servicekit.errors import ServiceError
+from president.servicekit.checks import invalid
 
 NAME_MIN, NAME_MAX = 3, 32
 DISPLAY_MAX = 40
@@ -24,11 +22,6 @@ NAME_PUNCTUATION = "_-."
 #: marks, zero-width joiners), surrogates, private use, unassigned, and line
 #: or paragraph separators.
 FORBIDDEN_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
-
-
-def invalid(reason: str, message: str) -> ServiceError:
-    """An INVALID_ARGUMENT refusal."""
-    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
 
 
 def account_name(raw: str) -> tuple[str, str]:

@@ -30,12 +30,8 @@ from president.hosting.projection import Table, departure_of
 from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRIVATE
 from president.rules import game as g
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import ServiceError, denied, read_only
 from president.services.table.commands import MoveOn, Translated
-
-
-def _denied(reason: str, message: str) -> ServiceError:
-    return ServiceError(grpc.StatusCode.PERMISSION_DENIED, reason, message)
 
 
 def gone(table: Table, player_id: str) -> ServiceError | None:
@@ -46,12 +42,12 @@ def gone(table: Table, player_id: str) -> ServiceError | None:
     if departure is None or (seat is not None and not still_leaving):
         return None
     if departure.removed_by:
-        return _denied(
+        return denied(
             "SEAT_REMOVED",
             f"{departure.removed_by} (the host) removed you from this table: "
             "you no longer act here",
         )
-    return _denied("SEAT_LEFT", "you left this table: you no longer act here")
+    return denied("SEAT_LEFT", "you left this table: you no longer act here")
 
 
 def _host_is(table: Table) -> str:
@@ -61,13 +57,6 @@ def _host_is(table: Table) -> str:
     return f" ({name})" if name else ""
 
 
-def _read_only() -> ServiceError:
-    return _denied(
-        "READ_ONLY",
-        "you hold no seat at this table (or no longer): you may watch it, join a seat to play",
-    )
-
-
 def _require_host(table: Table, player_id: str, what: str) -> None:
     if table.host_player_id and player_id == table.host_player_id and not host_has_left(table):
         return
@@ -75,8 +64,8 @@ def _require_host(table: Table, player_id: str, what: str) -> None:
     if refusal is not None:
         raise refusal
     if seat_of(table.game, player_id) is None:
-        raise _read_only()
-    raise _denied("NOT_HOST", f"only the table's host{_host_is(table)} may {what}")
+        raise read_only()
+    raise denied("NOT_HOST", f"only the table's host{_host_is(table)} may {what}")
 
 
 def _require_seat(table: Table, player_id: str, seat: int) -> None:
@@ -85,9 +74,9 @@ def _require_seat(table: Table, player_id: str, seat: int) -> None:
         raise refusal
     held = seat_of(table.game, player_id)
     if held is None:
-        raise _read_only()
+        raise read_only()
     if held != seat:
-        raise _denied("NOT_YOUR_SEAT", f"seat {seat} is not yours: you act only for your own seat")
+        raise denied("NOT_YOUR_SEAT", f"seat {seat} is not yours: you act only for your own seat")
 
 
 _HOST_ACTIONS: dict[type, str] = {
@@ -111,7 +100,7 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
         return
     command = translated.command
     if isinstance(command, MoveOn):
-        raise _denied("SERVER_ONLY", "only the server moves a table on by itself")
+        raise denied("SERVER_ONLY", "only the server moves a table on by itself")
     if translated.seat is not None:
         _require_seat(table, player, translated.seat)
         return
@@ -130,7 +119,7 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
         if command.is_bot:
             _require_host(table, player, "seat a bot")
         elif command.player != player:
-            raise _denied("NOT_YOUR_SEAT", "a person takes a seat only for themselves")
+            raise denied("NOT_YOUR_SEAT", "a person takes a seat only for themselves")
         return
     if isinstance(command, g.StartGame):
         held = seat_of(table.game, player)
@@ -142,4 +131,4 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
     if translated.host_only:
         _require_host(table, player, _HOST_ACTIONS.get(type(command), "hand over the host role"))
         return
-    raise _denied("NOT_ALLOWED", "this command is not yours to send")  # pragma: no cover
+    raise denied("NOT_ALLOWED", "this command is not yours to send")  # pragma: no cover
