@@ -331,11 +331,13 @@ async def drive_until(
                 with contextlib.suppress(GatewayError):
                     await human.host_action("next_round", expected_version=view.version)
             action = choose(view) if view.round.phase == "play" else None
+            # Rapid play names the trick a move answers (TRICK_VERSION_REQUIRED without it).
+            trick = view.round.trick_version
             with contextlib.suppress(GatewayError):
                 if action is not None and action[0] == "play":
-                    await human.play(action[1], expected_version=view.version)
+                    await human.play(action[1], trick, expected_version=view.version)
                 elif action is not None:
-                    await human.pass_(expected_version=view.version)
+                    await human.pass_(trick, expected_version=view.version)
     raise AssertionError("the table never got there")
 
 
@@ -351,8 +353,10 @@ def _gifts(store: Store, table_id: str, after: int) -> list[epb.CardsGiven]:
 async def test_the_exchange_says_to_whom_and_received_cards_stay_new_until_played(
     preset: str, client: GatewayClient, store: Store
 ) -> None:
+    # A club game at a public table is 7 rounds (rulebook 002); this test needs three.
+    game_end = "rounds:7" if preset == "club" else "rounds:3"
     humans = await table_of_humans(
-        client, preset, humans=4, seats=4, options={"game_end": "rounds:3"}
+        client, preset, humans=4, seats=4, options={"game_end": game_end}
     )
     table_id = client.table_id
     await client.start()

@@ -84,14 +84,23 @@ class Store:
     def truth(self, table_id: str) -> Truth:
         return Truth.of(self.events(table_id))
 
-    def verify(self, table_ids: Iterable[str]) -> None:
-        """Every table's log verifies with the auditor's check."""
+    def verify(self, table_ids: Iterable[str], settle: float = 5.0) -> None:
+        """Every table's log verifies with the auditor's check.
+
+        A live table reveals a round's secret just after the round (and maybe the game)
+        ended, which a client may see first: a log that does not verify is read again for
+        up to ``settle`` seconds (a wrong log stays wrong, and still fails)."""
         for table_id in table_ids:
-            events = self.events(table_id)
-            if not events:
-                continue
-            report = verify_table(events)
-            assert report.ok, f"table {table_id}: {report.problem}"
+            deadline = time.monotonic() + settle
+            while True:
+                events = self.events(table_id)
+                if not events:
+                    break
+                report = verify_table(events)
+                if report.ok or time.monotonic() > deadline:
+                    assert report.ok, f"table {table_id}: {report.problem}"
+                    break
+                time.sleep(0.1)
 
 
 def check_view(view: gpb.TableView, truth: Truth, player_id: str | None) -> None:

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
+from president.hosting.autoplay import bot_actor
 from president.hosting.errors import VersionMismatch
 from president.hosting.events import ReactionShown, TableClosed, TableEvent
 from president.hosting.host_role import handover
@@ -123,9 +124,14 @@ class OwnEvents(ABC):
         rapid play, lets its next bot move (on table version ``timer_key``). STALE when it
         moved on meanwhile (a repeated MoveOn too)."""
         with self.lock(table_id):
-            step = move_on(self.load(table_id), kind, game_no, round_no, timer_key)
+            loaded = self.load(table_id)
+            step = move_on(loaded, kind, game_no, round_no, timer_key)
 
         def same_step(table: Table) -> None:
+            # The same version is the same table: its step stands (a strong bot's search is
+            # random, so deciding again may choose another move that is just as good).
+            if table.version == loaded.version:
+                return
             if move_on(table, kind, game_no, round_no, timer_key) != step:
                 raise Rejected(ErrorCode.STALE, "the table moved on since")
 
@@ -136,7 +142,11 @@ class OwnEvents(ABC):
                 return [step]
 
             return self._append_own(table_id, command_id, SERVER, step, closing)
-        actor = f"bot:{step.seat}" if isinstance(step, rnd.PlayCards | rnd.Pass) else SERVER
+        actor = (
+            bot_actor(loaded.game, step.seat)
+            if isinstance(step, rnd.PlayCards | rnd.Pass)
+            else SERVER
+        )
         return self.decide_and_append(table_id, step, command_id, actor, authorize=same_step)
 
     def _append_own(
