@@ -16,10 +16,12 @@ from president.hosting.events import (
     DealCommitted,
     DealRevealed,
     HostChanged,
+    SeatPresence,
     TableClosed,
     TableCreated,
     TableEvent,
 )
+from president.hosting.presence import Present, moved, with_presence, without_seat
 from president.rules import game as g
 from president.store import StoredEvent
 
@@ -64,14 +66,22 @@ class Table:
     departures: tuple[Departure, ...] = ()
     #: The table closed (``TableClosed``): it takes no more commands.
     closed: bool = False
+    #: The seats reported connected, by gateway replica (:mod:`president.hosting.presence`).
+    presence: Present = frozenset()
 
 
 def fold(table: Table, event: TableEvent, version: int) -> Table:
     """A table after one more stored event (an engine event, most often, is one check)."""
     if not isinstance(event, SERVICE_EVENT_TYPES):
         if type(event) is g.SeatLeft:
-            return _left(table, event, version)
+            gone = without_seat(table.presence, event.seat)
+            return _left(replace(table, presence=gone), event, version)
+        if table.presence:
+            table = replace(table, presence=_present_after(table.presence, event))
         return replace(table, game=g.evolve(table.game, event), version=version)
+    if isinstance(event, SeatPresence):
+        present = with_presence(table.presence, event.seat, event.gateway, event.connected)
+        return replace(table, version=version, presence=present)
     if isinstance(event, HostChanged):
         return replace(table, version=version, host_player_id=event.player_id)
     if isinstance(event, TableClosed):
@@ -81,6 +91,15 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
     if isinstance(event, DealRevealed):
         return replace(table, version=version, commitment=None)
     return replace(table, version=version)  # a reaction (or a TableCreated again)
+
+
+def _present_after(present: Present, event: g.GameEvent) -> Present:
+    """Who is connected after an engine event: a seat's new occupant, or none, is not."""
+    if isinstance(event, g.SeatTaken | g.SeatFreed):
+        return without_seat(present, event.seat)
+    if isinstance(event, g.SeatsChanged):
+        return moved(present, event.moved_from)
+    return present
 
 
 def _left(table: Table, event: g.SeatLeft, version: int) -> Table:
