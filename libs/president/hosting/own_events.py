@@ -19,7 +19,7 @@ from president.hosting.events import ReactionShown, SeatPresence, TableClosed, T
 from president.hosting.host_role import handover
 from president.hosting.move_on import move_on
 from president.hosting.outcome import SERVER, Outcome
-from president.hosting.projection import Table
+from president.hosting.projection import Table, is_current
 from president.hosting.retries import check_same, command_digest
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -83,7 +83,7 @@ class OwnEvents(ABC):
         shown = ReactionShown(seat=seat, reaction=reaction)
 
         def reacting(table: Table) -> list[TableEvent]:
-            if expected_version is not None and expected_version != table.version:
+            if not is_current(table, expected_version):
                 raise VersionMismatch(table_id, expected_version, table.version)
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:

@@ -12,9 +12,11 @@ from president import codec
 from president.hosting.deadlines import TAKEOVER, TURN
 from president.hosting.events import SeatPresence
 from president.hosting.presence import connected_seats
-from president.hosting.projection import fold
+from president.hosting.projection import fold, is_current
 from president.hosting.seat_views import table_view
+from president.rules import bots
 from president.rules import game as g
+from president.rules import round as rnd
 from president.rules.options import OptionError, options_for
 from tests.unit.services.test_timer_deadlines import Driver, at, only_deadline
 
@@ -85,3 +87,21 @@ def test_bad_takeover_seconds_are_refused_with_a_sentence(
     with pytest.raises(OptionError, match="takeover_seconds") as error:
         options_for("house", overrides)
     assert words in str(error.value)
+
+
+def test_a_presence_report_leaves_a_choice_current_and_a_move_does_not() -> None:
+    driver = Driver("house", players=4)
+    driver.start(at(0))
+    chosen_on = driver.table.version
+    report(driver, 1, "a", True, at(1))
+    assert is_current(driver.table, chosen_on)  # only a stream opened since
+    assert is_current(driver.table, driver.table.version)
+    driver.do(rnd.Pass(driver.round.to_act) if driver.round.top else _lead(driver), at(2))
+    assert not is_current(driver.table, chosen_on)
+    assert not is_current(driver.table, chosen_on + 1)
+
+
+def _lead(driver: Driver) -> rnd.Command:
+    command = bots.choose_action(driver.round, driver.round.to_act)
+    assert command is not None
+    return command
