@@ -112,14 +112,14 @@ def check_service_actor(stored: StoredEvent, event: TableEvent, table: Table, ac
             )
     elif isinstance(event, SeatPresence):
         seats = table.game.seats
-        seated = seats[event.seat] if 0 <= event.seat < len(seats) else None
-        if seated is None or not seated.occupied or seated.is_bot:
+        occupant = seats[event.seat] if 0 <= event.seat < len(seats) else None
+        if occupant is None or occupant.player is None or occupant.is_bot:
             raise Found(stored, f"a presence report of seat {event.seat}, where no person sits")
-        if actor != seated.player:
+        if actor != occupant.player:
             raise Found(
                 stored,
                 f"the presence report of seat {event.seat} names {actor!r} as its actor, but "
-                f"{seated.player!r} sits there",
+                f"{occupant.player!r} sits there",
             )
 
 

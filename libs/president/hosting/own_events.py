@@ -83,7 +83,7 @@ class OwnEvents(ABC):
         shown = ReactionShown(seat=seat, reaction=reaction)
 
         def reacting(table: Table) -> list[TableEvent]:
-            if not is_current(table, expected_version):
+            if expected_version is not None and not is_current(table, expected_version):
                 raise VersionMismatch(table_id, expected_version, table.version)
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:

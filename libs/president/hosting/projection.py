@@ -98,10 +98,10 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
     return replace(table, version=version)  # a reaction (or a TableCreated again)
 
 
-def is_current(table: Table, expected_version: int | None) -> bool:
-    """A command chosen on ``expected_version`` (None: on any) is current at ``table``: no
-    change but presence reports came after that version."""
-    return expected_version is None or table.moved_version <= expected_version <= table.version
+def is_current(table: Table, expected_version: int) -> bool:
+    """A command chosen on ``expected_version`` is current at ``table``: no change but
+    presence reports came after that version."""
+    return table.moved_version <= expected_version <= table.version
 
 
 def _present_after(present: Present, event: g.GameEvent) -> Present:
