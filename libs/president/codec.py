@@ -177,6 +177,8 @@ def _encode_service_event(event: ev.ServiceEvent) -> Message:
         return pb.ReactionShown(seat=event.seat, reaction=event.reaction)
     if isinstance(event, ev.TableClosed):
         return pb.TableClosed(reason=event.reason)
+    if isinstance(event, ev.SeatPresence):
+        return pb.SeatPresence(seat=event.seat, gateway=event.gateway, connected=event.connected)
     if isinstance(event, ev.HostChanged):
         return pb.HostChanged(
             player_id=event.player_id,
@@ -293,6 +295,8 @@ def _service_event(message: Message) -> ev.ServiceEvent:
         return ev.ReactionShown(message.seat, message.reaction)
     if isinstance(message, pb.TableClosed):
         return ev.TableClosed(message.reason)
+    if isinstance(message, pb.SeatPresence):
+        return ev.SeatPresence(message.seat, message.gateway, message.connected)
     if isinstance(message, pb.HostChanged):
         return ev.HostChanged(message.player_id, message.previous_player_id, message.automatic)
     if isinstance(message, pb.TableCreated):

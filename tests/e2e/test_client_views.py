@@ -95,7 +95,7 @@ async def test_a_command_chosen_on_an_older_version_is_stale_and_changes_nothing
     await client.start()
     view = await _my_turn(client)
     table_id = client.table_id
-    before = store.version(table_id)
+    before = store.moved(table_id)
     assert view.version == before
     older = view.version - 1
     card = sorted(view.round.hand)[0]
@@ -106,7 +106,7 @@ async def test_a_command_chosen_on_an_older_version_is_stale_and_changes_nothing
     await expect(client.host_action("end_game", expected_version=older), ABORTED, "STALE")
     async with client.session(before) as session:
         await expect(session.pass_(expected_version=older), ABORTED, "STALE")
-    assert store.version(table_id) == before, "a stale command changed the table"
+    assert store.moved(table_id) == before, "a stale command changed the table"
     # Chosen on the table's newest version: it runs.
     action = choose(view)
     assert action is not None
@@ -183,7 +183,7 @@ async def _check_one_selection(
                 engine.code.value,
                 engine.reason,
             )
-        before = store.version(table_id)
+        before = store.moved(table_id)
         if preview.playable:
             state = store.truth(table_id).tables[preview.version].game.round
             assert state is not None
@@ -207,7 +207,7 @@ async def _check_one_selection(
             )
         else:
             raise AssertionError(f"{chosen}: the preview refused what the table accepted")
-        assert store.version(table_id) == before, "a refused play changed the table"
+        assert store.moved(table_id) == before, "a refused play changed the table"
         await _some_legal_move(player, view, len(chosen))  # the game goes on: other states
 
 

@@ -249,7 +249,7 @@ async def test_a_session_answers_each_command_and_refusals_change_nothing(
     guest = humans[1]
     held = sorted(view.round.hand)
     not_held = next(c for c in ("3C", "3D", "3H", "3S", "4C", "4D") if c not in held)
-    before = store.version(table_id)
+    before = store.moved(table_id)
     async with (
         on_turn.session(before) as mine,
         off_turn.session() as theirs,
@@ -267,7 +267,7 @@ async def test_a_session_answers_each_command_and_refusals_change_nothing(
         ]  # fmt: skip
         for call, code, reason in cases:
             await expect(call, code, reason)
-        assert store.version(table_id) == before, "a refused command changed the table"
+        assert store.moved(table_id) == before, "a refused command changed the table"
         action = choose(view)  # type: ignore[arg-type]
         assert action is not None
         verb, cards = action
@@ -426,7 +426,7 @@ async def test_rapid_many_clients_race_one_trick_version(
     views = [await human.get_table() for human in humans]
     assert all(not v.round.HasField("to_act") for v in views)
     trick = views[0].round.trick_version
-    before = store.version(client.table_id)
+    before = store.moved(client.table_id)
     calls = []
     for human, view in zip(humans, views, strict=True):
         plays = [list(a.cards) for a in view.round.legal if a.verb == "play"][:2]
@@ -480,10 +480,10 @@ async def test_leaving_hands_the_seat_to_a_bot_and_the_token_stops(
     await guest.leave()
     view = await client.get_table()
     assert view.seats[guest.seat or 0].left
-    before = store.version(client.table_id)
+    before = store.moved(client.table_id)
     await expect(guest.pass_(), DENIED, "SEAT_LEFT")
     await expect(guest.react("wave"), DENIED, "SEAT_LEFT")
-    assert store.version(client.table_id) == before
+    assert store.moved(client.table_id) == before
     await client.react("thumbs_up")
     log = await asyncio.wait_for(play_seat(client, host_rounds=1), GAME_SECONDS)
     assert log.last_view is not None and log.last_view.phase == "game_over"
@@ -508,7 +508,7 @@ async def test_bad_input_gets_the_right_error_and_changes_nothing(
     spectator, auditor = client.sibling(), client.sibling()
     await spectator.spectate(table_id)
     await auditor.spectate(table_id, auditor=True)
-    before = store.version(table_id)
+    before = store.moved(table_id)
 
     def as_token(value: str) -> GatewayClient:
         return client.sibling(token=value, table_id=table_id)
@@ -584,14 +584,14 @@ async def test_bad_input_gets_the_right_error_and_changes_nothing(
     ]
     for call, code, reason in cases:
         await expect(call, code, reason)
-        assert store.version(table_id) == before, (code, reason)
+        assert store.moved(table_id) == before, (code, reason)
     # A stale trick version in a turn-based game loses too.
     stale = view.round.trick_version + 5
     await expect(on_turn.pass_(trick_version=stale), grpc.StatusCode.ABORTED, "STALE")
     # More than the 256 KiB a message may carry.
     huge = on_turn.play(["3C"] * 70_000)
     await expect(huge, grpc.StatusCode.RESOURCE_EXHAUSTED, "")
-    assert store.version(table_id) == before
+    assert store.moved(table_id) == before
     # A practice table seats nobody else.
     practice = client.sibling()
     await practice.create_table("house", display_name="Solo")

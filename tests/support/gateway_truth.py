@@ -81,6 +81,14 @@ class Store:
     def version(self, table_id: str) -> int:
         return self.store.current_version(stream_id(table_id))
 
+    def moved(self, table_id: str) -> int:
+        """The version of the table's last change other than a presence report (a stream
+        opening or closing is one): what "a refused command changed nothing" compares."""
+        return max(
+            (e.version for e in self.events(table_id) if not e.type.endswith(".SeatPresence")),
+            default=0,
+        )
+
     def truth(self, table_id: str) -> Truth:
         return Truth.of(self.events(table_id))
 

@@ -10,7 +10,8 @@ removing a player) from the table's host of that moment, as the table
 projection has it (:attr:`president.hosting.projection.Table.host_player_id`),
 or the ``server`` acting for the table; sitting down from the player
 themselves (or the host, or the server); leaving from the player who leaves;
-a reaction from the player seated there or its bot. Every event of one
+a reaction from the player seated there or its bot; a presence report from the
+person seated there. Every event of one
 command names the same actor. Raises :class:`~president.audit.reports.Found`
 at the first event that breaks one.
 """
@@ -22,7 +23,13 @@ from collections.abc import Sequence
 from president.audit.commands import Command
 from president.audit.reports import Found
 from president.hosting.autoplay import bot_actor
-from president.hosting.events import DealCommitted, DealRevealed, ReactionShown, TableEvent
+from president.hosting.events import (
+    DealCommitted,
+    DealRevealed,
+    ReactionShown,
+    SeatPresence,
+    TableEvent,
+)
 from president.hosting.projection import Table
 from president.rules import game as g
 from president.rules import round as rnd
@@ -102,6 +109,17 @@ def check_service_actor(stored: StoredEvent, event: TableEvent, table: Table, ac
                 stored,
                 f"the reaction of seat {event.seat} names {actor!r} as its actor, but "
                 f"{seated!r} sits there",
+            )
+    elif isinstance(event, SeatPresence):
+        seats = table.game.seats
+        occupant = seats[event.seat] if 0 <= event.seat < len(seats) else None
+        if occupant is None or occupant.player is None or occupant.is_bot:
+            raise Found(stored, f"a presence report of seat {event.seat}, where no person sits")
+        if actor != occupant.player:
+            raise Found(
+                stored,
+                f"the presence report of seat {event.seat} names {actor!r} as its actor, but "
+                f"{occupant.player!r} sits there",
             )
 
 

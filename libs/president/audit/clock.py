@@ -3,7 +3,7 @@
 Each stored event's metadata ``time`` is its commit time. Within a stream the
 times never go backwards. A ``Timeout`` command is the timer's: it may come
 only once the deadline the timer service would have set has passed (turn,
-rapid and exchange timers, from the options and the event times), which
+takeover, rapid and exchange timers, from the options and the event times), which
 :mod:`president.hosting.deadlines` computes, the one source of those rules.
 ``TOLERANCE`` allows for the timer's and the table's clocks differing a little.
 :class:`TimeCheck` raises :class:`~president.audit.reports.Found` at the first
@@ -24,6 +24,7 @@ TOLERANCE = timedelta(seconds=1)
 
 _TIMER_WORDS = {
     deadlines.TURN: "turn timer",
+    deadlines.TAKEOVER: "takeover timer",
     deadlines.RAPID: "rapid timer",
     deadlines.EXCHANGE: "exchange timer",
 }

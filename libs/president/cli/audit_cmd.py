@@ -393,6 +393,9 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
             echo(f"  {seat_name(event.seat, names)} reacts: {event.reaction}")
         elif isinstance(event, ev.TableClosed):
             echo(f"  The table closed (version {version}): {event.reason}")
+        elif isinstance(event, ev.SeatPresence):
+            away = "connected" if event.connected else "disconnected"
+            echo(f"  {seat_name(event.seat, names)} {away} (gateway {event.gateway})")
         elif isinstance(event, ev.HostChanged):
             seat = seat_of(item.game, event.player_id)
             host = names[seat] if seat is not None else "another player"

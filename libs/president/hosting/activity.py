@@ -35,6 +35,8 @@ def describe(event: ev.TableEvent, names: Sequence[str]) -> str | None:
         return f"{names[event.seat]} reacts: {event.reaction}."
     if isinstance(event, ev.TableClosed):
         return f"The table closed: {event.reason}."
+    if isinstance(event, ev.SeatPresence):
+        return f"{names[event.seat]} {'is back' if event.connected else 'is away'}."
     if isinstance(event, ev.HostChanged):
         return (
             "The host left: the next player in seat order is the host."

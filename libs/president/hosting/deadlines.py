@@ -8,6 +8,14 @@ timer that replays the stream after a restart computes the same deadlines.
 
 - Turn-based play: the seat to act has ``turn_seconds`` from the event that
   gave it the turn (every accepted play or pass gives the turn anew).
+- Takeover (``takeover_seconds`` set, turn-based play): a person's seat to act
+  that no gateway reports connected (:mod:`president.hosting.presence`) has
+  ``takeover_seconds`` instead, from the same start, a ``takeover`` deadline
+  whose Timeout makes the server play for the seat as at the turn timer's end
+  (rulebook 000: the server may take over before the timer expires). The turn
+  and its takeover are one run of the clock: a seat that disconnects mid-turn
+  is taken over ``takeover_seconds`` after its turn began (at once if that is
+  past), and one that reconnects has its turn timer again, from the same start.
 - Rapid play: ``rapid_seconds`` from the last accepted play, trick close or
   the start of play. Passes do not restart it (they leave the trick version,
   the rapid timer key, unchanged); rejections, reactions and reconnections
@@ -52,11 +60,13 @@ from president.hosting.move_on import (
     CLOSING,
     nobody_left,
 )
+from president.hosting.presence import connected_seats
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import game as g
 from president.rules import round as rnd
 
 TURN = "turn"
+TAKEOVER = "takeover"
 RAPID = "rapid"
 EXCHANGE = "exchange"
 #: The kinds a table's ``MoveOn`` answers (the others, its ``Timeout``).
@@ -97,7 +107,8 @@ class Timer:
         not: one deadline for the whole exchange.
         """
         key = None if self.kind == EXCHANGE else self.timer_key
-        return (self.kind, self.game_no, self.round_no, self.seat, key)
+        kind = TURN if self.kind == TAKEOVER else self.kind  # one turn, one clock
+        return (kind, self.game_no, self.round_no, self.seat, key)
 
 
 @dataclass(frozen=True)
@@ -139,9 +150,24 @@ def running_timer(table: Table) -> Timer | None:
         )
     if state.to_act < 0:
         return None
+    if options.takeover_seconds and _away(table, state.to_act):
+        return Timer(
+            TAKEOVER,
+            state.to_act,
+            state.timer_key,
+            game.game_no,
+            state.round_no,
+            options.takeover_seconds,
+        )
     return Timer(
         TURN, state.to_act, state.timer_key, game.game_no, state.round_no, options.turn_seconds
     )
+
+
+def _away(table: Table, seat: int) -> bool:
+    """A person sits at ``seat`` and no gateway reports them connected."""
+    occupant = table.game.seats[seat]
+    return occupant.occupied and not occupant.is_bot and seat not in connected_seats(table.presence)
 
 
 def idle_timer(table: Table, rules: IdleRules) -> Timer | None:

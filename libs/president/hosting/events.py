@@ -1,8 +1,9 @@
 """The table's own events beside the engine's: created, deal committed and revealed, reactions.
 
 The rules engine's events (:data:`president.rules.game.GameEvent`) say what
-happens in a game. The table service stores six more, which the engine
-never sees: a table is created, its host changes, it closes, a round's deal
+happens in a game. The table service stores seven more, which the engine
+never sees: a table is created, its host changes, it closes, a seat's person connects
+or disconnects, a round's deal
 is committed before the cards and its secret revealed after the round, a seat
 shows a reaction. They are
 plain values with the fields of their ``president.events.v1`` messages of the
@@ -80,8 +81,23 @@ class TableClosed(NamedTuple):
     reason: str
 
 
+class SeatPresence(NamedTuple):
+    """A seat's owner opened their first stream (``connected``) or closed their last one at
+    the gateway replica ``gateway`` (:mod:`president.hosting.presence`)."""
+
+    seat: int
+    gateway: str
+    connected: bool
+
+
 ServiceEvent = (
-    TableCreated | DealCommitted | DealRevealed | ReactionShown | HostChanged | TableClosed
+    TableCreated
+    | DealCommitted
+    | DealRevealed
+    | ReactionShown
+    | HostChanged
+    | TableClosed
+    | SeatPresence
 )
 """An event of the table service that the rules engine does not know."""
 
@@ -92,6 +108,7 @@ SERVICE_EVENT_TYPES = (
     ReactionShown,
     HostChanged,
     TableClosed,
+    SeatPresence,
 )
 """The classes of :data:`ServiceEvent`, for ``isinstance``."""
 

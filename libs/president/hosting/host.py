@@ -51,7 +51,7 @@ from president.hosting.events import (
 from president.hosting.host_role import successor
 from president.hosting.outcome import SERVER, Outcome, PendingDealerStep
 from president.hosting.own_events import OwnEvents
-from president.hosting.projection import Table, fold, fold_stored
+from president.hosting.projection import Table, fold, fold_stored, is_current
 from president.hosting.retries import DIGEST, check_same, command_digest
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -268,9 +268,9 @@ class TableHost(OwnEvents):
                 self._follow_up(table_id, f"settle-{table_id}-{table.version}")
                 table = self._tables[table_id]
             try:
-                if expected_version is not None and expected_version != table.version:
+                if expected_version is not None and not is_current(table, expected_version):
                     table = self.load(table_id)
-                    if expected_version != table.version:
+                    if expected_version is not None and not is_current(table, expected_version):
                         raise VersionMismatch(table_id, expected_version, table.version)
                 events = decide_on(table)
             except Exception:  # refused: a retry of a command that ran, or a stale cache?
@@ -281,7 +281,7 @@ class TableHost(OwnEvents):
                 if fresh.version == table.version:
                     raise
                 table = fresh
-                if expected_version is not None and expected_version != table.version:
+                if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
                 events = decide_on(table)
             try:
@@ -289,7 +289,7 @@ class TableHost(OwnEvents):
             except ConcurrencyConflict:
                 # Another replica wrote first: catch up and decide again, once.
                 table = self.load(table_id)
-                if expected_version is not None and expected_version != table.version:
+                if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
                 result = self._commit(table, decide_on(table), command_id, actor, digest)
             if result.first_version != table.version + 1:

@@ -16,11 +16,11 @@ from contextlib import AbstractContextManager
 
 from president.hosting.autoplay import bot_actor
 from president.hosting.errors import VersionMismatch
-from president.hosting.events import ReactionShown, TableClosed, TableEvent
+from president.hosting.events import ReactionShown, SeatPresence, TableClosed, TableEvent
 from president.hosting.host_role import handover
 from president.hosting.move_on import move_on
 from president.hosting.outcome import SERVER, Outcome
-from president.hosting.projection import Table
+from president.hosting.projection import Table, is_current
 from president.hosting.retries import check_same, command_digest
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -84,7 +84,7 @@ class OwnEvents(ABC):
         shown = ReactionShown(seat=seat, reaction=reaction)
 
         def reacting(table: Table) -> list[TableEvent]:
-            if expected_version is not None and expected_version != table.version:
+            if expected_version is not None and not is_current(table, expected_version):
                 raise VersionMismatch(table_id, expected_version, table.version)
             seats = table.game.seats
             if not 0 <= seat < len(seats) or not seats[seat].occupied:
@@ -92,6 +92,25 @@ class OwnEvents(ABC):
             return [shown]
 
         return self._append_own(table_id, command_id, actor, shown, reacting)
+
+    def set_presence(
+        self,
+        table_id: str,
+        report: SeatPresence,
+        command_id: str,
+        actor: str,
+        authorize: Callable[[Table], None] | None = None,
+    ) -> Outcome:
+        """A gateway replica reports a seat's person connected or not (a ``SeatPresence``
+        event; nothing when the table already counts it so)."""
+
+        def reporting(table: Table) -> list[TableEvent]:
+            if authorize is not None:
+                authorize(table)
+            already = (report.seat, report.gateway) in table.presence
+            return [] if already == report.connected else [report]
+
+        return self._append_own(table_id, command_id, actor, report, reporting)
 
     def hand_over_host(
         self,
@@ -167,5 +186,8 @@ class OwnEvents(ABC):
                 self.load(table_id)
                 return Outcome(earlier.last_version, len(earlier.versions))
             table = self.load(table_id)
-            result = self._commit(table, events_of(table), command_id, actor, digest)
+            events = events_of(table)
+            if not events:  # nothing changes (a presence the table counts already)
+                return Outcome(table.version, 0)
+            result = self._commit(table, events, command_id, actor, digest)
             return Outcome(result.last_version, len(result.versions), tuple(committed))

@@ -16,10 +16,12 @@ from president.hosting.events import (
     DealCommitted,
     DealRevealed,
     HostChanged,
+    SeatPresence,
     TableClosed,
     TableCreated,
     TableEvent,
 )
+from president.hosting.presence import Present, moved, with_presence, without_seat
 from president.rules import game as g
 from president.store import StoredEvent
 
@@ -64,14 +66,27 @@ class Table:
     departures: tuple[Departure, ...] = ()
     #: The table closed (``TableClosed``): it takes no more commands.
     closed: bool = False
+    #: The seats reported connected, by gateway replica (:mod:`president.hosting.presence`).
+    presence: Present = frozenset()
+    #: The version of the table's last change other than a presence report: a command
+    #: chosen on any version from this one on is current (:func:`is_current`).
+    moved_version: int = 1
 
 
 def fold(table: Table, event: TableEvent, version: int) -> Table:
     """A table after one more stored event (an engine event, most often, is one check)."""
     if not isinstance(event, SERVICE_EVENT_TYPES):
+        table = replace(table, moved_version=version)
         if type(event) is g.SeatLeft:
-            return _left(table, event, version)
+            gone = without_seat(table.presence, event.seat)
+            return _left(replace(table, presence=gone), event, version)
+        if table.presence:
+            table = replace(table, presence=_present_after(table.presence, event))
         return replace(table, game=g.evolve(table.game, event), version=version)
+    if isinstance(event, SeatPresence):  # not a move: the table's choices stay current
+        present = with_presence(table.presence, event.seat, event.gateway, event.connected)
+        return replace(table, version=version, presence=present)
+    table = replace(table, moved_version=version)
     if isinstance(event, HostChanged):
         return replace(table, version=version, host_player_id=event.player_id)
     if isinstance(event, TableClosed):
@@ -81,6 +96,21 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
     if isinstance(event, DealRevealed):
         return replace(table, version=version, commitment=None)
     return replace(table, version=version)  # a reaction (or a TableCreated again)
+
+
+def is_current(table: Table, expected_version: int) -> bool:
+    """A command chosen on ``expected_version`` is current at ``table``: no change but
+    presence reports came after that version."""
+    return table.moved_version <= expected_version <= table.version
+
+
+def _present_after(present: Present, event: g.GameEvent) -> Present:
+    """Who is connected after an engine event: a seat's new occupant, or none, is not."""
+    if isinstance(event, g.SeatTaken | g.SeatFreed):
+        return without_seat(present, event.seat)
+    if isinstance(event, g.SeatsChanged):
+        return moved(present, event.moved_from)
+    return present
 
 
 def _left(table: Table, event: g.SeatLeft, version: int) -> Table:

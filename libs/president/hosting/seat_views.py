@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.presence import connected_seats
 from president.hosting.projection import Table
 from president.rules import game as g
 from president.rules.cards import names
@@ -48,6 +49,7 @@ def public_view(table: Table) -> gpb.TableView:
     # A newcomer between rounds has neither the role nor the leftover cards of the
     # seat's last occupant.
     newcomers = game.newcomers
+    connected = connected_seats(table.presence)
     view = gpb.TableView(
         table_id=table.table_id,
         version=table.version,
@@ -75,6 +77,7 @@ def public_view(table: Table) -> gpb.TableView:
                 else 0,
                 score=game.scores[index] if index < len(game.scores) else 0,
                 role="" if index in newcomers else titles.get(index, ""),
+                connected=index in connected,
             )
         )
     if state is not None:

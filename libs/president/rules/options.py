@@ -66,6 +66,7 @@ class Options:
     rapid_seconds: int
     advance_seconds: int
     bot_delay_ms: int
+    takeover_seconds: int
     scoring: str
     game_end: str
 
@@ -155,6 +156,7 @@ _BASE: dict[str, Any] = {
     "rapid_seconds": 10,
     "advance_seconds": 0,
     "bot_delay_ms": 1200,
+    "takeover_seconds": 0,
     "scoring": "below",
     "game_end": "rounds:7",
 }
@@ -304,6 +306,13 @@ def _parse_option(name: str, raw: Any) -> dict[str, Any]:
                 f"option bot_delay_ms is a number of milliseconds from 0 to 10000, not {raw!r}"
             )
         return {name: value}
+    if name == "takeover_seconds":
+        value = _as_int(name, raw)
+        if not 0 <= value <= 3600:
+            raise OptionError(
+                f"option takeover_seconds is a number of seconds from 0 (off) to 3600, not {raw!r}"
+            )
+        return {name: value}
     if name == "advance_seconds":
         value = _as_int(name, raw)
         if not 0 <= value <= 3600:
@@ -388,5 +397,11 @@ def _parse_game_end(raw: Any) -> str:
 
 
 def _check_consistent(options: Options) -> None:
+    if options.takeover_seconds and options.takeover_seconds >= options.turn_seconds:
+        raise OptionError(
+            "option takeover_seconds must be shorter than turn_seconds "
+            f"({options.takeover_seconds} is not below {options.turn_seconds}): the server "
+            "takes over a disconnected seat before its turn timer runs out"
+        )
     if options.first_lead >= 52 and not options.jokers:
         raise OptionError("option first_lead names a joker, but jokers are off")

@@ -188,3 +188,22 @@ def test_reactions_are_checked_on_their_own_terms(store: EventStore) -> None:
     assert report.problem is not None
     assert report.problem.event_type == "ReactionShown"
     assert "where nobody sits" in report.problem.reason
+
+
+def test_presence_reports_come_from_the_person_seated_there(store: EventStore) -> None:
+    table_id = record_with_people(store)
+    stream = stream_id(table_id)
+
+    def report(seat: int, actor: str, command_id: str) -> None:
+        message = pb.SeatPresence(seat=seat, gateway="g1", connected=True)
+        version = store.current_version(stream)
+        event = NewEvent.from_message(message, {"actor": actor})
+        store.append(stream, version, [event], command_id)
+
+    report(4, "bob", "here-1")  # bob sits in seat 4
+    assert_all_verified(read(store, table_id))
+    report(4, "alice", "here-2")  # alice reports for bob's seat
+    report_ = audit.verify_table(read(store, table_id))
+    assert report_.problem is not None
+    assert report_.problem.event_type == "SeatPresence"
+    assert "names 'alice' as its actor" in report_.problem.reason

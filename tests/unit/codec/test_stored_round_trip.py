@@ -29,6 +29,7 @@ def test_a_recorded_game_re_encodes_byte_for_byte(tmp_path: Path, preset: str) -
         host.decide_and_append(table_id, g.Leave(0, removed=True), "free-0", "host")
         host.decide_and_append(table_id, g.SitDown(0, "ann", display_name="Ann"), "sit-ann", "ann")
         host.hand_over_host(table_id, 0, "to-ann", "host")
+        host.set_presence(table_id, ev.SeatPresence(0, "gateway-1", True), "here", "ann")
         # Ann leaves too: nobody is left, and the table closes when the timer says so.
         host.decide_and_append(table_id, g.Leave(0), "ann-leaves", "ann")
         game = host.load(table_id).game

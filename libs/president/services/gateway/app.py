@@ -33,6 +33,7 @@ from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub, TableFeed
 from president.services.gateway.lobby import lobby_page, lobby_tokens
 from president.services.gateway.page_tokens import page_size
+from president.services.gateway.presence import Presence
 from president.services.gateway.preview import preview_response
 from president.services.gateway.scores import scores
 from president.services.gateway.upstream import ScoringPort, TablePort
@@ -84,6 +85,9 @@ class Gateway:
         self._id_key = id_key
         self._pages = activity_tokens(id_key)
         self._lobby_pages = lobby_tokens(id_key)
+        #: This replica's id in presence reports (a new one each start).
+        self.replica_id = secrets.token_hex(6)
+        self._presence = Presence(self._report_presence)
 
     # -- tables and seats ---------------------------------------------------------
     async def create_table(
@@ -431,15 +435,30 @@ class Gateway:
         version (as the seat the account holds at each version; without one, no hand)."""
         table_id = checks.table_id(request.table_id)
         resolver = seat_resolver(identity.account_id)
-        return watch(self._hub, table_id, request.from_version, resolver)
+        stream = watch(self._hub, table_id, request.from_version, resolver)
+        return self._presence.follow(identity, table_id, stream)
 
     def watch_session(self, identity: Identity, request: pb.WatchRequest) -> AsyncIterator[bytes]:
         """:meth:`watch`, each change a serialized ``SessionResponse`` (see ``Entry``)."""
         table_id = checks.table_id(request.table_id)
         resolver = seat_resolver(identity.account_id)
-        return watch_session(self._hub, table_id, request.from_version, resolver)
+        stream = watch_session(self._hub, table_id, request.from_version, resolver)
+        return self._presence.follow(identity, table_id, stream)
 
     # -- internals ------------------------------------------------------------------------
+    async def _report_presence(self, identity: Identity, table_id: str, connected: bool) -> None:
+        """Tell the table whether the identity's seat has a stream open here (none: no seat)."""
+        feed = await self._hub.feed(table_id)
+        if seat_of(feed.table.game, identity.account_id) is None:
+            return
+        report = gpb.SetPresence(connected=connected, gateway=self.replica_id)
+
+        def command(seat: int) -> gpb.Command:
+            report.seat = seat
+            return gpb.Command(set_presence=report)
+
+        await self._seat_command(identity, table_id, command, f"presence-{secrets.token_hex(8)}")
+
     def _derived(self, what: str, command_id: str) -> str:
         return hmac.new(self._id_key, f"{what}:{command_id}".encode(), hashlib.sha256).hexdigest()
 

@@ -20,6 +20,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.hosting.autoplay import has_searching_bot
 from president.hosting.deadlines import waits_for_server
 from president.hosting.errors import TableNotFound
+from president.hosting.events import SeatPresence
 from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
 from president.hosting.projection import Table
 from president.hosting.seat_views import table_view
@@ -31,7 +32,13 @@ from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.table_client import MAX_READ_EVENTS
-from president.services.table.commands import HandOverHost, MoveOn, React, Translated
+from president.services.table.commands import (
+    HandOverHost,
+    MoveOn,
+    React,
+    SetPresence,
+    Translated,
+)
 from president.services.table.directory import Query, Summary, TableDirectory
 from president.services.table.inputs import check_input
 from president.services.table.reaction_limit import ReactionLimit
@@ -231,6 +238,9 @@ class TableApp:
                 return self._host.append_reaction(
                     table_id, command.seat, command.reaction, command_id, player, expected_version
                 )
+            if isinstance(command, SetPresence):
+                report = SeatPresence(command.seat, command.gateway, command.connected)
+                return self._host.set_presence(table_id, report, command_id, player, authorize)
             if isinstance(command, HandOverHost):
                 return self._host.hand_over_host(
                     table_id, command.seat, command_id, player, authorize

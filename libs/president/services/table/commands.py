@@ -49,7 +49,18 @@ class MoveOn:
     timer_key: int = 0
 
 
-TableCommand = g.GameCommand | rnd.Command | React | HandOverHost | MoveOn
+@dataclass(frozen=True)
+class SetPresence:
+    """A gateway replica reports a seat's person connected or not: a service command."""
+
+    seat: int
+    connected: bool
+    gateway: str
+
+
+MAX_GATEWAY_ID = 64
+
+TableCommand = g.GameCommand | rnd.Command | React | HandOverHost | MoveOn | SetPresence
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,15 @@ def translate(command: gpb.Command) -> Translated:
     if kind == "react":
         seat = _seat(command.react.seat)
         return Translated(React(seat, reaction(command.react.reaction)), seat=seat)
+    if kind == "set_presence":
+        presence = command.set_presence
+        seat = _seat(presence.seat)
+        if not 0 < len(presence.gateway) <= MAX_GATEWAY_ID:
+            raise invalid(
+                "INVALID_GATEWAY",
+                f"a presence report names its gateway replica in 1 to {MAX_GATEWAY_ID} characters",
+            )
+        return Translated(SetPresence(seat, presence.connected, presence.gateway), seat=seat)
     if kind == "leave":
         seat = _seat(command.leave.seat)
         removed = command.leave.removed

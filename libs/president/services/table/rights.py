@@ -6,7 +6,7 @@ the very table the engine decides on, so leaving, removal and a new host take
 effect at once for every gateway replica. A token's claims are never trusted
 for a right.
 
-- A seat command (play, pass, return, react, leave) comes from the person
+- A seat command (play, pass, return, react, leave, a presence report) comes from the person
   seated there who has not left it: else SEAT_LEFT, SEAT_REMOVED (naming who
   removed them), READ_ONLY (no seat here) or NOT_YOUR_SEAT.
 - A host action (next round, end the game, play again, back to lobby, add a

@@ -80,6 +80,7 @@ NOT_IN_ROUND_SCENARIOS = {
     "rapid_seconds",
     "advance_seconds",
     "bot_delay_ms",
+    "takeover_seconds",
     "players",
 }
 

@@ -1037,3 +1037,37 @@ class TableClosed(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableClosed: _TypeAlias = TableClosed  # noqa: Y015
+
+@_typing.final
+class SeatPresence(_message.Message):
+    """---- Added by `views` (issue 11, presence): SeatPresence. ----
+
+    A seat's owner opened their first stream, or closed their last, at one gateway
+    replica: the table counts a seat connected while any replica reports it so.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    GATEWAY_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat."""
+    gateway: _builtins.str
+    """The gateway replica that reports it."""
+    connected: _builtins.bool
+    """True: connected there; false: no stream open there any more."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        gateway: _builtins.str = ...,
+        connected: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "gateway", b"gateway", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatPresence: _TypeAlias = SeatPresence  # noqa: Y015

@@ -114,6 +114,7 @@ class Command(_message.Message):
     REACT_FIELD_NUMBER: _builtins.int
     HAND_OVER_HOST_FIELD_NUMBER: _builtins.int
     MOVE_ON_FIELD_NUMBER: _builtins.int
+    SET_PRESENCE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def sit_down(self) -> Global___SitDown:
         """Take a free seat."""
@@ -164,6 +165,10 @@ class Command(_message.Message):
         no person left): it moves on by itself.
         """
 
+    @_builtins.property
+    def set_presence(self) -> Global___SetPresence:
+        """The gateway: a seat's first stream opened or its last closed there (presence)."""
+
     def __init__(
         self,
         *,
@@ -179,16 +184,49 @@ class Command(_message.Message):
         react: Global___React | None = ...,
         hand_over_host: Global___HandOverHost | None = ...,
         move_on: Global___MoveOn | None = ...,
+        set_presence: Global___SetPresence | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "set_presence", b"set_presence", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "set_presence", b"set_presence", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react", "hand_over_host", "move_on"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react", "hand_over_host", "move_on", "set_presence"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___Command: _TypeAlias = Command  # noqa: Y015
+
+@_typing.final
+class SetPresence(_message.Message):
+    """A seat's presence as one gateway replica sees it: whether the seat's owner has
+    a Watch or Session stream open there. The actor is the seat's account.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
+    GATEWAY_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat."""
+    connected: _builtins.bool
+    """True when the first stream opened, false when the last closed."""
+    gateway: _builtins.str
+    """The gateway replica that reports it (each counts only its own streams)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        connected: _builtins.bool = ...,
+        gateway: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "gateway", b"gateway", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetPresence: _TypeAlias = SetPresence  # noqa: Y015
 
 @_typing.final
 class SitDown(_message.Message):
@@ -524,6 +562,7 @@ class SeatView(_message.Message):
     CARD_COUNT_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
     ROLE_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat number."""
     occupied: _builtins.bool
@@ -542,6 +581,8 @@ class SeatView(_message.Message):
     """The running total of points."""
     role: _builtins.str
     """The title from the last round (President, ...), empty before one."""
+    connected: _builtins.bool
+    """Whether the seat's person has a Watch or Session stream open (bots: false)."""
     def __init__(
         self,
         *,
@@ -554,10 +595,11 @@ class SeatView(_message.Message):
         card_count: _builtins.int = ...,
         score: _builtins.int = ...,
         role: _builtins.str = ...,
+        connected: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_count", b"card_count", "display_name", b"display_name", "is_bot", b"is_bot", "left", b"left", "occupied", b"occupied", "player_id", b"player_id", "role", b"role", "score", b"score", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_count", b"card_count", "connected", b"connected", "display_name", b"display_name", "is_bot", b"is_bot", "left", b"left", "occupied", b"occupied", "player_id", b"player_id", "role", b"role", "score", b"score", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
