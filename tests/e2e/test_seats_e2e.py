@@ -212,6 +212,30 @@ async def test_a_newcomer_between_rounds_has_no_role_no_score_and_no_exchange(
     assert view.round.return_owed == 0 and len(view.round.hand) > 0
 
 
+async def test_a_leaver_cannot_take_a_seat_back_until_the_game_ends(
+    client: GatewayClient, store: Store
+) -> None:
+    """Rulebook 000: "you cannot reclaim that seat during the game": the same account
+    joining again (any seat) is refused and changes nothing; after the game it may sit again."""
+    ann, bob = await table_of_humans(
+        client, "classic", humans=2, seats=4, options={"game_end": "rounds:5"}
+    )
+    await ann.start()
+    await finish_round([ann, bob])
+    seat = bob.seat or 0
+    await bob.leave()
+    table_id = ann.table_id or ""
+    before = store.moved(table_id)
+    await expect(bob.join(table_id, "Bob again", seat=seat), DENIED, "LEFT_THIS_GAME")
+    await expect(bob.join(table_id, "Bob again"), DENIED, "LEFT_THIS_GAME")
+    assert store.moved(table_id) == before
+    assert not (await ann.get_table()).seats[seat].occupied
+    await ann.host_action("end_game")
+    await ann.host_action("back_to_lobby")
+    joined = await bob.join(table_id, "Bob again", seat=seat)  # a new game: welcome back
+    assert joined.seat == seat
+
+
 async def test_options_a_rulebook_contradicts_are_refused(client: GatewayClient) -> None:
     for preset, options, visibility, words in (
         ("club", {"game_end": "rounds:6"}, "private", "a club game is 5, 7 or 10 rounds"),
