@@ -127,7 +127,7 @@ class Summary:
             seated=len(game.occupied),
             seat_count=len(game.seats),
             # A closed table is never open, whatever phase it closed in.
-            phase=CLOSED if table.closed else game.phase,
+            phase=CLOSED if table.closed else str(game.phase),
             visibility=table.visibility,
             name=table.name,
             host_name=_host_name(table),
