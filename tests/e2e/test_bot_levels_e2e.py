@@ -52,8 +52,9 @@ async def test_a_host_adds_a_strong_bot_and_plays_a_game(
 
 
 async def test_a_practice_table_names_its_bots_level(client: GatewayClient, store: Store) -> None:
+    # Turn-based: rapid bots wait a human-like delay for each move, which a test need not.
     await client.create_table(
-        "house-rapid",
+        "house",
         options={"bot_level": "strong", "game_end": "rounds:1"},
         visibility="practice",
         display_name="Solo",
