@@ -30,11 +30,20 @@ EDGE = "web"
 ALL_SERVICES = (*SERVICES, EDGE)
 
 
+#: Ports :func:`free_port` handed out in this process: a port is free until its service
+#: binds it, so two services of one stack must never be given the same one.
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A TCP port nobody listens on right now, and not handed out before by this process."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def nats_server_binary() -> Path:
