@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -25,21 +25,6 @@ from president.store.commitments import entry_of, read_feed, verify_feed
 from tests.support.gateway_truth import Store, table_of_humans
 
 GAME_SECONDS = 90
-
-
-@pytest.fixture(scope="module")
-def stores() -> Iterator[dict[str, Store]]:
-    opened: dict[str, Store] = {}
-    yield opened
-    for store in opened.values():
-        store.close()
-
-
-@pytest.fixture
-def store(stack: Stack, stores: dict[str, Store]) -> Store:
-    if stack.database_url not in stores:
-        stores[stack.database_url] = Store(stack)
-    return stores[stack.database_url]
 
 
 @pytest.fixture

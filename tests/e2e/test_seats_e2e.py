@@ -11,17 +11,17 @@ nothing.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack
 from datetime import datetime, timedelta
 
 import grpc
 import pytest
 
 from president.client import GatewayClient, play_seat
-from president.servicekit.launcher import Stack, free_port, wait_healthy
+from president.servicekit.launcher import Stack
 from tests.support.gateway_truth import Store, expect, table_of_humans
+from tests.support.replicas import second_gateway as another_gateway
 
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 FAILED = grpc.StatusCode.FAILED_PRECONDITION
@@ -30,49 +30,19 @@ ROUND_SECONDS = 60
 
 
 @pytest.fixture(scope="module")
-def replicas() -> Iterator[dict[str, tuple[str, subprocess.Popen[bytes]]]]:
+def replicas() -> Iterator[tuple[ExitStack, dict[str, str]]]:
     """A second gateway process per stack (by database), stopped at the module's end."""
-    started: dict[str, tuple[str, subprocess.Popen[bytes]]] = {}
-    yield started
-    for _address, process in started.values():
-        process.terminate()
-        process.wait(20)
+    with ExitStack() as running:
+        yield running, {}
 
 
 @pytest.fixture
-def second_gateway(stack: Stack, replicas: dict[str, tuple[str, subprocess.Popen[bytes]]]) -> str:
+def second_gateway(stack: Stack, replicas: tuple[ExitStack, dict[str, str]]) -> str:
     """The address of another gateway replica of the stack (same secret, same services)."""
-    if stack.database_url not in replicas:
-        env = stack.base_env()
-        port = free_port()
-        env["PRESIDENT_GATEWAY_PORT"] = str(port)
-        env["PRESIDENT_METRICS_PORT"] = str(free_port())
-        log = (stack.workdir / "gateway-b.log").open("ab")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "president.services.gateway.main"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        address = f"127.0.0.1:{port}"
-        wait_healthy(address, 60, process)
-        replicas[stack.database_url] = (address, process)
-    return replicas[stack.database_url][0]
-
-
-@pytest.fixture(scope="module")
-def stores() -> Iterator[dict[str, Store]]:
-    opened: dict[str, Store] = {}
-    yield opened
-    for store in opened.values():
-        store.close()
-
-
-@pytest.fixture
-def store(stack: Stack, stores: dict[str, Store]) -> Store:
-    if stack.database_url not in stores:
-        stores[stack.database_url] = Store(stack)
-    return stores[stack.database_url]
+    running, started = replicas
+    if stack.database_url not in started:
+        started[stack.database_url] = running.enter_context(another_gateway(stack))
+    return started[stack.database_url]
 
 
 @pytest.fixture
