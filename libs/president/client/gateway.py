@@ -23,7 +23,12 @@ import grpc
 from google.protobuf.message import Message
 
 from president.client.accounts import AccountCalls
-from president.client.errors import GatewayError, honouring_retry_hints, raising_gateway_error
+from president.client.errors import (
+    RETRY_ATTEMPTS,
+    GatewayError,
+    honouring_retry_hints,
+    raising_gateway_error,
+)
 from president.client.receipts import Receipts
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
@@ -93,6 +98,8 @@ class GatewayClient(AccountCalls):
         self._owns_channel = owns_channel
         #: The receipts of every change this client received (:meth:`watch`, :class:`Session`).
         self.receipts = Receipts(table_id or "", player_id or "")
+        #: How many times a call refused by a rate limit is waited out and sent again.
+        self.rate_limit_retries = RETRY_ATTEMPTS
 
     @classmethod
     def connect(
@@ -134,7 +141,8 @@ class GatewayClient(AccountCalls):
         return await honouring_retry_hints(
             lambda: raising_gateway_error(
                 getattr(self.stub, method)(request, metadata=self.metadata(), timeout=timeout)
-            )
+            ),
+            self.rate_limit_retries,
         )
 
     # -- tables and seats -----------------------------------------------------
@@ -514,7 +522,9 @@ class Session:
     async def _send(self, request: pb.SessionRequest, command_id: str) -> int:
         """Send a command; its table version after it (a rate limit's refusal is waited out
         and the same command sent again)."""
-        return await honouring_retry_hints(lambda: self._send_once(request, command_id))
+        return await honouring_retry_hints(
+            lambda: self._send_once(request, command_id), self._client.rate_limit_retries
+        )
 
     async def _send_once(self, request: pb.SessionRequest, command_id: str) -> int:
         if self._reader.done():
