@@ -13,6 +13,7 @@ connection's address.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 from collections.abc import Iterable
@@ -32,6 +33,7 @@ def address_of(peer: str) -> str:
     return peer
 
 
+@functools.lru_cache(maxsize=65_536)
 def counted(address: str) -> str:
     """An address as it is counted: IPv4 whole, IPv6 by its /64 ("" when not an address)."""
     try:
