@@ -24,7 +24,7 @@ from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
 from president.servicekit.launcher import SERVICES, Stack
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
-from tests.support.servers import delete_stream, isolated_env
+from tests.support.servers import isolated_env, sqlite_stack_in
 from tests.support.web_edge import SERVICE_PATH, error_reason
 
 STREAMS_PER_IDENTITY = 2
@@ -49,12 +49,8 @@ def limited(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator
     """The services and the web edge with small limits."""
     workdir = tmp_path_factory.mktemp("limited")
     env = {**isolated_env(), **LIMITS, "PRESIDENT_WEB_STATIC_DIR": str(workdir)}
-    stack = Stack(workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, env)
-    try:
-        yield stack.start(services=(*SERVICES, "web"))
-    finally:
-        stack.stop()
-        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+    with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web")) as stack:
+        yield stack
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
 from president.servicekit.launcher import SERVICES, Stack
 from tests.support.certificates import Authority, Pair
-from tests.support.servers import delete_stream, isolated_env
+from tests.support.servers import isolated_env, sqlite_stack_in
 from tests.support.web_edge import SERVICE_PATH
 
 GAME_SECONDS = 90
@@ -60,12 +60,8 @@ def tls_stack(certificates: Certificates, nats_url: str) -> Iterator[Stack]:
         "PRESIDENT_INTERNAL_TLS_CLIENT_CERT": str(certificates.client.cert_file),
         "PRESIDENT_INTERNAL_TLS_CLIENT_KEY": str(certificates.client.key_file),
     }
-    stack = Stack(workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, env)
-    try:
-        yield stack.start(services=(*SERVICES, "web"))
-    finally:
-        stack.stop()
-        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+    with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web")) as stack:
+        yield stack
 
 
 async def test_a_game_plays_over_tls_and_mutual_tls(
