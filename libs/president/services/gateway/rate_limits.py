@@ -34,6 +34,9 @@ from president.servicekit.errors import RETRY_AFTER, ServiceError
 #: Buckets kept per limit; past this, full buckets (nothing to remember) are forgotten first.
 MAX_BUCKETS = 50_000
 RATE_LIMITED = "RATE_LIMITED"
+#: The variables of a class's limits, per identity and per peer (its name in capitals).
+IDENTITY_VARIABLE = "PRESIDENT_RATE_{}"
+PEER_VARIABLE = "PRESIDENT_RATE_{}_PEER"
 
 
 @dataclass(frozen=True)
@@ -209,8 +212,8 @@ class RateLimits:
         for name, item in CLASSES.items():
             limits = []
             for variable, default in (
-                (f"PRESIDENT_RATE_{name.upper()}", item.identity),
-                (f"PRESIDENT_RATE_{name.upper()}_PEER", item.peer),
+                (IDENTITY_VARIABLE.format(name.upper()), item.identity),
+                (PEER_VARIABLE.format(name.upper()), item.peer),
             ):
                 raw = environ.get(variable, "")
                 limit = Limit.parse(variable, raw) if raw else default
