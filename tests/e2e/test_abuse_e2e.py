@@ -37,6 +37,7 @@ LIMITS = {
     "PRESIDENT_RATE_PASSWORD": "3/60",
     "PRESIDENT_RATE_GUEST_PEER": f"{GUESTS_PER_PEER}/60",
     "PRESIDENT_RATE_CHECK_DEAL": "2/1",
+    "PRESIDENT_RATE_COMMAND": "3/60",
     "PRESIDENT_STREAMS_PER_IDENTITY": str(STREAMS_PER_IDENTITY),
     "PRESIDENT_STREAMS_PER_PEER": str(STREAMS_PER_PEER),
     "PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION": str(STREAMS_PER_CONNECTION),
@@ -146,6 +147,21 @@ async def test_the_client_waits_out_the_hint_and_succeeds(player: GatewayClient)
     # The same account, waiting out each refusal as it is told: every call is answered.
     assert "RATE_LIMITED" not in await reasons(patient, 4)
     assert time.monotonic() - started >= 1.0
+
+
+async def test_commands_on_a_session_count_as_commands(player: GatewayClient) -> None:
+    await player.create_table("classic", visibility="practice", display_name="Sam")
+    refusals = []
+    async with player.session() as session:
+        for _ in range(4):  # the game has not started: each play is refused, the 4th for its rate
+            with pytest.raises(GatewayError) as refused:
+                await session.play(["3C"])
+            refusals.append(refused.value)
+        with pytest.raises(GatewayError) as unary:  # a call counts against the same bucket
+            await player.play(["3C"])
+    assert [error.reason == "RATE_LIMITED" for error in refusals] == [False, False, False, True]
+    assert refusals[3].code == EXHAUSTED and (refusals[3].retry_after or 0) > 0
+    assert unary.value.reason == "RATE_LIMITED"
 
 
 async def watch(client: GatewayClient) -> AsyncIterator[pb.WatchResponse]:
