@@ -46,7 +46,8 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
 
 @pytest.fixture(scope="module")
 def tls_stack(certificates: Certificates, nats_url: str) -> Iterator[Stack]:
-    """The six services and the web edge, every connection between them over (mutual) TLS."""
+    """The six services (two table replicas with leases) and the web edge, every connection
+    between them over (mutual) TLS."""
     workdir = certificates.public.folder.parent / "stack"
     env = {
         **isolated_env(),
@@ -60,7 +61,8 @@ def tls_stack(certificates: Certificates, nats_url: str) -> Iterator[Stack]:
         "PRESIDENT_INTERNAL_TLS_CLIENT_CERT": str(certificates.client.cert_file),
         "PRESIDENT_INTERNAL_TLS_CLIENT_KEY": str(certificates.client.key_file),
     }
-    with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web")) as stack:
+    # Two table replicas: the gateway dials them as one list, and they forward to each other.
+    with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web"), table_replicas=2) as stack:
         yield stack
 
 
@@ -130,7 +132,7 @@ def with_client(roots: bytes, pair: Pair | None) -> grpc.ChannelCredentials:
     )
 
 
-@pytest.mark.parametrize("service", ["table", "dealer", "scoring", "timer", "players"])
+@pytest.mark.parametrize("service", ["table", "table-2", "dealer", "scoring", "timer", "players"])
 def test_an_internal_service_requires_a_certificate_of_its_authority(
     tls_stack: Stack, certificates: Certificates, service: str
 ) -> None:

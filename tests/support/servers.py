@@ -78,12 +78,17 @@ def isolated_env() -> dict[str, str]:
 
 @contextmanager
 def sqlite_stack_in(
-    workdir: Path, nats_url: str, env: Mapping[str, str], services: tuple[str, ...] = SERVICES
+    workdir: Path,
+    nats_url: str,
+    env: Mapping[str, str],
+    services: tuple[str, ...] = SERVICES,
+    table_replicas: int = 1,
 ) -> Iterator[Stack]:
     """``services`` started on SQLite files in ``workdir`` and NATS with ``env`` (which names
     the stack's own JetStream stream: :func:`isolated_env`); stopped and the stream deleted
     afterwards."""
-    stack = Stack(workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, env)
+    database = f"sqlite:///{workdir / 'president.db'}"
+    stack = Stack(workdir, database, nats_url, env, table_replicas=table_replicas)
     try:
         yield stack.start(services=services)
     finally:
