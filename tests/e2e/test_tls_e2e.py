@@ -20,6 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from president.client import GatewayClient, play_seat
 from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
+from president.servicekit import healthcheck
 from president.servicekit.launcher import SERVICES, Stack
 from tests.support.certificates import Authority, Pair
 from tests.support.servers import isolated_env, sqlite_stack_in
@@ -143,3 +144,20 @@ def test_an_internal_service_requires_a_certificate_of_its_authority(
     assert health(address, with_client(roots, None)) == unavailable  # no client certificate
     assert health(address, with_client(roots, certificates.unknown)) == unavailable
     assert health(address, with_client(roots, certificates.client)) == grpc.StatusCode.OK
+
+
+def test_the_health_probe_speaks_the_tls_of_its_process(
+    tls_stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tls = {k: v for k, v in tls_stack.base_env().items() if "_TLS_" in k}
+    for name in tls:
+        monkeypatch.delenv(name, raising=False)
+    table = healthcheck.Probe(tls_stack.address("table"))
+    assert not healthcheck.check(table)[0]  # plaintext against mutual TLS
+    for name, value in tls.items():
+        if name.startswith("PRESIDENT_INTERNAL_TLS_"):  # a table container's variables
+            monkeypatch.setenv(name, value)
+    assert healthcheck.check(table) == (True, f"SERVING: {table.address} service=(server)")
+    for name in ("PRESIDENT_TLS_CERT", "PRESIDENT_TLS_KEY", "PRESIDENT_GATEWAY_TLS_CA"):
+        monkeypatch.setenv(name, tls[name])  # the gateway container's
+    assert healthcheck.check(healthcheck.Probe(tls_stack.gateway))[0]
