@@ -1,9 +1,10 @@
 """The gateway's rate limits, stream limits and peer addresses, on a clock the test moves;
-and the client waiting out a rate limit's hint."""
+the client waiting out a rate limit's hint; the TLS settings' checks."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import grpc
 import pytest
@@ -13,6 +14,7 @@ from president.client.errors import GatewayError, honouring_retry_hints
 from president.gateway.v1 import gateway_pb2
 from president.servicekit.errors import RETRY_AFTER, ServiceError, to_status
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER, Peers, address_of
+from president.servicekit.tls import TlsSettings
 from president.services.gateway.rate_limits import (
     CLASSES,
     METHOD_CLASS,
@@ -191,3 +193,23 @@ async def test_the_client_waits_out_a_rate_limit_then_sends_again() -> None:
     with pytest.raises(GatewayError):
         await honouring_retry_hints(denied)
     assert len(sent) == 1  # no hint: not sent again
+
+
+def test_tls_settings_refuse_half_a_configuration(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="PRESIDENT_TLS_KEY"):
+        TlsSettings.from_env({"PRESIDENT_TLS_CERT": "cert.pem"})
+    with pytest.raises(SystemExit, match="PRESIDENT_INTERNAL_TLS_CERT"):
+        TlsSettings.from_env({"PRESIDENT_INTERNAL_TLS_CA": "ca.pem"})
+    missing = TlsSettings.from_env(
+        {
+            "PRESIDENT_INTERNAL_TLS_CA": str(tmp_path / "ca.pem"),
+            "PRESIDENT_INTERNAL_TLS_CERT": str(tmp_path / "service.pem"),
+            "PRESIDENT_INTERNAL_TLS_KEY": str(tmp_path / "service-key.pem"),
+        }
+    )
+    assert missing.client_cert == str(tmp_path / "service.pem")  # its own pair by default
+    with pytest.raises(SystemExit, match="cannot read"):
+        missing.server_credentials(public=False)
+    assert TlsSettings.from_env({}).server_credentials(public=True) is None  # plaintext
+    plain = TlsSettings.from_env({})
+    assert plain.internal_credentials() is None and plain.gateway_credentials() is None
