@@ -1,7 +1,9 @@
 """The web edge in docker-compose.yml, deploy/k8s and the image, and its HTTP health probe.
 
 The edge is an HTTP service with its own settings (``president.services.web.settings``),
-a client of the gateway that holds no secret: every file must agree on its port,
+a client of the gateway that holds no secret but its proof to the gateway that it
+names each browser's address (``PRESIDENT_EDGE_SECRET``, the gateway's too): every
+file must agree on its port,
 its probes, the gateway's address and the static folder the image carries.
 """
 
@@ -63,6 +65,7 @@ def test_compose_runs_the_edge_with_its_probe_and_no_secret() -> None:
     assert spec["depends_on"]["gateway"]["condition"] == "service_healthy"
     variables = settings_variables()
     assert not {variables[name] for name in CREDENTIALS} & set(env), "the edge holds no secret"
+    assert env["PRESIDENT_EDGE_SECRET"] == compose_env("gateway")["PRESIDENT_EDGE_SECRET"]
     unknown = {name for name in env if name.startswith("PRESIDENT_")} - web_variables()
     assert not unknown, f"web sets {unknown}: no such setting"
 
@@ -78,7 +81,10 @@ def test_kubernetes_runs_the_edge_with_http_probes_and_no_secret() -> None:
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert container["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
-    assert not any("secretRef" in source for source in container.get("envFrom", []))
+    secrets = [s["secretRef"]["name"] for s in container.get("envFrom", []) if "secretRef" in s]
+    assert secrets == ["president-edge"]  # its proof of the browsers' addresses, no other
+    gateway = container_env(app_container(workloads()["gateway"]))
+    assert env["PRESIDENT_EDGE_SECRET"] == gateway["PRESIDENT_EDGE_SECRET"]
     host, _, port = env["PRESIDENT_GATEWAY_ADDRESS"].rpartition(":")
     assert int(port) in {p["port"] for p in objects("Service")[host]["spec"]["ports"]}
     assert env["PRESIDENT_WEB_STATIC_DIR"] == image_static_dir()

@@ -15,16 +15,17 @@ import sys
 import uuid
 from pathlib import Path
 
+from tests.support.certificates import Authority
 from tests.support.postgres import PostgresServer
 from tests.support.servers import delete_stream
 
 RUN_SECONDS = 180
 
 
-def _run(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(cwd: Path, env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
     president = Path(sys.executable).parent / "president"
     return subprocess.run(
-        [str(president), "run", "--exit", "--rounds", "1", "--preset", "house"],
+        [str(president), "run", "--exit", "--rounds", "1", "--preset", "house", *flags],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -60,7 +61,7 @@ def _check_output(result: subprocess.CompletedProcess[str]) -> None:
     out = result.stdout
     assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
     assert "The gateway listens on 127.0.0.1:" in out
-    assert "grpcurl -plaintext" in out and "GatewayClient.connect(" in out
+    assert "grpcurl -" in out and "GatewayClient.connect(" in out
     assert "The web edge serves browsers on http://127.0.0.1:" in out
     assert "The lobby in a browser: http://127.0.0.1:" in out
     assert "Check a round of the demo table in a browser" in out and "&round=1" in out
@@ -78,6 +79,8 @@ def test_make_demo_embedded(tmp_path: Path) -> None:
     _check_output(result)
     assert "Starting NATS with JetStream" in result.stdout
     assert ":4222" not in result.stdout and ":5432" not in result.stdout
+    assert "(gRPC, plaintext, server reflection on)" in result.stdout
+    assert "grpcurl -plaintext" in result.stdout
     assert (tmp_path / "var" / "president.db").exists()
     assert (tmp_path / "var" / "nats").is_dir()
     assert _processes_in(tmp_path) == []
@@ -95,13 +98,24 @@ def test_make_demo_on_postgres_and_the_machines_nats(
         "PRESIDENT_STREAM": stream,
         "PRESIDENT_SUBJECT_PREFIX": f"{stream.lower()}.events.table",
     }
+    # With TLS at the gateway and mutual TLS between the services, by the flags.
+    public, inside = Authority("public", tmp_path / "tls"), Authority("inside", tmp_path / "tls")
+    gateway, service = public.issue("gateway"), inside.issue("service")
+    flags = [
+        *("--tls-cert", str(gateway.cert_file), "--tls-key", str(gateway.key_file)),
+        *("--tls-ca", str(public.cert_file), "--internal-tls-ca", str(inside.cert_file)),
+        *("--internal-tls-cert", str(service.cert_file)),
+        *("--internal-tls-key", str(service.key_file)),
+    ]
     try:
-        result = _run(tmp_path, env)
+        result = _run(tmp_path, env, *flags)
     finally:
         asyncio.run(delete_stream(nats_url, stream))
         postgres_server.drop_database(database)
     _check_output(result)
     assert "Starting NATS" not in result.stdout
     assert "postgresql" in result.stdout
+    assert "(gRPC, TLS, mutual TLS between the services, server" in result.stdout
+    assert f"grpcurl -cacert {public.cert_file}" in result.stdout
     assert not (tmp_path / "var" / "president.db").exists()
     assert _processes_in(tmp_path) == []

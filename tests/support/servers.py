@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nats
 import pytest
 
-from president.servicekit.launcher import NatsServer, Stack, port_open
+from president.servicekit.launcher import SERVICES, NatsServer, Stack, port_open
 
 if TYPE_CHECKING:
     from tests.support.postgres import PostgresServer
@@ -72,6 +74,26 @@ def isolated_env() -> dict[str, str]:
         "PRESIDENT_TOKEN_SECRET": f"test-secret-{run}",
         "PRESIDENT_GRACE_SECONDS": "2",
     }
+
+
+@contextmanager
+def sqlite_stack_in(
+    workdir: Path,
+    nats_url: str,
+    env: Mapping[str, str],
+    services: tuple[str, ...] = SERVICES,
+    table_replicas: int = 1,
+) -> Iterator[Stack]:
+    """``services`` started on SQLite files in ``workdir`` and NATS with ``env`` (which names
+    the stack's own JetStream stream: :func:`isolated_env`); stopped and the stream deleted
+    afterwards."""
+    database = f"sqlite:///{workdir / 'president.db'}"
+    stack = Stack(workdir, database, nats_url, env, table_replicas=table_replicas)
+    try:
+        yield stack.start(services=services)
+    finally:
+        stack.stop()
+        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ HTTP client (httpx), as a browser's fetch does.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import struct
@@ -21,7 +20,7 @@ import pytest
 from google.rpc import error_details_pb2
 
 from president.servicekit.launcher import SERVICES, Stack
-from tests.support.servers import delete_stream, isolated_env
+from tests.support.servers import isolated_env, sqlite_stack_in
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "web" / "public"
@@ -41,12 +40,8 @@ def web_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterat
         "PRESIDENT_WEB_STATIC_DIR": str(STATIC),
         "PRESIDENT_WEB_ALLOWED_ORIGINS": ALLOWED_ORIGIN,
     }
-    stack = Stack(workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, env)
-    try:
-        yield stack.start(services=(*SERVICES, "web"))
-    finally:
-        stack.stop()
-        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
+    with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web")) as stack:
+        yield stack
 
 
 def base_url(stack: Stack) -> str:

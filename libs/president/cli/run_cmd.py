@@ -36,6 +36,7 @@ from president.hosting.activity import describe
 from president.rules import round as rnd
 from president.rules.options import PRESETS
 from president.servicekit.launcher import ALL_SERVICES, EDGE, NatsServer, Stack, free_port
+from president.servicekit.tls import TlsSettings
 from president.store import migrate
 
 VAR = Path("var")
@@ -90,9 +91,14 @@ def narrate(change: gwpb.WatchResponse, me: int | None) -> list[str]:
 
 
 # --------------------------------------------------------------------------- the demo game
-async def demo_game(address: str, preset: str, rounds: int, name: str) -> tuple[str, bool]:
-    """A practice table played through the gateway; (table id, whether the game ended)."""
-    async with GatewayClient.connect(address) as client:
+async def demo_game(
+    address: str, preset: str, rounds: int, name: str, tls: TlsSettings | None = None
+) -> tuple[str, bool]:
+    """A practice table played through the gateway (over its TLS when it serves TLS);
+    (table id, whether the game ended)."""
+    tls = tls or TlsSettings()
+    ca = Path(tls.gateway_ca).read_bytes() if tls.gateway_ca else None
+    async with GatewayClient.connect(address, tls=tls.public, ca=ca) as client:
         created = await client.create_table(preset, display_name=name, visibility="practice")
         _echo(f"Demo table {created.table_id}: {name} (seat {created.seat}) against 3 bots.")
         log = SeatLog()
@@ -150,8 +156,20 @@ def _sqlite_url(path: Path) -> str:
     return f"sqlite:///{path.resolve()}"
 
 
-def _stack_env(token_secret: str) -> dict[str, str]:
-    env = {
+#: ``president run``'s TLS flags and the variables they set (the README's "TLS").
+TLS_FLAGS = {
+    "tls_cert": "PRESIDENT_TLS_CERT",
+    "tls_key": "PRESIDENT_TLS_KEY",
+    "tls_ca": "PRESIDENT_GATEWAY_TLS_CA",
+    "internal_tls_ca": "PRESIDENT_INTERNAL_TLS_CA",
+    "internal_tls_cert": "PRESIDENT_INTERNAL_TLS_CERT",
+    "internal_tls_key": "PRESIDENT_INTERNAL_TLS_KEY",
+}
+
+
+def _stack_env(token_secret: str, tls_files: dict[str, str] | None = None) -> dict[str, str]:
+    env = {TLS_FLAGS[flag]: str(Path(path).resolve()) for flag, path in (tls_files or {}).items()}
+    env |= {
         "PRESIDENT_TOKEN_SECRET": token_secret,
         "PRESIDENT_WEB_STATIC_DIR": str(
             Path(_env_or_none("PRESIDENT_WEB_STATIC_DIR") or "web/public").resolve()
@@ -167,7 +185,13 @@ def _stack_env(token_secret: str) -> dict[str, str]:
 def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
     gateway = stack.gateway
     _echo()
-    _echo(f"The gateway listens on {gateway} (gRPC, plaintext, server reflection on).")
+    tls = TlsSettings.from_env(stack.base_env())
+    door = "TLS" if tls.public else "plaintext"
+    inside = ", mutual TLS between the services" if tls.internal else ""
+    _echo(f"The gateway listens on {gateway} (gRPC, {door}{inside}, server reflection on).")
+    grpcurl = "grpcurl -plaintext"
+    if tls.public:
+        grpcurl = f"grpcurl -cacert {tls.gateway_ca}" if tls.gateway_ca else "grpcurl"
     _echo(f"  store: {_shown(database_url)}")
     _echo(f"  NATS:  {_shown(nats_url)}")
     _echo(f"The web edge serves browsers on {_web_url(stack)}/ (Connect and gRPC-Web).")
@@ -179,18 +203,18 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
         "  metrics: " + ", ".join(f"{name} :{stack.metrics_ports[name]}/metrics" for name in names)
     )
     _echo("Point a client at it:")
-    _echo(f"  grpcurl -plaintext {gateway} list president.gateway.v1.GatewayService")
+    _echo(f"  {grpcurl} {gateway} list president.gateway.v1.GatewayService")
     _echo(
-        f'  grpcurl -plaintext -d \'{{"display_name": "Ada"}}\' {gateway} '
+        f'  {grpcurl} -d \'{{"display_name": "Ada"}}\' {gateway} '
         "president.gateway.v1.GatewayService/CreateGuest   (its access_token is <token>)"
     )
     _echo(
-        f"  grpcurl -plaintext -H 'authorization: Bearer <token>' -d "
+        f"  {grpcurl} -H 'authorization: Bearer <token>' -d "
         f'\'{{"display_name": "Ada", "options": {{"preset": "house"}}}}\' {gateway} '
         "president.gateway.v1.GatewayService/CreateTable"
     )
     _echo(
-        f"  grpcurl -plaintext -H 'authorization: Bearer <token>' -d "
+        f"  {grpcurl} -H 'authorization: Bearer <token>' -d "
         f'\'{{"table_id": "<table>"}}\' {gateway} president.gateway.v1.GatewayService/Watch'
     )
     _echo(
@@ -212,6 +236,7 @@ def run_stack(
     name: str,
     port: int | None,
     table_replicas: int = 1,
+    tls_files: dict[str, str] | None = None,
 ) -> int:
     """Start everything, play the demo, audit, serve (or stop): the process exit code."""
     database_url = _env_or_none("PRESIDENT_DATABASE_URL")
@@ -236,7 +261,7 @@ def run_stack(
             VAR / "logs",
             database_url,
             nats_url,
-            _stack_env(token_secret),
+            _stack_env(token_secret, tls_files),
             table_replicas=table_replicas,
         )
         stack.ports = {service: free_port() for service in ALL_SERVICES}
@@ -257,7 +282,8 @@ def run_stack(
             f"{time.monotonic() - started:.1f} s."
         )
         _print_where(stack, database_url, nats_url)
-        table_id, ended = asyncio.run(demo_game(stack.gateway, preset, rounds, name))
+        tls = TlsSettings.from_env(stack.base_env())
+        table_id, ended = asyncio.run(demo_game(stack.gateway, preset, rounds, name, tls))
         audited = audit(database_url, table_id)
         ok = ended and audited
         _echo(
@@ -342,6 +368,22 @@ def register(app: typer.Typer) -> None:
             help="Table service replicas, with table leases, behind one address list "
             "(try failover: kill one, the tables move to the others).",
         ),
+        tls_cert: str | None = typer.Option(
+            None, "--tls-cert", help="The gateway serves TLS with this PEM certificate ..."
+        ),
+        tls_key: str | None = typer.Option(None, "--tls-key", help="... and this key."),
+        tls_ca: str | None = typer.Option(
+            None, "--tls-ca", help="What the demo and the web edge trust for the gateway."
+        ),
+        internal_tls_ca: str | None = typer.Option(
+            None, "--internal-tls-ca", help="Mutual TLS between the services: their CA ..."
+        ),
+        internal_tls_cert: str | None = typer.Option(
+            None, "--internal-tls-cert", help="... a certificate it signed (server and client) ..."
+        ),
+        internal_tls_key: str | None = typer.Option(
+            None, "--internal-tls-key", help="... and its key."
+        ),
     ) -> None:
         """Run the whole backend here, play a demo game through the gateway, audit it, serve."""
         if preset not in PRESETS:
@@ -358,5 +400,17 @@ def register(app: typer.Typer) -> None:
                 name=name,
                 port=chosen,
                 table_replicas=table_replicas,
+                tls_files={
+                    flag: path
+                    for flag, path in {
+                        "tls_cert": tls_cert,
+                        "tls_key": tls_key,
+                        "tls_ca": tls_ca,
+                        "internal_tls_ca": internal_tls_ca,
+                        "internal_tls_cert": internal_tls_cert,
+                        "internal_tls_key": internal_tls_key,
+                    }.items()
+                    if path
+                },
             )
         )

@@ -23,7 +23,12 @@ import grpc
 from google.protobuf.message import Message
 
 from president.client.accounts import AccountCalls
-from president.client.errors import GatewayError, raising_gateway_error
+from president.client.errors import (
+    RETRY_ATTEMPTS,
+    GatewayError,
+    honouring_retry_hints,
+    raising_gateway_error,
+)
 from president.client.receipts import Receipts
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
@@ -48,18 +53,20 @@ VISIBILITY_VALUES = {
 RECONNECT_MS = (250, 2_000)
 
 
-def channel(address: str) -> grpc.aio.Channel:
-    """An insecure channel to a gateway (loopback or inside a private network)."""
+def channel(address: str, *, tls: bool = False, ca: bytes | None = None) -> grpc.aio.Channel:
+    """A channel to a gateway: TLS with ``tls`` (trusting ``ca``, PEM bytes, else the
+    system's roots), otherwise plaintext (loopback or inside a private network)."""
     first, most = RECONNECT_MS
-    return grpc.aio.insecure_channel(
-        address,
-        options=[
-            ("grpc.max_receive_message_length", 16 * 1024 * 1024),
-            ("grpc.initial_reconnect_backoff_ms", first),
-            ("grpc.min_reconnect_backoff_ms", first),
-            ("grpc.max_reconnect_backoff_ms", most),
-        ],
-    )
+    options = [
+        ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+        ("grpc.initial_reconnect_backoff_ms", first),
+        ("grpc.min_reconnect_backoff_ms", first),
+        ("grpc.max_reconnect_backoff_ms", most),
+    ]
+    if tls or ca is not None:
+        credentials = grpc.ssl_channel_credentials(root_certificates=ca)
+        return grpc.aio.secure_channel(address, credentials, options=options)
+    return grpc.aio.insecure_channel(address, options=options)
 
 
 def _chosen_on(request: Any, expected_version: int | None) -> Any:
@@ -91,11 +98,16 @@ class GatewayClient(AccountCalls):
         self._owns_channel = owns_channel
         #: The receipts of every change this client received (:meth:`watch`, :class:`Session`).
         self.receipts = Receipts(table_id or "", player_id or "")
+        #: How many times a call refused by a rate limit is waited out and sent again.
+        self.rate_limit_retries = RETRY_ATTEMPTS
 
     @classmethod
-    def connect(cls, address: str, **kwargs: Any) -> GatewayClient:
-        """A client on a new channel of its own (closed with the client)."""
-        return cls(channel(address), owns_channel=True, **kwargs)
+    def connect(
+        cls, address: str, *, tls: bool = False, ca: bytes | None = None, **kwargs: Any
+    ) -> GatewayClient:
+        """A client on a new channel of its own (closed with the client): TLS with ``tls``
+        or a ``ca`` to trust (see :func:`channel`)."""
+        return cls(channel(address, tls=tls, ca=ca), owns_channel=True, **kwargs)
 
     def sibling(self, **kwargs: Any) -> GatewayClient:
         """Another client on the same channel: another player, with an identity of its own."""
@@ -125,8 +137,12 @@ class GatewayClient(AccountCalls):
         return await self._call(method, request, timeout)
 
     async def _call(self, method: str, request: Message, timeout: float = 30.0) -> Any:
-        return await raising_gateway_error(
-            getattr(self.stub, method)(request, metadata=self.metadata(), timeout=timeout)
+        """One call; a rate limit's refusal is waited out as it asks, and the call sent again."""
+        return await honouring_retry_hints(
+            lambda: raising_gateway_error(
+                getattr(self.stub, method)(request, metadata=self.metadata(), timeout=timeout)
+            ),
+            self.rate_limit_retries,
         )
 
     # -- tables and seats -----------------------------------------------------
@@ -488,8 +504,11 @@ class Session:
             )
         elif result.HasField("refused"):
             refused = result.refused
-            code = getattr(grpc.StatusCode, refused.code, grpc.StatusCode.UNKNOWN)
-            future.set_exception(GatewayError(code, refused.reason, refused.message))
+            future.set_exception(
+                GatewayError.refused(
+                    refused.code, refused.reason, refused.message, dict(refused.metadata)
+                )
+            )
         else:
             future.set_result(result.version)
 
@@ -501,6 +520,13 @@ class Session:
             yield item
 
     async def _send(self, request: pb.SessionRequest, command_id: str) -> int:
+        """Send a command; its table version after it (a rate limit's refusal is waited out
+        and the same command sent again)."""
+        return await honouring_retry_hints(
+            lambda: self._send_once(request, command_id), self._client.rate_limit_retries
+        )
+
+    async def _send_once(self, request: pb.SessionRequest, command_id: str) -> int:
         if self._reader.done():
             raise self._ended or GatewayError(
                 grpc.StatusCode.UNAVAILABLE, "SESSION_ENDED", "the session stream ended"

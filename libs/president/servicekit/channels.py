@@ -1,8 +1,13 @@
-"""Options of the channels between services: one set for every internal client."""
+"""The channels between services: one set of options for every internal client, mutual TLS
+when configured."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import grpc
+
+from president.servicekit.tls import TlsSettings
 
 #: Reconnect quickly after a peer restarts: gRPC's default backoff grows to
 #: two minutes, longer than any call here waits for a channel to be ready.
@@ -28,3 +33,50 @@ def internal_channel_options() -> list[tuple[str, Any]]:
         ("grpc.min_reconnect_backoff_ms", RECONNECT_MS),
         ("grpc.max_reconnect_backoff_ms", MAX_RECONNECT_MS),
     ]
+
+
+def _internal(
+    address: str, tls: TlsSettings | None
+) -> tuple[str, list[tuple[str, Any]], grpc.ChannelCredentials | None]:
+    settings = tls or TlsSettings.from_env()
+    target = channel_target(address)
+    options = internal_channel_options() + settings.internal_options(target)
+    return target, options, settings.internal_credentials()
+
+
+def internal_channel(address: str, tls: TlsSettings | None = None) -> grpc.aio.Channel:
+    """A grpc.aio channel from one service to another at ``address`` (one or a list):
+    mutual TLS when configured (:mod:`president.servicekit.tls`), else plaintext."""
+    target, options, credentials = _internal(address, tls)
+    if credentials is None:
+        return grpc.aio.insecure_channel(target, options=options)
+    return grpc.aio.secure_channel(target, credentials, options=options)
+
+
+def internal_sync_channel(address: str, tls: TlsSettings | None = None) -> grpc.Channel:
+    """:func:`internal_channel` for blocking callers (worker threads, probes)."""
+    target, options, credentials = _internal(address, tls)
+    if credentials is None:
+        return grpc.insecure_channel(target, options=options)
+    return grpc.secure_channel(target, credentials, options=options)
+
+
+def gateway_channel(address: str, tls: TlsSettings | None = None) -> grpc.aio.Channel:
+    """A grpc.aio channel of a client inside the deployment (the web edge) to the gateway:
+    TLS when the gateway serves it (trusting ``PRESIDENT_GATEWAY_TLS_CA``), else plaintext."""
+    settings = tls or TlsSettings.from_env()
+    credentials = settings.gateway_credentials()
+    if credentials is None:
+        return grpc.aio.insecure_channel(address, options=internal_channel_options())
+    return grpc.aio.secure_channel(address, credentials, options=internal_channel_options())
+
+
+def probe_channel(
+    address: str, tls: TlsSettings, public: bool, options: list[tuple[str, Any]]
+) -> grpc.Channel:
+    """A blocking channel to a service's health check: the gateway's (``public``) door over
+    its TLS when it serves TLS, an internal service's over mutual TLS when configured."""
+    credentials = tls.gateway_credentials() if public else tls.internal_credentials()
+    if credentials is None:
+        return grpc.insecure_channel(address, options=options)
+    return grpc.secure_channel(address, credentials, options=options + tls.internal_options(""))

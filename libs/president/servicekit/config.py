@@ -6,6 +6,7 @@ Every variable is documented in the README ("Configuration").
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from president.servicekit.nats import DEFAULT_MAX_AGE_SECONDS, Subjects
@@ -25,7 +26,12 @@ def env_seconds(name: str, default: float) -> float:
 
 
 def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
+    return env_int(name, default)
+
+
+def env_int(name: str, default: int, environ: Mapping[str, str] | None = None) -> int:
+    """A whole number from the environment variable ``name`` (``default`` if unset)."""
+    raw = (os.environ if environ is None else environ).get(name)
     if raw is None or raw == "":
         return default
     try:
@@ -88,6 +94,9 @@ class Settings:
     revocations_subject: str = field(
         default_factory=lambda: _env("PRESIDENT_REVOCATIONS_SUBJECT", "president.players.revoked")
     )
+    #: Shared by the web edge and the gateway: the edge's proof that it names the browser's
+    #: address (:mod:`president.servicekit.peers`); empty: no address named is believed.
+    edge_secret: str = field(default_factory=lambda: _env("PRESIDENT_EDGE_SECRET", ""))
     grace_seconds: int = field(default_factory=lambda: _env_int("PRESIDENT_GRACE_SECONDS", 10))
     log_level: str = field(default_factory=lambda: _env("PRESIDENT_LOG_LEVEL", "info"))
     scoring_durable: str = field(

@@ -3,7 +3,9 @@
 A refused call gets a status code that fits and a ``google.rpc.ErrorInfo``
 whose ``reason`` is a stable machine-readable code (the rules codes of
 conformance/FORMAT.md, or the service's own such as TABLE_NOT_FOUND) and a
-message in words a person understands.
+message in words a person understands. A refusal that says when to try
+again (rate limits) carries the seconds in the ErrorInfo metadata
+(:data:`RETRY_AFTER`) and, for clients that read it, a ``google.rpc.RetryInfo``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -20,6 +22,8 @@ from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError
 
 DOMAIN = "president.cards"
+#: The ErrorInfo metadata key of the seconds a refused client should wait before trying again.
+RETRY_AFTER = "retry_after_seconds"
 
 #: The one table from a rules code to its status code: ABORTED for a play that lost a
 #: race; a code not named here is FAILED_PRECONDITION.
@@ -107,8 +111,15 @@ def to_status(error: ServiceError) -> grpc.Status:
     info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN, metadata=error.metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
+    details = [detail]
+    if RETRY_AFTER in error.metadata:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(int(float(error.metadata[RETRY_AFTER]) * 1e9))
+        retry = any_pb2.Any()
+        retry.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
+        details.append(retry)
     status = status_pb2.Status(
-        code=getattr(code_pb2, error.status.name), message=error.message, details=[detail]
+        code=getattr(code_pb2, error.status.name), message=error.message, details=details
     )
     return rpc_status.to_status(status)
 

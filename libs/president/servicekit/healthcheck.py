@@ -27,6 +27,9 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from president.servicekit.channels import probe_channel
+from president.servicekit.tls import TlsSettings
+
 DEFAULT_TIMEOUT_SECONDS = 3.0
 USAGE = (
     "usage: python -m president.servicekit.healthcheck HOST:PORT [SERVICE] [--timeout SECONDS]"
@@ -104,7 +107,10 @@ def check(probe: Probe) -> tuple[bool, str]:
         return check_http(probe)
     target = f"{probe.address} service={probe.service or '(server)'}"
     options = [("grpc.enable_http_proxy", 0), ("grpc.enable_retries", 0)]
-    with grpc.insecure_channel(probe.address, options=options) as channel:
+    # The TLS this process is configured with: a gateway's own door when it has a certificate
+    # of its own (PRESIDENT_TLS_CERT), else the internal mutual TLS when configured.
+    tls = TlsSettings.from_env()
+    with probe_channel(probe.address, tls, tls.public, options) as channel:
         stub: Any = health_pb2_grpc.HealthStub(channel)
         try:
             response = stub.Check(

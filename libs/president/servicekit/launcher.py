@@ -9,6 +9,7 @@ collides with servers already on the machine (NATS on 4222, PostgreSQL on
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -22,7 +23,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from president.servicekit.channels import internal_channel_options
+from president.servicekit.channels import internal_channel_options, probe_channel
+from president.servicekit.tls import TlsSettings
 
 SERVICES = ("dealer", "table", "scoring", "timer", "players", "gateway")
 #: The web edge: an HTTP service in front of the gateway, started after it when asked for.
@@ -115,13 +117,20 @@ class NatsServer:
 
 
 def wait_healthy(
-    address: str, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None
+    address: str,
+    timeout: float = 30.0,
+    process: subprocess.Popen[bytes] | None = None,
+    tls: TlsSettings | None = None,
+    public: bool = False,
 ) -> None:
-    """Wait until the gRPC health service at ``address`` answers SERVING."""
+    """Wait until the gRPC health service at ``address`` answers SERVING (over ``tls``: the
+    gateway's TLS when ``public``, else the internal mutual TLS, when configured)."""
     deadline = time.monotonic() + timeout
-    # Reconnect quickly: with gRPC's default backoff a service that comes up
-    # a second after the first refused connection is seen up to half a minute late.
-    with grpc.insecure_channel(address, options=internal_channel_options()) as channel:
+    # Reconnect quickly (the internal channels' options): with gRPC's default backoff a
+    # service that comes up a second after the first refused connection is seen up to
+    # half a minute late.
+    tls = tls or TlsSettings()
+    with probe_channel(address, tls, public, internal_channel_options()) as channel:
         stub: Any = health_pb2_grpc.HealthStub(channel)
         while True:
             try:
@@ -158,6 +167,10 @@ def wait_http_healthy(
         time.sleep(0.1)
 
 
+#: How much a local stack raises every rate and stream limit (``PRESIDENT_LIMITS_SCALE``):
+#: its tests, benchmarks and chaos runs call from one address as fast as they can.
+LOCAL_LIMITS_SCALE = "100"
+
 #: How long a table replica's lease lasts when ``Stack.table_replicas`` starts several.
 REPLICA_LEASE_SECONDS = "3"
 
@@ -185,6 +198,7 @@ class Stack:
     metrics_ports: dict[str, int] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     table_replicas: int = 1
+    edge_secret: str = field(default_factory=lambda: secrets.token_hex(16))
 
     def address(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service]}"
@@ -223,6 +237,10 @@ class Stack:
         }
         for name in ALL_SERVICES:
             env[f"PRESIDENT_{name.upper()}_PORT"] = str(self.ports[name])
+        # Every client of a local stack is on loopback: the limits per peer are raised
+        # (unless set), and the edge proves the browsers' addresses with a secret of its own.
+        env.setdefault("PRESIDENT_LIMITS_SCALE", LOCAL_LIMITS_SCALE)
+        env.setdefault("PRESIDENT_EDGE_SECRET", self.edge_secret)
         if self.table_replicas > 1:
             env["PRESIDENT_TABLE_ADDRESS"] = ",".join(self.address(n) for n in self.replicas)
             env["PRESIDENT_TABLE_LEASE_SECONDS"] = REPLICA_LEASE_SECONDS
@@ -260,7 +278,8 @@ class Stack:
             if name == EDGE:
                 wait_http_healthy(f"http://{self.address(name)}/healthz", timeout, process)
             else:
-                wait_healthy(self.address(name), timeout, process)
+                tls = TlsSettings.from_env(environment)
+                wait_healthy(self.address(name), timeout, process, tls, name == "gateway")
         except (RuntimeError, TimeoutError) as error:
             raise RuntimeError(f"{error}; see {self.workdir / (name + '.log')}") from None
 

@@ -23,6 +23,7 @@ from president.servicekit.logs import configure
 from president.servicekit.malformed import MalformedRequests
 from president.servicekit.metrics import MetricsInterceptor, serve_metrics
 from president.servicekit.reflection import enable_reflection
+from president.servicekit.tls import TlsSettings
 
 MAX_MESSAGE_BYTES = 256 * 1024
 
@@ -43,6 +44,10 @@ class Service:
     on_stop: list[Hook] = field(default_factory=list)
     #: This service's own interceptors, after the metrics one every service has.
     interceptors: Sequence[grpc.aio.ServerInterceptor] = ()
+    #: The door clients outside reach (the gateway): TLS of its own, never mutual TLS.
+    public: bool = False
+    #: This service's own server options (channel arguments), after the shared ones.
+    options: Sequence[tuple[str, Any]] = ()
 
 
 def _options() -> list[tuple[str, Any]]:
@@ -75,14 +80,18 @@ async def run(service: Service, settings: Settings) -> None:
     log = configure(service.name, settings.log_level)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(service.name), MalformedRequests(), *service.interceptors],
-        options=_options(),
+        options=[*_options(), *service.options],
     )
     names = list(service.register(server))
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     enable_reflection(server, names)
     address = f"{settings.host}:{service.port}"
-    port = server.add_insecure_port(address)
+    credentials = TlsSettings.from_env().server_credentials(service.public)
+    if credentials is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, credentials)
     if port == 0:
         raise SystemExit(f"{service.name}: cannot listen on {address}")
     await server.start()
@@ -98,7 +107,11 @@ async def run(service: Service, settings: Settings) -> None:
         asyncio.create_task(job(), name=f"{service.name}-background") for job in service.background
     ]
     log.info(
-        "serving", address=f"{settings.host}:{port}", metrics_port=metrics_port, services=names
+        "serving",
+        address=f"{settings.host}:{port}",
+        tls=credentials is not None,
+        metrics_port=metrics_port,
+        services=names,
     )
 
     stop = asyncio.Event()

@@ -11,7 +11,7 @@ import grpc
 
 from president.events.v1 import events_pb2 as events_pb
 from president.game.v1 import game_pb2 as gpb
-from president.servicekit.channels import channel_target, internal_channel_options
+from president.servicekit.channels import internal_channel
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
 
@@ -72,9 +72,7 @@ class TableClient:
 
     def _table(self) -> Any:
         if self._stub is None:
-            self._channel = grpc.aio.insecure_channel(
-                channel_target(self.address), options=internal_channel_options()
-            )
+            self._channel = internal_channel(self.address)
             self._stub = table_pb2_grpc.TableServiceStub(self._channel)
         return self._stub
 

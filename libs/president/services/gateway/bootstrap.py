@@ -22,11 +22,12 @@ from nats.aio.msg import Msg
 
 from president.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from president.players.v1 import players_pb2
-from president.servicekit.config import Settings, env_seconds
+from president.servicekit.config import Settings, env_int, env_seconds
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
 from president.services.gateway import foresight
 from president.services.gateway.accounts import Accounts
+from president.services.gateway.admission import Admission
 from president.services.gateway.app import Gateway
 from president.services.gateway.auth import Verifier
 from president.services.gateway.feed import FeedHub
@@ -38,6 +39,8 @@ from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTa
 from president.services.gateway.wire import PreSerialized
 
 RECONNECT_SECONDS = 1.0
+#: Streams one HTTP/2 connection may hold open at once.
+STREAMS_PER_CONNECTION = 1024
 #: How often the revocation list forgets revocations whose tokens all expired.
 PRUNE_SECONDS = 60.0
 log = structlog.get_logger(service="gateway")
@@ -73,6 +76,7 @@ def build(settings: Settings) -> Service:
     foresight.enable(tables, hub)  # plays' changes built while the table service commits
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     gateway = Gateway(tables, scoring, hub, id_key)
+    admission = Admission.from_env(settings.edge_secret)
     client: list[Client] = []
     reloads: set[asyncio.Task[None]] = set()
 
@@ -138,7 +142,7 @@ def build(settings: Settings) -> Service:
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
-            GatewayServicer(gateway, verifier, accounts), server
+            GatewayServicer(gateway, verifier, accounts, admission), server
         )
         return [gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"].full_name]
 
@@ -158,4 +162,16 @@ def build(settings: Settings) -> Service:
         background=[follow_nats, hub.maintain],
         on_stop=[close],
         interceptors=[PreSerialized()],  # the Watch and Session streams yield bytes
+        public=True,
+        # HTTP/2 bounds each connection's open streams (the web edge's one connection
+        # carries every browser's: this is its total).
+        options=[("grpc.max_concurrent_streams", max_streams_per_connection())],
     )
+
+
+def max_streams_per_connection() -> int:
+    """``PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION`` (default 1,024, at least 1)."""
+    value = env_int("PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION", STREAMS_PER_CONNECTION)
+    if value < 1:
+        raise SystemExit("PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION must be at least 1")
+    return value

@@ -20,6 +20,7 @@ from president.players.v1 import players_pb2 as ppb
 from president.servicekit.errors import ServiceError, abort, from_domain
 from president.servicekit.identity import Identity
 from president.services.gateway.accounts import Accounts
+from president.services.gateway.admission import Admission
 from president.services.gateway.app import Gateway, Refused
 from president.services.gateway.auth import Verifier, bearer
 from president.services.gateway.guard import while_valid
@@ -49,15 +50,25 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     """The public API: each call is checked and handed to :class:`Gateway` (tables) or
     :class:`Accounts` (who you are)."""
 
-    def __init__(self, gateway: Gateway, verifier: Verifier, accounts: Accounts) -> None:
+    def __init__(
+        self,
+        gateway: Gateway,
+        verifier: Verifier,
+        accounts: Accounts,
+        admission: Admission | None = None,
+    ) -> None:
         self._gateway = gateway
         self._verifier = verifier
         self._accounts = accounts
+        self._admission = admission or Admission()
         self._log = structlog.get_logger().bind(service="gateway")
 
-    async def _open(self, context: Context, run: Callable[[], Awaitable[T]]) -> T:
-        """A call that needs no token."""
+    async def _open(
+        self, context: Context, method: str, run: Callable[[], Awaitable[T]], who: str = ""
+    ) -> T:
+        """A call that needs no token (counted for ``who``, "" for nobody, and its peer)."""
         try:
+            self._admission.call(method, context, who)
             return await run()
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))
@@ -65,10 +76,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             self._log.exception("call failed", error=type(error).__name__)
             await abort(context, internal())
 
-    async def _authed(self, context: Context, run: Callable[[Identity], Awaitable[T]]) -> T:
-        """A call that acts with the bearer token's identity."""
+    async def _authed(
+        self, context: Context, method: str, run: Callable[[Identity], Awaitable[T]]
+    ) -> T:
+        """A call that acts with the bearer token's identity (counted for it and its peer)."""
         try:
             identity = self._verifier.from_metadata(context.invocation_metadata())
+            self._admission.call(method, context, identity.account_id)
             return await run(identity)
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))
@@ -77,109 +91,134 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             await abort(context, internal())
 
     async def _with_token(
-        self, context: Context, run: Callable[[Identity, str], Awaitable[T]]
+        self, context: Context, method: str, run: Callable[[Identity, str], Awaitable[T]]
     ) -> T:
         """A call that acts with the identity and passes its token on (to log out)."""
         token = bearer(context.invocation_metadata())
-        return await self._authed(context, lambda identity: run(identity, token))
+        return await self._authed(context, method, lambda identity: run(identity, token))
 
     # -- tables and seats -----------------------------------------------------------
     async def CreateTable(
         self, request: pb.CreateTableRequest, context: Context
     ) -> pb.CreateTableResponse:
-        return await self._authed(context, lambda who: self._gateway.create_table(who, request))
+        return await self._authed(
+            context, "CreateTable", lambda who: self._gateway.create_table(who, request)
+        )
 
     async def ListTables(
         self, request: pb.ListTablesRequest, context: Context
     ) -> pb.ListTablesResponse:
-        return await self._open(context, lambda: self._gateway.list_tables(request))
+        return await self._open(context, "ListTables", lambda: self._gateway.list_tables(request))
 
     async def ListCommitments(
         self, request: pb.ListCommitmentsRequest, context: Context
     ) -> pb.ListCommitmentsResponse:
-        return await self._open(context, lambda: self._gateway.list_commitments(request))
+        return await self._open(
+            context, "ListCommitments", lambda: self._gateway.list_commitments(request)
+        )
 
     async def JoinTable(
         self, request: pb.JoinTableRequest, context: Context
     ) -> pb.JoinTableResponse:
-        return await self._authed(context, lambda who: self._gateway.join_table(who, request))
+        return await self._authed(
+            context, "JoinTable", lambda who: self._gateway.join_table(who, request)
+        )
 
     async def Spectate(self, request: pb.SpectateRequest, context: Context) -> pb.SpectateResponse:
-        return await self._authed(context, lambda who: self._gateway.spectate(who, request))
+        return await self._authed(
+            context, "Spectate", lambda who: self._gateway.spectate(who, request)
+        )
 
     async def AddBot(self, request: pb.AddBotRequest, context: Context) -> pb.AddBotResponse:
-        return await self._authed(context, lambda who: self._gateway.add_bot(who, request))
+        return await self._authed(
+            context, "AddBot", lambda who: self._gateway.add_bot(who, request)
+        )
 
     async def RemoveSeat(
         self, request: pb.RemoveSeatRequest, context: Context
     ) -> pb.RemoveSeatResponse:
-        return await self._authed(context, lambda who: self._gateway.remove_seat(who, request))
+        return await self._authed(
+            context, "RemoveSeat", lambda who: self._gateway.remove_seat(who, request)
+        )
 
     async def StartGame(
         self, request: pb.StartGameRequest, context: Context
     ) -> pb.StartGameResponse:
-        return await self._authed(context, lambda who: self._gateway.start_game(who, request))
+        return await self._authed(
+            context, "StartGame", lambda who: self._gateway.start_game(who, request)
+        )
 
     async def Play(self, request: pb.PlayRequest, context: Context) -> pb.PlayResponse:
-        return await self._authed(context, lambda who: self._gateway.play(who, request))
+        return await self._authed(context, "Play", lambda who: self._gateway.play(who, request))
 
     async def Pass(self, request: pb.PassRequest, context: Context) -> pb.PassResponse:
-        return await self._authed(context, lambda who: self._gateway.pass_(who, request))
+        return await self._authed(context, "Pass", lambda who: self._gateway.pass_(who, request))
 
     async def ReturnCards(
         self, request: pb.ReturnCardsRequest, context: Context
     ) -> pb.ReturnCardsResponse:
-        return await self._authed(context, lambda who: self._gateway.return_cards(who, request))
+        return await self._authed(
+            context, "ReturnCards", lambda who: self._gateway.return_cards(who, request)
+        )
 
     async def React(self, request: pb.ReactRequest, context: Context) -> pb.ReactResponse:
-        return await self._authed(context, lambda who: self._gateway.react(who, request))
+        return await self._authed(context, "React", lambda who: self._gateway.react(who, request))
 
     async def Leave(self, request: pb.LeaveRequest, context: Context) -> pb.LeaveResponse:
-        return await self._authed(context, lambda who: self._gateway.leave(who, request))
+        return await self._authed(context, "Leave", lambda who: self._gateway.leave(who, request))
 
     async def HostAction(
         self, request: pb.HostActionRequest, context: Context
     ) -> pb.HostActionResponse:
-        return await self._authed(context, lambda who: self._gateway.host_action(who, request))
+        return await self._authed(
+            context, "HostAction", lambda who: self._gateway.host_action(who, request)
+        )
 
     async def PreviewPlay(
         self, request: pb.PreviewPlayRequest, context: Context
     ) -> pb.PreviewPlayResponse:
         return await self._authed(
-            context, lambda claims: self._gateway.preview_play(claims, request)
+            context, "PreviewPlay", lambda claims: self._gateway.preview_play(claims, request)
         )
 
     async def GetActivity(
         self, request: pb.GetActivityRequest, context: Context
     ) -> pb.GetActivityResponse:
         return await self._authed(
-            context, lambda claims: self._gateway.get_activity(claims, request)
+            context, "GetActivity", lambda claims: self._gateway.get_activity(claims, request)
         )
 
     async def HandOverHost(
         self, request: pb.HandOverHostRequest, context: Context
     ) -> pb.HandOverHostResponse:
         return await self._authed(
-            context, lambda claims: self._gateway.hand_over_host(claims, request)
+            context, "HandOverHost", lambda claims: self._gateway.hand_over_host(claims, request)
         )
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
-        return await self._authed(context, lambda who: self._gateway.get_table(who, request))
+        return await self._authed(
+            context, "GetTable", lambda who: self._gateway.get_table(who, request)
+        )
 
     async def GetScores(
         self, request: pb.GetScoresRequest, context: Context
     ) -> pb.GetScoresResponse:
-        return await self._authed(context, lambda who: self._gateway.get_scores(who, request))
+        return await self._authed(
+            context, "GetScores", lambda who: self._gateway.get_scores(who, request)
+        )
 
     async def CheckDeal(
         self, request: pb.CheckDealRequest, context: Context
     ) -> pb.CheckDealResponse:
-        return await self._authed(context, lambda who: self._gateway.check_deal(who, request))
+        return await self._authed(
+            context, "CheckDeal", lambda who: self._gateway.check_deal(who, request)
+        )
 
     def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
         return self._streamed(
             context,
-            lambda who: while_valid(
+            "Watch",
+            lambda who, _peer: while_valid(
                 self._gateway.watch(who, request), lambda: self._verifier.check(who)
             ),
         )
@@ -193,27 +232,36 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         first = await anext(requests, None)
         stream = self._streamed(
             context,
-            lambda who: session(
+            "Session",
+            lambda who, peer: session(
                 self._gateway,
                 who,
                 first,
                 requests,
                 transport_error,
                 lambda: self._verifier.check(who),
+                lambda: self._admission.command(peer, who.account_id),
             ),
         )
         async for item in stream:
             yield item
 
     async def _streamed(
-        self, context: Context, open_stream: Callable[[Identity], AsyncIterator[T]]
+        self,
+        context: Context,
+        method: str,
+        open_stream: Callable[[Identity, str], AsyncIterator[T]],
     ) -> AsyncIterator[T]:
         """A stream opened with the bearer token's identity (which it re-checks: Watch through
-        :func:`while_valid`, Session by itself); its failure ends the call."""
+        :func:`while_valid`, Session by itself) from its peer, holding one of their stream
+        slots while it is open; its failure ends the call."""
         try:
             identity = self._verifier.from_metadata(context.invocation_metadata())
-            async for item in open_stream(identity):
-                yield item
+            self._admission.call(method, context, identity.account_id)
+            peer = self._admission.peer(context)
+            with self._admission.stream(peer, identity.account_id):
+                async for item in open_stream(identity, peer):
+                    yield item
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))
         except Exception as error:
@@ -224,32 +272,43 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def CreateGuest(
         self, request: ppb.CreateGuestRequest, context: Context
     ) -> ppb.CreateGuestResponse:
-        return await self._open(context, lambda: self._accounts.create_guest(request))
+        return await self._open(
+            context, "CreateGuest", lambda: self._accounts.create_guest(request)
+        )
 
     async def Register(
         self, request: ppb.RegisterRequest, context: Context
     ) -> ppb.RegisterResponse:
         return await self._open(
             context,
+            "Register",
             lambda: self._accounts.register(bearer(context.invocation_metadata()), request),
         )
 
     async def LogIn(self, request: ppb.LogInRequest, context: Context) -> ppb.LogInResponse:
-        return await self._open(context, lambda: self._accounts.log_in(request))
+        # Counted per account name too: guessing one account's password is slow from anywhere.
+        return await self._open(
+            context,
+            "LogIn",
+            lambda: self._accounts.log_in(request),
+            f"name:{request.name.strip().casefold()}" if request.name else request.guest_id,
+        )
 
     async def Refresh(self, request: ppb.RefreshRequest, context: Context) -> ppb.RefreshResponse:
-        return await self._open(context, lambda: self._accounts.refresh(request))
+        return await self._open(context, "Refresh", lambda: self._accounts.refresh(request))
 
     async def LogOut(self, request: pb.LogOutRequest, context: Context) -> ppb.LogOutResponse:
-        return await self._with_token(context, self._accounts.log_out)
+        return await self._with_token(context, "LogOut", self._accounts.log_out)
 
     async def LogOutEverywhere(
         self, request: pb.LogOutEverywhereRequest, context: Context
     ) -> ppb.LogOutEverywhereResponse:
-        return await self._with_token(context, self._accounts.log_out_everywhere)
+        return await self._with_token(
+            context, "LogOutEverywhere", self._accounts.log_out_everywhere
+        )
 
     async def WhoAmI(self, request: pb.WhoAmIRequest, context: Context) -> ppb.WhoAmIResponse:
         async def answer(identity: Identity) -> ppb.WhoAmIResponse:
             return self._accounts.who_am_i(identity, request)
 
-        return await self._authed(context, answer)
+        return await self._authed(context, "WhoAmI", answer)

@@ -78,6 +78,7 @@ async def session(
     requests: AsyncIterator[pb.SessionRequest],
     refusal_of: RefusalOf,
     check: Callable[[], None] = lambda: None,
+    admit: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[bytes]:
     """The responses of one Session (``first`` is its first request, already read):
     changes and command results, serialized, what is ready together in one message.
@@ -87,7 +88,8 @@ async def session(
     A refused command's result carries ``refusal_of`` its error; ``check``
     raises if the identity ended (expired, revoked): it runs before each
     command, before each message and every second while none is ready, and
-    its refusal ends the stream.
+    its refusal ends the stream. ``admit`` counts each command against the rate
+    limits: its refusal (RATE_LIMITED) is that command's result.
     """
     if first is None:
         return
@@ -111,7 +113,7 @@ async def session(
         with contextlib.suppress(grpc.RpcError, asyncio.CancelledError):
             async for request in requests:
                 result = await answer(
-                    gateway, identity, request, refusal_of, first.watch.table_id, check
+                    gateway, identity, request, refusal_of, first.watch.table_id, check, admit
                 )
                 await out.put(pb.SessionResponse(results=[result]).SerializeToString())
 
@@ -148,6 +150,7 @@ async def answer(
     refusal_of: RefusalOf,
     table_id: str = "",
     check: Callable[[], None] = lambda: None,
+    admit: Callable[[], None] = lambda: None,
 ) -> pb.CommandResult:
     """Run one command of a session (at ``table_id``) as its call would; its result,
     refusals included."""
@@ -165,6 +168,7 @@ async def answer(
                 else "the request holds no command",
             )
         check()
+        admit()
         if command.table_id and command.table_id != table_id:
             raise denied(
                 "WRONG_TABLE",

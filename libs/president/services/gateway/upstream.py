@@ -18,7 +18,7 @@ from president.players.v1 import players_pb2 as ppb
 from president.players.v1 import players_pb2_grpc
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
-from president.servicekit.channels import channel_target, internal_channel_options
+from president.servicekit.channels import internal_channel
 from president.servicekit.command_stream import CommandStream, Observer
 from president.servicekit.errors import ServiceError, aio_error_info, reraise_remote
 from president.servicekit.table_client import MAX_READ_EVENTS, read_pages
@@ -104,9 +104,7 @@ class _Lazy:
     @property
     def _stub(self) -> Any:
         if self._stub_instance is None:
-            self._channel = grpc.aio.insecure_channel(
-                channel_target(self._address), options=internal_channel_options()
-            )
+            self._channel = internal_channel(self._address)
             self._stub_instance = self._make_stub(self._channel)
         return self._stub_instance
 

@@ -18,7 +18,7 @@ from president.dealer.v1 import dealer_pb2 as pb
 from president.dealer.v1 import dealer_pb2_grpc
 from president.hosting.dealer import DealtCards, RoundKey
 from president.rules.cards import CardSyntaxError, parse_card
-from president.servicekit.channels import internal_channel_options
+from president.servicekit.channels import internal_sync_channel
 from president.servicekit.errors import ServiceError
 
 CALL_SECONDS = 3.0
@@ -30,7 +30,7 @@ class GrpcDealer:
     """Commit, deal and reveal through the dealer service."""
 
     def __init__(self, address: str, timeout: float = CALL_SECONDS) -> None:
-        self._channel = grpc.insecure_channel(address, options=internal_channel_options())
+        self._channel = internal_sync_channel(address)
         self._stub: Any = dealer_pb2_grpc.DealerServiceStub(self._channel)
         self._timeout = timeout
 

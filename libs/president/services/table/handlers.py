@@ -24,7 +24,7 @@ from president.hosting.errors import CommandConflict, TableExists, TableNotFound
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError
 from president.servicekit.batching import take_ready
-from president.servicekit.channels import internal_channel_options
+from president.servicekit.channels import internal_channel
 from president.servicekit.checks import invalid
 from president.servicekit.errors import (
     STATUS_OF_CODE,
@@ -135,7 +135,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         if owner == leases.address:
             return None
         if owner not in self._peers:
-            channel = grpc.aio.insecure_channel(owner, options=internal_channel_options())
+            channel = internal_channel(owner)
             self._peers[owner] = (channel, table_pb2_grpc.TableServiceStub(channel))
         peer = self._peers[owner][1]
         try:

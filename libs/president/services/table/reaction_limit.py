@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import grpc
 
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import RETRY_AFTER, ServiceError
 
 #: Reactions a seat may show in one window.
 BURST = 5
@@ -60,6 +60,6 @@ class ReactionLimit:
                     "REACTION_RATE",
                     f"at most {self.burst} reactions every {self.window_seconds:g} seconds: "
                     f"try again in {wait:.0f} s",
-                    {"retry_after_seconds": f"{wait:.1f}"},
+                    {RETRY_AFTER: f"{wait:.1f}"},
                 )
             times.append(now)

@@ -8,7 +8,7 @@ import grpc
 from connectrpc.compat import google_protobuf_codecs
 from starlette.types import ASGIApp
 
-from president.servicekit.channels import internal_channel_options
+from president.servicekit.channels import gateway_channel
 from president.services.web.app import web_application
 from president.services.web.forward import GatewayForwarder, connect_application
 from president.services.web.settings import WebSettings
@@ -28,8 +28,8 @@ def build(settings: WebSettings) -> Edge:
 
     Call it on the event loop that will serve (grpc.aio binds a channel to it).
     """
-    channel = grpc.aio.insecure_channel(settings.gateway, options=internal_channel_options())
-    forwarder = GatewayForwarder(channel)
+    channel = gateway_channel(settings.gateway)
+    forwarder = GatewayForwarder(channel, settings.shared.edge_secret)
     api = connect_application(forwarder, settings.max_body_bytes, google_protobuf_codecs())
     app = web_application(
         api, forwarder, channel, settings.static_dir, settings.allowed_origins, settings.tls

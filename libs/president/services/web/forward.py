@@ -7,8 +7,12 @@ endpoint sends the request to the gateway's native gRPC with the caller's
 ``authorization`` header (the identity token) as metadata, the table named in
 the request's ``table_id`` as a native client names it, so the gateway checks
 the same token, the same rights and builds the same per-seat view a native
-client gets. The account calls (CreateGuest, LogIn, Refresh, ...) pass the
-same way, without a token where they need none; its
+client gets. With ``PRESIDENT_EDGE_SECRET`` (the gateway's too) it names the
+browser's address, so the gateway's limits per address count browsers, not
+the edge (behind a proxy of its own, uvicorn takes the address from
+``X-Forwarded-For`` sent by ``FORWARDED_ALLOW_IPS``, loopback by default).
+The account calls (CreateGuest, LogIn, Refresh, ...) pass the same way,
+without a token where they need none; its
 refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``
 detail (the stable reason). The bidirectional ``Session`` stays native-only.
 When the edge drains (:meth:`GatewayForwarder.drain`), every open stream ends
@@ -38,6 +42,7 @@ from protobuf.wkt import Any as WireAny
 from president.gateway.v1 import gateway_pb2
 from president.servicekit.errors import DOMAIN
 from president.servicekit.metrics import observe_call
+from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
 
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
 #: Bidirectional streams need HTTP/2 end to end, which browsers' fetch does not give.
@@ -73,9 +78,15 @@ def refusal(error: grpc.aio.AioRpcError) -> ConnectError:
     return ConnectError(_code(code), error.details() or "", details)
 
 
-def _metadata(ctx: RequestContext[Any, Any]) -> tuple[tuple[str, str], ...]:
+def _metadata(ctx: RequestContext[Any, Any], edge_secret: str) -> tuple[tuple[str, str], ...]:
+    """The caller's token and, with the edge's secret, the browser's address (for the
+    gateway's limits per address: :mod:`president.servicekit.peers`)."""
     headers = ctx.request_headers
-    return tuple((name, value) for name in FORWARDED_HEADERS if (value := headers.get(name)))
+    passed = tuple((name, value) for name in FORWARDED_HEADERS if (value := headers.get(name)))
+    browser = (ctx.client_address or "").rpartition(":")[0]
+    if not (edge_secret and browser):
+        return passed
+    return (*passed, (FORWARDED_PEER, browser), (EDGE_SECRET, edge_secret))
 
 
 def _timeout(ctx: RequestContext[Any, Any]) -> float | None:
@@ -86,8 +97,9 @@ def _timeout(ctx: RequestContext[Any, Any]) -> float | None:
 class GatewayForwarder:
     """The endpoints, each a call on one channel to the gateway."""
 
-    def __init__(self, channel: grpc.aio.Channel) -> None:
+    def __init__(self, channel: grpc.aio.Channel, edge_secret: str = "") -> None:
         self._channel = channel
+        self._edge_secret = edge_secret
         self._open: set[Any] = set()  # the gateway streams under way
         self.draining = False
 
@@ -124,7 +136,7 @@ class GatewayForwarder:
             code = "OK"
             try:
                 response: Message = await call(
-                    request, metadata=_metadata(ctx), timeout=_timeout(ctx)
+                    request, metadata=_metadata(ctx, self._edge_secret), timeout=_timeout(ctx)
                 )
                 return response
             except grpc.aio.AioRpcError as error:
@@ -150,7 +162,9 @@ class GatewayForwarder:
             code = "OK"
             if self.draining:
                 raise _draining()
-            stream = call(request, metadata=_metadata(ctx), timeout=_timeout(ctx))
+            stream = call(
+                request, metadata=_metadata(ctx, self._edge_secret), timeout=_timeout(ctx)
+            )
             self._open.add(stream)
             try:
                 async for item in stream:

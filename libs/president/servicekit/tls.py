@@ -1,0 +1,136 @@
+"""TLS for the public door and mutual TLS between the services, from configured files.
+
+Two independent settings (the README's "TLS and mutual TLS"):
+
+- **Public TLS**: the gateway serves TLS with ``PRESIDENT_TLS_CERT`` and
+  ``PRESIDENT_TLS_KEY`` (PEM files; no client certificate asked for: players
+  prove who they are with their token). Its clients (the web edge, probes)
+  trust ``PRESIDENT_GATEWAY_TLS_CA`` (default: the system's roots).
+- **Mutual TLS inside**: with ``PRESIDENT_INTERNAL_TLS_CA`` set, every
+  internal service (dealer, table, timer, scoring, players) serves only TLS
+  with ``PRESIDENT_INTERNAL_TLS_CERT``/``_KEY`` and requires a client
+  certificate signed by that CA; every internal client (the gateway, the
+  table calling the dealer and its peers, the timer, probes) presents
+  ``PRESIDENT_INTERNAL_TLS_CLIENT_CERT``/``_KEY`` (default: the service's own
+  pair) and checks the server's against the same CA.
+  ``PRESIDENT_INTERNAL_TLS_SERVER_NAME`` names the host the servers'
+  certificates are checked for when it is not the address dialled.
+
+Unset, everything is plaintext, as on one machine's loopback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+
+def _read(variable: str, path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise SystemExit(f"{variable}: cannot read {path!r}: {error.strerror}") from None
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """The certificate files of both settings ("" where not configured)."""
+
+    public_cert: str = ""
+    public_key: str = ""
+    gateway_ca: str = ""
+    internal_ca: str = ""
+    internal_cert: str = ""
+    internal_key: str = ""
+    client_cert: str = ""
+    client_key: str = ""
+    server_name: str = ""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> TlsSettings:
+        env = os.environ if environ is None else environ
+        internal_cert = env.get("PRESIDENT_INTERNAL_TLS_CERT", "")
+        internal_key = env.get("PRESIDENT_INTERNAL_TLS_KEY", "")
+        settings = cls(
+            public_cert=env.get("PRESIDENT_TLS_CERT", ""),
+            public_key=env.get("PRESIDENT_TLS_KEY", ""),
+            gateway_ca=env.get("PRESIDENT_GATEWAY_TLS_CA", ""),
+            internal_ca=env.get("PRESIDENT_INTERNAL_TLS_CA", ""),
+            internal_cert=internal_cert,
+            internal_key=internal_key,
+            client_cert=env.get("PRESIDENT_INTERNAL_TLS_CLIENT_CERT", "") or internal_cert,
+            client_key=env.get("PRESIDENT_INTERNAL_TLS_CLIENT_KEY", "") or internal_key,
+            server_name=env.get("PRESIDENT_INTERNAL_TLS_SERVER_NAME", ""),
+        )
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        """A clear exit for a half-configured setting."""
+        if bool(self.public_cert) != bool(self.public_key):
+            raise SystemExit("set both PRESIDENT_TLS_CERT and PRESIDENT_TLS_KEY, or neither")
+        if self.internal_ca and not (self.internal_cert and self.internal_key):
+            raise SystemExit(
+                "PRESIDENT_INTERNAL_TLS_CA is set: set PRESIDENT_INTERNAL_TLS_CERT and "
+                "PRESIDENT_INTERNAL_TLS_KEY too (this service's certificate and key)"
+            )
+
+    @property
+    def public(self) -> bool:
+        return bool(self.public_cert)
+
+    @property
+    def internal(self) -> bool:
+        return bool(self.internal_ca)
+
+    def server_credentials(self, public: bool) -> grpc.ServerCredentials | None:
+        """What a server listens with: the public door's TLS (``public``), else mutual TLS
+        inside when configured; None for plaintext."""
+        if public and self.public:
+            pair = (
+                _read("PRESIDENT_TLS_KEY", self.public_key),
+                _read("PRESIDENT_TLS_CERT", self.public_cert),
+            )
+            return grpc.ssl_server_credentials([pair])
+        if not public and self.internal:
+            pair = (
+                _read("PRESIDENT_INTERNAL_TLS_KEY", self.internal_key),
+                _read("PRESIDENT_INTERNAL_TLS_CERT", self.internal_cert),
+            )
+            return grpc.ssl_server_credentials(
+                [pair],
+                root_certificates=_read("PRESIDENT_INTERNAL_TLS_CA", self.internal_ca),
+                require_client_auth=True,
+            )
+        return None
+
+    def internal_credentials(self) -> grpc.ChannelCredentials | None:
+        """What a client of an internal service presents and trusts (None: plaintext)."""
+        if not self.internal:
+            return None
+        return grpc.ssl_channel_credentials(
+            root_certificates=_read("PRESIDENT_INTERNAL_TLS_CA", self.internal_ca),
+            private_key=_read("PRESIDENT_INTERNAL_TLS_CLIENT_KEY", self.client_key),
+            certificate_chain=_read("PRESIDENT_INTERNAL_TLS_CLIENT_CERT", self.client_cert),
+        )
+
+    def gateway_credentials(self) -> grpc.ChannelCredentials | None:
+        """What a client of the gateway trusts, when the gateway serves TLS (None: plaintext)."""
+        if not self.public:
+            return None
+        roots = _read("PRESIDENT_GATEWAY_TLS_CA", self.gateway_ca) if self.gateway_ca else None
+        return grpc.ssl_channel_credentials(root_certificates=roots)
+
+    def internal_options(self, target: str) -> list[tuple[str, str]]:
+        """Channel options naming the host certificates are checked for: the configured
+        name, or the first address's host when a channel dials a list of replicas."""
+        if not self.internal:
+            return []
+        name = self.server_name
+        if not name and target.startswith("ipv4:"):
+            name = target.removeprefix("ipv4:").split(",")[0].rpartition(":")[0]
+        return [("grpc.ssl_target_name_override", name)] if name else []

@@ -1,0 +1,57 @@
+"""Whether a call may run now: the rate limits and stream limits, for one call's peer.
+
+The entrypoint (:mod:`president.services.gateway.handlers`) asks before any
+work: :meth:`Admission.call` for every call (and every stream's opening),
+:meth:`Admission.stream` around an open stream, :meth:`Admission.command`
+for each command a Session carries. A refusal is a
+:class:`~president.servicekit.errors.ServiceError` (RESOURCE_EXHAUSTED).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from president.servicekit.peers import Peers
+from president.services.gateway.rate_limits import SESSION_COMMAND, RateLimits
+from president.services.gateway.stream_limits import StreamLimits
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+@dataclass
+class Admission:
+    """The gateway's limits, asked with a call's context."""
+
+    rates: RateLimits = field(default_factory=RateLimits)
+    streams: StreamLimits = field(default_factory=StreamLimits)
+    peers: Peers = field(default_factory=Peers)
+
+    @classmethod
+    def from_env(cls, edge_secret: str, environ: Mapping[str, str] = os.environ) -> Admission:
+        return cls(
+            RateLimits.from_env(environ),
+            StreamLimits.from_env(environ),
+            Peers(edge_secret),
+        )
+
+    def peer(self, context: Context) -> str:
+        """The address the call is counted from."""
+        return self.peers.of(context.peer(), context.invocation_metadata())
+
+    def call(self, method: str, context: Context, who: str = "") -> None:
+        """Count a call of ``method`` by ``who`` ("" for none); refused over a limit."""
+        self.rates.admit(method, self.peer(context), who)
+
+    def command(self, peer: str, who: str) -> None:
+        """Count one command sent on a Session stream."""
+        self.rates.admit_class(SESSION_COMMAND, peer, who)
+
+    def stream(self, peer: str, who: str) -> AbstractContextManager[None]:
+        """Hold a stream slot of ``who`` from ``peer`` while it is open."""
+        return self.streams.holding(who, peer)
