@@ -31,6 +31,7 @@ from president.rules.options import check_table_rules, options_for
 from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
+from president.servicekit.names import table_name
 from president.servicekit.table_client import MAX_READ_EVENTS
 from president.services.table.commands import (
     HandOverHost,
@@ -131,6 +132,7 @@ class TableApp:
             )
         chosen = options_for(preset or "classic", dict(options))
         check_table_rules(chosen, private=visibility == PRIVATE, practice=visibility == PRACTICE)
+        name = table_name(name)
         table = self._host.create(
             table_id,
             chosen,
