@@ -8,13 +8,19 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from president.game.v1 import game_pb2 as gpb
 from president.rules.errors import ErrorCode
 from president.rules.options import OptionError, options_for
-from president.servicekit.checks import reaction
-from president.servicekit.errors import STATUS_OF_CODE, ServiceError, from_domain
-from president.servicekit.nats import valid_table_id
-from president.game.v1 import game_pb2 as gpb
 from president.servicekit import names
+from president.servicekit.checks import bot_level, reaction
+from president.servicekit.errors import (
+    STATUS_OF_CODE,
+    ServiceError,
+    from_domain,
+    to_refusal,
+    to_status,
+)
+from president.servicekit.nats import valid_table_id
 from president.services.gateway import checks as gateway_checks
 from president.services.gateway.handlers import REFUSED_STATUS
 from president.services.table.commands import translate
@@ -92,3 +98,14 @@ def test_one_rule_of_shown_names_everywhere() -> None:
     assert names.display_name("Zoë 🂡") == "Zoë 🂡"
     seat = translate(gpb.Command(sit_down=gpb.SitDown(seat=1, player_id="p1")))
     assert seat.command.display_name == ""  # type: ignore[attr-defined]  # a seat named by none
+
+
+def test_a_refusal_quoting_a_huge_input_stays_within_the_trailer_limit() -> None:
+    # A 10 KB bot level was quoted whole: its status outgrew gRPC's 16 KiB trailers, and the
+    # caller got RESOURCE_EXHAUSTED without a reason (found by tests/e2e/test_fuzz_inputs.py).
+    with pytest.raises(ServiceError) as refused:
+        bot_level("\r\n" * 5_000)
+    status = to_status(refused.value)
+    assert refused.value.reason == "UNKNOWN_BOT_LEVEL"
+    assert len(status.details) < 1_000 and status.details.endswith("…")
+    assert len(to_refusal(refused.value).message) == len(status.details)
