@@ -119,23 +119,30 @@ async def _scene(stack: Stack) -> Scene:
     return Scene(account, public.table_id, practice.table_id, others.table_id)
 
 
-@pytest.fixture(scope="module")
-def scene(web_stack: Stack) -> Scene:  # noqa: F811
-    return asyncio.run(_scene(web_stack))
+@dataclass(frozen=True)
+class Target:
+    """The stack under fuzzing: its gateway, its store, and the scene's identity."""
+
+    stack: Stack
+    scene: Scene
+    store: EventStore
+    channel: grpc.Channel
+
+    def token(self) -> str:
+        return token(self.stack, self.scene.account_id)
+
+    def requests(self, method: str) -> st.SearchStrategy[Message]:
+        return messages(SERVICE.methods_by_name[method].input_type, self.scene.known)
 
 
 @pytest.fixture(scope="module")
-def store(web_stack: Stack) -> Iterator[EventStore]:  # noqa: F811
-    opened = EventStore.from_url(web_stack.database_url)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture(scope="module")
-def channel(web_stack: Stack) -> Iterator[grpc.Channel]:  # noqa: F811
-    opened = grpc.insecure_channel(web_stack.gateway)
-    yield opened
-    opened.close()
+def target(web_stack: Stack) -> Iterator[Target]:  # noqa: F811
+    scene = asyncio.run(_scene(web_stack))
+    store = EventStore.from_url(web_stack.database_url)
+    channel = grpc.insecure_channel(web_stack.gateway)
+    yield Target(web_stack, scene, store, channel)
+    channel.close()
+    store.close()
 
 
 # ------------------------------------------------------------------------------ the truth
@@ -301,10 +308,6 @@ def _session(channel: grpc.Channel, request: Message, output: Any, metadata: Any
     return Answer("OK")
 
 
-def _requests(method: str, scene: Scene) -> st.SearchStrategy[Message]:
-    return messages(SERVICE.methods_by_name[method].input_type, scene.known)
-
-
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -320,21 +323,15 @@ METHODS = [m.name for m in SERVICE.methods]
 
 
 @pytest.mark.parametrize("method", [m for m in METHODS if m not in ENDS_SESSION])
-def test_every_rpc_with_a_valid_token(
-    method: str,
-    web_stack: Stack,  # noqa: F811
-    scene: Scene,
-    store: EventStore,
-    channel: grpc.Channel,
-) -> None:
+def test_every_rpc_with_a_valid_token(method: str, target: Target) -> None:
     @FUZZ
-    @given(request=_requests(method, scene))
+    @given(request=target.requests(method))
     def fuzz(request: Message) -> None:
-        before = Before(store)
-        answer = _call(channel, method, request, token(web_stack, scene.account_id))
+        before = Before(target.store)
+        answer = _call(target.channel, method, request, target.token())
         check_answer(method, request, answer)
         if answer.refused:
-            check_nothing_changed(before, scene.account_id, f"{method} {answer}")
+            check_nothing_changed(before, target.scene.account_id, f"{method} {answer}")
 
     fuzz()
 
@@ -343,63 +340,53 @@ WRONG_TOKENS = st.sampled_from(["", "garbage", "Bearer x", "a.b.c", "\x9b", "é"
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_every_rpc_with_a_wrong_token(
-    method: str,
-    web_stack: Stack,  # noqa: F811
-    scene: Scene,
-    store: EventStore,
-    channel: grpc.Channel,
-) -> None:
+def test_every_rpc_with_a_wrong_token(method: str, target: Target) -> None:
     @settings(FUZZ, max_examples=max(3, EXAMPLES // 3))
-    @given(request=_requests(method, scene), bearer=WRONG_TOKENS | st.just("expired"))
+    @given(request=target.requests(method), bearer=WRONG_TOKENS | st.just("expired"))
     def fuzz(request: Message, bearer: str) -> None:
         if bearer == "expired":
-            bearer = token(web_stack, scene.account_id, age=3600)
+            bearer = token(target.stack, target.scene.account_id, age=3600)
         if not bearer.isascii() or not bearer.isprintable():
             bearer = bearer.encode().hex()  # metadata is ASCII: what a client could send
-        before = Before(store)
-        answer = _call(channel, method, request, bearer)
+        before = Before(target.store)
+        answer = _call(target.channel, method, request, bearer)
         check_answer(method, request, answer)
         if method not in OPEN:
             assert answer.code == "UNAUTHENTICATED", f"{method} with {bearer!r}: {answer}"
         if answer.refused:
-            check_nothing_changed(before, scene.account_id, f"{method} {answer}")
+            check_nothing_changed(before, target.scene.account_id, f"{method} {answer}")
 
     fuzz()
 
 
 @pytest.mark.parametrize("method", [m for m in METHODS if m not in ENDS_SESSION])
-def test_bytes_that_are_no_message_are_refused_clearly(
-    method: str,
-    web_stack: Stack,  # noqa: F811
-    scene: Scene,
-    store: EventStore,
-    channel: grpc.Channel,
-) -> None:
+def test_bytes_that_are_no_message_are_refused_clearly(method: str, target: Target) -> None:
     descriptor = SERVICE.methods_by_name[method]
 
     @settings(FUZZ, max_examples=max(2, EXAMPLES // 4))
     @given(data=st.binary(min_size=1, max_size=40) | st.just(b"\xff\xff\xff"))
     def fuzz(data: bytes) -> None:
-        metadata = (("authorization", f"Bearer {token(web_stack, scene.account_id)}"),)
-        before = Before(store)
+        metadata = (("authorization", f"Bearer {target.token()}"),)
+        before = Before(target.store)
         try:
             if descriptor.client_streaming:
-                stream = channel.stream_stream(_path(method))(
+                stream = target.channel.stream_stream(_path(method))(
                     iter([data]), metadata=metadata, timeout=STREAM_SECONDS
                 )
                 next(stream, None)
                 stream.cancel()
                 answer = Answer("OK")
             elif descriptor.server_streaming:
-                stream = channel.unary_stream(_path(method))(
+                stream = target.channel.unary_stream(_path(method))(
                     data, metadata=metadata, timeout=STREAM_SECONDS
                 )
                 next(stream, None)
                 stream.cancel()
                 answer = Answer("OK")
             else:
-                channel.unary_unary(_path(method))(data, metadata=metadata, timeout=CALL_SECONDS)
+                target.channel.unary_unary(_path(method))(
+                    data, metadata=metadata, timeout=CALL_SECONDS
+                )
                 answer = Answer("OK")
         except grpc.RpcError as error:
             answer = _of_rpc_error(error)
@@ -407,25 +394,20 @@ def test_bytes_that_are_no_message_are_refused_clearly(
                 answer = Answer("OK")  # an open stream of a message that parsed
         check_answer(method, pb.WatchRequest(), answer)
         if answer.refused:
-            check_nothing_changed(before, scene.account_id, f"{method} {data!r} {answer}")
+            check_nothing_changed(before, target.scene.account_id, f"{method} {data!r} {answer}")
 
     fuzz()
 
 
 @pytest.mark.parametrize("method", THROUGH_THE_EDGE)
-def test_the_web_edge_answers_fuzzed_requests_clearly(
-    method: str,
-    web_stack: Stack,  # noqa: F811
-    scene: Scene,
-    store: EventStore,
-) -> None:
-    with httpx.Client(base_url=base_url(web_stack), timeout=CALL_SECONDS) as http:
+def test_the_web_edge_answers_fuzzed_requests_clearly(method: str, target: Target) -> None:
+    with httpx.Client(base_url=base_url(target.stack), timeout=CALL_SECONDS) as http:
 
         @settings(FUZZ, max_examples=max(3, EXAMPLES // 2))
-        @given(request=_requests(method, scene), valid=st.booleans())
+        @given(request=target.requests(method), valid=st.booleans())
         def fuzz(request: Message, valid: bool) -> None:
-            bearer = token(web_stack, scene.account_id) if valid else "garbage"
-            before = Before(store)
+            bearer = target.token() if valid else "garbage"
+            before = Before(target.store)
             response = http.post(
                 _path(method),
                 content=request.SerializeToString(),
@@ -443,19 +425,16 @@ def test_the_web_edge_answers_fuzzed_requests_clearly(
             check_answer(method, request, answer)
             if not valid:
                 assert answer.code == "unauthenticated", said
-            check_nothing_changed(before, scene.account_id, said)
+            check_nothing_changed(before, target.scene.account_id, said)
 
         fuzz()
 
 
-def test_what_the_fuzzing_found_is_answered_clearly(
-    web_stack: Stack,  # noqa: F811
-    channel: grpc.Channel,
-) -> None:
+def test_what_the_fuzzing_found_is_answered_clearly(target: Target) -> None:
     """The commitment feed past the largest sequence a column holds was INTERNAL (an
     integer overflow in the database driver): it is an empty page now. A day written in
     other digits is INVALID_DAY."""
-    stub = channel.unary_unary(
+    stub = target.channel.unary_unary(
         _path("ListCommitments"), response_deserializer=pb.ListCommitmentsResponse.FromString
     )
     page = stub(pb.ListCommitmentsRequest(after_seq=2**64 - 1).SerializeToString(), timeout=10)
