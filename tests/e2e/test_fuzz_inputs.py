@@ -41,6 +41,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from president.client import GatewayClient
+from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.streams import STREAM_PREFIX
 from president.servicekit.launcher import Stack
@@ -443,3 +444,46 @@ def test_what_the_fuzzing_found_is_answered_clearly(target: Target) -> None:
         stub(pb.ListCommitmentsRequest(day="٢٠٢٦-١٢-٠١").SerializeToString(), timeout=10)
     answer = _of_rpc_error(refused.value)
     assert (answer.code, answer.reason) == ("INVALID_ARGUMENT", "INVALID_DAY")
+
+
+def test_the_listed_wrong_answers_are_right_through_the_gateway(target: Target) -> None:
+    """Issue 14's list, on the real gateway: Unicode digits in game_end, a reaction with a
+    trailing newline, a display name with a CSI, bidi override or nothing visible, bytes
+    that are no message, and NO_SUCH_SEAT with one status from AddBot and RemoveSeat."""
+    table = target.scene.public_table
+    cases: list[tuple[str, Message, str]] = [
+        (
+            "CreateTable",
+            pb.CreateTableRequest(
+                display_name="Ann", options=gpb.TableOptions(options={"game_end": "rounds:²"})
+            ),
+            "INVALID_OPTIONS",
+        ),
+        ("React", pb.ReactRequest(table_id=table, reaction="x\n"), "INVALID_REACTION"),
+        *(
+            ("JoinTable", pb.JoinTableRequest(table_id=table, display_name=name), reason)
+            for name, reason in (
+                ("Ann\x9b31m", "INVALID_DISPLAY_NAME"),
+                ("Ann\u202eevil", "INVALID_DISPLAY_NAME"),
+                ("\u3164\u200b", "INVALID_DISPLAY_NAME"),
+            )
+        ),
+        (
+            "CreateTable",
+            pb.CreateTableRequest(display_name="Ann", name="Club\u202e"),
+            "INVALID_TABLE_NAME",
+        ),
+        ("AddBot", pb.AddBotRequest(table_id=table, seat=99), "NO_SUCH_SEAT"),
+        ("RemoveSeat", pb.RemoveSeatRequest(table_id=table, seat=99), "NO_SUCH_SEAT"),
+    ]
+    for method, request, reason in cases:
+        before = Before(target.store)
+        answer = _call(target.channel, method, request, target.token())
+        check_answer(method, request, answer)
+        assert (answer.code, answer.reason) == ("INVALID_ARGUMENT", reason), (method, answer)
+        check_nothing_changed(before, target.scene.account_id, f"{method} {answer}")
+    metadata = (("authorization", f"Bearer {target.token()}"),)
+    with pytest.raises(grpc.RpcError) as refused:
+        target.channel.unary_unary(_path("GetTable"))(b"\xff\xff\xff", metadata=metadata)
+    malformed = _of_rpc_error(refused.value)
+    assert (malformed.code, malformed.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST")
