@@ -1,12 +1,13 @@
 """Finished and abandoned tables leave the lobby and the table service's memory, on real servers.
 
-The six services run as processes on a fresh PostgreSQL database with short
-times: a table closed for 1 s is finished, one where nothing happened for
-6 s is abandoned. Through the gateway: a table every person left closes (the
-timer's empty-table grace, 1 s) and leaves the lobby a second later while
-an untouched lobby table is still listed; that one leaves after its 6 s.
-Then each is gone: GetTable and JoinTable answer NOT_FOUND TABLE_GONE and
-store nothing; the table service holds neither in memory (its
+The services a table's life needs (table, timer, players, gateway; no deal
+is dealt here) run as processes on a SQLite file with short times: a table
+closed for 1 s is finished, one where nothing happened for 6 s is abandoned.
+Through the gateway: a table every person left closes (the timer's
+empty-table grace, 1 s) and leaves the lobby a second later while an
+untouched lobby table is still listed; that one leaves after its 6 s. Then
+each is gone: GetTable and JoinTable answer NOT_FOUND TABLE_GONE and store
+nothing; the table service holds neither in memory (its
 ``president_active_tables`` gauge); the logs stay and the audit verifies them.
 """
 
@@ -24,40 +25,28 @@ import pytest
 from president.audit import verify_table
 from president.client import GatewayClient
 from president.hosting.streams import stream_id
-from president.servicekit.launcher import SERVICES, Stack
+from president.servicekit.launcher import Stack
 from president.store import EventStore
 from tests.support.gateway_truth import expect
-from tests.support.postgres import PostgresServer
 from tests.support.service_stack import service_stack
 
 FINISHED_SECONDS = 1
 ABANDONED_SECONDS = 6
 GONE = grpc.StatusCode.NOT_FOUND
+SERVICES_USED = ("table", "timer", "players", "gateway")
 
 
 @pytest.fixture(scope="module")
-def stack(
-    tmp_path_factory: pytest.TempPathFactory, nats_url: str, postgres_server: PostgresServer
-) -> Iterator[Stack]:
-    database = postgres_server.create_database("eviction")
+def stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[Stack]:
     env = {
         "PRESIDENT_FINISHED_TABLE_SECONDS": str(FINISHED_SECONDS),
         "PRESIDENT_ABANDONED_TABLE_SECONDS": str(ABANDONED_SECONDS),
         "PRESIDENT_EMPTY_TABLE_SECONDS": "1",
-        "PRESIDENT_DEALER_DATABASE_URL": postgres_server.create_database("eviction_dealer"),
-        "PRESIDENT_SCORING_DATABASE_URL": postgres_server.create_database("eviction_scoring"),
     }
     workdir: Path = tmp_path_factory.mktemp("eviction")
-    try:
-        with service_stack(workdir, database, nats_url, SERVICES, env) as started:
-            yield started
-    finally:
-        for url in (
-            database,
-            env["PRESIDENT_DEALER_DATABASE_URL"],
-            env["PRESIDENT_SCORING_DATABASE_URL"],
-        ):
-            postgres_server.drop_database(url)
+    database = f"sqlite:///{workdir / 'president.db'}"
+    with service_stack(workdir, database, nats_url, SERVICES_USED, env) as started:
+        yield started
 
 
 def active_tables(stack: Stack) -> float:
