@@ -48,6 +48,7 @@ from president.scoring.v1 import scoring_pb2 as spb  # noqa: E402
 from president.scoring.v1 import scoring_pb2_grpc  # noqa: E402
 from president.servicekit.launcher import NatsServer, Stack  # noqa: E402
 from president.servicekit.nats import envelope  # noqa: E402
+from president.services.gateway.app import scoped_command_id  # noqa: E402
 from president.services.scoring.store import ScoringStore  # noqa: E402
 from president.store import EventStore, StoredEvent, migrate  # noqa: E402
 from tests.support.private_postgres import PrivatePostgres  # noqa: E402
@@ -302,7 +303,8 @@ def _check(row: Row, stack: Stack, loads: list[TableLoad], url: str, args: Any) 
             for seat in load.seats:
                 for command_id in getattr(seat.client, "accepted", []):
                     row.accepted += 1
-                    found = groups.get(f"{seat.client.player_id}:{command_id}", 0)
+                    stored_as = scoped_command_id(seat.client.player_id, load.table_id, command_id)
+                    found = groups.get(stored_as, 0)
                     row.lost += found == 0
                     row.duplicated += found > 1
                 for log in seat.logs:

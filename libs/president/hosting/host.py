@@ -31,7 +31,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -111,10 +111,18 @@ class TableHost(OwnEvents):
         Returns the ids dropped.
         """
         cutoff = (time.monotonic() if now is None else now) - idle_seconds
+        return self._drop(lambda _table_id, used: used <= cutoff)
+
+    def forget(self, table_ids: Iterable[str]) -> list[str]:
+        """Drop these tables from memory (as :meth:`forget_idle` does); the ids dropped."""
+        chosen = set(table_ids)
+        return self._drop(lambda table_id, _used: table_id in chosen)
+
+    def _drop(self, due: Callable[[str, float], bool]) -> list[str]:
         dropped: list[str] = []
         with self._locks_guard:
             for table_id, used in list(self._last_used.items()):
-                if used > cutoff:
+                if not due(table_id, used):
                     continue
                 lock = self._locks.get(table_id)
                 if lock is not None and not lock.acquire(blocking=False):

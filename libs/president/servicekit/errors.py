@@ -53,6 +53,16 @@ STATUS_OF_CODE = {
 }
 
 
+#: The longest sentence a refusal carries: one that quotes a huge input is cut, so its
+#: status stays within gRPC's 16 KiB limit on trailers (beyond it the caller got
+#: RESOURCE_EXHAUSTED "received metadata size exceeds hard limit" instead of the refusal).
+MAX_SENTENCE = 500
+
+
+def _sentence(message: str) -> str:
+    return message if len(message) <= MAX_SENTENCE else message[: MAX_SENTENCE - 1] + "…"
+
+
 class ServiceError(Exception):
     """A refusal with a status code, a stable reason and a sentence."""
 
@@ -119,7 +129,9 @@ def to_status(error: ServiceError) -> grpc.Status:
         retry.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
         details.append(retry)
     status = status_pb2.Status(
-        code=getattr(code_pb2, error.status.name), message=error.message, details=details
+        code=getattr(code_pb2, error.status.name),
+        message=_sentence(error.message),
+        details=details,
     )
     return rpc_status.to_status(status)
 
@@ -127,7 +139,10 @@ def to_status(error: ServiceError) -> grpc.Status:
 def to_refusal(error: ServiceError) -> gpb.Refusal:
     """A refusal as a message, for a command answered on a stream."""
     return gpb.Refusal(
-        code=error.status.name, reason=error.reason, message=error.message, metadata=error.metadata
+        code=error.status.name,
+        reason=error.reason,
+        message=_sentence(error.message),
+        metadata=error.metadata,
     )
 
 

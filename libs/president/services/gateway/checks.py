@@ -1,12 +1,12 @@
 """Input checks before anything is forwarded: each failure is INVALID_ARGUMENT with a sentence.
 
 The checks other services share (table id, round numbers, reactions) live in
-:mod:`president.servicekit.checks` and are re-exported here.
+:mod:`president.servicekit.checks`, and the rule of shown names (display and
+table names) in :mod:`president.servicekit.names`; both are re-exported here.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 
@@ -22,6 +22,7 @@ from president.servicekit.checks import (
     round_number,
     table_id,
 )
+from president.servicekit.names import display_name, table_name
 
 __all__ = [
     "bot_level",
@@ -34,43 +35,14 @@ __all__ = [
     "round_number",
     "seat_count",
     "table_id",
+    "table_name",
 ]
 
-MAX_NAME = 40
 MAX_CARDS = 5
 MAX_OPTIONS = 40
 MAX_OPTION_TEXT = 100
 USUAL_SEATS = 4
 DEFAULT_PRESET = "classic"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def display_name(name: str) -> str:
-    """A display name of 1 to 40 printable characters (trimmed)."""
-    trimmed = name.strip()
-    if not trimmed:
-        raise invalid("INVALID_DISPLAY_NAME", "a display name needs at least one character")
-    if len(trimmed) > MAX_NAME:
-        raise invalid(
-            "INVALID_DISPLAY_NAME",
-            f"a display name has at most {MAX_NAME} characters, not {len(trimmed)}",
-        )
-    if _CONTROL.search(trimmed):
-        raise invalid("INVALID_DISPLAY_NAME", "a display name cannot hold control characters")
-    return trimmed
-
-
-def table_name(name: str) -> str:
-    """A table's name: empty, or up to 40 printable characters (trimmed)."""
-    trimmed = name.strip()
-    if len(trimmed) > MAX_NAME:
-        raise invalid(
-            "INVALID_TABLE_NAME",
-            f"a table name has at most {MAX_NAME} characters, not {len(trimmed)}",
-        )
-    if _CONTROL.search(trimmed):
-        raise invalid("INVALID_TABLE_NAME", "a table name cannot hold control characters")
-    return trimmed
 
 
 def options(message: gpb.TableOptions) -> Options:
@@ -137,6 +109,6 @@ def command_id(value: str) -> str:
             "INVALID_COMMAND_ID",
             f"a command id has at most {MAX_COMMAND_ID} characters, not {len(value)}",
         )
-    if _CONTROL.search(value):
+    if not value.isprintable():
         raise invalid("INVALID_COMMAND_ID", "a command id cannot hold control characters")
     return value

@@ -3,8 +3,8 @@
 An account name is Unicode-normalised (NFKC) and unique ignoring case (its
 key is the case-folded form); it has 3 to 32 characters, letters, digits,
 ``_``, ``-`` and ``.``, and starts with a letter or a digit. A display name
-has 1 to 40 characters, none of them control, format (bidi overrides,
-zero-width) or unassigned, and is not only spaces. A password has 10 to 256
+follows the one rule of shown names (:mod:`president.servicekit.names`, which
+the gateway and the table service check too). A password has 10 to 256
 characters.
 """
 
@@ -13,15 +13,13 @@ from __future__ import annotations
 import unicodedata
 
 from president.servicekit.checks import invalid
+from president.servicekit.names import display_name
+
+__all__ = ["account_name", "display_name", "password"]
 
 NAME_MIN, NAME_MAX = 3, 32
-DISPLAY_MAX = 40
 PASSWORD_MIN, PASSWORD_MAX = 10, 256
 NAME_PUNCTUATION = "_-."
-#: Unicode categories never allowed in a shown name: controls, formats (bidi
-#: marks, zero-width joiners), surrogates, private use, unassigned, and line
-#: or paragraph separators.
-FORBIDDEN_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
 
 def account_name(raw: str) -> tuple[str, str]:
@@ -39,23 +37,6 @@ def account_name(raw: str) -> tuple[str, str]:
             "or a digit",
         )
     return name, unicodedata.normalize("NFKC", name.casefold())
-
-
-def display_name(raw: str) -> str:
-    """The normalised display name shown at tables."""
-    name = unicodedata.normalize("NFKC", raw).strip()
-    if any(unicodedata.category(ch) in FORBIDDEN_CATEGORIES for ch in name):
-        raise invalid(
-            "INVALID_DISPLAY_NAME",
-            "a display name may not hold control, direction-changing or invisible characters",
-        )
-    if not name or not any(not ch.isspace() for ch in name):
-        raise invalid("INVALID_DISPLAY_NAME", "a display name needs at least one visible character")
-    if len(name) > DISPLAY_MAX:
-        raise invalid(
-            "INVALID_DISPLAY_NAME", f"a display name has at most {DISPLAY_MAX} characters"
-        )
-    return name
 
 
 def password(raw: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
@@ -31,6 +32,7 @@ from president.rules.options import check_table_rules, options_for
 from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
+from president.servicekit.names import table_name
 from president.servicekit.table_client import MAX_READ_EVENTS
 from president.services.table.commands import (
     HandOverHost,
@@ -40,6 +42,7 @@ from president.services.table.commands import (
     Translated,
 )
 from president.services.table.directory import Query, Summary, TableDirectory
+from president.services.table.eviction import EvictionRules, table_gone
 from president.services.table.inputs import check_input
 from president.services.table.reaction_limit import ReactionLimit
 from president.services.table.rights import check_actor
@@ -131,6 +134,7 @@ class TableApp:
             )
         chosen = options_for(preset or "classic", dict(options))
         check_table_rules(chosen, private=visibility == PRIVATE, practice=visibility == PRACTICE)
+        name = table_name(name)
         table = self._host.create(
             table_id,
             chosen,
@@ -222,6 +226,7 @@ class TableApp:
     ) -> Outcome:
         check_table_id(table_id)
         check_command_id(command_id)
+        self._check_not_gone(table_id)
 
         def authorize(table: Table) -> None:
             check_actor(translated, actor, table)
@@ -276,6 +281,7 @@ class TableApp:
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired; STALE when the table moved on."""
         check_table_id(table_id)
+        self._check_not_gone(table_id)
         table = self._settle(table_id)
         state = table.game.round
         kind = "turn"
@@ -300,6 +306,7 @@ class TableApp:
     def view(self, table_id: str, seat: int | None) -> gpb.TableView:
         """The table as ``seat`` (or a spectator) sees it."""
         check_table_id(table_id)
+        self._check_not_gone(table_id)
         table = self._load(table_id)
         if seat is not None and not 0 <= seat < len(table.game.seats):
             raise invalid("NO_SUCH_SEAT", f"seat {seat} is not a seat of this table")
@@ -346,6 +353,28 @@ class TableApp:
             self._settled.discard(table_id)
         ACTIVE_TABLES.set(len(self._host.table_ids()))
         return len(dropped)
+
+    def evict(self, rules: EvictionRules, now: datetime | None = None) -> list[str]:
+        """Evict the finished and abandoned tables (:mod:`president.services.table.eviction`)
+        and drop from memory every evicted table this replica holds; the ids dropped."""
+        now = now or datetime.now(UTC)
+        self._directory.refresh()
+        self._directory.evict(
+            now - timedelta(seconds=rules.finished_seconds),
+            now - timedelta(seconds=rules.abandoned_seconds),
+        )
+        gone = self._directory.evicted_among(self._host.table_ids())
+        dropped = self._host.forget(gone)
+        for table_id in dropped:
+            self._settled.discard(table_id)
+        self._gauge()
+        return dropped
+
+    def _check_not_gone(self, table_id: str) -> None:
+        """TABLE_GONE for an evicted table (checked when it is not in memory: the sweep
+        drops every evicted table it finds there)."""
+        if self._host.cached(table_id) is None and self._directory.evicted_among([table_id]):
+            raise table_gone(table_id)
 
     def _noted(self, table_id: str) -> None:
         """Tell the table list how this replica left the table; update the gauge."""

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
+import structlog
 
 from president.hosting.host import TableHost
 from president.servicekit.config import Settings, env_seconds
@@ -20,6 +21,7 @@ from president.services.table.commitments import (
 )
 from president.services.table.dealer_client import CALL_SECONDS, GrpcDealer
 from president.services.table.directory import TableDirectory
+from president.services.table.eviction import EvictionRules
 from president.services.table.handlers import TableServicer
 from president.services.table.leases import Leases
 from president.services.table.relay import OutboxRelay
@@ -67,6 +69,23 @@ def build(settings: Settings) -> Service:
         return [table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name]
 
     idle_seconds = env_seconds("PRESIDENT_TABLE_IDLE_SECONDS", IDLE_SECONDS)
+    eviction = EvictionRules.from_env()
+
+    async def evict_forever() -> None:
+        """Finished and abandoned tables leave the list, memory and their leases."""
+        log = structlog.get_logger().bind(service="table", component="eviction")
+        while True:
+            await asyncio.sleep(eviction.sweep_seconds)
+            try:
+                dropped = await servicer.executor.in_worker(lambda: app.evict(eviction))
+            except Exception as error:  # the database away: the next sweep tries again
+                log.warning("eviction sweep failed", error=repr(error))
+                continue
+            if dropped:
+                log.info("tables evicted", count=len(dropped))
+                if leases is not None:
+                    await leases.release(dropped)
+
     background: set[asyncio.Task[None]] = set()
 
     async def prepare() -> None:
@@ -83,6 +102,7 @@ def build(settings: Settings) -> Service:
             name="commitment-feed",
         )
         background.add(feed)
+        background.add(asyncio.create_task(evict_forever(), name="eviction"))
         while True:
             await asyncio.sleep(min(idle_seconds, 60.0))
             await servicer.executor.in_worker(lambda: app.forget_idle(idle_seconds))

@@ -17,6 +17,7 @@ from president.rules import round as rnd
 from president.rules.button import named_twice
 from president.rules.cards import CardSyntaxError, parse_card, to_mask
 from president.servicekit.checks import bot_player, invalid, reaction
+from president.servicekit.names import display_name
 
 MAX_CARDS = 54
 MAX_PLAYER_ID = 64
@@ -146,7 +147,8 @@ def translate(command: gpb.Command) -> Translated:
             raise invalid("INVALID_PLAYER", f"a player id has at most {MAX_PLAYER_ID} characters")
         if sit.is_bot:
             bot_player(sit.player_id)
-        return Translated(g.SitDown(_seat(sit.seat), sit.player_id, sit.is_bot, sit.display_name))
+        name = display_name(sit.display_name, required=False)
+        return Translated(g.SitDown(_seat(sit.seat), sit.player_id, sit.is_bot, name))
     if kind == "start_game":
         return Translated(g.StartGame())
     host_choices: dict[str | None, g.GameCommand] = {

@@ -36,7 +36,7 @@ PUBLISH_SECONDS = 0.5
 PAGE = 1_000
 
 _DEAL_COMMITTED = codec.type_name(pb.DealCommitted)
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # ASCII digits (\\d also takes "٢")
 
 
 def commitment_of(event: StoredEvent) -> Commitment | None:
@@ -85,6 +85,10 @@ async def publish_forever(
         await asyncio.sleep(seconds)
 
 
+#: The largest sequence number the feed's column holds (a signed 64-bit integer).
+LARGEST_SEQ = 2**63 - 1
+
+
 def list_commitments(store: EventStore, day: str, after_seq: int, limit: int) -> list[FeedEntry]:
     """A page of the feed (``day`` ``YYYY-MM-DD`` or empty: every day); INVALID_DAY otherwise."""
     if day and not _DAY.fullmatch(day):
@@ -93,6 +97,8 @@ def list_commitments(store: EventStore, day: str, after_seq: int, limit: int) ->
             "INVALID_DAY",
             f"day {day!r} is not a UTC day written YYYY-MM-DD (or empty: every day)",
         )
+    if after_seq > LARGEST_SEQ:
+        return []  # past any entry a database column can number
     count = min(limit or PAGE, PAGE)
     return read_feed(store.engine, day or None, after_seq, count)
 

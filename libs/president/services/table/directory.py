@@ -25,19 +25,24 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     Boolean,
     Column,
     Connection,
+    DateTime,
     Integer,
     MetaData,
     String,
     Table,
     Text,
+    and_,
     false,
+    or_,
     select,
+    update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -71,6 +76,10 @@ table_directory = Table(
     Column("name", String(200), nullable=False, server_default=""),
     Column("host_name", String(200), nullable=False, server_default=""),
     Column("listed", Boolean, nullable=False, server_default=false()),
+    # When the table last changed (its last event's time), and whether it left the list
+    # for good (migration 0009_eviction; :meth:`TableDirectory.evict`).
+    Column("changed_at", DateTime(timezone=True), nullable=True),
+    Column("evicted", Boolean, nullable=False, server_default=false()),
 )
 
 
@@ -176,7 +185,11 @@ class TableDirectory:
                 batch = self._store.read_all(after, BATCH)
                 if not batch:
                     return folded
-                rows = [self._row(table) for table in self._fold(batch).values()]
+                changed_at = _last_times(batch)
+                rows = [
+                    self._row(table, changed_at.get(table.table_id))
+                    for table in self._fold(batch).values()
+                ]
                 try:
                     folded += self._write(batch, rows)
                 except _Moved:
@@ -216,10 +229,13 @@ class TableDirectory:
         listed = {row.table_id: (int(row.version), _summary(row)) for row in rows}
         with self._noting:
             noted = list(self._noted.values())
+        gone = self.evicted_among([table.table_id for table in noted])
         last = rows[-1].table_id if query.limit and len(rows) >= query.limit else None
         for table in noted:
             if table.table_id <= query.after or (last is not None and table.table_id > last):
                 continue  # outside this page
+            if table.table_id in gone:
+                continue
             version, _ = listed.get(table.table_id, (0, None))
             if table.version <= version:
                 with self._noting:  # the rows caught up: no need to remember it
@@ -236,7 +252,9 @@ class TableDirectory:
 
     def _rows(self, query: Query) -> list[Any]:
         columns = table_directory.c
-        statement = select(table_directory).order_by(columns.table_id)
+        statement = (
+            select(table_directory).where(columns.evicted.is_(False)).order_by(columns.table_id)
+        )
         if query.open_only:
             statement = statement.where(columns.open.is_(True))
         if query.listed_only:
@@ -251,6 +269,45 @@ class TableDirectory:
             statement = statement.limit(query.limit)
         with self._store.engine.connect() as connection:
             return list(connection.execute(statement).all())
+
+    # -- eviction --------------------------------------------------------------
+    def evict(self, finished_before: datetime, abandoned_before: datetime) -> list[str]:
+        """Mark evicted the tables closed before ``finished_before`` and those that did not
+        change since ``abandoned_before``; the ids newly evicted. They leave the list for
+        good (their log stays in the store)."""
+        columns = table_directory.c
+        due = and_(
+            columns.evicted.is_(False),
+            or_(
+                and_(columns.phase == CLOSED, columns.changed_at < finished_before),
+                columns.changed_at < abandoned_before,
+            ),
+        )
+        with self._store.engine.begin() as connection:
+            ids = [row.table_id for row in connection.execute(select(columns.table_id).where(due))]
+            if ids:
+                connection.execute(
+                    update(table_directory)
+                    .where(columns.table_id.in_(ids), columns.evicted.is_(False))
+                    .values(evicted=True)
+                )
+        with self._noting:
+            for table_id in ids:
+                self._noted.pop(table_id, None)
+        for table_id in ids:
+            self._cache.pop(table_id, None)
+        return ids
+
+    def evicted_among(self, table_ids: list[str]) -> set[str]:
+        """Which of these tables left the list for good (:meth:`evict`)."""
+        if not table_ids:
+            return set()
+        columns = table_directory.c
+        statement = select(columns.table_id).where(
+            columns.evicted.is_(True), columns.table_id.in_(table_ids)
+        )
+        with self._store.engine.connect() as connection:
+            return {row.table_id for row in connection.execute(statement)}
 
     # -- folding ---------------------------------------------------------------
     def _fold(self, batch: Sequence[StoredEvent]) -> dict[str, TableState]:
@@ -289,9 +346,10 @@ class TableDirectory:
         return fold_stored(None, earlier)
 
     @staticmethod
-    def _row(table: TableState) -> dict[str, Any]:
+    def _row(table: TableState, changed_at: datetime | None) -> dict[str, Any]:
         summary = Summary.of(table)
         return {
+            "changed_at": changed_at,
             "table_id": summary.table_id,
             "version": table.version,
             "preset": summary.preset,
@@ -305,6 +363,15 @@ class TableDirectory:
             "host_name": summary.host_name,
             "listed": summary.listed,
         }
+
+
+def _last_times(batch: Sequence[StoredEvent]) -> dict[str, datetime]:
+    """Each table's last event time in ``batch``."""
+    return {
+        table_id_of(stored.stream_id): datetime.fromisoformat(stored.time)
+        for stored in batch
+        if stored.stream_id.startswith(STREAM_PREFIX)
+    }
 
 
 def _upsert(connection: Connection, rows: list[dict[str, Any]]) -> None:

@@ -116,6 +116,16 @@ class Leases:
             self._held[table_id] = _Held(revision, now, now)
             self._owners.pop(table_id, None)
 
+    async def release(self, table_ids: list[str]) -> None:
+        """Give back the leases of tables this replica no longer serves (evicted ones)."""
+        kv = self._kv
+        for table_id in table_ids:
+            held = self._held.pop(table_id, None)
+            self._owners.pop(table_id, None)
+            if kv is not None and held is not None:
+                with contextlib.suppress(Exception):
+                    await kv.delete(table_id, last=held.revision)
+
     async def close(self) -> None:
         """Give the held leases back, so another replica can take them at once."""
         kv, client = self._kv, self._client

@@ -1,0 +1,61 @@
+"""Finished and abandoned tables leave the list and memory; their log stays for the audit.
+
+A table that closed (``TableClosed``: nobody was left at it) is finished; it
+is evicted ``PRESIDENT_FINISHED_TABLE_SECONDS`` after its last change (an
+hour by default). Any table at which nothing happened for
+``PRESIDENT_ABANDONED_TABLE_SECONDS`` (a day by default: a lobby nobody
+starts, a game every person walked away from and the timer finished) is
+abandoned and evicted too. Each table service replica sweeps every
+:attr:`EvictionRules.sweep_seconds`: the directory marks the due tables
+evicted for good (:meth:`~president.services.table.directory.TableDirectory.evict`,
+one transaction, so replicas agree), and every replica drops the evicted
+tables it holds from memory and gives back their leases. From then on the
+table service answers a command or a view of such a table NOT_FOUND
+TABLE_GONE (:func:`table_gone`); its events stay readable (``ReadEvents``)
+and ``president audit verify`` checks them as any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+
+from president.servicekit.config import env_seconds
+from president.servicekit.errors import ServiceError
+
+FINISHED_SECONDS = 3_600.0
+ABANDONED_SECONDS = 86_400.0
+#: The sweep runs at least this often, and at most twice a second.
+LONGEST_SWEEP, SHORTEST_SWEEP = 60.0, 0.5
+
+
+@dataclass(frozen=True)
+class EvictionRules:
+    """How long a finished table, and a table where nothing happens, stays."""
+
+    finished_seconds: float = FINISHED_SECONDS
+    abandoned_seconds: float = ABANDONED_SECONDS
+
+    @classmethod
+    def from_env(cls) -> EvictionRules:
+        return cls(
+            env_seconds("PRESIDENT_FINISHED_TABLE_SECONDS", FINISHED_SECONDS),
+            env_seconds("PRESIDENT_ABANDONED_TABLE_SECONDS", ABANDONED_SECONDS),
+        )
+
+    @property
+    def sweep_seconds(self) -> float:
+        """How often a replica sweeps: a quarter of the shorter time, within bounds."""
+        shorter = min(self.finished_seconds, self.abandoned_seconds)
+        return min(LONGEST_SWEEP, max(SHORTEST_SWEEP, shorter / 4))
+
+
+def table_gone(table_id: str) -> ServiceError:
+    """The answer about a table that was evicted."""
+    return ServiceError(
+        grpc.StatusCode.NOT_FOUND,
+        "TABLE_GONE",
+        f"table {table_id!r} is gone: it closed, or nothing happened at it for a long time, "
+        "so it left the lobby; its log stays in the store for the audit",
+    )
