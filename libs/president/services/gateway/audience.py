@@ -3,9 +3,10 @@ turns, each dropped to the newest view when it reads too slowly.
 
 A table's feed hands each change to its seats' listeners at once and to its
 :class:`Audience` (the watchers who hold no seat), which wakes them
-:data:`BATCH` at a time, one batch per event-loop turn: between two batches
-the loop reads its sockets, so a seat's command, its answer and its own
-change never wait behind a thousand spectators' deliveries. Every spectator
+:data:`BATCH` at a time, one batch (of one change) per event-loop turn:
+between two batches the spectators woken run and the loop reads its
+sockets, so a seat's command, its answer and its own change never wait
+behind a thousand spectators' deliveries. Every spectator
 is sent the same bytes (``Entry.watch_response(None)``), built once.
 
 A spectator's inbox holds at most :data:`AUDIENCE_LIMIT` changes: one that
@@ -19,6 +20,7 @@ never makes anyone wait.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import deque
 
 from prometheus_client import Counter
@@ -27,8 +29,9 @@ from president.services.gateway.entries import Entry, Listener
 
 #: Spectators woken per event-loop turn.
 BATCH = 64
-#: Changes a spectator's inbox holds before it overflows (and skips to the newest view).
-AUDIENCE_LIMIT = 64
+#: Changes a spectator's inbox holds before it overflows (and skips to the newest view): the
+#: changes are shared, so an inbox costs a reference each (``PRESIDENT_AUDIENCE_INBOX``).
+AUDIENCE_LIMIT = int(os.environ.get("PRESIDENT_AUDIENCE_INBOX", "") or 256)
 
 DELIVERIES = Counter(
     "president_gateway_audience_deliveries", "Changes handed to spectators' inboxes."
@@ -78,6 +81,7 @@ class Audience:
             DELIVERIES.inc(handed)
             if not waiting:
                 self._current = None
+                break  # one change per turn: its readers run before the next one comes
         if self._current is not None or self._queue:
             asyncio.get_running_loop().call_soon(self._turn)  # the rest next turn
         else:
