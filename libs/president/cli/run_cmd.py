@@ -171,9 +171,12 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
     _echo(f"  store: {_shown(database_url)}")
     _echo(f"  NATS:  {_shown(nats_url)}")
     _echo(f"The web edge serves browsers on {_web_url(stack)}/ (Connect and gRPC-Web).")
-    names = [
-        one for name in ALL_SERVICES for one in (stack.replicas if name == "table" else [name])
-    ]
+    if stack.audience:
+        _echo(
+            "Spectators watch at the audience replicas (they refuse table commands): "
+            + ", ".join(stack.address(name) for name in stack.audience)
+        )
+    names = [one for name in ALL_SERVICES for one in stack.processes_of(name)]
     _echo("  services: " + ", ".join(f"{name} {stack.address(name)}" for name in names))
     _echo(
         "  metrics: " + ", ".join(f"{name} :{stack.metrics_ports[name]}/metrics" for name in names)
@@ -212,6 +215,7 @@ def run_stack(
     name: str,
     port: int | None,
     table_replicas: int = 1,
+    audience_replicas: int = 0,
 ) -> int:
     """Start everything, play the demo, audit, serve (or stop): the process exit code."""
     database_url = _env_or_none("PRESIDENT_DATABASE_URL")
@@ -238,6 +242,7 @@ def run_stack(
             nats_url,
             _stack_env(token_secret),
             table_replicas=table_replicas,
+            audience_replicas=audience_replicas,
         )
         stack.ports = {service: free_port() for service in ALL_SERVICES}
         stack.metrics_ports = {service: free_port() for service in ALL_SERVICES}
@@ -342,6 +347,14 @@ def register(app: typer.Typer) -> None:
             help="Table service replicas, with table leases, behind one address list "
             "(try failover: kill one, the tables move to the others).",
         ),
+        audience_replicas: int = typer.Option(
+            0,
+            "--audience-replicas",
+            min=0,
+            max=8,
+            help="Gateway replicas for spectators only (PRESIDENT_GATEWAY_ROLE=audience), "
+            "fed from NATS beside the players' gateway.",
+        ),
     ) -> None:
         """Run the whole backend here, play a demo game through the gateway, audit it, serve."""
         if preset not in PRESETS:
@@ -358,5 +371,6 @@ def register(app: typer.Typer) -> None:
                 name=name,
                 port=chosen,
                 table_replicas=table_replicas,
+                audience_replicas=audience_replicas,
             )
         )

@@ -251,7 +251,7 @@ class Stack:
         self.workdir.mkdir(parents=True, exist_ok=True)
         env = self.base_env()
         for name in services:
-            for process in self._processes_of(name):
+            for process in self.processes_of(name):
                 self.start_one(process, env, timeout)
         return self
 
@@ -302,10 +302,10 @@ class Stack:
 
     def stop(self) -> None:
         for name in reversed(ALL_SERVICES):
-            for process in reversed(self._processes_of(name)):
+            for process in reversed(self.processes_of(name)):
                 self.stop_one(process)
 
-    def _processes_of(self, service: str) -> list[str]:
+    def processes_of(self, service: str) -> list[str]:
         """The processes of one service: its table replicas, the gateway and its audience."""
         if service == "table":
             return self.replicas
