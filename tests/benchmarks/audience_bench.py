@@ -45,7 +45,7 @@ for path in (ROOT, ROOT / "tests" / "benchmarks"):
         sys.path.insert(0, str(path))
 
 import uvloop  # noqa: E402
-from e2e_bench import TableRun, _cpu_seconds, _latencies, _quantile, _seat, _table  # noqa: E402
+from e2e_bench import TableRun, _cpu_seconds, _latencies, _quantile, _table, play_for  # noqa: E402
 
 from president.client import GatewayClient, GatewayError  # noqa: E402
 from president.servicekit.launcher import NatsServer, Stack  # noqa: E402
@@ -141,24 +141,6 @@ async def _games(shared: GatewayClient, tables: int) -> list[TableRun]:
     return list(await asyncio.gather(*(_table(shared, n, 4) for n in range(tables))))
 
 
-async def _play(runs: list[TableRun], seconds: float) -> tuple[float, float]:
-    begin = time.perf_counter()
-    counting_from = begin + WARM_UP_SECONDS
-    stop_at = counting_from + seconds
-    seats = [
-        asyncio.create_task(_seat(run, index, counting_from, False))
-        for run in runs
-        for index in range(4)
-    ]
-    await asyncio.sleep(0.3)
-    await asyncio.gather(*(run.clients[0].start() for run in runs))
-    await asyncio.sleep(max(0.0, stop_at - time.perf_counter()))
-    for task in seats:
-        task.cancel()
-    await asyncio.gather(*seats, return_exceptions=True)
-    return counting_from, stop_at
-
-
 async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> None:
     loop = asyncio.get_running_loop()
     shared = GatewayClient.connect(stack.gateway)
@@ -192,7 +174,7 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
     rss_open = {name: _rss_bytes(pid) for name, pid in gateways.items()}
     cpu_before = {name: _cpu_seconds(pid) for name, pid in gateways.items()}
     wall = time.perf_counter()
-    counting_from, stop_at = await _play(runs, seconds)
+    counting_from, stop_at = await play_for(runs, 4, seconds, warm_up=WARM_UP_SECONDS)
     wall = time.perf_counter() - wall
     cpu = {name: _cpu_seconds(pid) - cpu_before[name] for name, pid in gateways.items()}
     load = os.getloadavg()
