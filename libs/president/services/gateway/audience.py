@@ -9,10 +9,12 @@ sockets, so a seat's command, its answer and its own change never wait
 behind a thousand spectators' deliveries. Every spectator
 is sent the same bytes (``Entry.watch_response(None)``), built once.
 
-A spectator's inbox holds at most :data:`AUDIENCE_LIMIT` changes: one that
-reads too slowly (a phone on a bad network, a client that never reads)
-overflows, its inbox is emptied, and its stream sends it the newest view as
-a snapshot marked ``skipped`` instead of the states it missed
+A spectator's inbox holds at most :data:`AUDIENCE_LIMIT` changes, none
+unread for longer than :data:`AUDIENCE_LAG`: one that reads too slowly (a
+phone on a bad network, a client that never reads, a replica with more
+spectators than its CPU serves) overflows, its inbox is emptied, and its
+stream sends it the newest view as a snapshot marked ``skipped`` (the same
+bytes for every spectator skipped there) instead of the states it missed
 (:mod:`president.services.gateway.watch`): its memory stays bounded and it
 never makes anyone wait.
 """
@@ -32,6 +34,9 @@ BATCH = 64
 #: Changes a spectator's inbox holds before it overflows (and skips to the newest view): the
 #: changes are shared, so an inbox costs a reference each (``PRESIDENT_AUDIENCE_INBOX``).
 AUDIENCE_LIMIT = int(os.environ.get("PRESIDENT_AUDIENCE_INBOX", "") or 256)
+#: How long a change may wait unread in a spectator's inbox before it skips to the newest
+#: view (seconds; ``PRESIDENT_AUDIENCE_LAG_MS``).
+AUDIENCE_LAG = float(os.environ.get("PRESIDENT_AUDIENCE_LAG_MS", "") or 250) / 1000
 
 DELIVERIES = Counter(
     "president_gateway_audience_deliveries", "Changes handed to spectators' inboxes."
@@ -51,7 +56,7 @@ class Audience:
 
     def listener(self) -> Listener:
         """A new spectator's inbox, registered."""
-        listener = Listener(AUDIENCE_LIMIT, audience=True)
+        listener = Listener(AUDIENCE_LIMIT, audience=True, max_lag=AUDIENCE_LAG)
         self.listeners.add(listener)
         return listener
 

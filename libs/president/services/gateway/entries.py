@@ -10,6 +10,7 @@ that seat. A :class:`Listener` is one watcher's inbox of entries.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,6 +45,7 @@ class Entry:
     _events: dict[int | None, epb.EventEnvelope] = field(default_factory=dict)
     _sessions: dict[int | None, bytes] = field(default_factory=dict)
     _wire: dict[int | None, bytes] = field(default_factory=dict)
+    _skipped: dict[int | None, bytes] = field(default_factory=dict)
     _public_change: bytes | None = None
     #: Each seat's own part of its view, serialized ahead (a prepared entry).
     _view_parts: dict[int | None, bytes] | None = None
@@ -70,6 +72,7 @@ class Entry:
         self._views.clear()
         self._sessions.clear()  # the prepared view parts (with legal actions) go unused
         self._wire.clear()
+        self._skipped.clear()
 
     @property
     def shows_legal(self) -> bool:
@@ -138,6 +141,18 @@ class Entry:
             self._wire[seat] = cached
         return cached
 
+    def skipped_view(self, seat: int | None) -> bytes:
+        """The view after this event for a watcher that skipped the states before it: a
+        serialized ``WatchResponse`` snapshot marked ``skipped``, with this change's clock
+        and receipt, built once per seat (every spectator skipped here shares it)."""
+        cached = self._skipped.get(seat)
+        if cached is None:
+            out = pb.WatchResponse(
+                version=self.version, view=self.view(seat), snapshot=True, skipped=True
+            )
+            cached = self._skipped[seat] = receipt(out, self.envelope).SerializeToString()
+        return cached
+
     def event(self, seat: int | None) -> epb.EventEnvelope:
         """The envelope with other seats' cards removed."""
         cached = self._events.get(seat)
@@ -185,23 +200,34 @@ class Listener:
     """A watcher's inbox of entries; it overflows instead of growing without end.
 
     ``audience``: a spectator's (:mod:`president.services.gateway.audience`),
-    served after the seats.
+    served after the seats. ``max_lag``: it also overflows when its oldest
+    unread entry waited longer than that (seconds): a spectator that falls
+    behind skips to the newest view rather than watching the past.
     """
 
-    def __init__(self, limit: int = LISTENER_LIMIT, *, audience: bool = False) -> None:
+    def __init__(
+        self, limit: int = LISTENER_LIMIT, *, audience: bool = False, max_lag: float = 0.0
+    ) -> None:
         self._entries: deque[Entry] = deque()
+        self._pushed_at: deque[float] = deque()
         self._ready = asyncio.Event()
         self._limit = limit
+        self._max_lag = max_lag
         self.audience = audience
         self.overflowed = False
         self.closed = False
 
     def push(self, entry: Entry) -> None:
-        if len(self._entries) >= self._limit:
+        now = time.monotonic() if self._max_lag else 0.0
+        behind = self._max_lag and self._pushed_at and now - self._pushed_at[0] > self._max_lag
+        if len(self._entries) >= self._limit or behind:
             self._entries.clear()
+            self._pushed_at.clear()
             self.overflowed = True
         elif not self.overflowed:
             self._entries.append(entry)
+            if self._max_lag:
+                self._pushed_at.append(now)
         self._ready.set()
 
     def close(self) -> None:
@@ -216,4 +242,6 @@ class Listener:
                 return None
             self._ready.clear()
             await self._ready.wait()
+        if self._pushed_at:
+            self._pushed_at.popleft()
         return self._entries.popleft()

@@ -37,6 +37,7 @@ from president.services.gateway.entries import Entry, apply, with_clock
 from president.services.gateway.feed import FeedHub
 from president.services.gateway.receipts import receipt
 from president.services.gateway.upstream import TablePort
+from president.services.gateway.wire import session_change
 from president.services.gateway.wire import session_snapshot as framed_snapshot
 
 T = TypeVar("T")
@@ -66,11 +67,11 @@ def response(entry: Entry, seat: int | None) -> bytes:
 
 
 def snapshot(entry: Entry, seat: int | None, *, skipped: bool = False) -> bytes:
-    """The view that starts a fresh stream (or replaces the states a watcher ``skipped``),
-    with the server's clock now, serialized."""
-    out = pb.WatchResponse(
-        version=entry.version, view=entry.view(seat), snapshot=True, skipped=skipped
-    )
+    """The view that starts a fresh stream, with the server's clock now, serialized (or,
+    shared, the one that replaces the states a watcher ``skipped``)."""
+    if skipped:
+        return entry.skipped_view(seat)
+    out = pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
     out.view.server_now_unix_ms = unix_ms(datetime.now(UTC))
     return receipt(out, entry.envelope).SerializeToString()
 
@@ -81,9 +82,12 @@ def session_response(entry: Entry, seat: int | None) -> bytes:
 
 
 def session_snapshot(entry: Entry, seat: int | None, *, skipped: bool = False) -> bytes:
-    """The view that starts a fresh Session stream (or replaces skipped states), serialized."""
+    """The view that starts a fresh Session stream (or, shared, the one that replaces
+    skipped states), serialized."""
+    if skipped:
+        return session_change(entry.skipped_view(seat))
     return framed_snapshot(
-        entry.version, entry.view(seat), unix_ms(datetime.now(UTC)), entry.envelope, skipped
+        entry.version, entry.view(seat), unix_ms(datetime.now(UTC)), entry.envelope
     )
 
 

@@ -69,14 +69,12 @@ def session_snapshot(
     view: gpb.TableView,
     now_unix_ms: int,
     envelope: epb.EventEnvelope | None = None,
-    skipped: bool = False,
 ) -> bytes:
-    """The view that starts a fresh Session stream (or replaces the states a slow watcher
-    ``skipped``), as a serialized ``SessionResponse``, with the server's clock now (a
-    snapshot may be of a change made long ago) and the receipt of ``envelope``, the event
-    at ``version``, when given."""
+    """The view that starts a fresh Session stream, as a serialized ``SessionResponse``,
+    with the server's clock now (a snapshot may be of a change made long ago) and the
+    receipt of ``envelope``, the event at ``version``, when given."""
     out = pb.SessionResponse()
-    change = out.changes.add(version=version, snapshot=True, skipped=skipped)
+    change = out.changes.add(version=version, snapshot=True)
     change.view.CopyFrom(view)
     change.view.server_now_unix_ms = now_unix_ms
     if envelope is not None:
