@@ -22,7 +22,6 @@ from president.client import GatewayClient, GatewayError, SeatLog, play_seat
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.servicekit.launcher import NatsServer, Stack
-from president.services.gateway.watch import REPLAY_LIMIT
 from tests.support.gateway_truth import Store, Truth, check_change, expect
 from tests.support.servers import isolated_env
 
@@ -31,6 +30,8 @@ GAME_SECONDS = 90
 ROUNDS = 3
 #: Changes a spectator's inbox holds at this module's gateways (the default is larger).
 INBOX = 64
+#: Changes a resume replays at this module's gateways (the default: the whole history).
+REPLAY_LIMIT = 64
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,11 @@ def audience_stack(
         workdir,
         f"sqlite:///{workdir / 'president.db'}",
         nats_server.url,
-        {**isolated_env(), "PRESIDENT_AUDIENCE_INBOX": str(INBOX)},
+        {
+            **isolated_env(),
+            "PRESIDENT_AUDIENCE_INBOX": str(INBOX),
+            "PRESIDENT_WATCH_REPLAY": str(REPLAY_LIMIT),
+        },
         audience_replicas=1,
     )
     try:

@@ -29,12 +29,13 @@ from president.servicekit.errors import ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.nats import Subjects, envelope
 from president.services.gateway import audience, checks, foresight
+from president.services.gateway import watch as watch_module
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub
 from president.services.gateway.foresight import foreseeable
 from president.services.gateway.handlers import transport_error
 from president.services.gateway.session import session as session_stream
-from president.services.gateway.watch import REPLAY_LIMIT, SeatOf, seat_resolver, watch_session
+from president.services.gateway.watch import SeatOf, seat_resolver, watch_session
 from president.services.gateway.watch import watch as watch_bytes
 from president.store import EventStore
 from president.table.v1 import table_pb2 as tpb
@@ -435,20 +436,23 @@ def _unclocked(framed: bytes) -> pb.SessionResponse:
     return parsed
 
 
-async def test_watch_resumes_from_history_or_with_the_view_now(tables: LocalTables) -> None:
+async def test_watch_resumes_from_history_or_with_the_view_now(
+    tables: LocalTables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watch_module, "REPLAY_LIMIT", 64)
     bot_table(tables)
     play_human(tables, "t1", 30)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
     end = feed.version
-    assert end > REPLAY_LIMIT + 3
-    for resume_at in (end - 5, end - REPLAY_LIMIT):  # replayed from the history
+    assert end > watch_module.REPLAY_LIMIT + 3
+    for resume_at in (end - 5, end - watch_module.REPLAY_LIMIT):  # replayed from the history
         stream = watch(hub, "t1", resume_at, seat_resolver("p0"))
         got = await _collect(stream, end - resume_at)
         await stream.aclose()
         assert [c.version for c in got] == list(range(resume_at + 1, end + 1))
         assert not any(c.snapshot for c in got)
-    for resume_at in (end - REPLAY_LIMIT - 1, 3, 1):  # too far back: the view now
+    for resume_at in (end - watch_module.REPLAY_LIMIT - 1, 3, 1):  # too far back: the view now
         stream = watch(hub, "t1", resume_at, seat_resolver("p0"))
         (got_now,) = await _collect(stream, 1)
         await stream.aclose()

@@ -4,14 +4,14 @@ A watcher (:func:`watch`) registers as a listener of the table's feed
 (:mod:`president.services.gateway.feed`) and, in the same step, takes the
 feed's state: a fresh stream starts with a snapshot of the seat's view; a
 resumed one (``from_version`` > 0) replays the entries after that version
-from the history when there are at most :data:`REPLAY_LIMIT`; from further
-back it gets the view now, a snapshot marked ``skipped``, instead of every
-state since (so a resume costs what the watcher must see, not the table's
-age), then goes on live. Spectators (watchers with no seat) listen in the
-table's audience (:mod:`president.services.gateway.audience`): served after
-the seats, and skipped to the newest view when they read too slowly. Every
-change is sent as bytes built once per seat and change: every spectator's
-are the same bytes.
+from the feed's history (at most :data:`REPLAY_LIMIT`); from further back
+(a table's thousands of reactions ago) it gets the view now, a snapshot
+marked ``skipped``, instead of every state since (so a resume costs what
+the watcher must see, not the table's age), then goes on live. Spectators
+(watchers with no seat) listen in the table's audience
+(:mod:`president.services.gateway.audience`): served after the seats, and
+skipped to the newest view when they read too slowly. Every change is sent
+as bytes built once per seat and change: every spectator's are the same.
 Every event is redacted for the watcher's seat and every view is that seat's
 own (:mod:`president.hosting.seat_views`): nobody receives another seat's cards.
 :func:`watch_session` is the same stream, each change serialized as a
@@ -20,6 +20,7 @@ Session stream carries it (:mod:`president.services.gateway.wire`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
@@ -34,7 +35,7 @@ from president.hosting.projection import Table
 from president.hosting.seat_views import seat_of
 from president.servicekit.errors import ServiceError
 from president.services.gateway.entries import Entry, apply, with_clock
-from president.services.gateway.feed import FeedHub
+from president.services.gateway.feed import HISTORY, FeedHub
 from president.services.gateway.receipts import receipt
 from president.services.gateway.upstream import TablePort
 from president.services.gateway.wire import session_change
@@ -44,9 +45,10 @@ T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 #: Events per ReadEvents when a seat's watcher reads the stored events again (0: all).
 READ_BATCH = 0
-#: A resume replays at most this many changes from the history; one from further back
-#: gets the view now instead (a snapshot marked ``skipped``), whatever came between.
-REPLAY_LIMIT = 64
+#: A resume replays at most this many changes from the feed's history (all of it by
+#: default); one from further back gets the view now instead (a snapshot marked
+#: ``skipped``), whatever came between (``PRESIDENT_WATCH_REPLAY``).
+REPLAY_LIMIT = int(os.environ.get("PRESIDENT_WATCH_REPLAY", "") or HISTORY)
 
 WATCHERS = Gauge("president_gateway_watchers", "Watch streams open on this gateway.")
 
