@@ -77,6 +77,7 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
     seen: dict[str, list[list[tuple[int, float]]]] = {table_id: [] for _, table_id, _ in tables}
     ready = asyncio.Semaphore(0)
     dropped = [0]
+    skipped = [0]
     total = sum(count for _, _, count in tables)
     tasks: list[asyncio.Task[None]] = []
 
@@ -87,6 +88,7 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
             try:
                 async for change in client.watch(from_version):
                     log.append((change.version, time.perf_counter()))
+                    skipped[0] += change.skipped
                     from_version = change.version
                     if first:
                         first = False
@@ -128,7 +130,7 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
                 latest = max(latest or 0.0, log[at][1])
             last_seen.append((table_id, version, latest))
     messages = sum(len(log) for logs in seen.values() for log in logs)
-    pipe.send((last_seen, messages, dropped[0]))
+    pipe.send((last_seen, messages, dropped[0], skipped[0]))
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -179,11 +181,11 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
     cpu = {name: _cpu_seconds(pid) - cpu_before[name] for name, pid in gateways.items()}
     load = os.getloadavg()
     last_watcher: list[float] = []
-    watcher_messages = dropped = 0
+    watcher_messages = dropped = skipped = 0
     if pipe is not None and process is not None:
         plays = {run.clients[0].table_id: [version for _, version in run.plays] for run in runs}
         pipe.send(plays)
-        last_seen, watcher_messages, dropped = await loop.run_in_executor(None, pipe.recv)
+        last_seen, watcher_messages, dropped, skipped = await loop.run_in_executor(None, pipe.recv)
         started = {
             (run.clients[0].table_id, version): at for run in runs for at, version in run.plays
         }
@@ -208,8 +210,10 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
     delivered = {name: watcher_messages // len(audience) for name in audience}
     delivered["gateway"] = seat_messages + (0 if audience else watcher_messages)
     per_message = [
-        f"{name} {spent / max(1, delivered[name]) * 1e6:.1f} µs "
+        f"{name} {spent / delivered[name] * 1e6:.1f} µs "
         f"({spent / wall * 100:.0f}% CPU, {delivered[name]} msgs)"
+        if delivered[name]
+        else f"{name} — (no messages)"
         for name, spent in cpu.items()
     ]
     rss = ", ".join(
@@ -220,11 +224,67 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
     print(
         f"  W={watchers:<5} tables={tables:<3} plays/s {plays_count / measured:6.1f}"
         f" | play->seats {ms(seat_latencies)} | play->last watcher {ms(last_watcher)}"
-        f" | resumes {dropped} | load {load[0]:.2f}",
+        f" | resumes {dropped}, skipped to the view now {skipped} | load {load[0]:.2f}",
         flush=True,
     )
     print(f"      gateway CPU per delivered message: {'; '.join(per_message)}", flush=True)
     print(f"      gateway RSS per watcher stream: {rss}", flush=True)
+
+
+async def _resume_cost(stack: Stack, seconds: float) -> None:
+    """Ten watchers resume from version 1 again and again at a table of many changes, while
+    another client asks GetTable: the resume's time to its first message, and GetTable's,
+    with and without the resumes."""
+    shared = GatewayClient.connect(stack.gateway)
+    (run,) = await _games(shared, 1)
+    await play_for([run], 4, seconds, warm_up=0.0)
+    reader = run.clients[1]
+    version = (await reader.get_table()).version
+
+    async def get_tables(count: int) -> list[float]:
+        out = []
+        for _ in range(count):
+            started = time.perf_counter()
+            await reader.get_table()
+            out.append(time.perf_counter() - started)
+        return out
+
+    alone = await get_tables(100)
+    resumes: list[float] = []
+    stop = asyncio.Event()
+
+    async def resume(client: GatewayClient) -> None:
+        while not stop.is_set():
+            started = time.perf_counter()
+            async for change in client.watch(1):
+                assert change.version >= version
+                break
+            resumes.append(time.perf_counter() - started)
+
+    watchers = [await _spectating(shared, run.clients[0].table_id) for _ in range(10)]
+    tasks = [asyncio.create_task(resume(watcher)) for watcher in watchers]
+    beside = await get_tables(100)
+    stop.set()
+    await asyncio.gather(*tasks)
+    await shared.close()
+
+    def ms(values: list[float]) -> str:
+        return (
+            f"p50 {_quantile(values, 0.5) * 1000:.1f} / p99 {_quantile(values, 0.99) * 1000:.1f} ms"
+        )
+
+    print(
+        f"  resume cost at a table of {version} changes: Watch(from_version=1) to its first "
+        f"message {ms(resumes)} ({len(resumes)} resumes, 10 at a time); GetTable alone "
+        f"{ms(alone)}, beside the resumes {ms(beside)} | load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+
+
+async def _spectating(shared: GatewayClient, table_id: str) -> GatewayClient:
+    watcher = shared.sibling()
+    await watcher.spectate(table_id)
+    return watcher
 
 
 def main() -> None:
@@ -271,6 +331,7 @@ def main() -> None:
             for tables in table_counts:
                 for watchers in watcher_counts:
                     uvloop.run(_point(stack, tables, watchers, args.seconds))
+            uvloop.run(_resume_cost(stack, args.seconds))
         finally:
             stack.stop()
             nats_server.stop()
