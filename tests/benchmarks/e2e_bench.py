@@ -253,13 +253,17 @@ async def _floor(stack: Stack, database_url: str, nats_url: str) -> dict[str, fl
     return out
 
 
-async def _load(
-    stack: Stack, tables: int, clients: int, seconds: float, calls: bool = False
-) -> tuple[list[TableRun], float, float]:
-    shared = GatewayClient.connect(stack.gateway)
-    runs = await asyncio.gather(*(_table(shared, n, clients) for n in range(tables)))
+async def play_for(
+    runs: list[TableRun],
+    clients: int,
+    seconds: float,
+    calls: bool = False,
+    warm_up: float = WARM_UP_SECONDS,
+) -> tuple[float, float]:
+    """Start the tables' games, let their clients play ``warm_up`` then ``seconds``; the
+    measured span (perf_counter)."""
     begin = time.perf_counter()
-    counting_from = begin + WARM_UP_SECONDS
+    counting_from = begin + warm_up
     stop_at = counting_from + seconds
     seats = [
         asyncio.create_task(_seat(run, index, counting_from, calls))
@@ -272,6 +276,15 @@ async def _load(
     for task in seats:  # the last moves of a game in flight are not waited for
         task.cancel()
     await asyncio.gather(*seats, return_exceptions=True)
+    return counting_from, stop_at
+
+
+async def _load(
+    stack: Stack, tables: int, clients: int, seconds: float, calls: bool = False
+) -> tuple[list[TableRun], float, float]:
+    shared = GatewayClient.connect(stack.gateway)
+    runs = await asyncio.gather(*(_table(shared, n, clients) for n in range(tables)))
+    counting_from, stop_at = await play_for(list(runs), clients, seconds, calls)
     await shared.close()
     return runs, counting_from, stop_at
 

@@ -195,9 +195,12 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
     _echo(f"  store: {_shown(database_url)}")
     _echo(f"  NATS:  {_shown(nats_url)}")
     _echo(f"The web edge serves browsers on {_web_url(stack)}/ (Connect and gRPC-Web).")
-    names = [
-        one for name in ALL_SERVICES for one in (stack.replicas if name == "table" else [name])
-    ]
+    if stack.audience:
+        _echo(
+            "Spectators watch at the audience replicas (they refuse table commands): "
+            + ", ".join(stack.address(name) for name in stack.audience)
+        )
+    names = [one for name in ALL_SERVICES for one in stack.processes_of(name)]
     _echo("  services: " + ", ".join(f"{name} {stack.address(name)}" for name in names))
     _echo(
         "  metrics: " + ", ".join(f"{name} :{stack.metrics_ports[name]}/metrics" for name in names)
@@ -237,6 +240,7 @@ def run_stack(
     port: int | None,
     table_replicas: int = 1,
     tls_files: dict[str, str] | None = None,
+    audience_replicas: int = 0,
 ) -> int:
     """Start everything, play the demo, audit, serve (or stop): the process exit code."""
     database_url = _env_or_none("PRESIDENT_DATABASE_URL")
@@ -263,6 +267,7 @@ def run_stack(
             nats_url,
             _stack_env(token_secret, tls_files),
             table_replicas=table_replicas,
+            audience_replicas=audience_replicas,
         )
         stack.ports = {service: free_port() for service in ALL_SERVICES}
         stack.metrics_ports = {service: free_port() for service in ALL_SERVICES}
@@ -384,6 +389,14 @@ def register(app: typer.Typer) -> None:
         internal_tls_key: str | None = typer.Option(
             None, "--internal-tls-key", help="... and its key."
         ),
+        audience_replicas: int = typer.Option(
+            0,
+            "--audience-replicas",
+            min=0,
+            max=8,
+            help="Gateway replicas for spectators only (PRESIDENT_GATEWAY_ROLE=audience), "
+            "fed from NATS beside the players' gateway.",
+        ),
     ) -> None:
         """Run the whole backend here, play a demo game through the gateway, audit it, serve."""
         if preset not in PRESETS:
@@ -412,5 +425,6 @@ def register(app: typer.Typer) -> None:
                     }.items()
                     if path
                 },
+                audience_replicas=audience_replicas,
             )
         )

@@ -175,6 +175,15 @@ LOCAL_LIMITS_SCALE = "100"
 REPLICA_LEASE_SECONDS = "3"
 
 
+#: The gateway role (and the process name) of the replicas that serve spectators only.
+AUDIENCE = "audience"
+
+
+def audience_name(number: int) -> str:
+    """The process name of audience replica ``number`` (1: ``audience``, then ``audience-2``)."""
+    return AUDIENCE if number == 1 else f"{AUDIENCE}-{number}"
+
+
 def replica_name(number: int) -> str:
     """The process name of table replica ``number`` (1: ``table``, then ``table-2`` ...)."""
     return "table" if number == 1 else f"table-{number}"
@@ -199,6 +208,9 @@ class Stack:
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     table_replicas: int = 1
     edge_secret: str = field(default_factory=lambda: secrets.token_hex(16))
+    #: Gateway replicas of the audience tier (``PRESIDENT_GATEWAY_ROLE=audience``), started
+    #: after the gateway: ``audience``, ``audience-2`` ...
+    audience_replicas: int = 0
 
     def address(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service]}"
@@ -209,6 +221,11 @@ class Stack:
         return [replica_name(n) for n in range(1, self.table_replicas + 1)]
 
     @property
+    def audience(self) -> list[str]:
+        """The process names of the audience replicas."""
+        return [audience_name(n) for n in range(1, self.audience_replicas + 1)]
+
+    @property
     def gateway(self) -> str:
         return self.address("gateway")
 
@@ -216,7 +233,7 @@ class Stack:
         if not self.ports:
             self.ports = {name: free_port() for name in ALL_SERVICES}
             self.metrics_ports = {name: free_port() for name in ALL_SERVICES}
-        for name in self.replicas:
+        for name in (*self.replicas, *self.audience):
             self.ports.setdefault(name, free_port())
             self.metrics_ports.setdefault(name, free_port())
         env = {
@@ -252,7 +269,7 @@ class Stack:
         self.workdir.mkdir(parents=True, exist_ok=True)
         env = self.base_env()
         for name in services:
-            for process in self.replicas if name == "table" else [name]:
+            for process in self.processes_of(name):
                 self.start_one(process, env, timeout)
         return self
 
@@ -266,6 +283,10 @@ class Stack:
         if service == "table" and self.table_replicas > 1:
             environment["PRESIDENT_TABLE_PORT"] = str(self.ports[name])
             environment["PRESIDENT_TABLE_ADVERTISE"] = self.address(name)
+        if service == AUDIENCE:
+            service = "gateway"
+            environment["PRESIDENT_GATEWAY_PORT"] = str(self.ports[name])
+            environment["PRESIDENT_GATEWAY_ROLE"] = AUDIENCE
         log = (self.workdir / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, "-m", f"president.services.{service}.main"],
@@ -300,8 +321,16 @@ class Stack:
 
     def stop(self) -> None:
         for name in reversed(ALL_SERVICES):
-            for process in reversed(self.replicas) if name == "table" else [name]:
+            for process in reversed(self.processes_of(name)):
                 self.stop_one(process)
+
+    def processes_of(self, service: str) -> list[str]:
+        """The processes of one service: its table replicas, the gateway and its audience."""
+        if service == "table":
+            return self.replicas
+        if service == "gateway":
+            return ["gateway", *self.audience]
+        return [service]
 
     def log(self, name: str) -> str:
         path = self.workdir / f"{name}.log"

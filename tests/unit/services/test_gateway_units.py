@@ -28,13 +28,15 @@ from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.nats import Subjects, envelope
-from president.services.gateway import checks, foresight
+from president.services.gateway import audience, checks, foresight
+from president.services.gateway import watch as watch_module
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub
 from president.services.gateway.foresight import foreseeable
 from president.services.gateway.handlers import transport_error
 from president.services.gateway.session import session as session_stream
-from president.services.gateway.watch import seat_resolver, watch, watch_session
+from president.services.gateway.watch import SeatOf, seat_resolver, watch_session
+from president.services.gateway.watch import watch as watch_bytes
 from president.store import EventStore
 from president.table.v1 import table_pb2 as tpb
 
@@ -207,6 +209,18 @@ def test_check_deal_finds_a_tampered_log(tables: LocalTables) -> None:
 
 
 # --------------------------------------------------------------------------- the feeds
+async def watch(
+    hub: FeedHub, table_id: str, from_version: int, seat_for: SeatOf
+) -> AsyncIterator[pb.WatchResponse]:
+    """A Watch stream's changes as its client parses them (the stream yields bytes)."""
+    stream = watch_bytes(hub, table_id, from_version, seat_for)
+    try:
+        async for data in stream:
+            yield pb.WatchResponse.FromString(data)
+    finally:
+        await stream.aclose()
+
+
 async def _collect(stream: object, count: int) -> list[pb.WatchResponse]:
     out: list[pb.WatchResponse] = []
     async for item in stream:  # type: ignore[attr-defined]
@@ -280,7 +294,10 @@ async def test_a_session_stream_carries_exactly_what_watch_does(tables: LocalTab
         return change
 
     for plain, session in zip(watched, carried, strict=True):
-        assert parsed(await session.__anext__()) == await plain.__anext__()  # snapshots
+        framed, watched_first = parsed(await session.__anext__()), await plain.__anext__()
+        for first in (framed, watched_first):  # made a millisecond apart, maybe
+            first.view.ClearField("server_now_unix_ms")
+        assert framed == watched_first  # snapshots
     start = feed.version
     play_human(tables, "t1", 2)
     await feed.catch_up()
@@ -335,7 +352,7 @@ async def test_a_session_sends_the_changes_ready_together_in_one_message(
 
 
 async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact(
-    tables: LocalTables,
+    tables: LocalTables, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """While a play is being committed its feed builds every seat's change ahead. Parsed,
     they equal the changes a feed builds afterwards, for each seat and a spectator, and a
@@ -350,6 +367,8 @@ async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact
             written.append(observer)
 
     foresight.enable(Written(), ahead_hub)
+    # The spectator reads only at the end: it must not skip the states it waits with.
+    monkeypatch.setattr(audience, "AUDIENCE_LIMIT", 4096)
     viewers = [seat_resolver(player) for player in ("p0", "bot-1", None)]
     ahead = [watch_session(ahead_hub, "t1", 0, viewer) for viewer in viewers]
     after = [watch_session(after_hub, "t1", 0, viewer) for viewer in viewers]
@@ -417,22 +436,33 @@ def _unclocked(framed: bytes) -> pb.SessionResponse:
     return parsed
 
 
-async def test_watch_resumes_from_history_and_from_the_store(tables: LocalTables) -> None:
+async def test_watch_resumes_from_history_or_with_the_view_now(
+    tables: LocalTables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watch_module, "REPLAY_LIMIT", 64)
     bot_table(tables)
     play_human(tables, "t1", 30)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
     end = feed.version
-    for resume_at in (end - 5, 3, 1):
+    assert end > watch_module.REPLAY_LIMIT + 3
+    for resume_at in (end - 5, end - watch_module.REPLAY_LIMIT):  # replayed from the history
         stream = watch(hub, "t1", resume_at, seat_resolver("p0"))
         got = await _collect(stream, end - resume_at)
         await stream.aclose()
         assert [c.version for c in got] == list(range(resume_at + 1, end + 1))
-    feed.history.clear()  # older than the history: folded again from the store
+        assert not any(c.snapshot for c in got)
+    for resume_at in (end - watch_module.REPLAY_LIMIT - 1, 3, 1):  # too far back: the view now
+        stream = watch(hub, "t1", resume_at, seat_resolver("p0"))
+        (got_now,) = await _collect(stream, 1)
+        await stream.aclose()
+        assert got_now.snapshot and got_now.skipped and got_now.version == end
+    feed.history.clear()  # older than the history: the view now, not every state since
     stream = watch(hub, "t1", 2, seat_resolver("p0"))
-    got = await _collect(stream, end - 2)
+    (got,) = await _collect(stream, 1)
     await stream.aclose()
-    assert [c.version for c in got] == list(range(3, end + 1))
+    assert got.snapshot and got.skipped and got.version == end
+    assert got.view.viewer_seat == 0, "the seat's own view"
     with pytest.raises(ServiceError) as ahead:
         await _collect(watch(hub, "t1", end + 10, seat_resolver("p0")), 1)
     assert ahead.value.reason == "VERSION_AHEAD"

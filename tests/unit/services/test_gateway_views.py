@@ -22,7 +22,7 @@ from president.services.gateway.activity import (
 )
 from president.services.gateway.feed import FeedHub
 from president.services.gateway.page_tokens import DEFAULT_PAGE, MAX_PAGE, PageTokens, page_size
-from president.services.gateway.watch import SeatOf, seat_resolver, watch, watch_session
+from president.services.gateway.watch import SeatOf, seat_resolver, watch_session
 from tests.unit.services import test_gateway_units as units
 
 #: The gateway unit tests' fixture: the TablePort over an in-process TableHost.
@@ -47,7 +47,7 @@ async def test_only_the_newest_change_of_a_batch_invites_a_move(
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
     start = feed.version
-    watched = watch(hub, "t1", 0, seat_resolver("p0"))
+    watched = units.watch(hub, "t1", 0, seat_resolver("p0"))
     session = watch_session(hub, "t1", 0, seat_resolver("p0"))
     assert (await watched.__anext__()).view.round.legal  # the snapshot: the human's turn
     await session.__anext__()
@@ -59,7 +59,7 @@ async def test_only_the_newest_change_of_a_batch_invites_a_move(
     framed = await asyncio.wait_for(_take(session, len(committed)), 10)
     carried = [change for item in framed for change in pb.SessionResponse.FromString(item).changes]
     resumed = await asyncio.wait_for(
-        _take(watch(hub, "t1", start, seat_resolver("p0")), len(committed)), 10
+        _take(units.watch(hub, "t1", start, seat_resolver("p0")), len(committed)), 10
     )
     for stream in (changes, carried, resumed):
         *older, newest = stream

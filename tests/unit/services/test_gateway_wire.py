@@ -80,7 +80,7 @@ def test_joined_parts_parse_as_the_built_changes_for_every_seat(tmp_path: Path) 
             receipted = receipt(pb.WatchResponse(), entry.envelope).SerializeToString()
             assert pb.WatchResponse.FromString(joined + own + receipted) == built
             (carried,) = pb.SessionResponse.FromString(entry.session_response(seat)).changes
-            assert carried == built == entry.response(seat)
+            assert carried == built == pb.WatchResponse.FromString(entry.watch_response(seat))
             if seat is not None:
                 assert view_part(entry.table, seat) == (
                     pb.WatchResponse(view=seat_part(entry.table, seat)).SerializeToString()

@@ -428,11 +428,10 @@ class Gateway:
             self._hub, table_id, seat_resolver(reader), size, before, tokens, reader
         )
 
-    def watch(
-        self, identity: Identity, request: pb.WatchRequest
-    ) -> AsyncIterator[pb.WatchResponse]:
+    def watch(self, identity: Identity, request: pb.WatchRequest) -> AsyncIterator[bytes]:
         """The identity's view as a stream: a snapshot then every change, or resume after a
-        version (as the seat the account holds at each version; without one, no hand)."""
+        version (as the seat the account holds at each version; without one, no hand), each
+        a serialized ``WatchResponse`` (every spectator's are the same bytes)."""
         table_id = checks.table_id(request.table_id)
         resolver = seat_resolver(identity.account_id)
         stream = watch(self._hub, table_id, request.from_version, resolver)

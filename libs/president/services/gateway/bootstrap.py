@@ -1,9 +1,12 @@
 """The gateway's composition root: settings in, a runnable service out.
 
-The gateway verifies access tokens with ``PRESIDENT_TOKEN_SECRET`` (shared
-with the players service) and trusted issuers' JWTs with their keys
-(``PRESIDENT_TRUSTED_ISSUERS``). It follows revocations on NATS and loads
-the current list from the players service at start and on every reconnect.
+A replica is the players' door or, with ``PRESIDENT_GATEWAY_ROLE=audience``,
+an audience replica that serves spectators only
+(:mod:`president.services.gateway.roles`). The gateway verifies access tokens
+with ``PRESIDENT_TOKEN_SECRET`` (shared with the players service) and trusted
+issuers' JWTs with their keys (``PRESIDENT_TRUSTED_ISSUERS``). It follows
+revocations on NATS and loads the current list from the players service at
+start and on every reconnect.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from president.services.gateway.handlers import GatewayServicer
 from president.services.gateway.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.owners import LeaseOwners
 from president.services.gateway.revocations import Revocations
+from president.services.gateway.roles import AUDIENCE, PLAYERS, AudienceOnly, gateway_role
 from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTables
 from president.services.gateway.wire import PreSerialized
 
@@ -48,7 +52,8 @@ log = structlog.get_logger(service="gateway")
 
 def build(settings: Settings) -> Service:
     """Wire the table, scoring and players clients, the feeds (NATS), the identity verifier
-    and the revocations into the servicer; turn the foresight on."""
+    and the revocations into the servicer; turn the foresight on (the players' replicas)
+    or refuse table commands (an audience replica)."""
     if not settings.token_secret:
         raise SystemExit(
             "PRESIDENT_TOKEN_SECRET is not set: the gateway verifies the players service's "
@@ -72,8 +77,10 @@ def build(settings: Settings) -> Service:
     )
     tables = GrpcTables(settings.address("table"), owners=owners)
     scoring = GrpcScoring(settings.address("scoring"))
+    role = gateway_role()
     hub = FeedHub(tables, settings.subjects)
-    foresight.enable(tables, hub)  # plays' changes built while the table service commits
+    if role == PLAYERS:
+        foresight.enable(tables, hub)  # plays' changes built while the table service commits
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     gateway = Gateway(tables, scoring, hub, id_key)
     admission = Admission.from_env(settings.edge_secret)
@@ -161,7 +168,8 @@ def build(settings: Settings) -> Service:
         register=register,
         background=[follow_nats, hub.maintain],
         on_stop=[close],
-        interceptors=[PreSerialized()],  # the Watch and Session streams yield bytes
+        # The Watch and Session streams yield bytes; an audience replica acts at no table.
+        interceptors=[PreSerialized(), *([AudienceOnly()] if role == AUDIENCE else [])],
         public=True,
         # HTTP/2 bounds each connection's open streams (the web edge's one connection
         # carries every browser's: this is its total).

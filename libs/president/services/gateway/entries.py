@@ -10,6 +10,7 @@ that seat. A :class:`Listener` is one watcher's inbox of entries.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,8 +43,9 @@ class Entry:
     _public: gpb.TableView | None = None
     _views: dict[int | None, gpb.TableView] = field(default_factory=dict)
     _events: dict[int | None, epb.EventEnvelope] = field(default_factory=dict)
-    _responses: dict[int | None, pb.WatchResponse] = field(default_factory=dict)
     _sessions: dict[int | None, bytes] = field(default_factory=dict)
+    _wire: dict[int | None, bytes] = field(default_factory=dict)
+    _skipped: dict[int | None, bytes] = field(default_factory=dict)
     _public_change: bytes | None = None
     #: Each seat's own part of its view, serialized ahead (a prepared entry).
     _view_parts: dict[int | None, bytes] | None = None
@@ -68,8 +70,9 @@ class Entry:
             return
         self.superseded = True
         self._views.clear()
-        self._responses.clear()
         self._sessions.clear()  # the prepared view parts (with legal actions) go unused
+        self._wire.clear()
+        self._skipped.clear()
 
     @property
     def shows_legal(self) -> bool:
@@ -90,9 +93,6 @@ class Entry:
 
     def view(self, seat: int | None) -> gpb.TableView:
         """The table after this event as ``seat`` sees it (computed once per seat)."""
-        built = self._responses.get(seat)
-        if built is not None:
-            return built.view
         cached = self._views.get(seat)
         if cached is None:
             cached = self._views[seat] = seat_view(
@@ -101,40 +101,27 @@ class Entry:
             cached.MergeFrom(self.countdown())
         return cached
 
-    def response(self, seat: int | None) -> pb.WatchResponse:
-        """The change as ``seat`` sees it (built once per seat, shared by its watchers)."""
-        cached = self._responses.get(seat)
+    def session_response(self, seat: int | None) -> bytes:
+        """The change as ``seat`` sees it, as a Session stream carries it, serialized: the
+        bytes of :meth:`watch_response` framed as a ``SessionResponse`` holding that one
+        change (:func:`session_change`), built once per seat."""
+        cached = self._sessions.get(seat)
         if cached is None:
-            # The seat's view is built in place: building it apart and copying it
-            # in would cost as much again.
-            cached = self._responses[seat] = pb.WatchResponse(version=self.version)
-            cached.event.CopyFrom(self.event(seat))
-            receipt(cached, self.envelope)
-            view = self._views.get(seat)
-            if view is not None:
-                cached.view.CopyFrom(view)
-            else:
-                seat_view(
-                    self._public_view(),
-                    self.table,
-                    seat,
-                    into=cached.view,
-                    legal=self.shows_legal,
-                )
-                cached.view.MergeFrom(self.countdown())
+            cached = self._sessions[seat] = session_change(self.watch_response(seat))
         return cached
 
-    def session_response(self, seat: int | None) -> bytes:
-        """The change as ``seat`` sees it, as a Session stream carries it, serialized.
+    def watch_response(self, seat: int | None) -> bytes:
+        """The change as ``seat`` sees it, a serialized ``WatchResponse``, built once per seat
+        and shared by every stream of that seat (every spectator shares ``None``'s).
 
-        The ``WatchResponse`` is built from two serialized parts, the way
-        protobuf merges a message that appears twice: what everyone sees
-        (serialized once per change) followed by what only this seat sees
-        (its event, the countdown and :func:`seat_part`). That spares a copy and a
-        serialization of the whole view per seat. Then it is framed as a
-        ``SessionResponse`` holding that one change (:func:`session_change`).
+        It is built from two serialized parts, the way protobuf merges a
+        message that appears twice: what everyone sees (serialized once per
+        change) followed by what only this seat sees (its event, the countdown,
+        the receipt and :func:`seat_part`). That spares a copy and a
+        serialization of the whole view per seat. Nothing in it differs per
+        watcher: a watcher's resume point is the version it holds.
         """
-        cached = self._sessions.get(seat)
+        cached = self._wire.get(seat)
         if cached is None:
             if self._public_change is None:
                 self._public_change = public_change(self.version, self.table)
@@ -146,12 +133,24 @@ class Entry:
             parts = self._view_parts if usable else None
             prepared = parts.get(seat) if parts is not None else None
             if prepared is not None:
-                cached = session_change(self._public_change + prepared + own.SerializeToString())
+                cached = self._public_change + prepared + own.SerializeToString()
             else:
                 if seat is not None:
                     own.view.MergeFrom(seat_part(self.table, seat, legal=self.shows_legal))
-                cached = session_change(self._public_change + own.SerializeToString())
-            self._sessions[seat] = cached
+                cached = self._public_change + own.SerializeToString()
+            self._wire[seat] = cached
+        return cached
+
+    def skipped_view(self, seat: int | None) -> bytes:
+        """The view after this event for a watcher that skipped the states before it: a
+        serialized ``WatchResponse`` snapshot marked ``skipped``, with this change's clock
+        and receipt, built once per seat (every spectator skipped here shares it)."""
+        cached = self._skipped.get(seat)
+        if cached is None:
+            out = pb.WatchResponse(
+                version=self.version, view=self.view(seat), snapshot=True, skipped=True
+            )
+            cached = self._skipped[seat] = receipt(out, self.envelope).SerializeToString()
         return cached
 
     def event(self, seat: int | None) -> epb.EventEnvelope:
@@ -198,20 +197,37 @@ def with_clock(entry: Entry, previous: Entry | None) -> Entry:
 
 
 class Listener:
-    """A watcher's inbox of entries; it overflows instead of growing without end."""
+    """A watcher's inbox of entries; it overflows instead of growing without end.
 
-    def __init__(self) -> None:
+    ``audience``: a spectator's (:mod:`president.services.gateway.audience`),
+    served after the seats. ``max_lag``: it also overflows when its oldest
+    unread entry waited longer than that (seconds): a spectator that falls
+    behind skips to the newest view rather than watching the past.
+    """
+
+    def __init__(
+        self, limit: int = LISTENER_LIMIT, *, audience: bool = False, max_lag: float = 0.0
+    ) -> None:
         self._entries: deque[Entry] = deque()
+        self._pushed_at: deque[float] = deque()
         self._ready = asyncio.Event()
+        self._limit = limit
+        self._max_lag = max_lag
+        self.audience = audience
         self.overflowed = False
         self.closed = False
 
     def push(self, entry: Entry) -> None:
-        if len(self._entries) >= LISTENER_LIMIT:
+        now = time.monotonic() if self._max_lag else 0.0
+        behind = self._max_lag and self._pushed_at and now - self._pushed_at[0] > self._max_lag
+        if len(self._entries) >= self._limit or behind:
             self._entries.clear()
+            self._pushed_at.clear()
             self.overflowed = True
-        else:
+        elif not self.overflowed:
             self._entries.append(entry)
+            if self._max_lag:
+                self._pushed_at.append(now)
         self._ready.set()
 
     def close(self) -> None:
@@ -219,10 +235,13 @@ class Listener:
         self._ready.set()
 
     async def next(self) -> Entry | None:
-        """The next entry; None after an overflow (the watcher re-reads the store) or a close."""
+        """The next entry; None after an overflow (the watcher catches up: it clears
+        ``overflowed``) or a close."""
         while not self._entries:
             if self.overflowed or self.closed:
                 return None
             self._ready.clear()
             await self._ready.wait()
+        if self._pushed_at:
+            self._pushed_at.popleft()
         return self._entries.popleft()

@@ -36,6 +36,7 @@ from president.hosting.projection import Table
 from president.servicekit.errors import ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
+from president.services.gateway.audience import Audience
 from president.services.gateway.entries import Entry, Listener, PreparedEntry, apply, with_clock
 from president.services.gateway.upstream import TablePort
 
@@ -64,7 +65,10 @@ class TableFeed:
         self._tables = tables
         self.current: Entry | None = None
         self.history: deque[Entry] = deque(maxlen=HISTORY)
+        #: The seats' listeners (and anyone's who holds a seat), served first.
         self.listeners: set[Listener] = set()
+        #: The spectators' listeners, served after the seats, a batch per loop turn.
+        self.audience = Audience()
         self._held = HeldEnvelopes()
         self._inbox: asyncio.Queue[epb.EventEnvelope | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -142,6 +146,7 @@ class TableFeed:
                 await self._task
         for listener in list(self.listeners):
             listener.close()
+        self.audience.close()
 
     def request_catch_up(self) -> None:
         """Read the store for anything newer (a poll, a nudge after a command)."""
@@ -224,21 +229,30 @@ class TableFeed:
             self.current.supersede()  # legal actions only in the newest view
         self.current = entry
         self.history.append(entry)
-        for listener in self.listeners:
+        for listener in self.listeners:  # seats first: now
             listener.push(entry)
+        self.audience.push(entry)  # spectators: a batch per loop turn, after
 
     # -- watchers ---------------------------------------------------------------
-    def listen(self) -> tuple[Listener, Entry, list[Entry]]:
-        """Register a listener; returns it with the current entry and the history, atomically."""
-        listener = Listener()
-        self.listeners.add(listener)
+    def listen(self, audience: bool = False) -> tuple[Listener, Entry, list[Entry]]:
+        """Register a listener (a spectator's when ``audience``); returns it with the
+        current entry and the history, atomically."""
+        listener = self.audience.listener() if audience else Listener()
+        if not audience:
+            self.listeners.add(listener)
         self.touch()
         assert self.current is not None
         return listener, self.current, list(self.history)
 
     def unlisten(self, listener: Listener) -> None:
         self.listeners.discard(listener)
+        self.audience.listeners.discard(listener)
         self.touch()
+
+    @property
+    def watched(self) -> bool:
+        """Whether any stream here watches the table."""
+        return bool(self.listeners or self.audience.listeners)
 
 
 class FeedHub:
@@ -328,13 +342,13 @@ class FeedHub:
             await asyncio.sleep(POLL_SECONDS_WITHOUT_NATS)
             now = time.monotonic()
             for table_id, feed in list(self._feeds.items()):
-                if not feed.listeners and now - feed.last_used > IDLE_SECONDS:
+                if not feed.watched and now - feed.last_used > IDLE_SECONDS:
                     del self._feeds[table_id]
                     FEEDS.set(len(self._feeds))
                     await feed.close()
                 elif not feed.subscribed:
                     feed.request_catch_up()
-                elif feed.listeners and now - max(feed.last_message, feed.last_poll) > POLL_SECONDS:
+                elif feed.watched and now - max(feed.last_message, feed.last_poll) > POLL_SECONDS:
                     feed.last_poll = now
                     feed.request_catch_up()
 

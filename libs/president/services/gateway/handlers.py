@@ -214,7 +214,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             context, "CheckDeal", lambda who: self._gateway.check_deal(who, request)
         )
 
-    def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
+    def Watch(  # type: ignore[override]  # changes come serialized (wire.PreSerialized)
+        self, request: pb.WatchRequest, context: Context
+    ) -> AsyncIterator[bytes]:
         return self._streamed(
             context,
             "Watch",

@@ -4,7 +4,14 @@ A watcher (:func:`watch`) registers as a listener of the table's feed
 (:mod:`president.services.gateway.feed`) and, in the same step, takes the
 feed's state: a fresh stream starts with a snapshot of the seat's view; a
 resumed one (``from_version`` > 0) replays the entries after that version
-from the history, or from the store when they are older, then goes on live.
+from the feed's history (at most :data:`REPLAY_LIMIT`); from further back
+(a table's thousands of reactions ago) it gets the view now, a snapshot
+marked ``skipped``, instead of every state since (so a resume costs what
+the watcher must see, not the table's age), then goes on live. Spectators
+(watchers with no seat) listen in the table's audience
+(:mod:`president.services.gateway.audience`): served after the seats, and
+skipped to the newest view when they read too slowly. Every change is sent
+as bytes built once per seat and change: every spectator's are the same.
 Every event is redacted for the watcher's seat and every view is that seat's
 own (:mod:`president.hosting.seat_views`): nobody receives another seat's cards.
 :func:`watch_session` is the same stream, each change serialized as a
@@ -13,9 +20,10 @@ Session stream carries it (:mod:`president.services.gateway.wire`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import grpc
 from prometheus_client import Gauge
@@ -27,14 +35,20 @@ from president.hosting.projection import Table
 from president.hosting.seat_views import seat_of
 from president.servicekit.errors import ServiceError
 from president.services.gateway.entries import Entry, apply, with_clock
-from president.services.gateway.feed import FeedHub
+from president.services.gateway.feed import HISTORY, FeedHub
 from president.services.gateway.receipts import receipt
 from president.services.gateway.upstream import TablePort
+from president.services.gateway.wire import session_change
 from president.services.gateway.wire import session_snapshot as framed_snapshot
 
 T = TypeVar("T")
-#: Events per ReadEvents when a watcher folds the stored events again (0: all).
+T_co = TypeVar("T_co", covariant=True)
+#: Events per ReadEvents when a seat's watcher reads the stored events again (0: all).
 READ_BATCH = 0
+#: A resume replays at most this many changes from the feed's history (all of it by
+#: default); one from further back gets the view now instead (a snapshot marked
+#: ``skipped``), whatever came between (``PRESIDENT_WATCH_REPLAY``).
+REPLAY_LIMIT = int(os.environ.get("PRESIDENT_WATCH_REPLAY", "") or HISTORY)
 
 WATCHERS = Gauge("president_gateway_watchers", "Watch streams open on this gateway.")
 
@@ -48,16 +62,20 @@ def seat_resolver(player_id: str | None) -> SeatOf:
     return lambda table: seat_of(table.game, player_id)
 
 
-def response(entry: Entry, seat: int | None) -> pb.WatchResponse:
-    """A change as ``seat`` may see it."""
-    return entry.response(seat)
+def response(entry: Entry, seat: int | None) -> bytes:
+    """A change as ``seat`` may see it, a serialized ``WatchResponse`` (built once per seat
+    and change, shared by every stream of that seat: every spectator's)."""
+    return entry.watch_response(seat)
 
 
-def snapshot(entry: Entry, seat: int | None) -> pb.WatchResponse:
-    """The view that starts a fresh stream, with the server's clock now."""
+def snapshot(entry: Entry, seat: int | None, *, skipped: bool = False) -> bytes:
+    """The view that starts a fresh stream, with the server's clock now, serialized (or,
+    shared, the one that replaces the states a watcher ``skipped``)."""
+    if skipped:
+        return entry.skipped_view(seat)
     out = pb.WatchResponse(version=entry.version, view=entry.view(seat), snapshot=True)
     out.view.server_now_unix_ms = unix_ms(datetime.now(UTC))
-    return receipt(out, entry.envelope)
+    return receipt(out, entry.envelope).SerializeToString()
 
 
 def session_response(entry: Entry, seat: int | None) -> bytes:
@@ -65,15 +83,26 @@ def session_response(entry: Entry, seat: int | None) -> bytes:
     return entry.session_response(seat)
 
 
-def session_snapshot(entry: Entry, seat: int | None) -> bytes:
-    """The view that starts a fresh Session stream (serialized)."""
+def session_snapshot(entry: Entry, seat: int | None, *, skipped: bool = False) -> bytes:
+    """The view that starts a fresh Session stream (or, shared, the one that replaces
+    skipped states), serialized."""
+    if skipped:
+        return session_change(entry.skipped_view(seat))
     return framed_snapshot(
         entry.version, entry.view(seat), unix_ms(datetime.now(UTC)), entry.envelope
     )
 
 
-#: How a watcher's stream shapes each change and its first snapshot.
-Shape = Callable[[Entry, int | None], T]
+class Shape(Protocol[T_co]):
+    """How a watcher's stream shapes a change."""
+
+    def __call__(self, entry: Entry, seat: int | None) -> T_co: ...
+
+
+class SnapshotShape(Protocol[T_co]):
+    """How a watcher's stream shapes a whole view (its first, or one after skipped states)."""
+
+    def __call__(self, entry: Entry, seat: int | None, *, skipped: bool = False) -> T_co: ...
 
 
 def folded(last: Entry | None, events: Sequence[epb.EventEnvelope]) -> list[Entry]:
@@ -87,22 +116,14 @@ def folded(last: Entry | None, events: Sequence[epb.EventEnvelope]) -> list[Entr
     return out
 
 
-async def rebuild(tables: TablePort, table_id: str, after: int) -> tuple[Entry | None, list[Entry]]:
-    """From the store: the entry at ``after`` (None for 0) and every entry after it."""
-    entries = folded(None, await tables.read_events(table_id, 0, READ_BATCH))
-    at = next((entry for entry in reversed(entries) if entry.version <= after), None)
-    return at, [entry for entry in entries if entry.version > after]
-
-
 async def continue_from(tables: TablePort, table_id: str, last: Entry) -> list[Entry]:
     """Entries after ``last``, read from the store and folded on ``last``'s table."""
     return folded(last, await tables.read_events(table_id, last.version, READ_BATCH))
 
 
-def watch(
-    hub: FeedHub, table_id: str, from_version: int, seat_for: SeatOf
-) -> AsyncIterator[pb.WatchResponse]:
-    """The stream of one watcher: a snapshot (fresh) or the changes after ``from_version``."""
+def watch(hub: FeedHub, table_id: str, from_version: int, seat_for: SeatOf) -> AsyncIterator[bytes]:
+    """The stream of one watcher: a snapshot (fresh) or the changes after ``from_version``,
+    each a serialized ``WatchResponse``."""
     return _watch(hub, table_id, from_version, seat_for, response, snapshot)
 
 
@@ -119,7 +140,7 @@ async def _watch(
     from_version: int,
     seat_for: SeatOf,
     change: Shape[T],
-    first: Shape[T],
+    whole: SnapshotShape[T],
 ) -> AsyncIterator[T]:
     feed = await hub.feed(table_id)
     if from_version > feed.version:
@@ -130,23 +151,25 @@ async def _watch(
                 "VERSION_AHEAD",
                 f"the table is at version {feed.version}; there is no version {from_version} yet",
             )
-    listener, current, history = feed.listen()
+    spectator = feed.current is not None and seat_for(feed.current.table) is None
+    listener, current, history = feed.listen(audience=spectator)
     WATCHERS.inc()
     try:
         last: Entry
-        backlog: Sequence[Entry]
+        backlog: Sequence[Entry] = ()
         if from_version == 0:
             last = current
-            yield first(current, seat_for(current.table))
-            backlog = ()
+            yield whole(current, seat_for(current.table))
         else:
             at = next((entry for entry in history if entry.version == from_version), None)
-            if at is not None:
+            if at is not None and current.version - from_version <= REPLAY_LIMIT:
                 backlog = [entry for entry in history if entry.version > from_version]
-            else:  # older than the history: fold the stored events again
-                at, backlog = await rebuild(hub.tables, table_id, from_version)
-                assert at is not None
-            last = at
+                last = at
+            elif from_version == current.version:
+                last = current
+            else:  # long past: the view now, not every state since (no gap: it is whole)
+                last = current
+                yield whole(current, seat_for(current.table), skipped=True)
         for entry in backlog:
             if entry.version == last.version + 1:
                 yield change(entry, seat_for(entry.table))
@@ -156,8 +179,14 @@ async def _watch(
             if item is None:
                 if listener.closed:
                     return
-                listener.overflowed = False  # too slow a reader: read the store instead
-                for missed in await continue_from(hub.tables, table_id, last):
+                listener.overflowed = False  # too slow a reader
+                if listener.audience:  # a spectator skips to the newest view
+                    newest = feed.current
+                    if newest is not None and newest.version > last.version:
+                        yield whole(newest, seat_for(newest.table), skipped=True)
+                        last = newest
+                    continue
+                for missed in await continue_from(hub.tables, table_id, last):  # a seat reads
                     yield change(missed, seat_for(missed.table))
                     last = missed
                 continue

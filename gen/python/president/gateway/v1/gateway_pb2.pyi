@@ -1371,6 +1371,7 @@ class WatchResponse(_message.Message):
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     RECEIPT_HASH_FIELD_NUMBER: _builtins.int
     RECEIPT_PREVIOUS_HASH_FIELD_NUMBER: _builtins.int
+    SKIPPED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The table's version after the change."""
     snapshot: _builtins.bool
@@ -1383,6 +1384,13 @@ class WatchResponse(_message.Message):
     """
     receipt_previous_hash: _builtins.str
     """The previous event's hash in the chain: consecutive receipts must link."""
+    skipped: _builtins.bool
+    """---- audience
+    True on a snapshot sent in the middle of a stream: the watcher read too slowly
+    (or resumed from a version long past), and the changes between the last one it
+    got and this snapshot were skipped. The view is whole; the stream goes on
+    from it with no gap. Their events are in GetActivity.
+    """
     @_builtins.property
     def event(self) -> _events_pb2.EventEnvelope:
         """The event, with other seats' cards removed (absent in the first snapshot)."""
@@ -1400,10 +1408,11 @@ class WatchResponse(_message.Message):
         snapshot: _builtins.bool = ...,
         receipt_hash: _builtins.str = ...,
         receipt_previous_hash: _builtins.str = ...,
+        skipped: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "receipt_hash", b"receipt_hash", "receipt_previous_hash", b"receipt_previous_hash", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "receipt_hash", b"receipt_hash", "receipt_previous_hash", b"receipt_previous_hash", "skipped", b"skipped", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,340 @@
+"""Audiences: W spectators watch the tables four bot clients play; what it costs the seats.
+
+One stack on this machine (SQLite, its own NATS), as ``e2e_bench.py`` runs
+it: each table has four seats played by bot clients on ``Session`` streams.
+For each W (0, 100, 300, 1,000 by default) and each table count (1 and 16),
+W spectators (spread over the tables) each open a ``Watch`` stream of their
+table, in a process of their own (so the seats' clients do not share their
+event loop), then the games run for the measured time. Printed per point:
+
+- table plays/s (the clients' accepted plays and passes);
+- play -> the four seats p50/p99 (until the last seat saw its version);
+- play -> the last watcher p50/p99 (until every watcher of the table saw
+  that version or a later one: a slow watcher may skip states);
+- gateway CPU per delivered message (the gateway's CPU time over the
+  messages its streams delivered: the seats' and the watchers');
+- gateway RSS per watcher stream (the gateway's RSS with the streams open
+  minus before they opened, over W).
+
+``--audience-replicas N`` starts N audience replicas
+(``PRESIDENT_GATEWAY_ROLE=audience``) and the watchers watch there; the
+CPU and RSS are then the players' gateway's and the audience replicas'
+apart. The load average is printed with the numbers: the machine is shared.
+
+Run: ``.venv/bin/python tests/benchmarks/audience_bench.py [--watchers 0,100,300,1000]
+[--tables 1,16] [--seconds 8] [--audience-replicas 0]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+import uuid
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+for path in (ROOT, ROOT / "tests" / "benchmarks"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+import uvloop  # noqa: E402
+from e2e_bench import TableRun, _cpu_seconds, _latencies, _quantile, _table, play_for  # noqa: E402
+
+from president.client import GatewayClient, GatewayError  # noqa: E402
+from president.servicekit.launcher import NatsServer, Stack  # noqa: E402
+
+#: Watch streams per channel in the watchers' process.
+STREAMS_PER_CHANNEL = 100
+WARM_UP_SECONDS = 1.5
+
+
+def _rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+# -- the watchers' process ---------------------------------------------------------------
+Spread = list[tuple[str, str, int]]
+
+
+def _watchers_main(tables: Spread, pipe: Connection) -> None:
+    """The watchers' process: ``count`` Watch streams of each table (at the gateway
+    ``address``), as ``(address, table_id, count)``; reports on request."""
+    uvloop.run(_watchers(tables, pipe))
+
+
+async def _watchers(tables: Spread, pipe: Connection) -> None:
+    channels: list[GatewayClient] = []
+    seen: dict[str, list[list[tuple[int, float]]]] = {table_id: [] for _, table_id, _ in tables}
+    ready = asyncio.Semaphore(0)
+    dropped = [0]
+    skipped = [0]
+    total = sum(count for _, _, count in tables)
+    tasks: list[asyncio.Task[None]] = []
+
+    async def one(client: GatewayClient, log: list[tuple[int, float]]) -> None:
+        from_version = 0
+        first = True
+        while True:
+            try:
+                async for change in client.watch(from_version):
+                    log.append((change.version, time.perf_counter()))
+                    skipped[0] += change.skipped
+                    from_version = change.version
+                    if first:
+                        first = False
+                        ready.release()
+                return
+            except GatewayError:
+                dropped[0] += 1  # told to resume: resume from the last version seen
+                await asyncio.sleep(0.05)
+
+    made = 0
+    for address, table_id, count in tables:
+        spectator: GatewayClient | None = None
+        for n in range(count):
+            if made % STREAMS_PER_CHANNEL == 0 or n == 0:
+                channels.append(GatewayClient.connect(address))
+            made += 1
+            if spectator is None:
+                spectator = channels[-1].sibling()
+                await spectator.spectate(table_id)
+            client = channels[-1].sibling(token=spectator.token, table_id=table_id)
+            log: list[tuple[int, float]] = []
+            seen[table_id].append(log)
+            tasks.append(asyncio.create_task(one(client, log)))
+    for _ in range(total):
+        await ready.acquire()
+    pipe.send("ready")
+    loop = asyncio.get_running_loop()
+    plays: dict[str, list[int]] = await loop.run_in_executor(None, pipe.recv)
+    last_seen: list[tuple[str, int, float | None]] = []
+    for table_id, versions in plays.items():
+        logs = [([v for v, _ in log], log) for log in seen[table_id]]
+        for version in versions:
+            latest: float | None = 0.0
+            for versions_seen, log in logs:
+                at = bisect.bisect_left(versions_seen, version)
+                if at == len(log):
+                    latest = None
+                    break
+                latest = max(latest or 0.0, log[at][1])
+            last_seen.append((table_id, version, latest))
+    messages = sum(len(log) for logs in seen.values() for log in logs)
+    pipe.send((last_seen, messages, dropped[0], skipped[0]))
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for channel in channels:
+        await channel.close()
+
+
+# -- one point --------------------------------------------------------------------------
+async def _games(shared: GatewayClient, tables: int) -> list[TableRun]:
+    return list(await asyncio.gather(*(_table(shared, n, 4) for n in range(tables))))
+
+
+async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> None:
+    loop = asyncio.get_running_loop()
+    shared = GatewayClient.connect(stack.gateway)
+    runs = await _games(shared, tables)
+    gateways = {
+        name: process.pid
+        for name, process in stack.processes.items()
+        if name == "gateway" or name.startswith("audience")
+    }
+    rss_before = {name: _rss_bytes(pid) for name, pid in gateways.items()}
+    process = None
+    pipe = None
+    if watchers:
+        doors = [stack.address(name) for name in stack.audience] or [stack.gateway]
+        spread = [
+            (
+                doors[n % len(doors)],
+                run.clients[0].table_id,
+                watchers // tables + (n < watchers % tables),
+            )
+            for n, run in enumerate(runs)
+        ]
+        pipe, child = multiprocessing.get_context("spawn").Pipe()
+        process = multiprocessing.get_context("spawn").Process(
+            target=_watchers_main, args=(spread, child), daemon=True
+        )
+        process.start()
+        if not await loop.run_in_executor(None, pipe.poll, 180):
+            raise RuntimeError("the watchers did not open their streams in 180 s")
+        assert pipe.recv() == "ready"
+    rss_open = {name: _rss_bytes(pid) for name, pid in gateways.items()}
+    cpu_before = {name: _cpu_seconds(pid) for name, pid in gateways.items()}
+    wall = time.perf_counter()
+    counting_from, stop_at = await play_for(runs, 4, seconds, warm_up=WARM_UP_SECONDS)
+    wall = time.perf_counter() - wall
+    cpu = {name: _cpu_seconds(pid) - cpu_before[name] for name, pid in gateways.items()}
+    load = os.getloadavg()
+    last_watcher: list[float] = []
+    watcher_messages = dropped = skipped = 0
+    if pipe is not None and process is not None:
+        plays = {run.clients[0].table_id: [version for _, version in run.plays] for run in runs}
+        pipe.send(plays)
+        last_seen, watcher_messages, dropped, skipped = await loop.run_in_executor(None, pipe.recv)
+        started = {
+            (run.clients[0].table_id, version): at for run in runs for at, version in run.plays
+        }
+        last_watcher = [
+            at - started[(table_id, version)]
+            for table_id, version, at in last_seen
+            if at is not None
+        ]
+        await loop.run_in_executor(None, process.join, 30)
+    await shared.close()
+    measured = stop_at - counting_from
+    plays_count = sum(len(run.plays) for run in runs)
+    seat_latencies = _latencies(runs)
+    seat_messages = sum(len(seen) for run in runs for seen in run.seen)
+
+    def ms(values: list[float]) -> str:
+        if not values:
+            return "—"
+        return f"{_quantile(values, 0.5) * 1000:.1f} / {_quantile(values, 0.99) * 1000:.1f} ms"
+
+    audience = [name for name in gateways if name != "gateway"]
+    delivered = {name: watcher_messages // len(audience) for name in audience}
+    delivered["gateway"] = seat_messages + (0 if audience else watcher_messages)
+    per_message = [
+        f"{name} {spent / delivered[name] * 1e6:.1f} µs "
+        f"({spent / wall * 100:.0f}% CPU, {delivered[name]} msgs)"
+        if delivered[name]
+        else f"{name} — (no messages)"
+        for name, spent in cpu.items()
+    ]
+    rss = ", ".join(
+        f"{name} {(rss_open[name] - rss_before[name]) / max(1, watchers) / 1024:.1f} KiB"
+        f" ({rss_open[name] / 2**20:.0f} MiB)"
+        for name in gateways
+    )
+    print(
+        f"  W={watchers:<5} tables={tables:<3} plays/s {plays_count / measured:6.1f}"
+        f" | play->seats {ms(seat_latencies)} | play->last watcher {ms(last_watcher)}"
+        f" | resumes {dropped}, skipped to the view now {skipped} | load {load[0]:.2f}",
+        flush=True,
+    )
+    print(f"      gateway CPU per delivered message: {'; '.join(per_message)}", flush=True)
+    print(f"      gateway RSS per watcher stream: {rss}", flush=True)
+
+
+async def _resume_cost(stack: Stack, seconds: float) -> None:
+    """Ten watchers resume from version 1 again and again at a table of many changes, while
+    another client asks GetTable: the resume's time to its first message, and GetTable's,
+    with and without the resumes."""
+    shared = GatewayClient.connect(stack.gateway)
+    (run,) = await _games(shared, 1)
+    await play_for([run], 4, seconds, warm_up=0.0)
+    reader = run.clients[1]
+    version = (await reader.get_table()).version
+
+    async def get_tables(count: int) -> list[float]:
+        out = []
+        for _ in range(count):
+            started = time.perf_counter()
+            await reader.get_table()
+            out.append(time.perf_counter() - started)
+        return out
+
+    alone = await get_tables(100)
+    resumes: list[float] = []
+    stop = asyncio.Event()
+
+    async def resume(client: GatewayClient) -> None:
+        while not stop.is_set():
+            started = time.perf_counter()
+            async for _change in client.watch(1):
+                break  # the view now (before: the first of every change since version 1)
+            resumes.append(time.perf_counter() - started)
+
+    watchers = [await _spectating(shared, run.clients[0].table_id) for _ in range(10)]
+    tasks = [asyncio.create_task(resume(watcher)) for watcher in watchers]
+    beside = await get_tables(100)
+    stop.set()
+    await asyncio.gather(*tasks)
+    await shared.close()
+
+    def ms(values: list[float]) -> str:
+        return (
+            f"p50 {_quantile(values, 0.5) * 1000:.1f} / p99 {_quantile(values, 0.99) * 1000:.1f} ms"
+        )
+
+    print(
+        f"  resume cost at a table of {version} changes: Watch(from_version=1) to its first "
+        f"message {ms(resumes)} ({len(resumes)} resumes, 10 at a time); GetTable alone "
+        f"{ms(alone)}, beside the resumes {ms(beside)} | load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+
+
+async def _spectating(shared: GatewayClient, table_id: str) -> GatewayClient:
+    watcher = shared.sibling()
+    await watcher.spectate(table_id)
+    return watcher
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--watchers", default="0,100,300,1000", help="watcher counts, a list")
+    parser.add_argument("--tables", default="1,16", help="table counts, a list")
+    parser.add_argument("--seconds", type=float, default=8.0, help="measured time per point")
+    parser.add_argument(
+        "--audience-replicas", type=int, default=0, help="audience replicas the watchers use"
+    )
+    args = parser.parse_args()
+    watcher_counts = [int(w) for w in args.watchers.split(",")]
+    table_counts = [int(t) for t in args.tables.split(",")]
+    if not all(0 <= w <= 5000 for w in watcher_counts) or not all(
+        1 <= t <= 64 for t in table_counts
+    ):
+        parser.error("--watchers 0..5000 each, --tables 1..64 each")
+    with tempfile.TemporaryDirectory(prefix="audience-bench-") as work:
+        workdir = Path(work)
+        nats_server = NatsServer(workdir / "nats").start()
+        env = {"PRESIDENT_TOKEN_SECRET": uuid.uuid4().hex, "PRESIDENT_LOG_LEVEL": "warning"}
+        stack = Stack(
+            workdir / "stack",
+            f"sqlite:///{workdir / 'president.db'}",
+            nats_server.url,
+            env,
+            audience_replicas=args.audience_replicas,
+        )
+        where = (
+            f"at {args.audience_replicas} audience replicas"
+            if args.audience_replicas
+            else "at the players' gateway"
+        )
+        try:
+            stack.start()
+            print(
+                f"audience bench: {os.cpu_count()} cores, SQLite, 4 bot clients per table on "
+                f"Session streams, watchers on Watch streams "
+                f"({where}), "
+                f"{args.seconds:.0f} s per point; load average at start "
+                f"{os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
+            for tables in table_counts:
+                for watchers in watcher_counts:
+                    uvloop.run(_point(stack, tables, watchers, args.seconds))
+            uvloop.run(_resume_cost(stack, args.seconds))
+        finally:
+            stack.stop()
+            nats_server.stop()
+
+
+if __name__ == "__main__":
+    main()

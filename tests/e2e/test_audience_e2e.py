@@ -1,0 +1,316 @@
+"""Audiences end to end: the six services, an audience replica
+(``PRESIDENT_GATEWAY_ROLE=audience``) and a NATS server of this module's own (to restart).
+
+Spectators watch at the audience replica and at the players' gateway; every
+change they get is checked against the stored log (no card of a seat, no
+secret before its reveal); a resume gives no gap and no duplicate (from long
+past: the view now, marked skipped); a spectator that never reads holds no
+seat back and is skipped to the newest view when it reads again; the
+audience replica refuses table commands, and its spectators go on after the
+replica or NATS restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import grpc
+import pytest
+
+from president.client import GatewayClient, GatewayError, SeatLog, play_seat
+from president.gateway.v1 import gateway_pb2 as pb
+from president.gateway.v1 import gateway_pb2_grpc
+from president.servicekit.launcher import NatsServer, Stack
+from tests.support.gateway_truth import Store, Truth, check_change, expect
+from tests.support.servers import isolated_env
+
+GAME_SECONDS = 90
+#: Rounds of each game here: enough changes to overflow a spectator that never reads.
+ROUNDS = 3
+#: Changes a spectator's inbox holds at this module's gateways (the default is larger).
+INBOX = 64
+#: Changes a resume replays at this module's gateways (the default: the whole history).
+REPLAY_LIMIT = 64
+
+
+@pytest.fixture(scope="module")
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
+    server = NatsServer(tmp_path_factory.mktemp("audience-nats")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def audience_stack(
+    tmp_path_factory: pytest.TempPathFactory, nats_server: NatsServer
+) -> Iterator[Stack]:
+    """The six services on SQLite, and one audience replica."""
+    workdir = tmp_path_factory.mktemp("audience-stack")
+    stack = Stack(
+        workdir,
+        f"sqlite:///{workdir / 'president.db'}",
+        nats_server.url,
+        {
+            **isolated_env(),
+            "PRESIDENT_AUDIENCE_INBOX": str(INBOX),
+            "PRESIDENT_WATCH_REPLAY": str(REPLAY_LIMIT),
+        },
+        audience_replicas=1,
+    )
+    try:
+        yield stack.start()
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="module")
+def audience_store(audience_stack: Stack) -> Iterator[Store]:
+    store = Store(audience_stack)
+    yield store
+    store.close()
+
+
+async def _practice(stack: Stack) -> GatewayClient:
+    """A practice table of a human host and table-side bots, started."""
+    host = GatewayClient.connect(stack.gateway)
+    await host.create_table(
+        "house", options={"game_end": f"rounds:{ROUNDS}"}, seat_count=4, display_name="Host"
+    )
+    await host.start()
+    return host
+
+
+async def _spectator(address: str, table_id: str) -> GatewayClient:
+    watcher = GatewayClient.connect(address)
+    await watcher.spectate(table_id)
+    return watcher
+
+
+async def _until_over(changes: AsyncIterator[pb.WatchResponse]) -> list[pb.WatchResponse]:
+    out: list[pb.WatchResponse] = []
+    async for change in changes:
+        out.append(change)
+        if change.view.phase == "game_over":
+            break
+    return out
+
+
+def _check_watched(changes: list[pb.WatchResponse], truth: Truth, start: int) -> None:
+    """Versions after ``start`` in order, each once, consecutive but where a snapshot marked
+    skipped stands for the states between; every change free of leaks."""
+    last = start
+    for change in changes:
+        if change.snapshot and not change.skipped:
+            assert change.version >= last, (change.version, last)
+        elif change.skipped:
+            assert change.snapshot and change.version > last, (change.version, last)
+        else:
+            assert change.version == last + 1, (change.version, last)
+        last = change.version
+        check_change(change, truth, None)
+
+
+# --------------------------------------------------------------------------- the tier
+async def test_spectators_at_the_audience_replica_see_what_the_players_gateway_shows(
+    audience_stack: Stack, audience_store: Store
+) -> None:
+    """A whole game watched at both doors: the same changes apart from the server's clock,
+    none with a card of any seat; the audience replica refuses a play."""
+    host = await _practice(audience_stack)
+    table_id = host.table_id
+    tier = await _spectator(audience_stack.address("audience"), table_id)
+    door = await _spectator(audience_stack.gateway, table_id)
+    try:
+        await expect(tier.play(["3C"]), grpc.StatusCode.FAILED_PRECONDITION, "AUDIENCE_REPLICA")
+        watched = await asyncio.wait_for(
+            asyncio.gather(
+                _until_over(tier.watch(1)),
+                _until_over(door.watch(1)),
+                play_seat(host, host_rounds=ROUNDS),
+            ),
+            GAME_SECONDS,
+        )
+        at_tier, at_door, log = watched
+        assert log.last_view is not None and log.last_view.phase == "game_over"
+        truth = audience_store.truth(table_id)
+        for changes in (at_tier, at_door):
+            _check_watched(changes, truth, 1)
+            assert changes[-1].view.phase == "game_over"
+        by_version = {c.version: c for c in at_door if not c.snapshot}
+        shared = [c for c in at_tier if c.version in by_version and not c.snapshot]
+        assert len(shared) > 50
+        for change in shared:  # each replica's clock is its own: "now" differs
+            other = by_version[change.version]
+            for made in (change, other):
+                made.view.ClearField("server_now_unix_ms")
+            assert change == other
+    finally:
+        for client in (host, tier, door):
+            await client.close()
+
+
+async def test_the_audience_replica_refuses_seats_and_sessions(audience_stack: Stack) -> None:
+    """Table commands belong to the players' gateway: an audience replica refuses them, with
+    a reason, and changes nothing."""
+    host = await _practice(audience_stack)
+    tier = GatewayClient.connect(audience_stack.address("audience"))
+    try:
+        await tier.create_guest("Watcher")
+        await expect(
+            tier.create_table("house", display_name="Nope"),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "AUDIENCE_REPLICA",
+        )
+        await expect(
+            tier.join(host.table_id, "Nope"),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "AUDIENCE_REPLICA",
+        )
+        session = tier.sibling(token=tier.token, table_id=host.table_id).session()
+        with pytest.raises(GatewayError) as refused:
+            async for _change in session.changes():
+                break
+        assert refused.value.reason == "AUDIENCE_REPLICA"
+        await session.close()
+        assert (await tier.spectate(host.table_id)) == tier.token  # watching is fine
+    finally:
+        await host.close()
+        await tier.close()
+
+
+# --------------------------------------------------------------------------- slow and resumed
+async def test_a_spectator_that_never_reads_holds_no_seat_back_and_then_skips_ahead(
+    audience_stack: Stack, audience_store: Store
+) -> None:
+    """Spectators at the players' gateway open Watch streams and never read while a game is
+    played to its end there: the seat plays it all (nobody waits for them); read at last,
+    each stream gets what fitted in its inbox, then the newest view as a snapshot marked
+    skipped, with no card of any seat; the game had more changes than an inbox holds."""
+    host = await _practice(audience_stack)
+    table_id = host.table_id
+    # Flow control at HTTP/2's first window, not grown by the library (BDP probing): a
+    # stream that never reads holds only so much in the transport.
+    channel = grpc.aio.insecure_channel(
+        audience_stack.gateway, options=[("grpc.http2.bdp_probe", 0)]
+    )
+    stuck = GatewayClient(channel, owns_channel=True)
+    await stuck.spectate(table_id)
+    stub = gateway_pb2_grpc.GatewayServiceStub(stuck.channel)
+    calls = [
+        stub.Watch(pb.WatchRequest(table_id=table_id), metadata=stuck.metadata()) for _ in range(5)
+    ]
+    try:
+        log = await asyncio.wait_for(play_seat(host, host_rounds=ROUNDS), GAME_SECONDS)
+        assert log.last_view is not None and log.last_view.phase == "game_over"
+        final = audience_store.version(table_id)
+        assert final > INBOX * 3, "too short a game to overflow an inbox"
+        streams = []
+        for call in calls:
+            first = await call.read()
+            assert first.snapshot and not first.skipped
+            got = [first]
+            while got[-1].version < final:
+                got.append(await asyncio.wait_for(call.read(), 10))
+            streams.append(got)
+        truth = audience_store.truth(table_id)
+        for got in streams:
+            _check_watched(got, truth, got[0].version)
+            assert any(c.skipped for c in got), "a stream that never read got every change"
+            assert len(got) < final - first.version
+    finally:
+        for call in calls:
+            call.cancel()
+        await host.close()
+        await stuck.close()
+
+
+async def test_a_resumed_spectator_gets_no_gap_and_no_duplicate(
+    audience_stack: Stack, audience_store: Store
+) -> None:
+    """Resumed at the audience replica from a recent version: every change after it, once;
+    from long past (version 1): the view now, marked skipped, then what follows."""
+    host = await _practice(audience_stack)
+    table_id = host.table_id
+    tier = await _spectator(audience_stack.address("audience"), table_id)
+    try:
+        log = SeatLog()
+        playing = asyncio.create_task(play_seat(host, host_rounds=ROUNDS, log=log))
+        while audience_store.version(table_id) < REPLAY_LIMIT * 2:
+            await asyncio.sleep(0.05)
+        near = audience_store.version(table_id) - REPLAY_LIMIT // 2
+        recent, old = await asyncio.wait_for(
+            asyncio.gather(_until_over(tier.watch(near)), _until_over(tier.watch(1))),
+            GAME_SECONDS,
+        )
+        await asyncio.wait_for(playing, GAME_SECONDS)
+        truth = audience_store.truth(table_id)
+        _check_watched(recent, truth, near)
+        assert recent[0].version == near + 1 and not recent[0].snapshot
+        _check_watched(old, truth, 1)
+        assert old[0].snapshot and old[0].skipped and old[0].version > REPLAY_LIMIT
+        assert not any(c.skipped for c in old[1:])
+        assert old[0].version - 1 > len(old[:1]), "the states since version 1 not replayed"
+    finally:
+        await host.close()
+        await tier.close()
+
+
+# --------------------------------------------------------------------------- restarts
+async def _watch_through(
+    watcher: GatewayClient, log: list[pb.WatchResponse], done: asyncio.Event, opened: list[int]
+) -> None:
+    """Watch until the game is over, resuming from the last version after a lost stream
+    (``opened``: how many streams it opened)."""
+    while not done.is_set():
+        opened[0] += 1
+        try:
+            async for change in watcher.watch(log[-1].version if log else 1):
+                log.append(change)
+                if change.view.phase == "game_over":
+                    done.set()
+                    return
+        except GatewayError:
+            await asyncio.sleep(0.2)
+
+
+async def test_spectators_go_on_when_the_audience_replica_and_nats_restart(
+    audience_stack: Stack, audience_store: Store, nats_server: NatsServer
+) -> None:
+    """The audience replica is stopped and started again, then NATS is: its spectator
+    resumes from its last version each time and sees the game to its end, no gap, no
+    duplicate, no leak."""
+    host = await _practice(audience_stack)
+    table_id = host.table_id
+    tier = await _spectator(audience_stack.address("audience"), table_id)
+    seen: list[pb.WatchResponse] = []
+    over = asyncio.Event()
+    try:
+        opened = [0]
+        watching = asyncio.create_task(_watch_through(tier, seen, over, opened))
+        start = audience_store.version(table_id)
+
+        async def play_to(version: int | None) -> None:  # bots wait for the host between
+            def reached(view: object) -> bool:
+                return version is not None and view.version >= version  # type: ignore[attr-defined]
+
+            await asyncio.wait_for(play_seat(host, host_rounds=ROUNDS, until=reached), GAME_SECONDS)
+
+        await play_to(start + 20)
+        await asyncio.to_thread(audience_stack.stop_one, "audience")
+        await asyncio.to_thread(audience_stack.start_one, "audience")
+        await play_to(start + 60)
+        nats_server.stop()
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(nats_server.start)
+        await play_to(None)
+        await asyncio.wait_for(watching, 30)
+        truth = audience_store.truth(table_id)
+        _check_watched(seen, truth, 1)
+        assert seen[-1].view.phase == "game_over"
+        assert opened[0] >= 2, "the replica's restart ended the stream: it resumed"
+    finally:
+        await host.close()
+        await tier.close()
