@@ -35,6 +35,8 @@ from president.events.v1 import events_pb2 as pb
 from president.hosting.events import TableCreated
 from president.hosting.streams import table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
+from president.services.scoring.ratings_queries import RatingsQueries
+from president.services.scoring.ratings_writes import RatingsBatch
 from president.services.scoring.readmodels import (
     GameRecord,
     PlayerDelta,
@@ -137,6 +139,7 @@ class ScoringStore:
 
     def __init__(self, url: str) -> None:
         self._engine = create_store_engine(url)
+        self.ratings = RatingsQueries(self._engine)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -266,6 +269,7 @@ class _Batch:
         self._new_tables: set[str] = set()
         self._games: dict[tuple[str, int], GameRecord] = {}
         self._deltas: dict[str, list[PlayerDelta]] = {}
+        self._ratings = RatingsBatch(connection)
 
     def _locked_progress(self, stream_id: str) -> int:
         if stream_id in self._progress:
@@ -301,9 +305,13 @@ class _Batch:
                 raise BrokenStream(f"{stream_id} begins with {envelope.type}")
             self._models[table_id] = created(event, table_id)
             self._new_tables.add(table_id)
+            self._ratings.observe(
+                stream_id, envelope.version, envelope.time, event, self._models[table_id]
+            )
         else:
             change = project(self._model(table_id, stream_id), event, envelope.version)
             self._models[table_id] = change.table
+            self._ratings.observe(stream_id, envelope.version, envelope.time, event, change.table)
             if change.game is not None:
                 self._games[(table_id, change.game.game_no)] = change.game
             for delta in change.players:
@@ -338,6 +346,7 @@ class _Batch:
             self._write_game(game)
         if self._deltas:
             self._add_to_players()
+        self._ratings.flush()
         if self._moved:
             connection.execute(
                 _UPDATE_PROGRESS,

@@ -279,3 +279,570 @@ class GetPlayerStatsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetPlayerStatsResponse: _TypeAlias = GetPlayerStatsResponse  # noqa: Y015
+
+@_typing.final
+class Rating(_message.Message):
+    """---- ratings
+
+    An account's skill rating in one preset (openskill's Plackett-Luce model).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    MU_FIELD_NUMBER: _builtins.int
+    SIGMA_FIELD_NUMBER: _builtins.int
+    CONSERVATIVE_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_BELOW_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account: a person's id, or a bot level's account (bot:basic, bot:strong)."""
+    preset: _builtins.str
+    """The preset."""
+    mu: _builtins.float
+    """The mean."""
+    sigma: _builtins.float
+    """The uncertainty: shown as mu ± sigma."""
+    conservative: _builtins.float
+    """The conservative number leaderboards rank by: mu - 3 sigma."""
+    rounds: _builtins.int
+    """Rounds rated."""
+    provisional: _builtins.bool
+    """Too few rounds rated for the number to mean much yet."""
+    provisional_below: _builtins.int
+    """The rated rounds a rating needs to stop being provisional."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        preset: _builtins.str = ...,
+        mu: _builtins.float = ...,
+        sigma: _builtins.float = ...,
+        conservative: _builtins.float = ...,
+        rounds: _builtins.int = ...,
+        provisional: _builtins.bool = ...,
+        provisional_below: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "conservative", b"conservative", "mu", b"mu", "preset", b"preset", "provisional", b"provisional", "provisional_below", b"provisional_below", "rounds", b"rounds", "sigma", b"sigma"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Rating: _TypeAlias = Rating  # noqa: Y015
+
+@_typing.final
+class GetRatingsRequest(_message.Message):
+    """Ask for an account's ratings."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    preset: _builtins.str
+    """One preset (empty: every preset the account was rated in)."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        preset: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "preset", b"preset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRatingsRequest: _TypeAlias = GetRatingsRequest  # noqa: Y015
+
+@_typing.final
+class GetRatingsResponse(_message.Message):
+    """An account's ratings."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    RATINGS_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    @_builtins.property
+    def ratings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Rating]:
+        """By preset name."""
+
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        ratings: _abc.Iterable[Global___Rating] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "ratings", b"ratings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRatingsResponse: _TypeAlias = GetRatingsResponse  # noqa: Y015
+
+@_typing.final
+class GetLeaderboardRequest(_message.Message):
+    """Ask for a page of a leaderboard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRESET_FIELD_NUMBER: _builtins.int
+    BOARD_FIELD_NUMBER: _builtins.int
+    WINDOW_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    AROUND_ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    AROUND_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """The preset."""
+    board: _builtins.str
+    """"rating" or "points"."""
+    window: _builtins.str
+    """For points: "week" (UTC, from Monday), "month" (calendar, UTC) or "all" (empty: all)."""
+    as_of: _builtins.str
+    """The moment whose window is shown, ISO 8601 (empty: now)."""
+    offset: _builtins.int
+    """The page's first position, from 0."""
+    limit: _builtins.int
+    """At most this many entries."""
+    around_account_id: _builtins.str
+    """Also this account's own entry and its neighbours (empty: none)."""
+    around: _builtins.int
+    """How many neighbours on each side of the account's own entry."""
+    def __init__(
+        self,
+        *,
+        preset: _builtins.str = ...,
+        board: _builtins.str = ...,
+        window: _builtins.str = ...,
+        as_of: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        limit: _builtins.int = ...,
+        around_account_id: _builtins.str = ...,
+        around: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["around", b"around", "around_account_id", b"around_account_id", "as_of", b"as_of", "board", b"board", "limit", b"limit", "offset", b"offset", "preset", b"preset", "window", b"window"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLeaderboardRequest: _TypeAlias = GetLeaderboardRequest  # noqa: Y015
+
+@_typing.final
+class LeaderboardEntry(_message.Message):
+    """One place on a leaderboard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    POSITION_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    """From 1; equal values share a rank (1, 2, 2, 4)."""
+    account_id: _builtins.str
+    """The account."""
+    value: _builtins.float
+    """What the board ranks by: the conservative rating, or the points."""
+    points: _builtins.int
+    """The points (points boards)."""
+    position: _builtins.int
+    """The entry's position on the board, from 0."""
+    @_builtins.property
+    def rating(self) -> Global___Rating:
+        """The rating (rating boards)."""
+
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        account_id: _builtins.str = ...,
+        value: _builtins.float = ...,
+        points: _builtins.int = ...,
+        rating: Global___Rating | None = ...,
+        position: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rating", b"rating"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "points", b"points", "position", b"position", "rank", b"rank", "rating", b"rating", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LeaderboardEntry: _TypeAlias = LeaderboardEntry  # noqa: Y015
+
+@_typing.final
+class GetLeaderboardResponse(_message.Message):
+    """A page of a leaderboard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRESET_FIELD_NUMBER: _builtins.int
+    BOARD_FIELD_NUMBER: _builtins.int
+    WINDOW_FIELD_NUMBER: _builtins.int
+    PERIOD_FIELD_NUMBER: _builtins.int
+    STARTS_FIELD_NUMBER: _builtins.int
+    ENDS_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    OWN_FIELD_NUMBER: _builtins.int
+    AROUND_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """The preset."""
+    board: _builtins.str
+    """"rating" or "points"."""
+    window: _builtins.str
+    """The window."""
+    period: _builtins.str
+    """The window's period, e.g. "week:2026-11-30", "month:2026-12", "all"."""
+    starts: _builtins.str
+    """When the period began and when it resets, ISO 8601 (empty: never)."""
+    ends: _builtins.str
+    """When it resets."""
+    total: _builtins.int
+    """How many entries the board holds."""
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardEntry]:
+        """The page, best first."""
+
+    @_builtins.property
+    def own(self) -> Global___LeaderboardEntry:
+        """The asked account's own entry (absent when it is not on the board)."""
+
+    @_builtins.property
+    def around(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardEntry]:
+        """The entries around it, its own included, best first."""
+
+    def __init__(
+        self,
+        *,
+        preset: _builtins.str = ...,
+        board: _builtins.str = ...,
+        window: _builtins.str = ...,
+        period: _builtins.str = ...,
+        starts: _builtins.str = ...,
+        ends: _builtins.str = ...,
+        entries: _abc.Iterable[Global___LeaderboardEntry] | None = ...,
+        total: _builtins.int = ...,
+        own: Global___LeaderboardEntry | None = ...,
+        around: _abc.Iterable[Global___LeaderboardEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["own", b"own"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["around", b"around", "board", b"board", "ends", b"ends", "entries", b"entries", "own", b"own", "period", b"period", "preset", b"preset", "starts", b"starts", "total", b"total", "window", b"window"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLeaderboardResponse: _TypeAlias = GetLeaderboardResponse  # noqa: Y015
+
+@_typing.final
+class RoundPlace(_message.Message):
+    """An account's place in one round."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_NO_FIELD_NUMBER: _builtins.int
+    PLACE_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    round_no: _builtins.int
+    """The round, from 1."""
+    place: _builtins.int
+    """The place, from 1."""
+    points: _builtins.int
+    """The points the round gave."""
+    def __init__(
+        self,
+        *,
+        round_no: _builtins.int = ...,
+        place: _builtins.int = ...,
+        points: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["place", b"place", "points", b"points", "round_no", b"round_no"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoundPlace: _TypeAlias = RoundPlace  # noqa: Y015
+
+@_typing.final
+class GameHistory(_message.Message):
+    """One game an account played."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    GAME_NO_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    ENDED_AT_FIELD_NUMBER: _builtins.int
+    OTHERS_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    RANKED_FIELD_NUMBER: _builtins.int
+    RATING_BEFORE_FIELD_NUMBER: _builtins.int
+    RATING_AFTER_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    game_no: _builtins.int
+    """The game at that table."""
+    preset: _builtins.str
+    """The preset."""
+    started_at: _builtins.str
+    """When it started, ISO 8601 UTC."""
+    ended_at: _builtins.str
+    """When it ended (empty: still going)."""
+    points: _builtins.int
+    """The account's points in it."""
+    result: _builtins.str
+    """"won", "lost", "stopped" or "playing"."""
+    ranked: _builtins.bool
+    """Whether it counted for ratings and leaderboards."""
+    @_builtins.property
+    def others(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The other accounts that finished a round of it."""
+
+    @_builtins.property
+    def rounds(self) -> _containers.RepeatedCompositeFieldContainer[Global___RoundPlace]:
+        """The account's places, round by round."""
+
+    @_builtins.property
+    def rating_before(self) -> Global___Rating:
+        """The account's rating before its first round (ranked games)."""
+
+    @_builtins.property
+    def rating_after(self) -> Global___Rating:
+        """And after its last."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        game_no: _builtins.int = ...,
+        preset: _builtins.str = ...,
+        started_at: _builtins.str = ...,
+        ended_at: _builtins.str = ...,
+        others: _abc.Iterable[_builtins.str] | None = ...,
+        rounds: _abc.Iterable[Global___RoundPlace] | None = ...,
+        points: _builtins.int = ...,
+        result: _builtins.str = ...,
+        ranked: _builtins.bool = ...,
+        rating_before: Global___Rating | None = ...,
+        rating_after: Global___Rating | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rating_after", b"rating_after", "rating_before", b"rating_before"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_at", b"ended_at", "game_no", b"game_no", "others", b"others", "points", b"points", "preset", b"preset", "ranked", b"ranked", "rating_after", b"rating_after", "rating_before", b"rating_before", "result", b"result", "rounds", b"rounds", "started_at", b"started_at", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameHistory: _TypeAlias = GameHistory  # noqa: Y015
+
+@_typing.final
+class PlayerTotals(_message.Message):
+    """What an account's rounds add up to."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    PLACES_FIELD_NUMBER: _builtins.int
+    AVERAGE_PLACE_FIELD_NUMBER: _builtins.int
+    BEST_STREAK_FIELD_NUMBER: _builtins.int
+    games: _builtins.int
+    """Games with at least one round finished."""
+    rounds: _builtins.int
+    """Rounds finished."""
+    average_place: _builtins.float
+    """The mean place, from 1 (0 before any round)."""
+    best_streak: _builtins.int
+    """The most rounds in a row finished first, over every table in the order they ended."""
+    @_builtins.property
+    def places(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """How often each place was taken: index 0 is first place."""
+
+    def __init__(
+        self,
+        *,
+        games: _builtins.int = ...,
+        rounds: _builtins.int = ...,
+        places: _abc.Iterable[_builtins.int] | None = ...,
+        average_place: _builtins.float = ...,
+        best_streak: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["average_place", b"average_place", "best_streak", b"best_streak", "games", b"games", "places", b"places", "rounds", b"rounds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerTotals: _TypeAlias = PlayerTotals  # noqa: Y015
+
+@_typing.final
+class GetHistoryRequest(_message.Message):
+    """Ask for an account's history."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    SUMMARY_ONLY_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    offset: _builtins.int
+    """The page's first game, from 0 (newest first)."""
+    limit: _builtins.int
+    """At most this many games."""
+    summary_only: _builtins.bool
+    """Totals and ratings only: the public summary."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        limit: _builtins.int = ...,
+        summary_only: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "limit", b"limit", "offset", b"offset", "summary_only", b"summary_only"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHistoryRequest: _TypeAlias = GetHistoryRequest  # noqa: Y015
+
+@_typing.final
+class GetHistoryResponse(_message.Message):
+    """An account's history."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    TOTALS_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    RATINGS_FIELD_NUMBER: _builtins.int
+    TOTAL_GAMES_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    total_games: _builtins.int
+    """How many games it played in all."""
+    @_builtins.property
+    def totals(self) -> Global___PlayerTotals:
+        """Its totals."""
+
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameHistory]:
+        """A page of its games, newest first (none in a summary)."""
+
+    @_builtins.property
+    def ratings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Rating]:
+        """Its ratings, by preset name."""
+
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        totals: Global___PlayerTotals | None = ...,
+        games: _abc.Iterable[Global___GameHistory] | None = ...,
+        ratings: _abc.Iterable[Global___Rating] | None = ...,
+        total_games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["totals", b"totals"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "games", b"games", "ratings", b"ratings", "total_games", b"total_games", "totals", b"totals"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHistoryResponse: _TypeAlias = GetHistoryResponse  # noqa: Y015
+
+@_typing.final
+class GetHeadToHeadRequest(_message.Message):
+    """Ask how two accounts fared together."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    OPPONENT_ID_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    opponent_id: _builtins.str
+    """The opponent."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        opponent_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "opponent_id", b"opponent_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHeadToHeadRequest: _TypeAlias = GetHeadToHeadRequest  # noqa: Y015
+
+@_typing.final
+class GetHeadToHeadResponse(_message.Message):
+    """Two accounts at the tables they shared."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    OPPONENT_ID_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    GAMES_AHEAD_FIELD_NUMBER: _builtins.int
+    GAMES_BEHIND_FIELD_NUMBER: _builtins.int
+    GAMES_LEVEL_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    ROUNDS_AHEAD_FIELD_NUMBER: _builtins.int
+    ROUNDS_BEHIND_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    opponent_id: _builtins.str
+    """The opponent."""
+    games: _builtins.int
+    """Games both finished a round of."""
+    games_ahead: _builtins.int
+    """Of those, games the account ended with more points."""
+    games_behind: _builtins.int
+    """Games the opponent ended with more points."""
+    games_level: _builtins.int
+    """Games they ended level."""
+    rounds: _builtins.int
+    """Rounds both finished."""
+    rounds_ahead: _builtins.int
+    """Rounds the account finished ahead of the opponent."""
+    rounds_behind: _builtins.int
+    """Rounds the opponent finished ahead."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        opponent_id: _builtins.str = ...,
+        games: _builtins.int = ...,
+        games_ahead: _builtins.int = ...,
+        games_behind: _builtins.int = ...,
+        games_level: _builtins.int = ...,
+        rounds: _builtins.int = ...,
+        rounds_ahead: _builtins.int = ...,
+        rounds_behind: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "games", b"games", "games_ahead", b"games_ahead", "games_behind", b"games_behind", "games_level", b"games_level", "opponent_id", b"opponent_id", "rounds", b"rounds", "rounds_ahead", b"rounds_ahead", "rounds_behind", b"rounds_behind"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHeadToHeadResponse: _TypeAlias = GetHeadToHeadResponse  # noqa: Y015
