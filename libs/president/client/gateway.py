@@ -24,6 +24,7 @@ from google.protobuf.message import Message
 
 from president.client.accounts import AccountCalls
 from president.client.errors import GatewayError, raising_gateway_error
+from president.client.ratings import RatingCalls
 from president.client.receipts import Receipts
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
@@ -69,7 +70,7 @@ def _chosen_on(request: Any, expected_version: int | None) -> Any:
     return request
 
 
-class GatewayClient(AccountCalls):
+class GatewayClient(AccountCalls, RatingCalls):
     """One player's (or watcher's) connection to the gateway, with their identity."""
 
     def __init__(

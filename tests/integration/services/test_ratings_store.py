@@ -4,24 +4,19 @@ windows split at their boundary, ties sharing a rank, and a failed write never a
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import create_engine, delete, select, text
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting.events import TableCreated
-from president.ratings.accounts import rating_account
-from president.ratings.skill import Skill, rate_round
 from president.ratings.windows import period
-from president.rules import game as g
-from president.rules import round as rnd
 from president.services.scoring import ratings_schema
 from president.services.scoring.consumer import Consumer
-from president.services.scoring.ratings_writes import instant
 from president.services.scoring.store import APPLIED, ScoringStore
 from president.services.scoring.store import metadata as scoring_metadata
 from president.store import EventStore, migrate
@@ -31,6 +26,7 @@ from tests.integration.services.test_scoring_store import (
     events_store,
     scoring_url,
 )
+from tests.support.ratings_truth import expected_skills
 
 __all__ = ["events_store", "scoring_url"]
 
@@ -38,29 +34,11 @@ FIRST = ["alice", "bob", "bot:basic:1", "bot:strong:2"]
 SECOND = ["alice", "carol", "bot:basic:3", "bot:basic:4"]
 
 
-def expected_skills(envelopes: list[pb.EventEnvelope]) -> dict[str, Skill]:
-    """The house ratings folded here from the events: every round, in the order they ended."""
-    rounds: list[tuple[str, list[str]]] = []
-    seated: dict[str, dict[int, str]] = {}
-    for item in envelopes:
-        event = codec.decode(item.type, item.payload)
-        seats = seated.setdefault(item.stream_id, {})
-        if isinstance(event, g.SeatTaken):
-            seats[event.seat] = event.player
-        elif isinstance(event, rnd.RoundEnded):
-            key = f"{instant(item.time)}|{item.stream_id}|{item.version:012d}"
-            rounds.append((key, [rating_account(seats[seat]) for seat in event.standings]))
-    skills: dict[str, Skill] = {}
-    for _, finishing in sorted(rounds):
-        skills.update(rate_round(skills, finishing))
-    return skills
-
-
 def rows(url: str, table: Any) -> list[tuple[Any, ...]]:
     engine = create_engine(url)
     try:
         with engine.connect() as connection:
-            key = [column for column in table.primary_key.columns]
+            key = list(table.primary_key.columns)
             return [tuple(row) for row in connection.execute(select(table).order_by(*key))]
     finally:
         engine.dispose()
@@ -94,7 +72,7 @@ def test_rounds_are_rated_once_in_the_order_they_ended_and_rebuilt_bit_for_bit(
             by_account.setdefault(row[4], []).append(row)
         for account, places in by_account.items():
             chain = sorted({(p[7], p[11], p[12], p[13], p[14]) for p in places})
-            for earlier, later in zip(chain, chain[1:], strict=False):
+            for earlier, later in itertools.pairwise(chain):
                 assert (earlier[3], earlier[4]) == (later[1], later[2]), account
 
         # Drop the read models and replay the store in its global order: the same, bit for bit.

@@ -33,6 +33,7 @@ from president.services.gateway.feed import FeedHub
 from president.services.gateway.handlers import GatewayServicer
 from president.services.gateway.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.owners import LeaseOwners
+from president.services.gateway.ratings import Ratings
 from president.services.gateway.revocations import Revocations
 from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTables
 from president.services.gateway.wire import PreSerialized
@@ -73,6 +74,7 @@ def build(settings: Settings) -> Service:
     foresight.enable(tables, hub)  # plays' changes built while the table service commits
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     gateway = Gateway(tables, scoring, hub, id_key)
+    ratings = Ratings(scoring, id_key)
     client: list[Client] = []
     reloads: set[asyncio.Task[None]] = set()
 
@@ -138,7 +140,7 @@ def build(settings: Settings) -> Service:
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
-            GatewayServicer(gateway, verifier, accounts), server
+            GatewayServicer(gateway, verifier, accounts, ratings), server
         )
         return [gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"].full_name]
 

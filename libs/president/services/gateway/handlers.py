@@ -17,12 +17,14 @@ import structlog
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
+from president.scoring.v1 import scoring_pb2 as spb
 from president.servicekit.errors import ServiceError, abort, from_domain
 from president.servicekit.identity import Identity
 from president.services.gateway.accounts import Accounts
 from president.services.gateway.app import Gateway, Refused
 from president.services.gateway.auth import Verifier, bearer
 from president.services.gateway.guard import while_valid
+from president.services.gateway.ratings import Ratings
 from president.services.gateway.session import DOMAIN_ERRORS, internal, session
 
 T = TypeVar("T")
@@ -49,10 +51,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     """The public API: each call is checked and handed to :class:`Gateway` (tables) or
     :class:`Accounts` (who you are)."""
 
-    def __init__(self, gateway: Gateway, verifier: Verifier, accounts: Accounts) -> None:
+    def __init__(
+        self, gateway: Gateway, verifier: Verifier, accounts: Accounts, ratings: Ratings
+    ) -> None:
         self._gateway = gateway
         self._verifier = verifier
         self._accounts = accounts
+        self._ratings = ratings
         self._log = structlog.get_logger().bind(service="gateway")
 
     async def _open(self, context: Context, run: Callable[[], Awaitable[T]]) -> T:
@@ -253,3 +258,24 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             return self._accounts.who_am_i(identity, request)
 
         return await self._authed(context, answer)
+
+    # ---- ratings
+    async def GetRatings(
+        self, request: pb.GetRatingsRequest, context: Context
+    ) -> spb.GetRatingsResponse:
+        return await self._authed(context, lambda who: self._ratings.get_ratings(who, request))
+
+    async def GetLeaderboard(
+        self, request: pb.GetLeaderboardRequest, context: Context
+    ) -> pb.GetLeaderboardResponse:
+        return await self._authed(context, lambda who: self._ratings.get_leaderboard(who, request))
+
+    async def GetHistory(
+        self, request: pb.GetHistoryRequest, context: Context
+    ) -> pb.GetHistoryResponse:
+        return await self._authed(context, lambda who: self._ratings.get_history(who, request))
+
+    async def GetHeadToHead(
+        self, request: pb.GetHeadToHeadRequest, context: Context
+    ) -> spb.GetHeadToHeadResponse:
+        return await self._authed(context, lambda who: self._ratings.get_head_to_head(who, request))
