@@ -12,7 +12,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from president.gateway.v1 import gateway_pb2 as pb
-from president.scoring.v1 import scoring_pb2 as spb
+from president.standings.v1 import standings_pb2 as st
 
 
 class RatingCalls:
@@ -21,9 +21,9 @@ class RatingCalls:
     async def _unary(self, method: str, request: Message, timeout: float = 30.0) -> Any:
         raise NotImplementedError  # GatewayClient's
 
-    async def ratings(self, account_id: str = "", preset: str = "") -> spb.GetRatingsResponse:
+    async def ratings(self, account_id: str = "", preset: str = "") -> st.GetRatingsResponse:
         """An account's ratings per preset (one preset if named)."""
-        found: spb.GetRatingsResponse = await self._unary(
+        found: st.GetRatingsResponse = await self._unary(
             "GetRatings", pb.GetRatingsRequest(account_id=account_id, preset=preset)
         )
         return found
@@ -67,9 +67,9 @@ class RatingCalls:
 
     async def head_to_head(
         self, opponent_id: str, account_id: str = ""
-    ) -> spb.GetHeadToHeadResponse:
+    ) -> st.GetHeadToHeadResponse:
         """How this account (or ``account_id``) fared against ``opponent_id``."""
-        found: spb.GetHeadToHeadResponse = await self._unary(
+        found: st.GetHeadToHeadResponse = await self._unary(
             "GetHeadToHead",
             pb.GetHeadToHeadRequest(opponent_id=opponent_id, account_id=account_id),
         )

@@ -17,7 +17,6 @@ import structlog
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
-from president.scoring.v1 import scoring_pb2 as spb
 from president.servicekit.errors import ServiceError, abort, from_domain
 from president.servicekit.identity import Identity
 from president.services.gateway.accounts import Accounts
@@ -26,6 +25,7 @@ from president.services.gateway.auth import Verifier, bearer
 from president.services.gateway.guard import while_valid
 from president.services.gateway.ratings import Ratings
 from president.services.gateway.session import DOMAIN_ERRORS, internal, session
+from president.standings.v1 import standings_pb2 as st
 
 T = TypeVar("T")
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -262,7 +262,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     # ---- ratings
     async def GetRatings(
         self, request: pb.GetRatingsRequest, context: Context
-    ) -> spb.GetRatingsResponse:
+    ) -> st.GetRatingsResponse:
         return await self._authed(context, lambda who: self._ratings.get_ratings(who, request))
 
     async def GetLeaderboard(
@@ -277,5 +277,5 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     async def GetHeadToHead(
         self, request: pb.GetHeadToHeadRequest, context: Context
-    ) -> spb.GetHeadToHeadResponse:
+    ) -> st.GetHeadToHeadResponse:
         return await self._authed(context, lambda who: self._ratings.get_head_to_head(who, request))

@@ -19,6 +19,7 @@ from president.servicekit.identity import Identity
 from president.services.gateway.checks import invalid
 from president.services.gateway.page_tokens import PageTokens, page_size
 from president.services.gateway.upstream import RatingsPort
+from president.standings.v1 import standings_pb2 as st
 
 #: Players shown on each side of the caller's own entry (at most MAX_AROUND).
 DEFAULT_AROUND = 2
@@ -37,12 +38,12 @@ class Ratings:
 
     async def get_ratings(
         self, identity: Identity, request: pb.GetRatingsRequest
-    ) -> spb.GetRatingsResponse:
+    ) -> st.GetRatingsResponse:
         """An account's ratings (the caller's when none is named)."""
         asked = spb.GetRatingsRequest(
             account_id=request.account_id or identity.account_id, preset=request.preset
         )
-        answer: spb.GetRatingsResponse = await self._scoring.ratings_call("GetRatings", asked)
+        answer: st.GetRatingsResponse = await self._scoring.ratings_call("GetRatings", asked)
         return answer
 
     async def get_leaderboard(
@@ -77,9 +78,7 @@ class Ratings:
             around_account_id=identity.account_id,
             around=request.around or DEFAULT_AROUND,
         )
-        board: spb.GetLeaderboardResponse = await self._scoring.ratings_call(
-            "GetLeaderboard", asked
-        )
+        board: st.GetLeaderboardResponse = await self._scoring.ratings_call("GetLeaderboard", asked)
         if period and period != board.period:
             raise invalid(
                 "PAGE_TOKEN_STALE",
@@ -109,7 +108,7 @@ class Ratings:
         asked = spb.GetHistoryRequest(
             account_id=account, offset=offset, limit=size, summary_only=not own
         )
-        history: spb.GetHistoryResponse = await self._scoring.ratings_call("GetHistory", asked)
+        history: st.GetHistoryResponse = await self._scoring.ratings_call("GetHistory", asked)
         out = pb.GetHistoryResponse(history=history, public_summary=not own)
         after = offset + len(history.games)
         if own and after < history.total_games:
@@ -118,10 +117,10 @@ class Ratings:
 
     async def get_head_to_head(
         self, identity: Identity, request: pb.GetHeadToHeadRequest
-    ) -> spb.GetHeadToHeadResponse:
+    ) -> st.GetHeadToHeadResponse:
         """How an account (the caller's by default) fared against an opponent."""
         asked = spb.GetHeadToHeadRequest(
             account_id=request.account_id or identity.account_id, opponent_id=request.opponent_id
         )
-        answer: spb.GetHeadToHeadResponse = await self._scoring.ratings_call("GetHeadToHead", asked)
+        answer: st.GetHeadToHeadResponse = await self._scoring.ratings_call("GetHeadToHead", asked)
         return answer

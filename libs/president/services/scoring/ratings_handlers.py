@@ -28,6 +28,7 @@ from president.services.scoring.ratings_queries import (
     Game,
     RatingsQueries,
 )
+from president.standings.v1 import standings_pb2 as st
 
 Context = grpc.aio.ServicerContext[Any, Any]
 MAX_ACCOUNT = 200
@@ -35,9 +36,9 @@ MAX_PAGE = 200
 MAX_AROUND = 10
 
 
-def rating_message(account: str, preset: str, skill: Skill) -> pb.Rating:
+def rating_message(account: str, preset: str, skill: Skill) -> st.Rating:
     """A rating as the protos say it."""
-    return pb.Rating(
+    return st.Rating(
         account_id=account,
         preset=preset,
         mu=skill.mu,
@@ -84,8 +85,8 @@ def _unknown(account: str) -> ServiceError:
     )
 
 
-def _entry_message(entry: Entry, preset: str) -> pb.LeaderboardEntry:
-    message = pb.LeaderboardEntry(
+def _entry_message(entry: Entry, preset: str) -> st.LeaderboardEntry:
+    message = st.LeaderboardEntry(
         rank=entry.rank,
         account_id=entry.account,
         value=entry.value,
@@ -97,15 +98,15 @@ def _entry_message(entry: Entry, preset: str) -> pb.LeaderboardEntry:
     return message
 
 
-def _game_message(account: str, game: Game) -> pb.GameHistory:
-    message = pb.GameHistory(
+def _game_message(account: str, game: Game) -> st.GameHistory:
+    message = st.GameHistory(
         table_id=game.table_id,
         game_no=game.game_no,
         preset=game.preset,
         started_at=game.started_at,
         ended_at=game.ended_at,
         others=game.others,
-        rounds=[pb.RoundPlace(round_no=r, place=p, points=n) for r, p, n in game.places],
+        rounds=[st.RoundPlace(round_no=r, place=p, points=n) for r, p, n in game.places],
         points=game.points,
         result=game.result(account),
         ranked=game.ranked,
@@ -131,7 +132,7 @@ class RatingsHandlers:
 
     async def GetRatings(
         self, request: pb.GetRatingsRequest, context: Context
-    ) -> pb.GetRatingsResponse:
+    ) -> st.GetRatingsResponse:
         try:
             account = _account(request.account_id)
             preset = _preset(request.preset) if request.preset else ""
@@ -141,14 +142,14 @@ class RatingsHandlers:
             await abort(context, error)
         if preset and preset not in skills:
             skills = {preset: Skill()}  # seen, never rated there: a new account's rating
-        return pb.GetRatingsResponse(
+        return st.GetRatingsResponse(
             account_id=account,
             ratings=[rating_message(account, name, skill) for name, skill in skills.items()],
         )
 
     async def GetLeaderboard(
         self, request: pb.GetLeaderboardRequest, context: Context
-    ) -> pb.GetLeaderboardResponse:
+    ) -> st.GetLeaderboardResponse:
         try:
             preset = _preset(request.preset)
             board = request.board or RATING
@@ -181,7 +182,7 @@ class RatingsHandlers:
             await abort(context, invalid("INVALID_WINDOW", str(error)))
         except ServiceError as error:
             await abort(context, error)
-        response = pb.GetLeaderboardResponse(
+        response = st.GetLeaderboardResponse(
             preset=preset,
             board=board,
             window=window,
@@ -198,7 +199,7 @@ class RatingsHandlers:
 
     async def GetHistory(
         self, request: pb.GetHistoryRequest, context: Context
-    ) -> pb.GetHistoryResponse:
+    ) -> st.GetHistoryResponse:
         try:
             account = _account(request.account_id)
             await self._known(account)
@@ -214,9 +215,9 @@ class RatingsHandlers:
                 )
         except ServiceError as error:
             await abort(context, error)
-        return pb.GetHistoryResponse(
+        return st.GetHistoryResponse(
             account_id=account,
-            totals=pb.PlayerTotals(
+            totals=st.PlayerTotals(
                 games=games_played,
                 rounds=totals.rounds,
                 places=totals.places,
@@ -230,7 +231,7 @@ class RatingsHandlers:
 
     async def GetHeadToHead(
         self, request: pb.GetHeadToHeadRequest, context: Context
-    ) -> pb.GetHeadToHeadResponse:
+    ) -> st.GetHeadToHeadResponse:
         try:
             account = _account(request.account_id)
             opponent = _account(request.opponent_id, "an opponent's account id")
@@ -241,7 +242,7 @@ class RatingsHandlers:
             found = await asyncio.to_thread(self._ratings.head_to_head, account, opponent)
         except ServiceError as error:
             await abort(context, error)
-        return pb.GetHeadToHeadResponse(
+        return st.GetHeadToHeadResponse(
             account_id=account,
             opponent_id=opponent,
             games=found.games,

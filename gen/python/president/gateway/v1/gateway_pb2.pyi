@@ -29,7 +29,7 @@ from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from president.events.v1 import events_pb2 as _events_pb2
 from president.game.v1 import game_pb2 as _game_pb2
-from president.scoring.v1 import scoring_pb2 as _scoring_pb2
+from president.standings.v1 import standings_pb2 as _standings_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -1831,13 +1831,13 @@ class GetLeaderboardResponse(_message.Message):
     next_page_token: _builtins.str
     """The next page's token (empty: the last page)."""
     @_builtins.property
-    def board(self) -> _scoring_pb2.GetLeaderboardResponse:
+    def board(self) -> _standings_pb2.GetLeaderboardResponse:
         """The board's page, your own entry and the players around you."""
 
     def __init__(
         self,
         *,
-        board: _scoring_pb2.GetLeaderboardResponse | None = ...,
+        board: _standings_pb2.GetLeaderboardResponse | None = ...,
         next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["board", b"board"]  # noqa: Y015
@@ -1892,13 +1892,13 @@ class GetHistoryResponse(_message.Message):
     public_summary: _builtins.bool
     """Whether this is another account's public summary (no games)."""
     @_builtins.property
-    def history(self) -> _scoring_pb2.GetHistoryResponse:
+    def history(self) -> _standings_pb2.GetHistoryResponse:
         """Its totals, ratings and (your own) games, newest first."""
 
     def __init__(
         self,
         *,
-        history: _scoring_pb2.GetHistoryResponse | None = ...,
+        history: _standings_pb2.GetHistoryResponse | None = ...,
         next_page_token: _builtins.str = ...,
         public_summary: _builtins.bool = ...,
     ) -> None: ...

@@ -5,7 +5,7 @@ import warnings
 
 from president.gateway.v1 import gateway_pb2 as president_dot_gateway_dot_v1_dot_gateway__pb2
 from president.players.v1 import players_pb2 as president_dot_players_dot_v1_dot_players__pb2
-from president.scoring.v1 import scoring_pb2 as president_dot_scoring_dot_v1_dot_scoring__pb2
+from president.standings.v1 import standings_pb2 as president_dot_standings_dot_v1_dot_standings__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -185,7 +185,7 @@ class GatewayServiceStub:
         self.GetRatings = channel.unary_unary(
                 '/president.gateway.v1.GatewayService/GetRatings',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetRatingsRequest.SerializeToString,
-                response_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsResponse.FromString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.FromString,
                 _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
                 '/president.gateway.v1.GatewayService/GetLeaderboard',
@@ -200,7 +200,7 @@ class GatewayServiceStub:
         self.GetHeadToHead = channel.unary_unary(
                 '/president.gateway.v1.GatewayService/GetHeadToHead',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.SerializeToString,
-                response_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadResponse.FromString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
                 _registered_method=True)
 
 
@@ -609,7 +609,7 @@ def add_GatewayServiceServicer_to_server(servicer, server):
             'GetRatings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetRatings,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetRatingsRequest.FromString,
-                    response_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsResponse.SerializeToString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.SerializeToString,
             ),
             'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLeaderboard,
@@ -624,7 +624,7 @@ def add_GatewayServiceServicer_to_server(servicer, server):
             'GetHeadToHead': grpc.unary_unary_rpc_method_handler(
                     servicer.GetHeadToHead,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.FromString,
-                    response_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadResponse.SerializeToString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1437,7 +1437,7 @@ class GatewayService:
             target,
             '/president.gateway.v1.GatewayService/GetRatings',
             president_dot_gateway_dot_v1_dot_gateway__pb2.GetRatingsRequest.SerializeToString,
-            president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsResponse.FromString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1518,7 +1518,7 @@ class GatewayService:
             target,
             '/president.gateway.v1.GatewayService/GetHeadToHead',
             president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.SerializeToString,
-            president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadResponse.FromString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
             options,
             channel_credentials,
             insecure,

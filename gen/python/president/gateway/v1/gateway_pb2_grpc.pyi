@@ -26,7 +26,7 @@ from collections import abc as _abc
 from grpc import aio as _aio
 from president.gateway.v1 import gateway_pb2 as _gateway_pb2
 from president.players.v1 import players_pb2 as _players_pb2
-from president.scoring.v1 import scoring_pb2 as _scoring_pb2
+from president.standings.v1 import standings_pb2 as _standings_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys
@@ -135,7 +135,7 @@ class GatewayServiceStub:
     """Ends every session of the bearer token's account, on every gateway replica."""
     WhoAmI: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]
     """Who the bearer token names."""
-    GetRatings: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetRatingsRequest, _scoring_pb2.GetRatingsResponse]
+    GetRatings: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetRatingsRequest, _standings_pb2.GetRatingsResponse]
     """---- ratings
     An account's ratings per preset (yours when account_id is empty); anyone's are public.
     """
@@ -145,7 +145,7 @@ class GatewayServiceStub:
     """
     GetHistory: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetHistoryRequest, _gateway_pb2.GetHistoryResponse]
     """Your games and totals; another account's public summary (totals and ratings only)."""
-    GetHeadToHead: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetHeadToHeadRequest, _scoring_pb2.GetHeadToHeadResponse]
+    GetHeadToHead: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetHeadToHeadRequest, _standings_pb2.GetHeadToHeadResponse]
     """How you fared against an opponent at the tables you shared."""
 
 @_typing.type_check_only
@@ -234,7 +234,7 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """Ends every session of the bearer token's account, on every gateway replica."""
     WhoAmI: _aio.UnaryUnaryMultiCallable[_gateway_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]  # type: ignore[assignment]
     """Who the bearer token names."""
-    GetRatings: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetRatingsRequest, _scoring_pb2.GetRatingsResponse]  # type: ignore[assignment]
+    GetRatings: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetRatingsRequest, _standings_pb2.GetRatingsResponse]  # type: ignore[assignment]
     """---- ratings
     An account's ratings per preset (yours when account_id is empty); anyone's are public.
     """
@@ -244,7 +244,7 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """
     GetHistory: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetHistoryRequest, _gateway_pb2.GetHistoryResponse]  # type: ignore[assignment]
     """Your games and totals; another account's public summary (totals and ratings only)."""
-    GetHeadToHead: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetHeadToHeadRequest, _scoring_pb2.GetHeadToHeadResponse]  # type: ignore[assignment]
+    GetHeadToHead: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetHeadToHeadRequest, _standings_pb2.GetHeadToHeadResponse]  # type: ignore[assignment]
     """How you fared against an opponent at the tables you shared."""
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -510,7 +510,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _gateway_pb2.GetRatingsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_scoring_pb2.GetRatingsResponse, _abc.Awaitable[_scoring_pb2.GetRatingsResponse]]:
+    ) -> _typing.Union[_standings_pb2.GetRatingsResponse, _abc.Awaitable[_standings_pb2.GetRatingsResponse]]:
         """---- ratings
         An account's ratings per preset (yours when account_id is empty); anyone's are public.
         """
@@ -538,7 +538,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _gateway_pb2.GetHeadToHeadRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_scoring_pb2.GetHeadToHeadResponse, _abc.Awaitable[_scoring_pb2.GetHeadToHeadResponse]]:
+    ) -> _typing.Union[_standings_pb2.GetHeadToHeadResponse, _abc.Awaitable[_standings_pb2.GetHeadToHeadResponse]]:
         """How you fared against an opponent at the tables you shared."""
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

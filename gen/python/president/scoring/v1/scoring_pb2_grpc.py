@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from president.scoring.v1 import scoring_pb2 as president_dot_scoring_dot_v1_dot_scoring__pb2
+from president.standings.v1 import standings_pb2 as president_dot_standings_dot_v1_dot_standings__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -53,22 +54,22 @@ class ScoringServiceStub:
         self.GetRatings = channel.unary_unary(
                 '/president.scoring.v1.ScoringService/GetRatings',
                 request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsRequest.SerializeToString,
-                response_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsResponse.FromString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.FromString,
                 _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
                 '/president.scoring.v1.ScoringService/GetLeaderboard',
                 request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardRequest.SerializeToString,
-                response_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardResponse.FromString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetLeaderboardResponse.FromString,
                 _registered_method=True)
         self.GetHistory = channel.unary_unary(
                 '/president.scoring.v1.ScoringService/GetHistory',
                 request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryRequest.SerializeToString,
-                response_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryResponse.FromString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHistoryResponse.FromString,
                 _registered_method=True)
         self.GetHeadToHead = channel.unary_unary(
                 '/president.scoring.v1.ScoringService/GetHeadToHead',
                 request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadRequest.SerializeToString,
-                response_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadResponse.FromString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
                 _registered_method=True)
 
 
@@ -147,22 +148,22 @@ def add_ScoringServiceServicer_to_server(servicer, server):
             'GetRatings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetRatings,
                     request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsRequest.FromString,
-                    response_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsResponse.SerializeToString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.SerializeToString,
             ),
             'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLeaderboard,
                     request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardRequest.FromString,
-                    response_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardResponse.SerializeToString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetLeaderboardResponse.SerializeToString,
             ),
             'GetHistory': grpc.unary_unary_rpc_method_handler(
                     servicer.GetHistory,
                     request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryRequest.FromString,
-                    response_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryResponse.SerializeToString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHistoryResponse.SerializeToString,
             ),
             'GetHeadToHead': grpc.unary_unary_rpc_method_handler(
                     servicer.GetHeadToHead,
                     request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadRequest.FromString,
-                    response_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadResponse.SerializeToString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -273,7 +274,7 @@ class ScoringService:
             target,
             '/president.scoring.v1.ScoringService/GetRatings',
             president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsRequest.SerializeToString,
-            president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsResponse.FromString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -300,7 +301,7 @@ class ScoringService:
             target,
             '/president.scoring.v1.ScoringService/GetLeaderboard',
             president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardRequest.SerializeToString,
-            president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardResponse.FromString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetLeaderboardResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -327,7 +328,7 @@ class ScoringService:
             target,
             '/president.scoring.v1.ScoringService/GetHistory',
             president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryRequest.SerializeToString,
-            president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryResponse.FromString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -354,7 +355,7 @@ class ScoringService:
             target,
             '/president.scoring.v1.ScoringService/GetHeadToHead',
             president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadRequest.SerializeToString,
-            president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadResponse.FromString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
             options,
             channel_credentials,
             insecure,
