@@ -32,6 +32,7 @@ __all__ = ["events_store", "scoring_url"]
 
 FIRST = ["alice", "bob", "bot:basic:1", "bot:strong:2"]
 SECOND = ["alice", "carol", "bot:basic:3", "bot:basic:4"]
+THIRD = ["bob", "carol", "dora", "bot:strong:1"]
 
 
 def rows(url: str, table: Any) -> list[tuple[Any, ...]]:
@@ -53,17 +54,19 @@ def test_rounds_are_rated_once_in_the_order_they_ended_and_rebuilt_bit_for_bit(
 ) -> None:
     first = bot_games(events_store, "rate1", FIRST, games=1)
     second = bot_games(events_store, "rate2", SECOND, games=1)
-    expected = expected_skills(first + second)
+    third = bot_games(events_store, "rate3", THIRD, games=1)
+    expected = expected_skills(first + second + third)
     store = ScoringStore(scoring_url)
     try:
-        # The second table's messages first, then the first's, each delivered twice.
-        for item in second + first:
+        # The tables' messages out of the order their rounds ended (the second table's come
+        # last: its rounds are folded again from there), each delivered twice.
+        for item in first + third + second:
             store.apply(item)
             store.apply(item)
         models = read_models(scoring_url)
         got = store.ratings.skills("alice")
         assert got["house"] == expected["alice"]
-        for account in ("bob", "carol", "bot:basic", "bot:strong"):
+        for account in ("bob", "carol", "dora", "bot:basic", "bot:strong"):
             assert store.ratings.skills(account)["house"] == expected[account]
         assert expected["bot:basic"].rounds == 4  # two rounds a table, counted once each
         # Rating before and after chain from round to round for each account.
@@ -81,9 +84,7 @@ def test_rounds_are_rated_once_in_the_order_they_ended_and_rebuilt_bit_for_bit(
             for table in [*ratings_schema.ALL, *reversed(scoring_metadata.sorted_tables)]:
                 connection.execute(delete(table))
         engine.dispose()
-        replayed = [
-            item for item in [*first, *second] if item.stream_id in ("table-rate1", "table-rate2")
-        ]
+        replayed = [*first, *second, *third]
         for start in range(0, len(replayed), 9):
             store.apply_batch(replayed[start : start + 9])
         assert read_models(scoring_url) == models

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from itertools import groupby
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, distinct, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from president.hosting.events import TableCreated, TableEvent
@@ -238,29 +238,37 @@ class RatingsBatch:
 
 
 def fold(connection: Connection, preset: str, earliest_new: str) -> None:
-    """Fold a preset's ranked rounds into its ratings, from ``earliest_new`` on (or all again).
+    """Fold a preset's ranked rounds from ``earliest_new`` on into its ratings.
 
-    The preset's fold row is locked first, so two scoring replicas fold one
-    preset in turn.
+    Usually the new rounds come after every round folded before: they go on
+    from the ratings as they are. A round that ended before the last one
+    folded (it arrived late) makes every round from it on be folded again,
+    from each account's rating after its last round before it (the stored
+    ``mu_after`` and ``sigma_after``, exact floats): the same ratings as a
+    fold of every round in order. The preset's fold row is locked first, so
+    two scoring replicas fold one preset in turn.
     """
     _insert_ignore(connection, ratings_folds, [{"preset": preset, "last_key": ""}])
     last = connection.execute(
         select(ratings_folds.c.last_key).where(ratings_folds.c.preset == preset).with_for_update()
     ).scalar_one()
-    again = earliest_new <= last
-    after = "" if again else last
     rows = connection.execute(
         select(ratings_places)
         .where(
             ratings_places.c.preset == preset,
             ratings_places.c.ranked.is_(True),
-            ratings_places.c.ended_key > after,
+            ratings_places.c.ended_key >= earliest_new,
         )
         .order_by(ratings_places.c.ended_key, ratings_places.c.place)
     ).all()
     if not rows:
         return
-    skills: dict[str, Skill] = {} if again else _skills_of(connection, preset, rows)
+    accounts = sorted({row.account for row in rows})
+    skills = (
+        _skills_before(connection, preset, accounts, earliest_new)
+        if earliest_new <= last
+        else _skills_of(connection, preset, accounts)
+    )
     updates: list[dict[str, Any]] = []
     for _, round_rows in groupby(rows, key=lambda row: row.ended_key):
         places = list(round_rows)
@@ -281,14 +289,18 @@ def fold(connection: Connection, preset: str, earliest_new: str) -> None:
                 }
             )
     connection.execute(_UPDATE_PLACE, updates)
-    if again:
-        connection.execute(delete(ratings_skills).where(ratings_skills.c.preset == preset))
-    else:
-        connection.execute(
-            delete(ratings_skills).where(
-                and_(ratings_skills.c.preset == preset, ratings_skills.c.account.in_(skills))
-            )
+    connection.execute(
+        delete(ratings_skills).where(
+            and_(ratings_skills.c.preset == preset, ratings_skills.c.account.in_(skills))
         )
+    )
+    connection.execute(
+        update(ratings_folds)
+        .where(ratings_folds.c.preset == preset)
+        .values(last_key=max(last, rows[-1].ended_key))
+    )
+    if not skills:
+        return
     connection.execute(
         insert(ratings_skills),
         [
@@ -303,18 +315,40 @@ def fold(connection: Connection, preset: str, earliest_new: str) -> None:
             for account, skill in sorted(skills.items())
         ],
     )
-    connection.execute(
-        update(ratings_folds)
-        .where(ratings_folds.c.preset == preset)
-        .values(last_key=rows[-1].ended_key)
-    )
 
 
-def _skills_of(connection: Connection, preset: str, rows: Iterable[Any]) -> dict[str, Skill]:
-    accounts = sorted({row.account for row in rows})
+def _skills_of(connection: Connection, preset: str, accounts: list[str]) -> dict[str, Skill]:
+    """The accounts' ratings as they are."""
     found = connection.execute(
         select(ratings_skills).where(
             ratings_skills.c.preset == preset, ratings_skills.c.account.in_(accounts)
         )
     ).all()
     return {row.account: Skill(row.mu, row.sigma, row.rounds) for row in found}
+
+
+def _skills_before(
+    connection: Connection, preset: str, accounts: list[str], key: str
+) -> dict[str, Skill]:
+    """The accounts' ratings after their last ranked round that ended before ``key``."""
+    skills: dict[str, Skill] = {}
+    for account in accounts:
+        mine = (
+            ratings_places.c.preset == preset,
+            ratings_places.c.ranked.is_(True),
+            ratings_places.c.account == account,
+            ratings_places.c.ended_key < key,
+        )
+        last = connection.execute(
+            select(ratings_places.c.mu_after, ratings_places.c.sigma_after)
+            .where(*mine)
+            .order_by(ratings_places.c.ended_key.desc())
+            .limit(1)
+        ).first()
+        if last is None:
+            continue
+        rounds = connection.execute(
+            select(func.count(distinct(ratings_places.c.ended_key))).where(*mine)
+        ).scalar_one()
+        skills[account] = Skill(last.mu_after, last.sigma_after, int(rounds))
+    return skills
