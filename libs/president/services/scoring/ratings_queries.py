@@ -24,8 +24,8 @@ from president.services.scoring.ratings_schema import (
     ratings_points,
     ratings_skills,
 )
+from president.services.scoring.sql import READ
 
-READ = {"sqlite_begin": "DEFERRED"}
 RATING = "rating"
 POINTS = "points"
 BOARDS = (RATING, POINTS)

@@ -20,7 +20,6 @@ from itertools import groupby
 from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, delete, distinct, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from president.hosting.events import TableCreated, TableEvent
 from president.hosting.visibility import PRACTICE
@@ -39,6 +38,7 @@ from president.services.scoring.ratings_schema import (
     ratings_tables,
 )
 from president.services.scoring.readmodels import TableModel
+from president.services.scoring.sql import insert_ignore
 
 _EPOCH = "1970-01-01T00:00:00.000000Z"
 
@@ -85,11 +85,6 @@ def ranked_table(event: TableCreated) -> bool:
     if given is None:  # a table from before the option: practice tables never counted
         return event.visibility != PRACTICE
     return given == "true"
-
-
-def _insert_ignore(connection: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    connection.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
 
 
 class RatingsBatch:
@@ -182,9 +177,9 @@ class RatingsBatch:
         """Write what the batch noted, then fold the new ranked rounds into the ratings."""
         connection = self._connection
         if self._new_tables:
-            _insert_ignore(connection, ratings_tables, self._new_tables)
+            insert_ignore(connection, ratings_tables, self._new_tables)
         if self._started:
-            _insert_ignore(connection, ratings_games, self._started)
+            insert_ignore(connection, ratings_games, self._started)
         if self._ended:
             connection.execute(
                 update(ratings_games)
@@ -201,7 +196,7 @@ class RatingsBatch:
             )
         if not self._places:
             return
-        _insert_ignore(connection, ratings_places, self._places)
+        insert_ignore(connection, ratings_places, self._places)
         ranked = [row for row in self._places if row["ranked"]]
         self._add_points(ranked)
         earliest: dict[str, str] = {}
@@ -223,7 +218,7 @@ class RatingsBatch:
         if not deltas:
             return
         keys = sorted(deltas)
-        _insert_ignore(
+        insert_ignore(
             self._connection,
             ratings_points,
             [{"preset": p, "period": w, "account": a, "points": 0} for p, w, a in keys],
@@ -248,7 +243,7 @@ def fold(connection: Connection, preset: str, earliest_new: str) -> None:
     fold of every round in order. The preset's fold row is locked first, so
     two scoring replicas fold one preset in turn.
     """
-    _insert_ignore(connection, ratings_folds, [{"preset": preset, "last_key": ""}])
+    insert_ignore(connection, ratings_folds, [{"preset": preset, "last_key": ""}])
     last = connection.execute(
         select(ratings_folds.c.last_key).where(ratings_folds.c.preset == preset).with_for_update()
     ).scalar_one()

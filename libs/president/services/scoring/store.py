@@ -28,7 +28,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
@@ -45,6 +44,7 @@ from president.services.scoring.readmodels import (
     created,
     project,
 )
+from president.services.scoring.sql import READ, insert_ignore
 from president.store import create_store_engine
 
 metadata = MetaData()
@@ -90,7 +90,6 @@ scoring_players = Table(
 
 APPLIED = "applied"
 SKIPPED = "skipped"
-READ = {"sqlite_begin": "DEFERRED"}
 MAX_PLAYER_ID = 200
 
 # Built once: a batch runs them many times (executemany where it can), and
@@ -233,14 +232,6 @@ def _player_from(row: Any) -> PlayerStats:
     )
 
 
-def _insert_ignore(
-    connection: Connection, table: Table, rows: dict[str, Any] | list[dict[str, Any]]
-) -> None:
-    """Insert rows unless their key exists (waits for a concurrent insert of it)."""
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    connection.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
-
-
 def _read_table(connection: Connection, table_id: str) -> TableModel | None:
     row = connection.execute(_READ_TABLE, {"table_id": table_id}).first()
     if row is None:
@@ -277,7 +268,7 @@ class _Batch:
         key = {"stream_id": stream_id}
         version = self._connection.execute(_PROGRESS_FOR_UPDATE, key).scalar()
         if version is None:
-            _insert_ignore(self._connection, scoring_progress, {**key, "version": 0})
+            insert_ignore(self._connection, scoring_progress, {**key, "version": 0})
             version = self._connection.execute(_PROGRESS_FOR_UPDATE, key).scalar_one()
         self._progress[stream_id] = int(version)
         return int(version)
@@ -365,7 +356,7 @@ class _Batch:
             "rounds": game.rounds,
         }
         key = {"table_id": game.table_id, "game_no": game.game_no}
-        _insert_ignore(self._connection, scoring_games, {**key, **values})
+        insert_ignore(self._connection, scoring_games, {**key, **values})
         self._connection.execute(
             update(scoring_games)
             .where(
@@ -379,7 +370,7 @@ class _Batch:
         """Add the batch's deltas to each player's statistics (rows locked in id order)."""
         connection = self._connection
         player_ids = sorted(self._deltas)
-        _insert_ignore(
+        insert_ignore(
             connection,
             scoring_players,
             [_player_values(PlayerStats(player_id)) for player_id in player_ids],
