@@ -14,6 +14,7 @@ from sqlalchemy import create_engine, delete, select, text
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting.events import TableCreated
+from president.ratings.skill import Skill
 from president.ratings.windows import period
 from president.services.scoring import ratings_schema
 from president.services.scoring.consumer import Consumer
@@ -69,6 +70,12 @@ def test_rounds_are_rated_once_in_the_order_they_ended_and_rebuilt_bit_for_bit(
         for account in ("bob", "carol", "dora", "bot:basic", "bot:strong"):
             assert store.ratings.skills(account)["house"] == expected[account]
         assert expected["bot:basic"].rounds == 4  # two rounds a table, counted once each
+        # Alice's history: her rating before her first game and after her last, newest first.
+        games, count = store.ratings.history("alice", 0, 10)
+        assert count == 2 and [game.table_id for game in games] == ["rate2", "rate1"]
+        assert games[1].before == Skill() and games[0].after == expected["alice"]
+        assert games[0].before == games[1].after and games[1].after is not None
+        assert games[1].after.rounds == 2
         # Rating before and after chain from round to round for each account.
         by_account: dict[str, list[Any]] = {}
         for row in models["ratings_places"]:

@@ -8,11 +8,12 @@ the answers are the scoring protos' messages, built by
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, and_, distinct, func, or_, select
+from sqlalchemy import ColumnElement, Engine, and_, func, or_, select
 from sqlalchemy.orm import aliased
 
 from president.ratings.ranks import page_ranks
@@ -218,45 +219,28 @@ class RatingsQueries:
                 .offset(offset)
                 .limit(limit)
             ).all()
-            games = [self._game(connection, account, row) for row in rows]
+            if not rows:
+                return [], int(count)
+            places: dict[tuple[str, int], list[Any]] = {}
+            for row in connection.execute(
+                select(ratings_places)
+                .where(ratings_places.c.table_id.in_(sorted({row.table_id for row in rows})))
+                .order_by(ratings_places.c.round_no, ratings_places.c.seat)
+            ):
+                places.setdefault((row.table_id, row.game_no), []).append(row)
+            rated: dict[str, list[str]] = {}
+            for row in connection.execute(
+                select(ratings_places.c.preset, ratings_places.c.ended_key)
+                .where(ratings_places.c.account == account, ratings_places.c.ranked.is_(True))
+                .distinct()
+                .order_by(ratings_places.c.ended_key)
+            ):
+                rated.setdefault(row.preset, []).append(row.ended_key)
+        games = [
+            _game(account, row, places[(row.table_id, row.game_no)], rated.get(row.preset, []))
+            for row in rows
+        ]
         return games, int(count)
-
-    @staticmethod
-    def _game(connection: Any, account: str, game: Any) -> Game:
-        places = connection.execute(
-            select(ratings_places)
-            .where(
-                ratings_places.c.table_id == game.table_id,
-                ratings_places.c.game_no == game.game_no,
-            )
-            .order_by(ratings_places.c.round_no, ratings_places.c.seat)
-        ).all()
-        own = [row for row in places if row.account == account]
-        rated = [row for row in own if row.mu_before is not None]
-        before = after = None
-        if rated:
-            first, last = rated[0], rated[-1]
-            rounds_before = _rounds_before(connection, account, game.preset, first.ended_key)
-            before = Skill(first.mu_before, first.sigma_before, rounds_before)
-            after = Skill(
-                last.mu_after,
-                last.sigma_after,
-                rounds_before + len({row.round_no for row in rated}),
-            )
-        return Game(
-            table_id=game.table_id,
-            game_no=game.game_no,
-            preset=game.preset,
-            ranked=bool(game.ranked),
-            started_at=game.started_at,
-            ended_at=game.ended_at or "",
-            stopped=None if game.stopped is None else bool(game.stopped),
-            winners=tuple(json.loads(game.winners)),
-            others=tuple(sorted({row.account for row in places} - {account})),
-            places=tuple((row.round_no, row.place, row.points) for row in own),
-            before=before,
-            after=after,
-        )
 
     def totals(self, account: str) -> tuple[Totals, int]:
         """The account's totals over every round, and its number of games."""
@@ -295,6 +279,37 @@ class RatingsQueries:
         return _head_to_head(rows)
 
 
+def _game(account: str, game: Any, places: list[Any], rated_keys: list[str]) -> Game:
+    """One game of ``account``'s history from its places rows (``rated_keys``: the ordering
+    keys of every ranked round the account finished in the game's preset, oldest first)."""
+    own = [row for row in places if row.account == account]
+    rated = [row for row in own if row.mu_before is not None]
+    before = after = None
+    if rated:
+        first, last = rated[0], rated[-1]
+        rounds_before = bisect_left(rated_keys, first.ended_key)
+        before = Skill(first.mu_before, first.sigma_before, rounds_before)
+        after = Skill(
+            last.mu_after,
+            last.sigma_after,
+            rounds_before + len({row.round_no for row in rated}),
+        )
+    return Game(
+        table_id=game.table_id,
+        game_no=game.game_no,
+        preset=game.preset,
+        ranked=bool(game.ranked),
+        started_at=game.started_at,
+        ended_at=game.ended_at or "",
+        stopped=None if game.stopped is None else bool(game.stopped),
+        winners=tuple(json.loads(game.winners)),
+        others=tuple(sorted({row.account for row in places} - {account})),
+        places=tuple((row.round_no, row.place, row.points) for row in own),
+        before=before,
+        after=after,
+    )
+
+
 def _head_to_head(rows: Sequence[Any]) -> HeadToHead:
     games: dict[tuple[str, int], list[int]] = {}
     ahead = behind = 0
@@ -312,18 +327,6 @@ def _head_to_head(rows: Sequence[Any]) -> HeadToHead:
         rounds_ahead=ahead,
         rounds_behind=behind,
     )
-
-
-def _rounds_before(connection: Any, account: str, preset: str, key: str) -> int:
-    found = connection.execute(
-        select(func.count(distinct(ratings_places.c.ended_key))).where(
-            ratings_places.c.account == account,
-            ratings_places.c.preset == preset,
-            ratings_places.c.ranked.is_(True),
-            ratings_places.c.ended_key < key,
-        )
-    ).scalar_one()
-    return int(found)
 
 
 def _value(row: Any, board: str) -> float:
