@@ -232,7 +232,6 @@ async def test_ratings_history_and_boards_through_the_gateway(
     assert not practice.games[0].ranked and not practice.games[0].HasField("rating_after")
     assert not practice.ratings
     assert ratings_rows(scoring_url(stack))["ratings_points"] == before_boards
-    await solo.close()
 
     # Bad questions: a reason, a sentence, nothing changed.
     rows_before = ratings_rows(scoring_url(stack))
@@ -271,3 +270,4 @@ async def test_ratings_history_and_boards_through_the_gateway(
     await eventually(lambda: history_with(solo, 1), "the rebuild", 60)
     await eventually(lambda: rated(client, 2), "the rebuilt ratings", 60)
     assert ratings_rows(scoring_url(stack)) == rows_before
+    await solo.close()

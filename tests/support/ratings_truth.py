@@ -59,8 +59,8 @@ async def eventually(probe: Callable[[], Awaitable[T | None]], what: str, second
         try:
             found = await probe()
         except GatewayError as error:
-            if error.reason != "ACCOUNT_NOT_FOUND":
-                raise
+            if error.reason not in ("ACCOUNT_NOT_FOUND", "UPSTREAM_UNAVAILABLE"):
+                raise  # not yet seen by scoring, or scoring restarting: ask again
             found = None
         if found:
             return found
