@@ -69,6 +69,7 @@ def _check_output(result: subprocess.CompletedProcess[str]) -> None:
     assert "Game 1 starts with 4 players." in out
     assert "holds:" in out and "deal committed" in out
     assert "CheckDeal(game 1, round 1): verified" in out
+    assert "GetHistory: 1 game(s)" in out
     assert "OK: 1 table, 1 rounds" in out
     assert "Demo passed: game over, audit verified." in out
     assert out.rstrip().endswith("Stopped.")

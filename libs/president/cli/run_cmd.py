@@ -125,6 +125,12 @@ async def demo_game(
         for game in scores.games:
             winners = ", ".join(view.seats[s].display_name for s in game.winners) or "nobody"
             _echo(f"Game {game.game_no}: {'stopped' if game.stopped else 'won by ' + winners}.")
+        totals = (await client.history()).history.totals
+        _echo(
+            f"GetHistory: {totals.games} game(s), {totals.rounds} round(s), places "
+            f"{list(totals.places)} (a practice game: in the history, not in ratings or on "
+            "leaderboards)."
+        )
         checked = await client.check_deal(1, 1)
         _echo(
             f"CheckDeal(game 1, round 1): {'verified' if checked.verified else 'NOT verified'}"

@@ -20,6 +20,7 @@ end-to-end tests and the load benchmark: it watches its seat's stream and
 answers with one of the view's legal actions.
 
 - :mod:`.accounts`: who the client is (guest, log in, refresh, log out).
+- :mod:`.ratings`: ratings, leaderboards, history and head-to-head.
 - :mod:`.errors`: :class:`GatewayError`, and which refusals a client resends.
 - :mod:`.gateway`: :class:`GatewayClient` (the calls) and :class:`Session` (one stream).
 - :mod:`.seat_bot`: :func:`play_seat`, a seat played from its view's legal actions.

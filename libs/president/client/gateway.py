@@ -29,6 +29,7 @@ from president.client.errors import (
     honouring_retry_hints,
     raising_gateway_error,
 )
+from president.client.ratings import RatingCalls
 from president.client.receipts import Receipts
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
@@ -76,7 +77,7 @@ def _chosen_on(request: Any, expected_version: int | None) -> Any:
     return request
 
 
-class GatewayClient(AccountCalls):
+class GatewayClient(AccountCalls, RatingCalls):
     """One player's (or watcher's) connection to the gateway, with their identity."""
 
     def __init__(

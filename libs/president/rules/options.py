@@ -67,6 +67,7 @@ class Options:
     advance_seconds: int
     bot_delay_ms: int
     takeover_seconds: int
+    leaderboards: bool
     scoring: str
     game_end: str
 
@@ -157,6 +158,7 @@ _BASE: dict[str, Any] = {
     "advance_seconds": 0,
     "bot_delay_ms": 1200,
     "takeover_seconds": 0,
+    "leaderboards": True,
     "scoring": "below",
     "game_end": "rounds:7",
 }
@@ -258,6 +260,21 @@ def _check_rulebook(options: Options) -> None:
             raise OptionError(
                 f"a club game is 5, 7 or 10 rounds (rulebook 002), not {options.game_end}"
             )
+
+
+#: The option saying whether a table's rounds count for ratings and leaderboards: not a rule
+#: of the game (the engine never reads it), a fact scoring reads from TableCreated.
+LEADERBOARDS_OPTION = "leaderboards"
+
+
+def with_table_defaults(values: Mapping[str, Any], *, practice: bool) -> dict[str, Any]:
+    """A table's chosen options with the defaults its visibility sets: a practice table's
+    rounds count for history but not for ratings or leaderboards (``leaderboards=false``)
+    unless its options say otherwise."""
+    chosen = dict(values)
+    if practice:
+        chosen.setdefault(LEADERBOARDS_OPTION, False)
+    return chosen
 
 
 def check_table_rules(options: Options, *, private: bool, practice: bool = False) -> None:

@@ -52,6 +52,7 @@ def files_of(package: str) -> list[Path]:
     [
         ("president.rules", ("president.rules",)),
         ("president.store", ("president.store",)),
+        ("president.ratings", ("president.ratings", "president.rules")),
     ],
 )
 def test_the_inner_rooms_import_nothing_of_the_rest(room: str, allowed: tuple[str, ...]) -> None:

@@ -37,6 +37,7 @@ from president.services.gateway.feed import FeedHub
 from president.services.gateway.handlers import GatewayServicer
 from president.services.gateway.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.owners import LeaseOwners
+from president.services.gateway.ratings import Ratings
 from president.services.gateway.revocations import Revocations
 from president.services.gateway.roles import AUDIENCE, PLAYERS, AudienceOnly, gateway_role
 from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTables
@@ -84,6 +85,7 @@ def build(settings: Settings) -> Service:
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     gateway = Gateway(tables, scoring, hub, id_key)
     admission = Admission.from_env(settings.edge_secret)
+    ratings = Ratings(scoring, id_key)
     client: list[Client] = []
     reloads: set[asyncio.Task[None]] = set()
 
@@ -149,7 +151,7 @@ def build(settings: Settings) -> Service:
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
-            GatewayServicer(gateway, verifier, accounts, admission), server
+            GatewayServicer(gateway, verifier, accounts, ratings, admission), server
         )
         return [gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"].full_name]
 

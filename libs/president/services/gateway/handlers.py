@@ -24,7 +24,9 @@ from president.services.gateway.admission import Admission
 from president.services.gateway.app import Gateway, Refused
 from president.services.gateway.auth import Verifier, bearer
 from president.services.gateway.guard import while_valid
+from president.services.gateway.ratings import Ratings
 from president.services.gateway.session import DOMAIN_ERRORS, internal, session
+from president.standings.v1 import standings_pb2 as st
 
 T = TypeVar("T")
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -55,12 +57,14 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         gateway: Gateway,
         verifier: Verifier,
         accounts: Accounts,
+        ratings: Ratings,
         admission: Admission | None = None,
     ) -> None:
         self._gateway = gateway
         self._verifier = verifier
         self._accounts = accounts
         self._admission = admission or Admission()
+        self._ratings = ratings
         self._log = structlog.get_logger().bind(service="gateway")
 
     async def _open(
@@ -314,3 +318,32 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             return self._accounts.who_am_i(identity, request)
 
         return await self._authed(context, "WhoAmI", answer)
+
+    # ---- ratings
+    async def GetRatings(
+        self, request: pb.GetRatingsRequest, context: Context
+    ) -> st.GetRatingsResponse:
+        return await self._authed(
+            context, "GetRatings", lambda who: self._ratings.get_ratings(who, request)
+        )
+
+    async def GetLeaderboard(
+        self, request: pb.GetLeaderboardRequest, context: Context
+    ) -> pb.GetLeaderboardResponse:
+        return await self._authed(
+            context, "GetLeaderboard", lambda who: self._ratings.get_leaderboard(who, request)
+        )
+
+    async def GetHistory(
+        self, request: pb.GetHistoryRequest, context: Context
+    ) -> pb.GetHistoryResponse:
+        return await self._authed(
+            context, "GetHistory", lambda who: self._ratings.get_history(who, request)
+        )
+
+    async def GetHeadToHead(
+        self, request: pb.GetHeadToHeadRequest, context: Context
+    ) -> st.GetHeadToHeadResponse:
+        return await self._authed(
+            context, "GetHeadToHead", lambda who: self._ratings.get_head_to_head(who, request)
+        )

@@ -66,6 +66,14 @@ class ScoringPort(Protocol):
         """The last version of the table scoring has processed (0: none)."""
 
 
+class RatingsPort(Protocol):
+    """Scoring's ratings RPCs as the gateway uses them: each passed through."""
+
+    async def ratings_call(self, method: str, request: Any) -> Any:
+        """Run ``method`` (GetRatings, GetLeaderboard, GetHistory, GetHeadToHead) with
+        ``request``; its answer (a refusal is raised)."""
+
+
 class PlayersPort(Protocol):
     """The players service as the gateway uses it: each account call, passed through."""
 
@@ -221,10 +229,19 @@ class GrpcTables(_Lazy):
 
 
 class GrpcScoring(_Lazy):
-    """:class:`ScoringPort` over the scoring service's gRPC API."""
+    """:class:`ScoringPort` and :class:`RatingsPort` over the scoring service's gRPC API."""
+
+    RATINGS_METHODS = frozenset({"GetRatings", "GetLeaderboard", "GetHistory", "GetHeadToHead"})
 
     def __init__(self, address: str) -> None:
         super().__init__(address, scoring_pb2_grpc.ScoringServiceStub)
+
+    async def ratings_call(self, method: str, request: Any) -> Any:
+        if method not in self.RATINGS_METHODS:
+            raise ValueError(f"no ratings call {method!r}")
+        return await _call(
+            lambda: getattr(self._stub, method)(request, timeout=CALL_TIMEOUT), "scoring"
+        )
 
     async def game_results(self, table_id: str) -> list[spb.GameResult]:
         request = spb.GetGameResultsRequest(table_id=table_id)

@@ -1,4 +1,5 @@
-"""The scoring gRPC servicer: queries answered from the read models."""
+"""The scoring gRPC servicer: queries answered from the read models (the ratings half in
+:mod:`president.services.scoring.ratings_handlers`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from president.scoring.v1 import scoring_pb2 as pb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit import checks
 from president.servicekit.errors import ServiceError, abort
+from president.services.scoring.ratings_handlers import RatingsHandlers
 from president.services.scoring.store import MAX_PLAYER_ID, ScoringStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -24,10 +26,11 @@ def _table_not_found(table_id: str) -> ServiceError:
     )
 
 
-class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
-    """GetStandings, GetGameResults, GetPlayerStats."""
+class ScoringServicer(RatingsHandlers, scoring_pb2_grpc.ScoringServiceServicer):
+    """GetStandings, GetGameResults, GetPlayerStats, and the ratings RPCs."""
 
     def __init__(self, store: ScoringStore) -> None:
+        super().__init__(store.ratings)
         self._store = store
 
     async def GetStandings(

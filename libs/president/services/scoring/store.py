@@ -28,13 +28,14 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting.events import TableCreated
 from president.hosting.streams import table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
+from president.services.scoring.ratings_queries import RatingsQueries
+from president.services.scoring.ratings_writes import RatingsBatch
 from president.services.scoring.readmodels import (
     GameRecord,
     PlayerDelta,
@@ -43,6 +44,7 @@ from president.services.scoring.readmodels import (
     created,
     project,
 )
+from president.services.scoring.sql import READ, insert_ignore
 from president.store import create_store_engine
 
 metadata = MetaData()
@@ -88,7 +90,6 @@ scoring_players = Table(
 
 APPLIED = "applied"
 SKIPPED = "skipped"
-READ = {"sqlite_begin": "DEFERRED"}
 MAX_PLAYER_ID = 200
 
 # Built once: a batch runs them many times (executemany where it can), and
@@ -137,6 +138,7 @@ class ScoringStore:
 
     def __init__(self, url: str) -> None:
         self._engine = create_store_engine(url)
+        self.ratings = RatingsQueries(self._engine)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -230,14 +232,6 @@ def _player_from(row: Any) -> PlayerStats:
     )
 
 
-def _insert_ignore(
-    connection: Connection, table: Table, rows: dict[str, Any] | list[dict[str, Any]]
-) -> None:
-    """Insert rows unless their key exists (waits for a concurrent insert of it)."""
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    connection.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
-
-
 def _read_table(connection: Connection, table_id: str) -> TableModel | None:
     row = connection.execute(_READ_TABLE, {"table_id": table_id}).first()
     if row is None:
@@ -266,6 +260,7 @@ class _Batch:
         self._new_tables: set[str] = set()
         self._games: dict[tuple[str, int], GameRecord] = {}
         self._deltas: dict[str, list[PlayerDelta]] = {}
+        self._ratings = RatingsBatch(connection)
 
     def _locked_progress(self, stream_id: str) -> int:
         if stream_id in self._progress:
@@ -273,7 +268,7 @@ class _Batch:
         key = {"stream_id": stream_id}
         version = self._connection.execute(_PROGRESS_FOR_UPDATE, key).scalar()
         if version is None:
-            _insert_ignore(self._connection, scoring_progress, {**key, "version": 0})
+            insert_ignore(self._connection, scoring_progress, {**key, "version": 0})
             version = self._connection.execute(_PROGRESS_FOR_UPDATE, key).scalar_one()
         self._progress[stream_id] = int(version)
         return int(version)
@@ -301,9 +296,13 @@ class _Batch:
                 raise BrokenStream(f"{stream_id} begins with {envelope.type}")
             self._models[table_id] = created(event, table_id)
             self._new_tables.add(table_id)
+            self._ratings.observe(
+                stream_id, envelope.version, envelope.time, event, self._models[table_id]
+            )
         else:
             change = project(self._model(table_id, stream_id), event, envelope.version)
             self._models[table_id] = change.table
+            self._ratings.observe(stream_id, envelope.version, envelope.time, event, change.table)
             if change.game is not None:
                 self._games[(table_id, change.game.game_no)] = change.game
             for delta in change.players:
@@ -338,6 +337,7 @@ class _Batch:
             self._write_game(game)
         if self._deltas:
             self._add_to_players()
+        self._ratings.flush()
         if self._moved:
             connection.execute(
                 _UPDATE_PROGRESS,
@@ -356,7 +356,7 @@ class _Batch:
             "rounds": game.rounds,
         }
         key = {"table_id": game.table_id, "game_no": game.game_no}
-        _insert_ignore(self._connection, scoring_games, {**key, **values})
+        insert_ignore(self._connection, scoring_games, {**key, **values})
         self._connection.execute(
             update(scoring_games)
             .where(
@@ -370,7 +370,7 @@ class _Batch:
         """Add the batch's deltas to each player's statistics (rows locked in id order)."""
         connection = self._connection
         player_ids = sorted(self._deltas)
-        _insert_ignore(
+        insert_ignore(
             connection,
             scoring_players,
             [_player_values(PlayerStats(player_id)) for player_id in player_ids],

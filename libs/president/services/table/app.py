@@ -28,7 +28,7 @@ from president.hosting.seat_views import table_view
 from president.hosting.streams import stream_id
 from president.hosting.visibility import PRACTICE, PRIVATE, VISIBILITIES
 from president.rules import round as rnd
-from president.rules.options import check_table_rules, options_for
+from president.rules.options import check_table_rules, options_for, with_table_defaults
 from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
@@ -132,7 +132,9 @@ class TableApp:
                 "INVALID_VISIBILITY",
                 f"visibility is practice, public or private, not {visibility!r}",
             )
-        chosen = options_for(preset or "classic", dict(options))
+        chosen = options_for(
+            preset or "classic", with_table_defaults(options, practice=visibility == PRACTICE)
+        )
         check_table_rules(chosen, private=visibility == PRIVATE, practice=visibility == PRACTICE)
         name = table_name(name)
         table = self._host.create(

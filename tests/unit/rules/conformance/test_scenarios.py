@@ -81,6 +81,7 @@ NOT_IN_ROUND_SCENARIOS = {
     "advance_seconds",
     "bot_delay_ms",
     "takeover_seconds",
+    "leaderboards",  # who counts the rounds, not how they are played
     "players",
 }
 

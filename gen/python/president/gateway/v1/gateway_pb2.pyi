@@ -29,6 +29,7 @@ from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from president.events.v1 import events_pb2 as _events_pb2
 from president.game.v1 import game_pb2 as _game_pb2
+from president.standings.v1 import standings_pb2 as _standings_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -1752,3 +1753,194 @@ class ListCommitmentsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListCommitmentsResponse: _TypeAlias = ListCommitmentsResponse  # noqa: Y015
+
+@_typing.final
+class GetRatingsRequest(_message.Message):
+    """---- ratings
+
+    Ask for an account's ratings.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account (empty: yours)."""
+    preset: _builtins.str
+    """One preset (empty: every preset the account was rated in)."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        preset: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "preset", b"preset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRatingsRequest: _TypeAlias = GetRatingsRequest  # noqa: Y015
+
+@_typing.final
+class GetLeaderboardRequest(_message.Message):
+    """Ask for a page of a preset's leaderboard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRESET_FIELD_NUMBER: _builtins.int
+    BOARD_FIELD_NUMBER: _builtins.int
+    WINDOW_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    AROUND_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """The preset."""
+    board: _builtins.str
+    """"rating" (empty) or "points"."""
+    window: _builtins.str
+    """For points: "week" (UTC, from Monday 00:00), "month" (calendar, UTC) or "all" (empty)."""
+    as_of: _builtins.str
+    """The moment whose window is shown, ISO 8601 (empty: now)."""
+    page_size: _builtins.int
+    """At most this many entries (0: 50; at most 200)."""
+    page_token: _builtins.str
+    """The next_page_token of the page before (empty: the first page)."""
+    around: _builtins.int
+    """How many players around your own entry to show on each side (0: 2; at most 10)."""
+    def __init__(
+        self,
+        *,
+        preset: _builtins.str = ...,
+        board: _builtins.str = ...,
+        window: _builtins.str = ...,
+        as_of: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+        around: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["around", b"around", "as_of", b"as_of", "board", b"board", "page_size", b"page_size", "page_token", b"page_token", "preset", b"preset", "window", b"window"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLeaderboardRequest: _TypeAlias = GetLeaderboardRequest  # noqa: Y015
+
+@_typing.final
+class GetLeaderboardResponse(_message.Message):
+    """A page of a leaderboard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOARD_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The next page's token (empty: the last page)."""
+    @_builtins.property
+    def board(self) -> _standings_pb2.GetLeaderboardResponse:
+        """The board's page, your own entry and the players around you."""
+
+    def __init__(
+        self,
+        *,
+        board: _standings_pb2.GetLeaderboardResponse | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["board", b"board"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["board", b"board", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLeaderboardResponse: _TypeAlias = GetLeaderboardResponse  # noqa: Y015
+
+@_typing.final
+class GetHistoryRequest(_message.Message):
+    """Ask for an account's history."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account (empty: yours). Another account's answer is its public summary."""
+    page_size: _builtins.int
+    """At most this many games (0: 50; at most 200)."""
+    page_token: _builtins.str
+    """The next_page_token of the page before (empty: the first page)."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHistoryRequest: _TypeAlias = GetHistoryRequest  # noqa: Y015
+
+@_typing.final
+class GetHistoryResponse(_message.Message):
+    """An account's history."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HISTORY_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    PUBLIC_SUMMARY_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The next page's token (empty: the last page)."""
+    public_summary: _builtins.bool
+    """Whether this is another account's public summary (no games)."""
+    @_builtins.property
+    def history(self) -> _standings_pb2.GetHistoryResponse:
+        """Its totals, ratings and (your own) games, newest first."""
+
+    def __init__(
+        self,
+        *,
+        history: _standings_pb2.GetHistoryResponse | None = ...,
+        next_page_token: _builtins.str = ...,
+        public_summary: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["history", b"history"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["history", b"history", "next_page_token", b"next_page_token", "public_summary", b"public_summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHistoryResponse: _TypeAlias = GetHistoryResponse  # noqa: Y015
+
+@_typing.final
+class GetHeadToHeadRequest(_message.Message):
+    """Ask how you fared against an opponent."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPPONENT_ID_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    opponent_id: _builtins.str
+    """The opponent's account."""
+    account_id: _builtins.str
+    """The account (empty: yours); anyone's head-to-head is public."""
+    def __init__(
+        self,
+        *,
+        opponent_id: _builtins.str = ...,
+        account_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "opponent_id", b"opponent_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHeadToHeadRequest: _TypeAlias = GetHeadToHeadRequest  # noqa: Y015

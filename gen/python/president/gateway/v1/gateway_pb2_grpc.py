@@ -5,6 +5,7 @@ import warnings
 
 from president.gateway.v1 import gateway_pb2 as president_dot_gateway_dot_v1_dot_gateway__pb2
 from president.players.v1 import players_pb2 as president_dot_players_dot_v1_dot_players__pb2
+from president.standings.v1 import standings_pb2 as president_dot_standings_dot_v1_dot_standings__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -180,6 +181,26 @@ class GatewayServiceStub:
                 '/president.gateway.v1.GatewayService/WhoAmI',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.SerializeToString,
                 response_deserializer=president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.FromString,
+                _registered_method=True)
+        self.GetRatings = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/GetRatings',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetRatingsRequest.SerializeToString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.FromString,
+                _registered_method=True)
+        self.GetLeaderboard = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/GetLeaderboard',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetLeaderboardRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetLeaderboardResponse.FromString,
+                _registered_method=True)
+        self.GetHistory = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/GetHistory',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHistoryRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHistoryResponse.FromString,
+                _registered_method=True)
+        self.GetHeadToHead = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/GetHeadToHead',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.SerializeToString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
                 _registered_method=True)
 
 
@@ -407,6 +428,36 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRatings(self, request, context):
+        """---- ratings
+        An account's ratings per preset (yours when account_id is empty); anyone's are public.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLeaderboard(self, request, context):
+        """A page of a preset's leaderboard, by rating or by points over a window, and your own
+        place on it with the players around you.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetHistory(self, request, context):
+        """Your games and totals; another account's public summary (totals and ratings only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetHeadToHead(self, request, context):
+        """How you fared against an opponent at the tables you shared.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -554,6 +605,26 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.WhoAmI,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.FromString,
                     response_serializer=president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.SerializeToString,
+            ),
+            'GetRatings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRatings,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetRatingsRequest.FromString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.SerializeToString,
+            ),
+            'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLeaderboard,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetLeaderboardRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetLeaderboardResponse.SerializeToString,
+            ),
+            'GetHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHistory,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHistoryRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHistoryResponse.SerializeToString,
+            ),
+            'GetHeadToHead': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHeadToHead,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.FromString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1340,6 +1411,114 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/WhoAmI',
             president_dot_gateway_dot_v1_dot_gateway__pb2.WhoAmIRequest.SerializeToString,
             president_dot_players_dot_v1_dot_players__pb2.WhoAmIResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRatings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/GetRatings',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetRatingsRequest.SerializeToString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLeaderboard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/GetLeaderboard',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetLeaderboardRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetLeaderboardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/GetHistory',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetHistoryRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHeadToHead(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/GetHeadToHead',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.SerializeToString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,6 +26,7 @@ from collections import abc as _abc
 from grpc import aio as _aio
 from president.gateway.v1 import gateway_pb2 as _gateway_pb2
 from president.players.v1 import players_pb2 as _players_pb2
+from president.standings.v1 import standings_pb2 as _standings_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys
@@ -134,6 +135,18 @@ class GatewayServiceStub:
     """Ends every session of the bearer token's account, on every gateway replica."""
     WhoAmI: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]
     """Who the bearer token names."""
+    GetRatings: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetRatingsRequest, _standings_pb2.GetRatingsResponse]
+    """---- ratings
+    An account's ratings per preset (yours when account_id is empty); anyone's are public.
+    """
+    GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetLeaderboardRequest, _gateway_pb2.GetLeaderboardResponse]
+    """A page of a preset's leaderboard, by rating or by points over a window, and your own
+    place on it with the players around you.
+    """
+    GetHistory: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetHistoryRequest, _gateway_pb2.GetHistoryResponse]
+    """Your games and totals; another account's public summary (totals and ratings only)."""
+    GetHeadToHead: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetHeadToHeadRequest, _standings_pb2.GetHeadToHeadResponse]
+    """How you fared against an opponent at the tables you shared."""
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -221,6 +234,18 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """Ends every session of the bearer token's account, on every gateway replica."""
     WhoAmI: _aio.UnaryUnaryMultiCallable[_gateway_pb2.WhoAmIRequest, _players_pb2.WhoAmIResponse]  # type: ignore[assignment]
     """Who the bearer token names."""
+    GetRatings: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetRatingsRequest, _standings_pb2.GetRatingsResponse]  # type: ignore[assignment]
+    """---- ratings
+    An account's ratings per preset (yours when account_id is empty); anyone's are public.
+    """
+    GetLeaderboard: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetLeaderboardRequest, _gateway_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
+    """A page of a preset's leaderboard, by rating or by points over a window, and your own
+    place on it with the players around you.
+    """
+    GetHistory: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetHistoryRequest, _gateway_pb2.GetHistoryResponse]  # type: ignore[assignment]
+    """Your games and totals; another account's public summary (totals and ratings only)."""
+    GetHeadToHead: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetHeadToHeadRequest, _standings_pb2.GetHeadToHeadResponse]  # type: ignore[assignment]
+    """How you fared against an opponent at the tables you shared."""
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API."""
@@ -479,5 +504,41 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_players_pb2.WhoAmIResponse, _abc.Awaitable[_players_pb2.WhoAmIResponse]]:
         """Who the bearer token names."""
+
+    @_abc_1.abstractmethod
+    def GetRatings(
+        self,
+        request: _gateway_pb2.GetRatingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_standings_pb2.GetRatingsResponse, _abc.Awaitable[_standings_pb2.GetRatingsResponse]]:
+        """---- ratings
+        An account's ratings per preset (yours when account_id is empty); anyone's are public.
+        """
+
+    @_abc_1.abstractmethod
+    def GetLeaderboard(
+        self,
+        request: _gateway_pb2.GetLeaderboardRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.GetLeaderboardResponse, _abc.Awaitable[_gateway_pb2.GetLeaderboardResponse]]:
+        """A page of a preset's leaderboard, by rating or by points over a window, and your own
+        place on it with the players around you.
+        """
+
+    @_abc_1.abstractmethod
+    def GetHistory(
+        self,
+        request: _gateway_pb2.GetHistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.GetHistoryResponse, _abc.Awaitable[_gateway_pb2.GetHistoryResponse]]:
+        """Your games and totals; another account's public summary (totals and ratings only)."""
+
+    @_abc_1.abstractmethod
+    def GetHeadToHead(
+        self,
+        request: _gateway_pb2.GetHeadToHeadRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_standings_pb2.GetHeadToHeadResponse, _abc.Awaitable[_standings_pb2.GetHeadToHeadResponse]]:
+        """How you fared against an opponent at the tables you shared."""
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -22,31 +22,40 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from president.standings.v1 import standings_pb2 as president_dot_standings_dot_v1_dot_standings__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"president/scoring/v1/scoring.proto\x12\x14president.scoring.v1\"\'\n\x13GetStandingsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"N\n\x08Standing\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\r\n\x05total\x18\x03 \x01(\x05\x12\x12\n\nlast_place\x18\x04 \x01(\r\"\x94\x01\n\x14GetStandingsResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07game_no\x18\x02 \x01(\r\x12\x15\n\rrounds_played\x18\x03 \x01(\r\x12\x31\n\tstandings\x18\x04 \x03(\x0b\x32\x1e.president.scoring.v1.Standing\x12\x0f\n\x07version\x18\x05 \x01(\x04\")\n\x15GetGameResultsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"z\n\nGameResult\x12\x0f\n\x07game_no\x18\x01 \x01(\r\x12\x0f\n\x07winners\x18\x02 \x03(\r\x12\x19\n\x11winner_player_ids\x18\x03 \x03(\t\x12\x0f\n\x07stopped\x18\x04 \x01(\x08\x12\x0e\n\x06totals\x18\x05 \x03(\x05\x12\x0e\n\x06rounds\x18\x06 \x01(\r\"I\n\x16GetGameResultsResponse\x12/\n\x05games\x18\x01 \x03(\x0b\x32 .president.scoring.v1.GameResult\"*\n\x15GetPlayerStatsRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"\x9f\x01\n\x16GetPlayerStatsResponse\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x15\n\rrounds_played\x18\x02 \x01(\r\x12\x12\n\nrounds_won\x18\x03 \x01(\r\x12\x14\n\x0cgames_played\x18\x04 \x01(\r\x12\x11\n\tgames_won\x18\x05 \x01(\r\x12\x0e\n\x06points\x18\x06 \x01(\x03\x12\x0e\n\x06places\x18\x07 \x03(\r2\xd1\x02\n\x0eScoringService\x12\x65\n\x0cGetStandings\x12).president.scoring.v1.GetStandingsRequest\x1a*.president.scoring.v1.GetStandingsResponse\x12k\n\x0eGetGameResults\x12+.president.scoring.v1.GetGameResultsRequest\x1a,.president.scoring.v1.GetGameResultsResponse\x12k\n\x0eGetPlayerStats\x12+.president.scoring.v1.GetPlayerStatsRequest\x1a,.president.scoring.v1.GetPlayerStatsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"president/scoring/v1/scoring.proto\x12\x14president.scoring.v1\x1a&president/standings/v1/standings.proto\"\'\n\x13GetStandingsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"N\n\x08Standing\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\r\n\x05total\x18\x03 \x01(\x05\x12\x12\n\nlast_place\x18\x04 \x01(\r\"\x94\x01\n\x14GetStandingsResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07game_no\x18\x02 \x01(\r\x12\x15\n\rrounds_played\x18\x03 \x01(\r\x12\x31\n\tstandings\x18\x04 \x03(\x0b\x32\x1e.president.scoring.v1.Standing\x12\x0f\n\x07version\x18\x05 \x01(\x04\")\n\x15GetGameResultsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"z\n\nGameResult\x12\x0f\n\x07game_no\x18\x01 \x01(\r\x12\x0f\n\x07winners\x18\x02 \x03(\r\x12\x19\n\x11winner_player_ids\x18\x03 \x03(\t\x12\x0f\n\x07stopped\x18\x04 \x01(\x08\x12\x0e\n\x06totals\x18\x05 \x03(\x05\x12\x0e\n\x06rounds\x18\x06 \x01(\r\"I\n\x16GetGameResultsResponse\x12/\n\x05games\x18\x01 \x03(\x0b\x32 .president.scoring.v1.GameResult\"*\n\x15GetPlayerStatsRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"\x9f\x01\n\x16GetPlayerStatsResponse\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x15\n\rrounds_played\x18\x02 \x01(\r\x12\x12\n\nrounds_won\x18\x03 \x01(\r\x12\x14\n\x0cgames_played\x18\x04 \x01(\r\x12\x11\n\tgames_won\x18\x05 \x01(\r\x12\x0e\n\x06points\x18\x06 \x01(\x03\x12\x0e\n\x06places\x18\x07 \x03(\r\"7\n\x11GetRatingsRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0e\n\x06preset\x18\x02 \x01(\t\"\x9f\x01\n\x15GetLeaderboardRequest\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12\r\n\x05\x62oard\x18\x02 \x01(\t\x12\x0e\n\x06window\x18\x03 \x01(\t\x12\r\n\x05\x61s_of\x18\x04 \x01(\t\x12\x0e\n\x06offset\x18\x05 \x01(\r\x12\r\n\x05limit\x18\x06 \x01(\r\x12\x19\n\x11\x61round_account_id\x18\x07 \x01(\t\x12\x0e\n\x06\x61round\x18\x08 \x01(\r\"\\\n\x11GetHistoryRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\r\x12\r\n\x05limit\x18\x03 \x01(\r\x12\x14\n\x0csummary_only\x18\x04 \x01(\x08\"?\n\x14GetHeadToHeadRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x13\n\x0bopponent_id\x18\x02 \x01(\t2\xf2\x05\n\x0eScoringService\x12\x65\n\x0cGetStandings\x12).president.scoring.v1.GetStandingsRequest\x1a*.president.scoring.v1.GetStandingsResponse\x12k\n\x0eGetGameResults\x12+.president.scoring.v1.GetGameResultsRequest\x1a,.president.scoring.v1.GetGameResultsResponse\x12k\n\x0eGetPlayerStats\x12+.president.scoring.v1.GetPlayerStatsRequest\x1a,.president.scoring.v1.GetPlayerStatsResponse\x12\x61\n\nGetRatings\x12\'.president.scoring.v1.GetRatingsRequest\x1a*.president.standings.v1.GetRatingsResponse\x12m\n\x0eGetLeaderboard\x12+.president.scoring.v1.GetLeaderboardRequest\x1a..president.standings.v1.GetLeaderboardResponse\x12\x61\n\nGetHistory\x12\'.president.scoring.v1.GetHistoryRequest\x1a*.president.standings.v1.GetHistoryResponse\x12j\n\rGetHeadToHead\x12*.president.scoring.v1.GetHeadToHeadRequest\x1a-.president.standings.v1.GetHeadToHeadResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'president.scoring.v1.scoring_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GETSTANDINGSREQUEST']._serialized_start=60
-  _globals['_GETSTANDINGSREQUEST']._serialized_end=99
-  _globals['_STANDING']._serialized_start=101
-  _globals['_STANDING']._serialized_end=179
-  _globals['_GETSTANDINGSRESPONSE']._serialized_start=182
-  _globals['_GETSTANDINGSRESPONSE']._serialized_end=330
-  _globals['_GETGAMERESULTSREQUEST']._serialized_start=332
-  _globals['_GETGAMERESULTSREQUEST']._serialized_end=373
-  _globals['_GAMERESULT']._serialized_start=375
-  _globals['_GAMERESULT']._serialized_end=497
-  _globals['_GETGAMERESULTSRESPONSE']._serialized_start=499
-  _globals['_GETGAMERESULTSRESPONSE']._serialized_end=572
-  _globals['_GETPLAYERSTATSREQUEST']._serialized_start=574
-  _globals['_GETPLAYERSTATSREQUEST']._serialized_end=616
-  _globals['_GETPLAYERSTATSRESPONSE']._serialized_start=619
-  _globals['_GETPLAYERSTATSRESPONSE']._serialized_end=778
-  _globals['_SCORINGSERVICE']._serialized_start=781
-  _globals['_SCORINGSERVICE']._serialized_end=1118
+  _globals['_GETSTANDINGSREQUEST']._serialized_start=100
+  _globals['_GETSTANDINGSREQUEST']._serialized_end=139
+  _globals['_STANDING']._serialized_start=141
+  _globals['_STANDING']._serialized_end=219
+  _globals['_GETSTANDINGSRESPONSE']._serialized_start=222
+  _globals['_GETSTANDINGSRESPONSE']._serialized_end=370
+  _globals['_GETGAMERESULTSREQUEST']._serialized_start=372
+  _globals['_GETGAMERESULTSREQUEST']._serialized_end=413
+  _globals['_GAMERESULT']._serialized_start=415
+  _globals['_GAMERESULT']._serialized_end=537
+  _globals['_GETGAMERESULTSRESPONSE']._serialized_start=539
+  _globals['_GETGAMERESULTSRESPONSE']._serialized_end=612
+  _globals['_GETPLAYERSTATSREQUEST']._serialized_start=614
+  _globals['_GETPLAYERSTATSREQUEST']._serialized_end=656
+  _globals['_GETPLAYERSTATSRESPONSE']._serialized_start=659
+  _globals['_GETPLAYERSTATSRESPONSE']._serialized_end=818
+  _globals['_GETRATINGSREQUEST']._serialized_start=820
+  _globals['_GETRATINGSREQUEST']._serialized_end=875
+  _globals['_GETLEADERBOARDREQUEST']._serialized_start=878
+  _globals['_GETLEADERBOARDREQUEST']._serialized_end=1037
+  _globals['_GETHISTORYREQUEST']._serialized_start=1039
+  _globals['_GETHISTORYREQUEST']._serialized_end=1131
+  _globals['_GETHEADTOHEADREQUEST']._serialized_start=1133
+  _globals['_GETHEADTOHEADREQUEST']._serialized_end=1196
+  _globals['_SCORINGSERVICE']._serialized_start=1199
+  _globals['_SCORINGSERVICE']._serialized_end=1953
 # @@protoc_insertion_point(module_scope)

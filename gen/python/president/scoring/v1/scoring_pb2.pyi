@@ -279,3 +279,142 @@ class GetPlayerStatsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetPlayerStatsResponse: _TypeAlias = GetPlayerStatsResponse  # noqa: Y015
+
+@_typing.final
+class GetRatingsRequest(_message.Message):
+    """---- ratings
+
+    Ask for an account's ratings.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    preset: _builtins.str
+    """One preset (empty: every preset the account was rated in)."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        preset: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "preset", b"preset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRatingsRequest: _TypeAlias = GetRatingsRequest  # noqa: Y015
+
+@_typing.final
+class GetLeaderboardRequest(_message.Message):
+    """Ask for a page of a leaderboard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRESET_FIELD_NUMBER: _builtins.int
+    BOARD_FIELD_NUMBER: _builtins.int
+    WINDOW_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    AROUND_ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    AROUND_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """The preset."""
+    board: _builtins.str
+    """"rating" or "points"."""
+    window: _builtins.str
+    """For points: "week" (UTC, from Monday), "month" (calendar, UTC) or "all" (empty: all)."""
+    as_of: _builtins.str
+    """The moment whose window is shown, ISO 8601 (empty: now)."""
+    offset: _builtins.int
+    """The page's first position, from 0."""
+    limit: _builtins.int
+    """At most this many entries."""
+    around_account_id: _builtins.str
+    """Also this account's own entry and its neighbours (empty: none)."""
+    around: _builtins.int
+    """How many neighbours on each side of the account's own entry."""
+    def __init__(
+        self,
+        *,
+        preset: _builtins.str = ...,
+        board: _builtins.str = ...,
+        window: _builtins.str = ...,
+        as_of: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        limit: _builtins.int = ...,
+        around_account_id: _builtins.str = ...,
+        around: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["around", b"around", "around_account_id", b"around_account_id", "as_of", b"as_of", "board", b"board", "limit", b"limit", "offset", b"offset", "preset", b"preset", "window", b"window"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLeaderboardRequest: _TypeAlias = GetLeaderboardRequest  # noqa: Y015
+
+@_typing.final
+class GetHistoryRequest(_message.Message):
+    """Ask for an account's history."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    SUMMARY_ONLY_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    offset: _builtins.int
+    """The page's first game, from 0 (newest first)."""
+    limit: _builtins.int
+    """At most this many games."""
+    summary_only: _builtins.bool
+    """Totals and ratings only: the public summary."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        limit: _builtins.int = ...,
+        summary_only: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "limit", b"limit", "offset", b"offset", "summary_only", b"summary_only"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHistoryRequest: _TypeAlias = GetHistoryRequest  # noqa: Y015
+
+@_typing.final
+class GetHeadToHeadRequest(_message.Message):
+    """Ask how two accounts fared together."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    OPPONENT_ID_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account."""
+    opponent_id: _builtins.str
+    """The opponent."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        opponent_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "opponent_id", b"opponent_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHeadToHeadRequest: _TypeAlias = GetHeadToHeadRequest  # noqa: Y015

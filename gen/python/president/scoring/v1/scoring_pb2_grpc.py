@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from president.scoring.v1 import scoring_pb2 as president_dot_scoring_dot_v1_dot_scoring__pb2
+from president.standings.v1 import standings_pb2 as president_dot_standings_dot_v1_dot_standings__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -50,6 +51,26 @@ class ScoringServiceStub:
                 request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetPlayerStatsRequest.SerializeToString,
                 response_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetPlayerStatsResponse.FromString,
                 _registered_method=True)
+        self.GetRatings = channel.unary_unary(
+                '/president.scoring.v1.ScoringService/GetRatings',
+                request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsRequest.SerializeToString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.FromString,
+                _registered_method=True)
+        self.GetLeaderboard = channel.unary_unary(
+                '/president.scoring.v1.ScoringService/GetLeaderboard',
+                request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardRequest.SerializeToString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetLeaderboardResponse.FromString,
+                _registered_method=True)
+        self.GetHistory = channel.unary_unary(
+                '/president.scoring.v1.ScoringService/GetHistory',
+                request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryRequest.SerializeToString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHistoryResponse.FromString,
+                _registered_method=True)
+        self.GetHeadToHead = channel.unary_unary(
+                '/president.scoring.v1.ScoringService/GetHeadToHead',
+                request_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadRequest.SerializeToString,
+                response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
+                _registered_method=True)
 
 
 class ScoringServiceServicer:
@@ -77,6 +98,35 @@ class ScoringServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRatings(self, request, context):
+        """---- ratings
+        An account's ratings, per preset (or of one preset).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLeaderboard(self, request, context):
+        """A preset's leaderboard: by rating, or by points over a window.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetHistory(self, request, context):
+        """An account's games and totals.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetHeadToHead(self, request, context):
+        """How two accounts fared at the tables they shared.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScoringServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +144,26 @@ def add_ScoringServiceServicer_to_server(servicer, server):
                     servicer.GetPlayerStats,
                     request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetPlayerStatsRequest.FromString,
                     response_serializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetPlayerStatsResponse.SerializeToString,
+            ),
+            'GetRatings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRatings,
+                    request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsRequest.FromString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.SerializeToString,
+            ),
+            'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLeaderboard,
+                    request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardRequest.FromString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetLeaderboardResponse.SerializeToString,
+            ),
+            'GetHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHistory,
+                    request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryRequest.FromString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHistoryResponse.SerializeToString,
+            ),
+            'GetHeadToHead': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHeadToHead,
+                    request_deserializer=president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadRequest.FromString,
+                    response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +248,114 @@ class ScoringService:
             '/president.scoring.v1.ScoringService/GetPlayerStats',
             president_dot_scoring_dot_v1_dot_scoring__pb2.GetPlayerStatsRequest.SerializeToString,
             president_dot_scoring_dot_v1_dot_scoring__pb2.GetPlayerStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRatings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.scoring.v1.ScoringService/GetRatings',
+            president_dot_scoring_dot_v1_dot_scoring__pb2.GetRatingsRequest.SerializeToString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetRatingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLeaderboard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.scoring.v1.ScoringService/GetLeaderboard',
+            president_dot_scoring_dot_v1_dot_scoring__pb2.GetLeaderboardRequest.SerializeToString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetLeaderboardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.scoring.v1.ScoringService/GetHistory',
+            president_dot_scoring_dot_v1_dot_scoring__pb2.GetHistoryRequest.SerializeToString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHeadToHead(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.scoring.v1.ScoringService/GetHeadToHead',
+            president_dot_scoring_dot_v1_dot_scoring__pb2.GetHeadToHeadRequest.SerializeToString,
+            president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -8,6 +8,7 @@ tracking: standings per table, game results, and per-player statistics.
 from collections import abc as _abc
 from grpc import aio as _aio
 from president.scoring.v1 import scoring_pb2 as _scoring_pb2
+from president.standings.v1 import standings_pb2 as _standings_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys
@@ -41,6 +42,16 @@ class ScoringServiceStub:
     """The finished games of a table."""
     GetPlayerStats: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerStatsRequest, _scoring_pb2.GetPlayerStatsResponse]
     """A player's statistics over every table."""
+    GetRatings: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetRatingsRequest, _standings_pb2.GetRatingsResponse]
+    """---- ratings
+    An account's ratings, per preset (or of one preset).
+    """
+    GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _standings_pb2.GetLeaderboardResponse]
+    """A preset's leaderboard: by rating, or by points over a window."""
+    GetHistory: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetHistoryRequest, _standings_pb2.GetHistoryResponse]
+    """An account's games and totals."""
+    GetHeadToHead: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetHeadToHeadRequest, _standings_pb2.GetHeadToHeadResponse]
+    """How two accounts fared at the tables they shared."""
 
 @_typing.type_check_only
 class ScoringServiceAsyncStub(ScoringServiceStub):
@@ -53,6 +64,16 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     """The finished games of a table."""
     GetPlayerStats: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerStatsRequest, _scoring_pb2.GetPlayerStatsResponse]  # type: ignore[assignment]
     """A player's statistics over every table."""
+    GetRatings: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetRatingsRequest, _standings_pb2.GetRatingsResponse]  # type: ignore[assignment]
+    """---- ratings
+    An account's ratings, per preset (or of one preset).
+    """
+    GetLeaderboard: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _standings_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
+    """A preset's leaderboard: by rating, or by points over a window."""
+    GetHistory: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetHistoryRequest, _standings_pb2.GetHistoryResponse]  # type: ignore[assignment]
+    """An account's games and totals."""
+    GetHeadToHead: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetHeadToHeadRequest, _standings_pb2.GetHeadToHeadResponse]  # type: ignore[assignment]
+    """How two accounts fared at the tables they shared."""
 
 class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
     """Queries over the read models."""
@@ -80,5 +101,39 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.GetPlayerStatsResponse, _abc.Awaitable[_scoring_pb2.GetPlayerStatsResponse]]:
         """A player's statistics over every table."""
+
+    @_abc_1.abstractmethod
+    def GetRatings(
+        self,
+        request: _scoring_pb2.GetRatingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_standings_pb2.GetRatingsResponse, _abc.Awaitable[_standings_pb2.GetRatingsResponse]]:
+        """---- ratings
+        An account's ratings, per preset (or of one preset).
+        """
+
+    @_abc_1.abstractmethod
+    def GetLeaderboard(
+        self,
+        request: _scoring_pb2.GetLeaderboardRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_standings_pb2.GetLeaderboardResponse, _abc.Awaitable[_standings_pb2.GetLeaderboardResponse]]:
+        """A preset's leaderboard: by rating, or by points over a window."""
+
+    @_abc_1.abstractmethod
+    def GetHistory(
+        self,
+        request: _scoring_pb2.GetHistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_standings_pb2.GetHistoryResponse, _abc.Awaitable[_standings_pb2.GetHistoryResponse]]:
+        """An account's games and totals."""
+
+    @_abc_1.abstractmethod
+    def GetHeadToHead(
+        self,
+        request: _scoring_pb2.GetHeadToHeadRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_standings_pb2.GetHeadToHeadResponse, _abc.Awaitable[_standings_pb2.GetHeadToHeadResponse]]:
+        """How two accounts fared at the tables they shared."""
 
 def add_ScoringServiceServicer_to_server(servicer: ScoringServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009_eviction"
-down_revision = "0007_players"
+down_revision = "0008_ratings"
 branch_labels = None
 depends_on = None
 
