@@ -20,6 +20,7 @@ the last hash with one kept elsewhere (every published event carries it).
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable, Mapping
 
 from president.store.records import JSON, StoredEvent, canonical_json
@@ -52,15 +53,32 @@ def _canonical_bytes(
     metadata_json: str,
     previous_hash: str,
 ) -> bytes:
-    fields = (
-        stream_id.encode(),
-        str(version).encode("ascii"),
-        type.encode(),
-        payload,
-        metadata_json.encode(),
-        previous_hash.encode("ascii"),
+    stream = stream_id.encode()
+    number = str(version).encode("ascii")
+    kind = type.encode()
+    metadata = metadata_json.encode()
+    previous = previous_hash.encode("ascii")
+    return b"".join(
+        (
+            _TAG,
+            _length(len(stream)),
+            stream,
+            _length(len(number)),
+            number,
+            _length(len(kind)),
+            kind,
+            _length(len(payload)),
+            payload,
+            _length(len(metadata)),
+            metadata,
+            _length(len(previous)),
+            previous,
+        )
     )
-    return _TAG + b"".join(len(part).to_bytes(8, "big") + part for part in fields)
+
+
+_length = struct.Struct(">Q").pack
+"""A field's length as 8 bytes, big-endian."""
 
 
 def hash_canonical(
