@@ -294,7 +294,6 @@ def _verify_streams(
                 return _failed(report, problem)
         return report
 
-
     if not show_progress:
         for events, rows in read_audited_tables(store, streams):
             reports.append(check(events, rows))
