@@ -267,7 +267,7 @@ def test_the_progress_bar_shows_only_on_a_terminal(
         ):
             out = io.StringIO()
             console = Console(file=out, force_terminal=terminal, width=80)
-            reports = audit_cmd._verify_streams(store, streams, {}, [], console, quiet)
+            reports = audit_cmd._verify_streams(store, streams, {}, [], [], console, quiet)
             assert [report.ok for report in reports] == [True]
             assert ("verifying" in out.getvalue()) is shown
 
