@@ -19,11 +19,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from nats.js import JetStreamContext
-from nats.js.api import RetentionPolicy, StorageType, StreamConfig
-from nats.js.errors import APIError, BadRequestError, NotFoundError
+from nats.js.errors import APIError, NotFoundError
 
 from president.events.v1 import events_pb2 as pb
-from president.servicekit.nats import DUPLICATE_WINDOW_SECONDS, Subjects
+from president.servicekit.nats import Subjects, put_stream
 from president.store.commitments import Commitment, FeedEntry
 
 WRONG_LAST_SEQUENCE = 10071
@@ -60,19 +59,7 @@ class FeedStreamError(Exception):
 
 async def ensure_feed_stream(js: JetStreamContext, subjects: FeedSubjects) -> None:
     """Create the feed's stream if it is missing (file storage, no age limit)."""
-    config = StreamConfig(
-        name=subjects.stream,
-        subjects=[subjects.all_days],
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        duplicate_window=DUPLICATE_WINDOW_SECONDS,
-        num_replicas=subjects.replicas,
-        max_age=0,
-    )
-    try:
-        await js.add_stream(config)
-    except BadRequestError:
-        await js.update_stream(config)
+    await put_stream(js, subjects.stream, subjects.all_days, subjects.replicas, 0)
 
 
 async def published_through(js: JetStreamContext, subjects: FeedSubjects) -> int:

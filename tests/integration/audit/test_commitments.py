@@ -60,6 +60,13 @@ def store(url: str) -> Iterator[EventStore]:
     opened.close()
 
 
+def sqlite_store(tmp_path: Path, name: str) -> str:
+    """The URL of a fresh, migrated SQLite event store of the test's own."""
+    url = f"sqlite:///{tmp_path / f'{name}.db'}"
+    migrate(url)
+    return url
+
+
 def house_game(
     store: EventStore,
     table_id: str,
@@ -107,8 +114,7 @@ def test_a_replaced_round_is_caught_by_the_feed(
     table = house_game(store, f"real-{url[:6]}")
     CommitmentPublisher(store).refresh()
     # The insider's alternative: the same table, round 2 dealt from another secret.
-    other_url = f"sqlite:///{tmp_path / 'other.db'}"
-    migrate(other_url)
+    other_url = sqlite_store(tmp_path, "other")
     with EventStore.from_url(other_url) as other:
         house_game(other, table, later_seed=9)
         alternative = rows(other.engine, stream_id(table))
@@ -167,8 +173,7 @@ def test_a_rewritten_feed_is_caught_by_its_chain_or_an_archive(
 
 
 def test_the_commitments_command(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'cli.db'}"  # a store of its own: nothing else tampered with
-    migrate(url)
+    url = sqlite_store(tmp_path, "cli")  # a store of its own: nothing else tampered with
     with EventStore.from_url(url) as store:
         table = house_game(store, f"cli-{url[:6]}")
         CommitmentPublisher(store).refresh()
@@ -187,8 +192,7 @@ def test_the_commitments_command(tmp_path: Path) -> None:
 def test_a_game_appended_after_the_fact_is_back_dated_in_the_feed(tmp_path: Path) -> None:
     """An insider appends a whole game to the log later, with times of the past: the feed
     publishes it when it is written, behind entries committed after those times."""
-    url = f"sqlite:///{tmp_path / 'late.db'}"
-    migrate(url)
+    url = sqlite_store(tmp_path, "late")
     with EventStore.from_url(url) as store:
         publisher = CommitmentPublisher(store)
         real = house_game(store, "real", start=GAME_START + timedelta(days=1))
@@ -232,8 +236,7 @@ async def stream_entries(nats_url: str, subjects: FeedSubjects) -> list[FeedEntr
 async def test_the_relay_publishes_each_entry_once_in_order_across_restarts(
     tmp_path: Path, nats_url: str, feed_subjects: FeedSubjects
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'relay.db'}"
-    migrate(url)
+    url = sqlite_store(tmp_path, "relay")
     with EventStore.from_url(url) as store:
         publisher = CommitmentPublisher(store)
         house_game(store, "one")
@@ -280,8 +283,7 @@ async def test_a_replaced_round_with_the_feed_rewritten_is_caught_by_the_archive
 ) -> None:
     """The insider stores another deal for round 2 and rewrites the store's feed to match,
     every chain recomputed: the store agrees with itself, the archive kept from NATS does not."""
-    url = f"sqlite:///{tmp_path / 'real.db'}"
-    migrate(url)
+    url = sqlite_store(tmp_path, "real")
     with EventStore.from_url(url) as store:
         table = house_game(store, "real")
         CommitmentPublisher(store).refresh()
@@ -296,8 +298,7 @@ async def test_a_replaced_round_with_the_feed_rewritten_is_caught_by_the_archive
     again = await asyncio.to_thread(runner.invoke, app, ["audit", "archive", *stream])
     assert "Kept 0 new entries" in again.stdout and len(archive.read_text().splitlines()) == 2
 
-    other_url = f"sqlite:///{tmp_path / 'other.db'}"
-    migrate(other_url)
+    other_url = sqlite_store(tmp_path, "other")
     with EventStore.from_url(other_url) as other:
         house_game(other, table, later_seed=9)
         alternative = rows(other.engine, stream_id(table))
@@ -326,8 +327,7 @@ async def test_a_replaced_round_with_the_feed_rewritten_is_caught_by_the_archive
 
 
 def test_an_archive_catches_a_round_erased_and_a_round_written_in_later(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'erased.db'}"
-    migrate(url)
+    url = sqlite_store(tmp_path, "erased")
     with EventStore.from_url(url) as store:
         publisher = CommitmentPublisher(store)
         house_game(store, "early")

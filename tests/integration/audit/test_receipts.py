@@ -19,9 +19,7 @@ from pathlib import Path
 import pytest
 
 from president import audit
-from president.client import Receipts
 from president.events.v1 import events_pb2 as epb
-from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.dealer import LocalDealer, RoundKey
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
@@ -30,7 +28,7 @@ from president.play.recorded import play_to_end, record_bot_game, seeded_host
 from president.rules import game as g
 from president.rules.options import options_for
 from president.store import EventStore, StoredEvent, migrate
-from tests.support.recorded_games import PRESET_PLAYERS, rechain
+from tests.support.recorded_games import PRESET_PLAYERS, kept_receipts, rechain
 
 
 @pytest.fixture
@@ -83,17 +81,7 @@ def receipts_of(
     events: list[StoredEvent], holder: str, path: Path, versions: range | None = None
 ) -> audit.ReceiptFile:
     """What a client kept of the changes it was sent, exported and read back."""
-    kept = Receipts("t", holder)
-    for event in events:
-        if versions is not None and event.version not in versions:
-            continue
-        kept.keep(
-            pb.WatchResponse(
-                version=event.version,
-                receipt_hash=event.hash,
-                receipt_previous_hash=event.previous_hash,
-            )
-        )
+    kept = kept_receipts("t", holder, events, versions)
     assert not kept.conflicts
     return audit.load_receipts(kept.export(path / f"{holder}.json"))
 

@@ -18,9 +18,7 @@ from typing import Any
 import pytest
 
 from president import audit, codec
-from president.client import Receipts
 from president.events.v1 import events_pb2 as pb
-from president.gateway.v1 import gateway_pb2 as gpb
 from president.hosting import events as ev
 from president.hosting.autoplay import bot_actor, next_bot_command
 from president.hosting.streams import stream_id
@@ -33,6 +31,7 @@ from tests.support.recorded_games import (
     decoded,
     delete_version,
     forged_row,
+    kept_receipts,
     rechain,
     record,
     rewrite,
@@ -418,15 +417,7 @@ def test_a_different_pass_with_recomputed_hashes_is_caught_by_a_seats_receipts(
     assert rewritten[start - 1].type.endswith(".Passed")
     assert check(store, table).ok  # every rule holds in the rewritten log
 
-    kept = Receipts(table, "Bot 2")
-    for event in original:
-        kept.keep(
-            gpb.WatchResponse(
-                version=event.version,
-                receipt_hash=event.hash,
-                receipt_previous_hash=event.previous_hash,
-            )
-        )
+    kept = kept_receipts(table, "Bot 2", original)
     receipts = audit.load_receipts(kept.export(tmp_path / "bot2.json"))
     found = problem(store, table, receipts=[receipts])
     assert (found.version, found.event_type) == (start, "Passed")
