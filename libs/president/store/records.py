@@ -61,7 +61,8 @@ def canonical_json(value: Mapping[str, JSON]) -> str:
     """
     try:
         if _encode is not None:
-            return "".join(_encode(value, 0))
+            # A dict itself, not through ``default`` (a mapping ABC check per event).
+            return "".join(_encode(value if type(value) is dict else dict(value), 0))
         return json.dumps(
             value,
             sort_keys=True,
