@@ -34,7 +34,7 @@ from president.play.recorded import GAME_START, GameClock, record_bot_game
 from president.rules.options import options_for
 from president.servicekit.feed_stream import FeedSubjects, read_entries
 from president.services.table.commitments import CommitmentPublisher
-from president.services.table.feed_relay import FeedRelay
+from president.services.table.feed_relay import FeedRelay, FeedStuck
 from president.store import GENESIS_HASH, EventStore, migrate
 from president.store.commitments import FeedEntry, commitment_feed, entry_hash, read_feed
 from tests.support.recorded_games import PRESET_PLAYERS, rewrite, rows
@@ -354,3 +354,20 @@ def test_an_archive_catches_a_round_erased_and_a_round_written_in_later(tmp_path
         gone = archived.missing_tables([stream_id("early")])
         assert gone is not None and gone.stream_id == stream_id("late")
         assert "the store has no log of it" in gone.reason
+
+
+async def test_the_relay_stops_where_the_stores_feed_does_not_continue_the_stream(
+    tmp_path: Path, nats_url: str, feed_subjects: FeedSubjects
+) -> None:
+    """Entries missing from the store (deleted rows): the relay publishes nothing out of place
+    and says why, rather than skipping them."""
+    with EventStore.from_url(sqlite_store(tmp_path, "gap")) as store:
+        house_game(store, "one")
+        CommitmentPublisher(store).refresh()
+        with store.engine.begin() as connection:
+            connection.execute(delete(commitment_feed).where(commitment_feed.c.seq == 1))
+        relay = FeedRelay(store, feed_subjects, nats_url)
+        with pytest.raises(FeedStuck, match="goes on with entry 2: entries are missing"):
+            await relay.publish_pending()
+        await relay.close()
+        assert await stream_entries(nats_url, feed_subjects) == []

@@ -43,6 +43,11 @@ POLL_SECONDS = 0.5
 MAX_BACKOFF_SECONDS = 5.0
 
 
+class FeedStuck(RuntimeError):
+    """The store's feed and its stream do not continue each other: nothing more is published
+    (the relay says why in its log, and tries again later)."""
+
+
 class FeedRelay:
     """Publishes the store's commitment feed to its JetStream stream, once, in order."""
 
@@ -70,14 +75,24 @@ class FeedRelay:
         many this call stored."""
         js = await self._jetstream()
         stored = 0
+        refused_at: int | None = None
         while True:
             through = await published_through(js, self._subjects)
+            if through == refused_at:
+                raise FeedStuck(f"the feed stream refuses entry {through + 1}, yet holds none")
             entries = await asyncio.to_thread(read_feed, self._store.engine, None, through, BATCH)
             if not entries:
                 return stored
+            if entries[0].seq != through + 1:
+                raise FeedStuck(
+                    f"the stream holds entries 1 to {through}, but the store's feed goes on "
+                    f"with entry {entries[0].seq}: entries are missing from the store"
+                )
+            refused_at = None
             for entry in entries:
                 if not await publish_entry(js, self._subjects, entry):
-                    break  # another relay stored it: ask the stream where it is now
+                    refused_at = entry.seq - 1  # another relay stored it: ask the stream again
+                    break
                 stored += 1
                 self.published += 1
 
