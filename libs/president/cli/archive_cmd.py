@@ -73,12 +73,22 @@ def archive_command(
 
 async def _read(url: str, subjects: FeedSubjects, after: int) -> list[FeedEntry]:
     client = await nats.connect(
-        url, name="president-audit-archive", connect_timeout=5, max_reconnect_attempts=0
+        url,
+        name="president-audit-archive",
+        connect_timeout=5,
+        allow_reconnect=False,
+        max_reconnect_attempts=1,  # (0 would be: try for ever)
+        reconnect_time_wait=0.5,
+        error_cb=_quiet,  # the failure is said once, by the command
     )
     try:
         return [entry async for entry in read_entries(client.jetstream(), subjects, after)]
     finally:
         await client.close()
+
+
+async def _quiet(_error: Exception) -> None:
+    return None
 
 
 def register(audit: typer.Typer) -> None:

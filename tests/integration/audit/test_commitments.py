@@ -297,6 +297,12 @@ async def test_a_replaced_round_with_the_feed_rewritten_is_caught_by_the_archive
     assert "Kept 2 new entries" in kept.stdout
     again = await asyncio.to_thread(runner.invoke, app, ["audit", "archive", *stream])
     assert "Kept 0 new entries" in again.stdout and len(archive.read_text().splitlines()) == 2
+    for wrong, said in (
+        (["--stream", "NO_SUCH_FEED"], "NATS has no commitment feed stream 'NO_SUCH_FEED'"),
+        (["--nats", "nats://127.0.0.1:1"], "--nats: cannot read the feed from"),
+    ):
+        refused = await asyncio.to_thread(runner.invoke, app, ["audit", "archive", *stream, *wrong])
+        assert refused.exit_code == 2 and said in refused.stderr
 
     other_url = sqlite_store(tmp_path, "other")
     with EventStore.from_url(other_url) as other:
