@@ -10,6 +10,7 @@ stored type that is no event is :class:`NotAnEvent`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from google.protobuf.message import Message
@@ -45,8 +46,17 @@ def option_texts(options: Options) -> ev.OptionTexts:
 
 
 def options_from_map(preset: str, values: Mapping[str, str]) -> Options:
-    """The options a map of ``options_to_map`` describes."""
-    return options_for(preset, dict(values))
+    """The options a map of ``options_to_map`` describes (OptionError if they are none).
+
+    Every round's events carry their table's options; parsed once per distinct
+    map (``Options`` are frozen, so one value serves every event that names them).
+    """
+    return _parsed_options(preset, tuple(sorted(values.items())))
+
+
+@lru_cache(maxsize=256)
+def _parsed_options(preset: str, items: tuple[tuple[str, str], ...]) -> Options:
+    return options_for(preset, dict(items))
 
 
 def _seat(value: int) -> dict[str, int]:
