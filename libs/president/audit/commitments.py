@@ -13,6 +13,13 @@ hold yet. The feed is published in commit order, so its commit times never
 run backwards by more than the services' clocks differ: an entry dated
 before the entries published ahead of it was written into a table's log
 later, back-dated (a game appended after the fact): :func:`backdated`.
+
+The store's feed is in the database an insider can write; the copy anyone
+archived from its JetStream stream (``president audit archive``, JSON lines:
+:func:`load_archive`) is not. :class:`ArchivedFeed` checks the tables' logs
+against such a copy directly, so a round replaced with the store's feed
+rewritten to match (its chain recomputed) is named at the round's
+``DealCommitted``.
 """
 
 from __future__ import annotations
