@@ -10,6 +10,7 @@ stored type that is no event is :class:`NotAnEvent`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from google.protobuf.message import Message
@@ -45,8 +46,17 @@ def option_texts(options: Options) -> ev.OptionTexts:
 
 
 def options_from_map(preset: str, values: Mapping[str, str]) -> Options:
-    """The options a map of ``options_to_map`` describes."""
-    return options_for(preset, dict(values))
+    """The options a map of ``options_to_map`` describes (OptionError if they are none).
+
+    Every round's events carry their table's options; parsed once per distinct
+    map (``Options`` are frozen, so one value serves every event that names them).
+    """
+    return _parsed_options(preset, tuple(sorted(values.items())))
+
+
+@lru_cache(maxsize=256)
+def _parsed_options(preset: str, items: tuple[tuple[str, str], ...]) -> Options:
+    return options_for(preset, dict(items))
 
 
 def _seat(value: int) -> dict[str, int]:
@@ -199,8 +209,12 @@ def _encode_service_event(event: ev.ServiceEvent) -> Message:
 
 
 def from_message(message: Message) -> ev.TableEvent:
-    """The event of a message (engine events first); :class:`NotAnEvent` for no event."""
-    if isinstance(message, pb.RoundStarted):
+    """The event of a message (engine events first); :class:`NotAnEvent` for no event.
+
+    The generated classes have no subclasses: ``type(message) is`` says what
+    ``isinstance`` does, many times faster (the audit decodes every event).
+    """
+    if type(message) is pb.RoundStarted:
         options = options_from_map(message.preset, message.options)
         seat_count = len(message.hands)
         hands = [0] * seat_count
@@ -217,13 +231,13 @@ def from_message(message: Message) -> ev.TableEvent:
             leader=_opt(message, "leader"),
             must_include=mask_of(list(message.must_include)),
         )
-    if isinstance(message, pb.CardsGiven):
+    if type(message) is pb.CardsGiven:
         return rnd.CardsGiven(
             message.giver, message.receiver, mask_of(list(message.cards)), message.automatic
         )
-    if isinstance(message, pb.PlayStarted):
+    if type(message) is pb.PlayStarted:
         return rnd.PlayStarted(_opt(message, "leader"))
-    if isinstance(message, pb.CardsPlayed):
+    if type(message) is pb.CardsPlayed:
         return rnd.CardsPlayed(
             message.seat,
             mask_of(list(message.cards)),
@@ -232,15 +246,15 @@ def from_message(message: Message) -> ev.TableEvent:
             tuple(message.skipped),
             message.same_or_nothing,
         )
-    if isinstance(message, pb.Passed):
+    if type(message) is pb.Passed:
         return rnd.Passed(message.seat, _opt(message, "next_to_act"), tuple(message.skipped))
-    if isinstance(message, pb.TrickClosed):
+    if type(message) is pb.TrickClosed:
         return rnd.TrickClosed(message.trick_version, message.winner, _opt(message, "leader"))
-    if isinstance(message, pb.RevolutionChanged):
+    if type(message) is pb.RevolutionChanged:
         return rnd.RevolutionChanged(message.active)
-    if isinstance(message, pb.PlayerWentOut):
+    if type(message) is pb.PlayerWentOut:
         return rnd.PlayerWentOut(message.seat, message.penalised)
-    if isinstance(message, pb.RoundEnded):
+    if type(message) is pb.RoundEnded:
         return rnd.RoundEnded(
             tuple(message.standings),
             tuple(message.points),
@@ -248,25 +262,25 @@ def from_message(message: Message) -> ev.TableEvent:
             message.game_over,
             tuple(message.winners),
         )
-    if isinstance(message, pb.TimedOut):
+    if type(message) is pb.TimedOut:
         return rnd.TimedOut(_opt(message, "seat"))
-    if isinstance(message, pb.SeatTaken):
+    if type(message) is pb.SeatTaken:
         return g.SeatTaken(message.seat, message.player_id, message.is_bot, message.display_name)
-    if isinstance(message, pb.SeatLeft):
+    if type(message) is pb.SeatLeft:
         return g.SeatLeft(message.seat, message.player_id, message.removed)
-    if isinstance(message, pb.SeatFreed):
+    if type(message) is pb.SeatFreed:
         return g.SeatFreed(message.seat)
-    if isinstance(message, pb.GameStarted):
+    if type(message) is pb.GameStarted:
         return g.GameStarted(message.game_no, tuple(message.players))
-    if isinstance(message, pb.NextRoundStarted):
+    if type(message) is pb.NextRoundStarted:
         return g.NextRoundStarted()
-    if isinstance(message, pb.SeatsChanged):
+    if type(message) is pb.SeatsChanged:
         return g.SeatsChanged(tuple(message.moved_from))
-    if isinstance(message, pb.GameEnded):
+    if type(message) is pb.GameEnded:
         return g.GameEnded(tuple(message.winners), message.stopped)
-    if isinstance(message, pb.GameInterrupted):
+    if type(message) is pb.GameInterrupted:
         return g.GameInterrupted(message.reason)
-    if isinstance(message, pb.ReturnedToLobby):
+    if type(message) is pb.ReturnedToLobby:
         return g.ReturnedToLobby()
     return _service_event(message)
 
@@ -277,7 +291,7 @@ def _sorted_texts(values: Mapping[str, str]) -> ev.OptionTexts:
 
 def _service_event(message: Message) -> ev.ServiceEvent:
     """The table service's own event of a message; :class:`NotAnEvent` for no event."""
-    if isinstance(message, pb.DealCommitted):
+    if type(message) is pb.DealCommitted:
         return ev.DealCommitted(
             message.game_no,
             message.round_no,
@@ -289,17 +303,17 @@ def _service_event(message: Message) -> ev.ServiceEvent:
             message.jokers,
             message.hand_size,
         )
-    if isinstance(message, pb.DealRevealed):
+    if type(message) is pb.DealRevealed:
         return ev.DealRevealed(message.game_no, message.round_no, message.secret_hex)
-    if isinstance(message, pb.ReactionShown):
+    if type(message) is pb.ReactionShown:
         return ev.ReactionShown(message.seat, message.reaction)
-    if isinstance(message, pb.TableClosed):
+    if type(message) is pb.TableClosed:
         return ev.TableClosed(message.reason)
-    if isinstance(message, pb.SeatPresence):
+    if type(message) is pb.SeatPresence:
         return ev.SeatPresence(message.seat, message.gateway, message.connected)
-    if isinstance(message, pb.HostChanged):
+    if type(message) is pb.HostChanged:
         return ev.HostChanged(message.player_id, message.previous_player_id, message.automatic)
-    if isinstance(message, pb.TableCreated):
+    if type(message) is pb.TableCreated:
         return ev.TableCreated(
             message.table_id,
             message.preset,

@@ -14,14 +14,17 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import nats
 import pytest
 
 from president import audit
 from president.audit import commitments
 from president.client import GatewayClient, GatewayError, play_seat
 from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.feed_stream import FeedStreamError, FeedSubjects, read_entries
 from president.servicekit.launcher import Stack
-from president.store.commitments import entry_of, read_feed, verify_feed
+from president.servicekit.nats import Subjects
+from president.store.commitments import FeedEntry, entry_of, read_feed, verify_feed
 from tests.support.gateway_truth import Store, table_of_humans
 
 GAME_SECONDS = 90
@@ -118,3 +121,24 @@ async def test_the_table_service_publishes_each_commitment(
     ]
     assert entry in archived
     assert verify_feed(archived) is None
+
+    # And on its public JetStream stream, where the store cannot rewrite it.
+    events = Subjects(stack.env["PRESIDENT_SUBJECT_PREFIX"], stack.env["PRESIDENT_STREAM"])
+    on_nats: list[FeedEntry] = []
+    for _ in range(100):
+        on_nats = await nats_entries(stack.nats_url, FeedSubjects.beside(events))
+        if entry in on_nats:
+            break
+        await asyncio.sleep(0.1)
+    assert entry in on_nats
+    assert [e.seq for e in on_nats] == list(range(1, len(on_nats) + 1))
+
+
+async def nats_entries(url: str, subjects: FeedSubjects) -> list[FeedEntry]:
+    client = await nats.connect(url)
+    try:
+        return [entry async for entry in read_entries(client.jetstream(), subjects)]
+    except FeedStreamError:
+        return []  # not created yet
+    finally:
+        await client.close()

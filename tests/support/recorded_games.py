@@ -11,6 +11,8 @@ from typing import Any
 from sqlalchemy import Engine, delete, insert, select, update
 
 from president import codec
+from president.client.receipts import Receipts
+from president.gateway.v1 import gateway_pb2 as gpb
 from president.hosting.streams import stream_id
 from president.play.recorded import record_bot_game, seeded_host, wait_for_timer
 from president.rules import bots
@@ -294,3 +296,21 @@ def rewrite_metadata(
         return stored
 
     rewrite(engine, stream, edit)
+
+
+def kept_receipts(
+    table_id: str, holder: str, events: list[StoredEvent], versions: range | None = None
+) -> Receipts:
+    """What a client keeps of the changes it was sent: the receipt of each event (of
+    ``versions``, if given), as the gateway puts it on a ``WatchResponse``."""
+    kept = Receipts(table_id, holder)
+    for event in events:
+        if versions is None or event.version in versions:
+            kept.keep(
+                gpb.WatchResponse(
+                    version=event.version,
+                    receipt_hash=event.hash,
+                    receipt_previous_hash=event.previous_hash,
+                )
+            )
+    return kept

@@ -10,6 +10,7 @@ embedded default) or a fresh database on the real PostgreSQL server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -55,12 +56,12 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 async def delete_stream(url: str, name: str) -> None:
-    """Delete a test's JetStream stream, if it is there."""
+    """Delete a test's JetStream stream, and its commitment feed's, if they are there."""
     client = await nats.connect(url, connect_timeout=2)
     try:
-        await client.jetstream().delete_stream(name)
-    except Exception:
-        pass
+        for stream in (name, f"{name}_COMMITMENTS"):  # FeedSubjects.beside names the feed
+            with contextlib.suppress(Exception):
+                await client.jetstream().delete_stream(stream)
     finally:
         await client.close()
 

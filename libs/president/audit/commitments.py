@@ -13,6 +13,13 @@ hold yet. The feed is published in commit order, so its commit times never
 run backwards by more than the services' clocks differ: an entry dated
 before the entries published ahead of it was written into a table's log
 later, back-dated (a game appended after the fact): :func:`backdated`.
+
+The store's feed is in the database an insider can write; the copy anyone
+archived from its JetStream stream (``president audit archive``, JSON lines:
+:func:`load_archive`) is not. :class:`ArchivedFeed` checks the tables' logs
+against such a copy directly, so a round replaced with the store's feed
+rewritten to match (its chain recomputed) is named at the round's
+``DealCommitted``.
 """
 
 from __future__ import annotations
@@ -132,21 +139,125 @@ def check_archive(
 
 
 def load_archive(path: str | Path) -> list[FeedEntry]:
-    """An archived copy of the feed (``president audit commitments --export``); ValueError."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-        raise ValueError(f"{path} is not an archived commitment feed")
-    return [entry_of(item) for item in data["entries"]]
+    """An archived copy of the feed: JSON lines, one entry each (``president audit archive``,
+    ``president audit commitments --export``); ValueError naming the line that is none."""
+    entries = []
+    text = Path(path).read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            entries.append(entry_of(item))
+        except (ValueError, KeyError, TypeError) as error:
+            raise ValueError(
+                f"{path} line {number} is not an entry of the commitment feed ({error})"
+            ) from None
+    return entries
 
 
-def archive_json(feed: Sequence[FeedEntry]) -> str:
-    """The feed as an archive file's text."""
-    return json.dumps({"entries": [entry.to_json() for entry in feed]}, indent=1) + "\n"
+def archive_lines(feed: Iterable[FeedEntry]) -> str:
+    """Entries as an archive's text: one JSON line each."""
+    return "".join(json.dumps(entry.to_json(), sort_keys=True) + "\n" for entry in feed)
 
 
-def _against_entry(event: StoredEvent, entry: FeedEntry) -> Discrepancy | None:
+class ArchivedFeed:
+    """An archived copy of the feed, to check the tables' logs against, table by table.
+
+    Each round a log commits must be the one the archive holds for its event,
+    and each commitment the archive holds for a table must be in its log;
+    a commitment the log holds and the archive does not, though the archive
+    holds later commitments (the feed publishes in commit order), was written
+    into the log after the fact.
+    """
+
+    def __init__(self, entries: Sequence[FeedEntry], source: str) -> None:
+        self.entries = entries
+        self.source = source
+        self._by_event = {(e.commitment.stream_id, e.commitment.version): e for e in entries}
+        times = [t for t in (_time(e.commitment.committed_at) for e in entries) if t is not None]
+        self._covers = (min(times), max(times)) if times else None
+        """From when to when the archive holds every commitment published."""
+
+    def check_chain(self) -> Discrepancy | None:
+        """The archive's own chain holds (it may begin at any entry)."""
+        broken = verify_feed(self.entries)
+        if broken is None:
+            return None
+        index, reason = broken
+        return Discrepancy(
+            FEED, self.entries[index].seq, "FeedEntry", f"{reason} (in the archive {self.source})"
+        )
+
+    def check_log(self, events: Sequence[StoredEvent]) -> Discrepancy | None:
+        """The first place where a table's log departs from the archive (None: none)."""
+        if not events:
+            return None
+        stream = events[0].stream_id
+        first = events[0].version
+        archived = sorted(
+            (e for e in self.entries if e.commitment.stream_id == stream),
+            key=lambda e: e.commitment.version,
+        )
+        for entry in archived:
+            index = entry.commitment.version - first
+            if not 0 <= index < len(events):
+                return Discrepancy(
+                    stream,
+                    events[-1].version,
+                    short_type(events[-1].type),
+                    f"entry {entry.seq} of the commitment feed (archived in {self.source}) "
+                    f"published round {entry.commitment.round_no} of game "
+                    f"{entry.commitment.game_no}, committed at version {entry.commitment.version}, "
+                    "but the log ends before it: rounds were erased from the log",
+                )
+            problem = _against_entry(events[index], entry, f"archived in {self.source}")
+            if problem is not None:
+                return problem
+        for event in events:
+            if event.type != _DEAL_COMMITTED or (stream, event.version) in self._by_event:
+                continue
+            at = _time(event.time)
+            if at is None or self._covers is None:
+                continue
+            since, until = self._covers
+            if since + CLOCK_TOLERANCE < at < until - CLOCK_TOLERANCE:
+                return Discrepancy(
+                    stream,
+                    event.version,
+                    "DealCommitted",
+                    f"the archive {self.source} holds every commitment published from "
+                    f"{since.isoformat()} to {until.isoformat()}, but not this one, committed "
+                    f"{event.time}: the round was written into the log after the fact",
+                )
+        return None
+
+    def missing_tables(self, streams: Iterable[str]) -> Discrepancy | None:
+        """A table the archive published a round of, that the store does not hold."""
+        held = set(streams)
+        for entry in self.entries:
+            if entry.commitment.stream_id not in held:
+                return Discrepancy(
+                    entry.commitment.stream_id,
+                    entry.commitment.version,
+                    "DealCommitted",
+                    f"entry {entry.seq} of the commitment feed (archived in {self.source}) "
+                    "published a round of this table, but the store has no log of it: the "
+                    "table's log was removed",
+                )
+        return None
+
+
+def _time(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _against_entry(event: StoredEvent, entry: FeedEntry, kept: str = "") -> Discrepancy | None:
     published = entry.commitment
-    where = f"entry {entry.seq} of the commitment feed (day {published.day})"
+    where = f"entry {entry.seq} of the commitment feed ({kept or f'day {published.day}'})"
     if event.type != _DEAL_COMMITTED:
         return Discrepancy(
             event.stream_id,

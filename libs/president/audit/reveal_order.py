@@ -11,10 +11,16 @@ from collections.abc import Sequence
 
 from president import codec
 from president.audit.reports import Found
+from president.events.v1 import events_pb2 as pb
 from president.hosting.events import DealCommitted, DealRevealed
-from president.rules import game as g
-from president.rules import round as rnd
 from president.store import StoredEvent
+
+_COMMITTED = codec.type_name(pb.DealCommitted)
+_REVEALED = codec.type_name(pb.DealRevealed)
+_ENDED = codec.type_name(pb.RoundEnded)
+_STARTED = frozenset({codec.type_name(pb.NextRoundStarted), codec.type_name(pb.GameStarted)})
+_WATCHED = frozenset({_COMMITTED, _REVEALED, _ENDED, *_STARTED})
+"""The only types the check reads (by name: the others are never decoded)."""
 
 
 def check_reveal_order(events: Sequence[StoredEvent]) -> None:
@@ -23,16 +29,22 @@ def check_reveal_order(events: Sequence[StoredEvent]) -> None:
     ended: tuple[int, int] | None = None  # that round, once it ended unrevealed
     next_started: StoredEvent | None = None  # what started a round after it
     for stored in events:
+        kind = stored.type
+        if kind not in _WATCHED:
+            continue
+        if kind == _ENDED:
+            ended = dealt
+            continue
+        if kind in _STARTED:
+            if ended is not None:
+                next_started = next_started or stored
+            continue
         try:
-            event = codec.decode(stored.type, stored.payload)
+            event = codec.decode(kind, stored.payload)
         except Exception:
             continue  # an unreadable event is the walk's finding, not this one's
         if isinstance(event, DealCommitted):
             dealt, ended, next_started = (event.game_no, event.round_no), None, None
-        elif isinstance(event, rnd.RoundEnded):
-            ended = dealt
-        elif isinstance(event, g.NextRoundStarted | g.GameStarted) and ended is not None:
-            next_started = next_started or stored
         elif isinstance(event, DealRevealed):
             key = (event.game_no, event.round_no)
             if key == ended and next_started is not None:

@@ -169,7 +169,8 @@ class _TableWalk:
         self.anchors.check(group)
         if not self.metadata_clean:
             for event in group:
-                check_metadata(event)
+                if event.metadata.keys() != METADATA_KEYS:
+                    check_metadata(event)
         actor = check_same_actor(group)
         command_id = first_stored.metadata["command_id"]
         if not isinstance(command_id, str) or not command_id or not actor:

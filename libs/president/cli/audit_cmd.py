@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NoReturn
@@ -28,6 +29,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from president import audit
+from president.audit.commitments import ArchivedFeed, load_archive
 from president.hosting import events as ev
 from president.hosting.streams import STREAM_PREFIX, stream_id
 from president.rules import game as g
@@ -135,6 +137,13 @@ def verify(
         help="A receipts file a player or spectator exported (repeatable): says which "
         "events they prove, and where the log departs from them.",
     ),
+    commitment_files: list[Path] = typer.Option(
+        [],
+        "--commitments",
+        metavar="FILE",
+        help="An archived copy of the public commitment feed (president audit archive; "
+        "repeatable): every round the logs commit must be the one it published.",
+    ),
 ) -> None:
     """Verify every table's log: deals, exchanges, plays, scores and the hash chain.
 
@@ -146,6 +155,7 @@ def verify(
         receipts = [audit.load_receipts(path) for path in receipt_files]
         table = _receipts_table(receipts, table)
         anchors = _parse_anchors(anchor, table)
+        archives = [_load_feed_archive(path) for path in commitment_files]
         store = open_store(db)
     except (_BadInput, audit.BadReceipts) as error:
         _fail(str(error))
@@ -154,7 +164,11 @@ def verify(
         streams = table_streams(store, table)
         if table is not None and not streams:
             _fail(f"--table: the store has no table {table!r}")
-        reports = _verify_streams(store, streams, anchors, receipts, console, quiet)
+        reports = _verify_streams(store, streams, anchors, receipts, archives, console, quiet)
+        for archive in archives if table is None else []:
+            problem = archive.missing_tables(stream for stream, _ in streams)
+            if problem is not None:
+                reports.append(_failed(audit.TableReport(problem.stream_id, 0, 0, (), 0), problem))
         if receipts and table is not None:
             proved = store.read_stream(stream_id(table))
     except SQLAlchemyError as error:
@@ -247,11 +261,21 @@ def _parse_anchors(texts: list[str], table: str | None) -> dict[int, str]:
     return anchors
 
 
+def _load_feed_archive(path: Path) -> ArchivedFeed:
+    try:
+        return ArchivedFeed(load_archive(path), str(path))
+    except OSError as error:
+        raise _BadInput(f"--commitments {path}: cannot read it ({error.strerror})") from None
+    except ValueError as error:
+        raise _BadInput(f"--commitments: {error}") from None
+
+
 def _verify_streams(
     store: EventStore,
     streams: list[tuple[str, int]],
     anchors: dict[int, str],
     receipts: list[audit.ReceiptFile],
+    archives: list[ArchivedFeed],
     console: Console,
     quiet: bool,
 ) -> list[audit.TableReport]:
@@ -261,9 +285,14 @@ def _verify_streams(
     now = datetime.now(UTC)
 
     def check(events: list[StoredEvent], columns: list[CommandColumns]) -> audit.TableReport:
-        return audit.verify_table(
+        report = audit.verify_table(
             events, anchors=anchors, receipts=receipts, columns=columns, now=now
         )
+        for archive in archives:
+            problem = archive.check_chain() or archive.check_log(events)
+            if report.ok and problem is not None:
+                return _failed(report, problem)
+        return report
 
     if not show_progress:
         for events, rows in read_audited_tables(store, streams):
@@ -282,6 +311,12 @@ def _verify_streams(
             reports.append(check(events, rows))
             progress.advance(task, len(events))
     return reports
+
+
+def _failed(report: audit.TableReport, problem: audit.Discrepancy) -> audit.TableReport:
+    """``report`` failed at ``problem``, found by the archived feed."""
+    verified = max(0, min(report.events, problem.version - 1))
+    return replace(report, problem=problem, events_verified=verified, warnings=())
 
 
 def _print_table(console: Console, report: audit.TableReport) -> None:

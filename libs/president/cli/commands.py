@@ -7,11 +7,12 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Add every command group to ``app``."""
-    from president.cli import audit_cmd, commitments_cmd, play_cmd, run_cmd
+    from president.cli import archive_cmd, audit_cmd, commitments_cmd, play_cmd, run_cmd
     from president.cli.deal_cmd import register as register_deal
 
     play_cmd.register(app)
     register_deal(app)
     commitments_cmd.register(audit_cmd.audit_app)
+    archive_cmd.register(audit_cmd.audit_app)
     audit_cmd.register(app)
     run_cmd.register(app)

@@ -30,10 +30,11 @@ def commitments_command(
         [],
         "--archive",
         metavar="FILE",
-        help="A copy of the feed someone archived (--export): the feed must still hold it.",
+        help="A copy of the feed someone archived (JSON lines: president audit archive, or "
+        "--export): the feed must still hold it.",
     ),
     export: Path | None = typer.Option(
-        None, "--export", metavar="FILE", help="Write the feed (or the day) to FILE."
+        None, "--export", metavar="FILE", help="Write the feed (or the day) to FILE, JSON lines."
     ),
 ) -> None:
     """Check the commitment feed's chain, archived copies, and every table's commitments."""
@@ -57,7 +58,7 @@ def commitments_command(
     finally:
         store.close()
     if export is not None:
-        export.write_text(commitments.archive_json(feed), encoding="utf-8")
+        export.write_text(commitments.archive_lines(feed), encoding="utf-8")
         console.print(f"Wrote {len(feed)} entries to {escape(str(export))}.")
     problem = commitments.check_feed(feed, logs, archives) or commitments.backdated(feed)
     if problem is not None:

@@ -102,14 +102,24 @@ async def ensure_stream(js: JetStreamContext, subjects: Subjects) -> None:
     An existing stream is updated to this configuration, its number of
     replicas and its age limit included (a NATS cluster moves the copies).
     """
+    await put_stream(
+        js, subjects.stream, subjects.all_tables, subjects.replicas, subjects.max_age_seconds
+    )
+
+
+async def put_stream(
+    js: JetStreamContext, name: str, subjects: str, replicas: int, max_age_seconds: float
+) -> None:
+    """Create the stream ``name`` of ``subjects`` (file storage, the de-duplication window,
+    messages kept ``max_age_seconds``, 0: for ever), or update it to that if it is there."""
     config = StreamConfig(
-        name=subjects.stream,
-        subjects=[subjects.all_tables],
+        name=name,
+        subjects=[subjects],
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW_SECONDS,
-        num_replicas=subjects.replicas,
-        max_age=subjects.max_age_seconds,
+        num_replicas=replicas,
+        max_age=max_age_seconds,
     )
     try:
         await js.add_stream(config)

@@ -20,6 +20,7 @@ the last hash with one kept elsewhere (every published event carries it).
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable, Mapping
 
 from president.store.records import JSON, StoredEvent, canonical_json
@@ -52,15 +53,32 @@ def _canonical_bytes(
     metadata_json: str,
     previous_hash: str,
 ) -> bytes:
-    fields = (
-        stream_id.encode(),
-        str(version).encode("ascii"),
-        type.encode(),
-        payload,
-        metadata_json.encode(),
-        previous_hash.encode("ascii"),
+    stream = stream_id.encode()
+    number = str(version).encode("ascii")
+    kind = type.encode()
+    metadata = metadata_json.encode()
+    previous = previous_hash.encode("ascii")
+    return b"".join(
+        (
+            _TAG,
+            _length(len(stream)),
+            stream,
+            _length(len(number)),
+            number,
+            _length(len(kind)),
+            kind,
+            _length(len(payload)),
+            payload,
+            _length(len(metadata)),
+            metadata,
+            _length(len(previous)),
+            previous,
+        )
     )
-    return _TAG + b"".join(len(part).to_bytes(8, "big") + part for part in fields)
+
+
+_length = struct.Struct(">Q").pack
+"""A field's length as 8 bytes, big-endian."""
 
 
 def hash_canonical(
@@ -115,36 +133,47 @@ def verify_chain(events: Iterable[StoredEvent]) -> ChainError | None:
     event's ``previous_hash``.
     """
     previous: StoredEvent | None = None
+    sha256 = hashlib.sha256
     for index, event in enumerate(events):
-
-        def error(reason: str, event: StoredEvent = event, index: int = index) -> ChainError:
-            return ChainError(event.stream_id, event.version, index, reason)
-
         if previous is None:
             if event.version == 1 and event.previous_hash != GENESIS_HASH:
-                return error("the first event of a stream must link to the genesis hash")
+                return _error(
+                    event, index, "the first event of a stream must link to the genesis hash"
+                )
         else:
             if event.stream_id != previous.stream_id:
-                return error(f"belongs to another stream than {previous.stream_id!r}")
+                return _error(
+                    event, index, f"belongs to another stream than {previous.stream_id!r}"
+                )
             if event.version != previous.version + 1:
-                return error(
+                return _error(
+                    event,
+                    index,
                     f"follows version {previous.version}: an event is missing, inserted "
-                    "or out of order"
+                    "or out of order",
                 )
             if event.previous_hash != previous.hash:
-                return error(
+                return _error(
+                    event,
+                    index,
                     f"its previous hash does not match the hash of version {previous.version}: "
-                    "an event before it was replaced, removed or reordered"
+                    "an event before it was replaced, removed or reordered",
                 )
-        expected = event_hash(
+        data = _canonical_bytes(
             event.stream_id,
             event.version,
             event.type,
             event.payload,
-            event.metadata,
+            canonical_json(event.metadata),
             event.previous_hash,
         )
-        if event.hash != expected:
-            return error("its hash does not match its content: the event was changed")
+        if event.hash != sha256(data).hexdigest():
+            return _error(
+                event, index, "its hash does not match its content: the event was changed"
+            )
         previous = event
     return None
+
+
+def _error(event: StoredEvent, index: int, reason: str) -> ChainError:
+    return ChainError(event.stream_id, event.version, index, reason)

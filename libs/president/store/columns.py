@@ -8,13 +8,14 @@ can check that they agree (:mod:`president.audit.integrity`).
 
 from __future__ import annotations
 
+import json
+from types import MappingProxyType
 from typing import NamedTuple
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
-from president.store.recorder import EVENT_COLUMNS, stored_event
-from president.store.records import StoredEvent
-from president.store.schema import events as events_table
+from president.store.fast_read import stream_rows
+from president.store.records import Position, StoredEvent, json_object
 
 
 class CommandColumns(NamedTuple):
@@ -28,17 +29,29 @@ class CommandColumns(NamedTuple):
 def read_audited_stream(
     engine: Engine, stream_id: str
 ) -> tuple[list[StoredEvent], list[CommandColumns]]:
-    """The stream's events in version order, and each row's command columns."""
-    query = (
-        select(*EVENT_COLUMNS, events_table.c.command_id, events_table.c.command_seq)
-        .where(events_table.c.stream_id == stream_id)
-        .order_by(events_table.c.version)
-    )
-    connection = engine.connect().execution_options(sqlite_begin="DEFERRED")
-    with connection, connection.begin():
-        found = connection.execute(query).all()
-    stored = [stored_event(row) for row in found]
-    columns = [
-        CommandColumns(int(row.version), row.command_id, int(row.command_seq)) for row in found
+    """The stream's events in version order, and each row's command columns.
+
+    The events are those :meth:`president.store.EventStore.read_stream` gives.
+    """
+    rows = stream_rows(engine, stream_id)
+    loads = json.loads
+    metadata = [loads(row[4]) for row in rows]
+    if not all(type(value) is dict for value in metadata):
+        for row in rows:
+            json_object(row[4])  # raises, naming the row's metadata
+    # The driver gives the integer columns as int and the payload as bytes (or a buffer).
+    stored = [
+        StoredEvent(
+            row[0],
+            row[1],
+            row[2],
+            row[3] if type(row[3]) is bytes else bytes(row[3]),
+            MappingProxyType(values),
+            Position(row[5], row[6]),
+            row[7],
+            row[8],
+        )
+        for row, values in zip(rows, metadata, strict=True)
     ]
+    columns = [CommandColumns(row[1], row[9], row[10]) for row in rows]
     return stored, columns

@@ -19,6 +19,7 @@ from president.rules import round as rnd
 from president.store import EventStore, migrate
 from tests.support.recorded_games import (
     decoded,
+    kept_receipts,
     record,
     record_with_people,
     rewrite_message,
@@ -267,7 +268,7 @@ def test_the_progress_bar_shows_only_on_a_terminal(
         ):
             out = io.StringIO()
             console = Console(file=out, force_terminal=terminal, width=80)
-            reports = audit_cmd._verify_streams(store, streams, {}, [], console, quiet)
+            reports = audit_cmd._verify_streams(store, streams, {}, [], [], console, quiet)
             assert [report.ok for report in reports] == [True]
             assert ("verifying" in out.getvalue()) is shown
 
@@ -289,22 +290,10 @@ def test_play_db_and_verify_on_postgresql(postgres_url: str) -> None:
 def test_verify_with_receipts_says_what_they_prove_and_where_the_log_departs(
     db: str, tmp_path: Path
 ) -> None:
-    from president.client import Receipts
-    from president.gateway.v1 import gateway_pb2 as gpb
-
     table_id = recorded(db, "house", rounds=1)
     with EventStore.from_url(db) as store:
         events = store.read_stream(stream_id(table_id))
-    kept = Receipts(table_id, "alice")
-    for event in events:
-        kept.keep(
-            gpb.WatchResponse(
-                version=event.version,
-                receipt_hash=event.hash,
-                receipt_previous_hash=event.previous_hash,
-            )
-        )
-    honest = kept.export(tmp_path / "alice.json")
+    honest = kept_receipts(table_id, "alice", events).export(tmp_path / "alice.json")
     code, out, err = invoke("audit", "verify", "--db", db, "--receipts", str(honest))
     assert code == 0, out + err
     assert f"They prove versions 1 to {events[-1].version}" in out

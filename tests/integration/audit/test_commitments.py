@@ -9,17 +9,22 @@ recomputed, is caught by a copy someone archived.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import nats
 import pytest
 from sqlalchemy import delete, update
 from typer.testing import CliRunner
 
 from president import audit
 from president.audit import commitments
+from president.audit.commitments import ArchivedFeed, load_archive
 from president.cli.main import app
 from president.hosting.dealer import LocalDealer, RoundKey
 from president.hosting.host import TableHost
@@ -27,10 +32,13 @@ from president.hosting.streams import stream_id
 from president.play.offline import round_secret
 from president.play.recorded import GAME_START, GameClock, record_bot_game
 from president.rules.options import options_for
+from president.servicekit.feed_stream import FeedSubjects, read_entries
 from president.services.table.commitments import CommitmentPublisher
-from president.store import EventStore, migrate
-from president.store.commitments import commitment_feed, entry_hash, read_feed
+from president.services.table.feed_relay import FeedRelay, FeedStuck
+from president.store import GENESIS_HASH, EventStore, migrate
+from president.store.commitments import FeedEntry, commitment_feed, entry_hash, read_feed
 from tests.support.recorded_games import PRESET_PLAYERS, rewrite, rows
+from tests.support.servers import delete_stream
 
 runner = CliRunner()
 
@@ -50,6 +58,13 @@ def store(url: str) -> Iterator[EventStore]:
     opened = EventStore.from_url(url)
     yield opened
     opened.close()
+
+
+def sqlite_store(tmp_path: Path, name: str) -> str:
+    """The URL of a fresh, migrated SQLite event store of the test's own."""
+    url = f"sqlite:///{tmp_path / f'{name}.db'}"
+    migrate(url)
+    return url
 
 
 def house_game(
@@ -99,8 +114,7 @@ def test_a_replaced_round_is_caught_by_the_feed(
     table = house_game(store, f"real-{url[:6]}")
     CommitmentPublisher(store).refresh()
     # The insider's alternative: the same table, round 2 dealt from another secret.
-    other_url = f"sqlite:///{tmp_path / 'other.db'}"
-    migrate(other_url)
+    other_url = sqlite_store(tmp_path, "other")
     with EventStore.from_url(other_url) as other:
         house_game(other, table, later_seed=9)
         alternative = rows(other.engine, stream_id(table))
@@ -123,7 +137,7 @@ def test_a_rewritten_feed_is_caught_by_its_chain_or_an_archive(
     CommitmentPublisher(store).refresh()
     feed = read_feed(store.engine)
     archive = tmp_path / "feed.json"
-    archive.write_text(commitments.archive_json(feed))
+    archive.write_text(commitments.archive_lines(feed))
     target = feed[-1]
 
     # Careless: one entry's fingerprint changed, the hashes left.
@@ -159,8 +173,7 @@ def test_a_rewritten_feed_is_caught_by_its_chain_or_an_archive(
 
 
 def test_the_commitments_command(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'cli.db'}"  # a store of its own: nothing else tampered with
-    migrate(url)
+    url = sqlite_store(tmp_path, "cli")  # a store of its own: nothing else tampered with
     with EventStore.from_url(url) as store:
         table = house_game(store, f"cli-{url[:6]}")
         CommitmentPublisher(store).refresh()
@@ -168,7 +181,7 @@ def test_the_commitments_command(tmp_path: Path) -> None:
     result = runner.invoke(app, ["audit", "commitments", "--db", url, "--export", str(exported)])
     assert result.exit_code == 0, result.stdout
     assert "OK:" in result.stdout
-    entries = json.loads(exported.read_text())["entries"]
+    entries = [json.loads(line) for line in exported.read_text().splitlines()]
     assert any(e["stream_id"] == stream_id(table) for e in entries)
     result = runner.invoke(app, ["audit", "commitments", "--db", url, "--archive", str(exported)])
     assert result.exit_code == 0, result.stdout
@@ -179,8 +192,7 @@ def test_the_commitments_command(tmp_path: Path) -> None:
 def test_a_game_appended_after_the_fact_is_back_dated_in_the_feed(tmp_path: Path) -> None:
     """An insider appends a whole game to the log later, with times of the past: the feed
     publishes it when it is written, behind entries committed after those times."""
-    url = f"sqlite:///{tmp_path / 'late.db'}"
-    migrate(url)
+    url = sqlite_store(tmp_path, "late")
     with EventStore.from_url(url) as store:
         publisher = CommitmentPublisher(store)
         real = house_game(store, "real", start=GAME_START + timedelta(days=1))
@@ -200,3 +212,168 @@ def test_a_game_appended_after_the_fact_is_back_dated_in_the_feed(tmp_path: Path
     assert "was written into its log later and back-dated" in problem.reason
     result = runner.invoke(app, ["audit", "commitments", "--db", url])
     assert result.exit_code == 1 and "back-dated" in result.stdout
+
+
+# --------------------------------------------------------------------------- the feed on NATS
+@pytest.fixture
+def feed_subjects(nats_url: str) -> Iterator[FeedSubjects]:
+    """A feed stream of this test's own, deleted afterwards."""
+    subjects = FeedSubjects(
+        f"TEST_FEED_{uuid.uuid4().hex[:10]}", f"test{uuid.uuid4().hex[:8]}.feed"
+    )
+    yield subjects
+    asyncio.run(delete_stream(nats_url, subjects.stream))
+
+
+async def stream_entries(nats_url: str, subjects: FeedSubjects) -> list[FeedEntry]:
+    client = await nats.connect(nats_url)
+    try:
+        return [entry async for entry in read_entries(client.jetstream(), subjects)]
+    finally:
+        await client.close()
+
+
+async def test_the_relay_publishes_each_entry_once_in_order_across_restarts(
+    tmp_path: Path, nats_url: str, feed_subjects: FeedSubjects
+) -> None:
+    url = sqlite_store(tmp_path, "relay")
+    with EventStore.from_url(url) as store:
+        publisher = CommitmentPublisher(store)
+        house_game(store, "one")
+        publisher.refresh()
+        first = FeedRelay(store, feed_subjects, nats_url)
+        assert await first.publish_pending() == 2
+        assert await first.publish_pending() == 0
+        await first.close()
+        restarted = FeedRelay(store, feed_subjects, nats_url)
+        assert await restarted.publish_pending() == 0  # the stream is the position
+        house_game(store, "two")
+        house_game(store, "three")
+        publisher.refresh()
+        # Two replicas at once: each entry is stored once, whoever stores it.
+        other = FeedRelay(store, feed_subjects, nats_url)
+        counts = await asyncio.gather(restarted.publish_pending(), other.publish_pending())
+        assert sum(counts) == 4
+        await restarted.close()
+        await other.close()
+        assert await stream_entries(nats_url, feed_subjects) == read_feed(store.engine)
+
+
+def rewrite_feed(store: EventStore, seq: int, fingerprint: str) -> None:
+    """The careful insider's feed: entry ``seq`` with another fingerprint, every hash from it on
+    recomputed, so the feed's chain holds."""
+    feed = read_feed(store.engine)
+    previous = feed[seq - 2].hash if seq > 1 else GENESIS_HASH
+    with store.engine.begin() as connection:
+        for entry in feed[seq - 1 :]:
+            commitment = entry.commitment
+            if entry.seq == seq:
+                commitment = replace(commitment, fingerprint=fingerprint)
+            digest = entry_hash(entry.seq, commitment, previous)
+            connection.execute(
+                update(commitment_feed)
+                .where(commitment_feed.c.seq == entry.seq)
+                .values(fingerprint=commitment.fingerprint, hash=digest, previous_hash=previous)
+            )
+            previous = digest
+
+
+async def test_a_replaced_round_with_the_feed_rewritten_is_caught_by_the_archive(
+    tmp_path: Path, nats_url: str, feed_subjects: FeedSubjects
+) -> None:
+    """The insider stores another deal for round 2 and rewrites the store's feed to match,
+    every chain recomputed: the store agrees with itself, the archive kept from NATS does not."""
+    url = sqlite_store(tmp_path, "real")
+    with EventStore.from_url(url) as store:
+        table = house_game(store, "real")
+        CommitmentPublisher(store).refresh()
+        relay = FeedRelay(store, feed_subjects, nats_url)
+        await relay.publish_pending()
+        await relay.close()
+    archive = tmp_path / "feed.jsonl"
+    stream = ["--nats", nats_url, "--stream", feed_subjects.stream, "--file", str(archive)]
+    kept = await asyncio.to_thread(runner.invoke, app, ["audit", "archive", *stream])
+    assert kept.exit_code == 0, kept.stdout
+    assert "Kept 2 new entries" in kept.stdout
+    again = await asyncio.to_thread(runner.invoke, app, ["audit", "archive", *stream])
+    assert "Kept 0 new entries" in again.stdout and len(archive.read_text().splitlines()) == 2
+    for wrong, said in (
+        (["--stream", "NO_SUCH_FEED"], "NATS has no commitment feed stream 'NO_SUCH_FEED'"),
+        (["--nats", "nats://127.0.0.1:1"], "--nats: cannot read the feed from"),
+    ):
+        refused = await asyncio.to_thread(runner.invoke, app, ["audit", "archive", *stream, *wrong])
+        assert refused.exit_code == 2 and said in refused.stderr
+
+    other_url = sqlite_store(tmp_path, "other")
+    with EventStore.from_url(other_url) as other:
+        house_game(other, table, later_seed=9)
+        alternative = rows(other.engine, stream_id(table))
+    with EventStore.from_url(url) as store:
+        rewrite(store.engine, stream_id(table), lambda _: alternative)
+        (forged,) = logs(store, table)
+        second = [e for e in forged if e.type.endswith("DealCommitted")][1]
+        committed = audit.decode(second)
+        rewrite_feed(store, 2, committed.fingerprint)  # type: ignore[union-attr]
+
+    honest_looking = runner.invoke(app, ["audit", "verify", "--db", url])
+    assert honest_looking.exit_code == 0, honest_looking.stdout
+    assert runner.invoke(app, ["audit", "commitments", "--db", url]).exit_code == 0
+    caught = runner.invoke(app, ["audit", "verify", "--db", url, "--commitments", str(archive)])
+    print(caught.stdout)
+    assert caught.exit_code == 1
+    assert f"stream table-real, version {second.version} (DealCommitted)" in caught.stdout
+    assert "it commits round 2 of game 1" in caught.stdout
+    assert f"archived in {archive}" in caught.stdout
+    assert "the round's deal was replaced after the fact" in caught.stdout
+    # The store's feed no longer holds what anyone archived.
+    with EventStore.from_url(url) as store:
+        rewritten = read_feed(store.engine)
+    problem = commitments.check_feed(rewritten, [], [(str(archive), load_archive(archive))])
+    assert problem is not None and problem.version == 2
+
+
+def test_an_archive_catches_a_round_erased_and_a_round_written_in_later(tmp_path: Path) -> None:
+    url = sqlite_store(tmp_path, "erased")
+    with EventStore.from_url(url) as store:
+        publisher = CommitmentPublisher(store)
+        house_game(store, "early")
+        publisher.refresh()
+        house_game(store, "late", start=GAME_START + timedelta(hours=2))
+        publisher.refresh()
+        archived = ArchivedFeed(read_feed(store.engine), "kept.jsonl")
+        (real,) = logs(store, "early")
+        assert archived.check_chain() is None and archived.check_log(real) is None
+        committed = [e for e in real if e.type.endswith("DealCommitted")]
+
+        # Round 2 erased: the log cut before its commitment (a shorter chain holds).
+        erased = archived.check_log(real[: committed[1].version - 1])
+        assert erased is not None and erased.version == committed[1].version - 1
+        assert "published round 2 of game 1" in erased.reason
+        assert "rounds were erased from the log" in erased.reason
+
+        # A table written in between, after the fact: its rounds are in no archive.
+        house_game(store, "between", start=GAME_START + timedelta(hours=1))
+        (between,) = logs(store, "between")
+        late = archived.check_log(between)
+        assert late is not None and late.event_type == "DealCommitted"
+        assert "written into the log after the fact" in late.reason
+        gone = archived.missing_tables([stream_id("early")])
+        assert gone is not None and gone.stream_id == stream_id("late")
+        assert "the store has no log of it" in gone.reason
+
+
+async def test_the_relay_stops_where_the_stores_feed_does_not_continue_the_stream(
+    tmp_path: Path, nats_url: str, feed_subjects: FeedSubjects
+) -> None:
+    """Entries missing from the store (deleted rows): the relay publishes nothing out of place
+    and says why, rather than skipping them."""
+    with EventStore.from_url(sqlite_store(tmp_path, "gap")) as store:
+        house_game(store, "one")
+        CommitmentPublisher(store).refresh()
+        with store.engine.begin() as connection:
+            connection.execute(delete(commitment_feed).where(commitment_feed.c.seq == 1))
+        relay = FeedRelay(store, feed_subjects, nats_url)
+        with pytest.raises(FeedStuck, match="goes on with entry 2: entries are missing"):
+            await relay.publish_pending()
+        await relay.close()
+        assert await stream_entries(nats_url, feed_subjects) == []

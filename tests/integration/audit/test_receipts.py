@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from president import audit
-from president.client import Receipts
-from president.gateway.v1 import gateway_pb2 as pb
+from president.events.v1 import events_pb2 as epb
 from president.hosting.dealer import LocalDealer, RoundKey
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
@@ -28,7 +28,7 @@ from president.play.recorded import play_to_end, record_bot_game, seeded_host
 from president.rules import game as g
 from president.rules.options import options_for
 from president.store import EventStore, StoredEvent, migrate
-from tests.support.recorded_games import PRESET_PLAYERS
+from tests.support.recorded_games import PRESET_PLAYERS, kept_receipts, rechain
 
 
 @pytest.fixture
@@ -81,17 +81,7 @@ def receipts_of(
     events: list[StoredEvent], holder: str, path: Path, versions: range | None = None
 ) -> audit.ReceiptFile:
     """What a client kept of the changes it was sent, exported and read back."""
-    kept = Receipts("t", holder)
-    for event in events:
-        if versions is not None and event.version not in versions:
-            continue
-        kept.keep(
-            pb.WatchResponse(
-                version=event.version,
-                receipt_hash=event.hash,
-                receipt_previous_hash=event.previous_hash,
-            )
-        )
+    kept = kept_receipts("t", holder, events, versions)
     assert not kept.conflicts
     return audit.load_receipts(kept.export(path / f"{holder}.json"))
 
@@ -204,3 +194,31 @@ def test_a_bad_receipts_file_is_refused_in_a_sentence(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(audit.BadReceipts, match="not JSON"):
         audit.load_receipts(path)
+
+
+def test_another_last_deal_under_the_real_fingerprint_without_its_reveal(
+    stores: tuple[EventStore, EventStore],
+) -> None:
+    """Gap 1 as the issue tried it: the last round dealt other hands, the real round's
+    fingerprint kept, its reveal deleted, every hash recomputed. The log alone names the
+    game's end: its last round was never revealed, so its deal was never checked."""
+    real, forged = game(stores[0]), game(stores[1], later_seed=6)
+    committed = [e for e in real if e.type.endswith("DealCommitted")][-1]
+    fingerprint = epb.DealCommitted.FromString(committed.payload).fingerprint
+    last_reveal = [e for e in forged if e.type.endswith("DealRevealed")][-1]
+    edited = []
+    for event in forged:
+        if event is last_reveal:
+            continue
+        if event.version == committed.version:
+            message = epb.DealCommitted.FromString(event.payload)
+            assert message.fingerprint != fingerprint  # another deal
+            message.fingerprint = fingerprint
+            event = replace(event, payload=message.SerializeToString(deterministic=True))
+        edited.append(event)
+    report = audit.verify_table(rechain(edited))
+    assert report.problem is not None
+    print(report.problem)
+    assert report.problem.event_type == "GameEnded"
+    assert "round 2 of game 1" in report.problem.reason
+    assert "never revealed" in report.problem.reason

@@ -31,6 +31,7 @@ from tests.support.recorded_games import (
     decoded,
     delete_version,
     forged_row,
+    kept_receipts,
     rechain,
     record,
     rewrite,
@@ -399,6 +400,31 @@ def test_a_consistent_rewrite_of_a_suffix_is_caught_by_kept_hashes(
     assert "rewritten" in found.reason
 
 
+def test_a_different_pass_with_recomputed_hashes_is_caught_by_a_seats_receipts(
+    store: EventStore, table: str, tmp_path: Path
+) -> None:
+    """A seat played; the insider stores a pass there and the rules' own rest of the round,
+    every hash recomputed. The log alone holds; the receipts a seat's client kept name the
+    very event, and the receipt."""
+    original = store.read_stream(stream_id(table))
+    start = alternative_play_point(original, "pass")
+    rewrite(
+        store.engine,
+        stream_id(table),
+        lambda stored: replayed_suffix(stored, original, start, "pass"),
+    )
+    rewritten = store.read_stream(stream_id(table))
+    assert rewritten[start - 1].type.endswith(".Passed")
+    assert check(store, table).ok  # every rule holds in the rewritten log
+
+    kept = kept_receipts(table, "Bot 2", original)
+    receipts = audit.load_receipts(kept.export(tmp_path / "bot2.json"))
+    found = problem(store, table, receipts=[receipts])
+    assert (found.version, found.event_type) == (start, "Passed")
+    assert f"Bot 2's receipt of version {start}" in found.reason
+    assert "the log was rewritten at this event" in found.reason
+
+
 def test_kept_hashes_catch_a_log_cut_short(store: EventStore, table: str) -> None:
     original = store.read_stream(stream_id(table))
     kept = {event.version: event.hash for event in original}
@@ -411,8 +437,9 @@ def test_kept_hashes_catch_a_log_cut_short(store: EventStore, table: str) -> Non
     assert "cut off the end" in found.reason
 
 
-def alternative_play_point(events: list[StoredEvent]) -> int:
-    """The version of the first play of the last round where another play was legal."""
+def alternative_play_point(events: list[StoredEvent], verb: str = "play") -> int:
+    """The version of the first play of the last round where another play (``verb``
+    ``pass``: a pass) was legal."""
     started = max(e.version for e in events if e.type.endswith(".RoundStarted"))
     replayed = list(audit.replay_events(events))
     for start, _ in audit.command_groups(events):
@@ -421,24 +448,31 @@ def alternative_play_point(events: list[StoredEvent]) -> int:
             continue
         state = replayed[start - 1].game.round
         assert state is not None
-        if len(rnd.legal_actions(state, state.to_act)) > 2:
+        legal = rnd.legal_actions(state, state.to_act)
+        if verb == "play" and len(legal) > 2:
             return version
-    raise AssertionError("no play with an alternative")
+        if verb == "pass" and ("pass", 0) in legal:
+            return version
+    raise AssertionError(f"no play with an alternative {verb}")
 
 
-def replayed_suffix(stored: list[Row], original: list[StoredEvent], start: int) -> list[Row]:
-    """The log up to ``start``, then another legal play and the rules' own consequences."""
+def replayed_suffix(
+    stored: list[Row], original: list[StoredEvent], start: int, verb: str = "play"
+) -> list[Row]:
+    """The log up to ``start``, then another legal play (``verb`` ``pass``: a pass instead)
+    and the rules' own consequences."""
     game = list(audit.replay_events(original[: start - 1]))[-1].game
     state = game.round
     assert state is not None
     played = audit.decode(original[start - 1])
     assert isinstance(played, rnd.CardsPlayed)
     command: Any = next(
-        rnd.PlayCards(state.to_act, cards)
-        for verb, cards in rnd.legal_actions(state, state.to_act)
-        if verb == "play" and cards != played.cards
+        rnd.PlayCards(state.to_act, cards) if verb == "play" else rnd.Pass(state.to_act)
+        for legal, cards in rnd.legal_actions(state, state.to_act)
+        if legal == verb and (verb == "pass" or cards != played.cards)
     )
     new_rows = stored[: start - 1]
+    tag = f"rewrite-{original[0].stream_id}"  # command ids are the store's, not the stream's
     counter = 0
     clock = datetime.fromisoformat(original[start - 2].time)
 
@@ -454,7 +488,7 @@ def replayed_suffix(stored: list[Row], original: list[StoredEvent], start: int) 
         else:
             actor = "host"
         for seq, event in enumerate(g.decide(game, command)):
-            row = forged_row(codec.encode(event), f"rewrite-{counter}", actor, clock.isoformat())
+            row = forged_row(codec.encode(event), f"{tag}-{counter}", actor, clock.isoformat())
             new_rows.append({**row, "command_seq": seq})
             game = g.evolve(game, event)
 
@@ -477,10 +511,10 @@ def replayed_suffix(stored: list[Row], original: list[StoredEvent], start: int) 
         if isinstance(item, ev.DealRevealed):
             clock += timedelta(seconds=1)
             new_rows.append(
-                {**stored[first], **forged_row(item_message(stored[first]), "rewrite-reveal")}
+                {**stored[first], **forged_row(item_message(stored[first]), f"{tag}-reveal")}
             )
             new_rows[-1]["metadata"] = json.dumps(
-                {"actor": "server", "command_id": "rewrite-reveal", "time": clock.isoformat()},
+                {"actor": "server", "command_id": f"{tag}-reveal", "time": clock.isoformat()},
                 sort_keys=True,
                 separators=(",", ":"),
             )

@@ -78,6 +78,18 @@ def first_of(events: list[StoredEvent], kind: type, after: int = 0) -> StoredEve
     return next(e for e in events if e.version > after and isinstance(audit.decode(e), kind))
 
 
+def test_the_audited_read_gives_the_stores_events_and_columns(store: EventStore) -> None:
+    """``read_audited_stream`` reads with the driver's cursor: the same events as the store's
+    own read, and each row's command columns."""
+    table = record(store, "house", seed=5, rounds=1)
+    events, columns = read_audited_stream(store.engine, stream_id(table))
+    assert events == store.read_stream(stream_id(table))
+    assert all(type(e.payload) is bytes and type(e.metadata["time"]) is str for e in events)
+    assert [row.version for row in columns] == [e.version for e in events]
+    assert [row.command_id for row in columns] == [e.command_id for e in events]
+    assert columns[0].command_seq == 0 and max(row.command_seq for row in columns) > 0
+
+
 # --------------------------------------------------------------------------- gap 2: time
 def test_time_that_runs_backwards_is_named(store: EventStore) -> None:
     table = record_with_idle_person(store, "house")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from president.play.offline import play_game
+from president.rules import game as g
 from president.rules.cards import RANK_MASKS
 from president.rules.combos import beats_fast_path, check_beats, classify
 from president.rules.errors import Rejected
-from president.rules.options import Options
+from president.rules.options import PRESETS, Options, options_for
 from president.rules.round.plays import next_in_trick_fast_path, walk
 from president.rules.round.state import NOBODY
 from tests.support.rules_strategies import option_mixes
@@ -64,3 +69,24 @@ def test_next_in_trick_fast_path_is_walk_after_a_plain_play(
     general, skipped, restricted, closes = walk(hands, sat_out, seat, seat, NOBODY, "off", -1, 0)
     assert (fast, fast == NOBODY) == (general, closes)
     assert skipped == () and not restricted
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_evolve_all_is_evolve_event_by_event(preset: str) -> None:
+    """``evolve_all`` folds a command's events into the round and rebuilds the table once
+    (``_with_round``): the same table as ``evolve`` one event at a time, command by command."""
+    options = options_for(preset)
+    steps: list[tuple[g.GameState, list[Any]]] = []
+    before = g.new_table(options, 4)
+
+    def listener(event: Any, after: g.GameState) -> None:
+        if not steps or steps[-1][0] is not after:
+            steps.append((after, []))
+        steps[-1][1].append(event)
+
+    final, _ = play_game(options, 4, seed=3, rounds=2, listener=listener)
+    game = before
+    for after, events in steps:
+        game = g.evolve_all(game, events)
+        assert game == after
+    assert game == final

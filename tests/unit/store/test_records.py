@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from types import MappingProxyType
+from typing import Any
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from president.events.v1 import events_pb2
 from president.store import NewEvent, Position, normalise_url
+from president.store.records import canonical_json
 
 
 def test_positions_order_by_transaction_then_id() -> None:
@@ -81,3 +88,35 @@ def test_urls_are_normalised(given: str, expected: str) -> None:
 def test_unsupported_urls_are_refused(url: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         normalise_url(url)
+
+
+_JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+_JSON_VALUES = st.recursive(
+    _JSON_LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(), _JSON_VALUES, max_size=5))
+def test_canonical_json_is_json_dumps_with_the_canonical_options(value: dict[str, Any]) -> None:
+    """The encoder made once writes what ``json.dumps`` writes, for a mapping proxy too."""
+    wanted = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    assert canonical_json(value) == wanted
+    assert canonical_json(MappingProxyType(value)) == wanted
+
+
+def test_canonical_json_refuses_what_is_not_plain_json() -> None:
+    circular: dict[str, Any] = {}
+    circular["self"] = circular
+    for value in ({"x": float("nan")}, {"x": object()}, circular):
+        with pytest.raises(ValueError, match="event metadata must be plain JSON"):
+            canonical_json(value)

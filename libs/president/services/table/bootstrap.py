@@ -12,6 +12,7 @@ import structlog
 
 from president.hosting.host import TableHost
 from president.servicekit.config import Settings, env_seconds
+from president.servicekit.feed_stream import FeedSubjects
 from president.servicekit.server import Service
 from president.services.table.app import TableApp, count_appended
 from president.services.table.commitments import (
@@ -22,6 +23,7 @@ from president.services.table.commitments import (
 from president.services.table.dealer_client import CALL_SECONDS, GrpcDealer
 from president.services.table.directory import TableDirectory
 from president.services.table.eviction import EvictionRules
+from president.services.table.feed_relay import FeedRelay
 from president.services.table.handlers import TableServicer
 from president.services.table.leases import Leases
 from president.services.table.relay import OutboxRelay
@@ -54,6 +56,12 @@ def build(settings: Settings) -> Service:
     host = TableHost(store, dealer, on_appended=appended, rapid_bots_wait=True)
     directory = TableDirectory(store)
     publisher = CommitmentPublisher(store)
+    feed_relay = FeedRelay(
+        store,
+        FeedSubjects.beside(settings.subjects),
+        settings.nats_url,
+        poll_seconds=env_seconds("PRESIDENT_COMMITMENT_SECONDS", PUBLISH_SECONDS),
+    )
     app = TableApp(store, host, directory)
     lease_seconds = env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
     leases = None
@@ -114,6 +122,7 @@ def build(settings: Settings) -> Service:
             await leases.close()
         await servicer.close()
         await relay.close()
+        await feed_relay.close()
         dealer.close()
         store.close()
 
@@ -125,6 +134,7 @@ def build(settings: Settings) -> Service:
             prepare,
             relay.run,
             relay.run_fast_path,
+            feed_relay.run,
             *([leases.run] if leases is not None else []),
         ],
         on_stop=[close],

@@ -101,20 +101,3 @@ def list_commitments(store: EventStore, day: str, after_seq: int, limit: int) ->
         return []  # past any entry a database column can number
     count = min(limit or PAGE, PAGE)
     return read_feed(store.engine, day or None, after_seq, count)
-
-
-def entry_message(entry: FeedEntry) -> pb.CommitmentEntry:
-    """A feed entry as the wire carries it."""
-    c = entry.commitment
-    return pb.CommitmentEntry(
-        seq=entry.seq,
-        day=c.day,
-        stream_id=c.stream_id,
-        version=c.version,
-        game_no=c.game_no,
-        round_no=c.round_no,
-        fingerprint=c.fingerprint,
-        committed_at=c.committed_at,
-        hash=entry.hash,
-        previous_hash=entry.previous_hash,
-    )

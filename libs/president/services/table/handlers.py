@@ -36,11 +36,12 @@ from president.servicekit.errors import (
     store_unavailable,
     to_refusal,
 )
+from president.servicekit.feed_stream import entry_message
 from president.servicekit.metrics import REJECTIONS, observe_call
 from president.servicekit.nats import envelope, valid_table_id
 from president.services.table.app import TableApp
 from president.services.table.commands import Translated, translate
-from president.services.table.commitments import entry_message, list_commitments
+from president.services.table.commitments import list_commitments
 from president.services.table.directory import Query, Summary
 from president.services.table.executor import CommandExecutor
 from president.services.table.leases import Leases
