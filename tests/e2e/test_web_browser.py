@@ -81,7 +81,7 @@ def test_the_page_lists_tables_and_checks_a_deal_with_its_exchange(
             asyncio.run, two_rounds(web_stack.gateway)
         ).result()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    address = f"{base_url(web_stack)}/#table={table_id}&token={token}&round=2"
+    address = f"{base_url(web_stack)}/edge.html#table={table_id}&token={token}&round=2"
 
     page, problems = open_page(browser, address)
     section = page.locator("section[aria-labelledby=check-title]")
@@ -111,7 +111,7 @@ def test_the_page_lists_tables_and_checks_a_deal_with_its_exchange(
 
     # A spectator's page checks the fingerprint and says why nothing else.
     page, problems = open_page(
-        browser, f"{base_url(web_stack)}/#table={table_id}&token={spectator}&round=2"
+        browser, f"{base_url(web_stack)}/edge.html#table={table_id}&token={spectator}&round=2"
     )
     assert section_verdict(page) == "ok"
     texts = page.locator("#check-results li").all_inner_texts()
