@@ -35,3 +35,26 @@ export function fill(element: Element, ...children: Child[]): void {
 export function announce(text: string): void {
   byId("announce").textContent = text;
 }
+
+/**
+ * Make ``parent``'s children ``nodes``, keeping every old child (by id) that would be
+ * replaced by an identical one: a change elsewhere leaves the hand's buttons, their focus
+ * and a tap in progress alone.
+ */
+export function patch(parent: Element, ...nodes: Child[]): void {
+  const old = new Map<string, Element>();
+  for (const child of parent.children) if (child.id) old.set(child.id, child);
+  const wanted = nodes
+    .filter((n): n is Node | string => n !== null && n !== undefined && n !== false)
+    .map((node) => {
+      if (!(node instanceof Element) || !node.id) return node;
+      const kept = old.get(node.id);
+      return kept && kept.outerHTML === node.outerHTML ? kept : node;
+    });
+  const keep = new Set(wanted);
+  for (const child of [...parent.childNodes]) if (!keep.has(child as Element)) child.remove();
+  wanted.forEach((node, index) => {
+    const at = parent.childNodes[index];
+    if (at !== node) parent.insertBefore(typeof node === "string" ? document.createTextNode(node) : node, at ?? null);
+  });
+}

@@ -21,14 +21,25 @@ function rulesPanel(page: TablePage): HTMLElement {
 }
 
 async function activityPanel(page: TablePage, into: HTMLElement): Promise<void> {
-  const list = h("ol", { id: "activity-items", reversed: true });
-  fill(into, h("section", { id: "activity", "aria-labelledby": "activity-title" }, h("h2", { id: "activity-title" }, "What happened at the table"), list));
-  try {
-    const answer = await gateway.getActivity({ tableId: page.tableId, pageSize: 50 });
-    fill(list, ...answer.items.map((item) => h("li", { "data-version": String(item.version) }, item.text)));
-  } catch (error) {
-    fill(list, h("li", { role: "alert" }, `The activity is not available: ${sentence(error)}`));
-  }
+  const list = h("ol", { id: "activity-items" });
+  const older = h("button", { id: "activity-older", hidden: true }, "Show older");
+  fill(
+    into,
+    h("section", { id: "activity", "aria-labelledby": "activity-title" }, h("h2", { id: "activity-title" }, "What happened at the table, newest first"), list, older),
+  );
+  let token = "";
+  const more = async (): Promise<void> => {
+    try {
+      const answer = await gateway.getActivity({ tableId: page.tableId, pageSize: 50, pageToken: token });
+      list.append(...answer.items.map((item) => h("li", { "data-version": String(item.version) }, item.text)));
+      token = answer.nextPageToken;
+      older.hidden = !token;
+    } catch (error) {
+      list.append(h("li", { role: "alert" }, `The activity is not available: ${sentence(error)}`));
+    }
+  };
+  older.addEventListener("click", () => void more());
+  await more();
 }
 
 async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {

@@ -35,7 +35,7 @@ function seatItem(view: TableView, seat: SeatView, reaction: string | undefined)
       "data-seat": seat.seat,
       "aria-current": turn ? "true" : undefined,
     },
-    h("span", { class: "seat-name" }, name, mine ? " (you)" : "", seat.isBot ? " 🤖" : ""),
+    h("span", { class: "seat-name" }, name, mine ? " (you)" : "", seat.isBot ? " (bot)" : ""),
     h("span", { class: "seat-details" }, details.join(" · ")),
     reaction ? h("span", { class: "reaction", role: "status" }, reaction) : null,
   );
@@ -49,12 +49,12 @@ export function seatList(view: TableView, reactions: Map<number, string>): HTMLE
   );
 }
 
-export function trickArea(view: TableView): HTMLElement {
+export function trickArea(view: TableView): HTMLElement | null {
   const round = view.round;
   const top = round?.top ?? [];
   const revolution = round?.revolution ? h("p", { id: "revolution", class: "badge" }, "Revolution: the order is reversed") : null;
   if (!round || round.phase !== "play") {
-    return h("section", { id: "trick", "aria-label": "The pile" }, revolution);
+    return revolution ? h("section", { id: "trick", "aria-label": "The pile" }, revolution) : null;
   }
   return h(
     "section",

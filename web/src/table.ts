@@ -9,16 +9,16 @@ import type { TableView } from "../gen/president/game/v1/game_pb";
 import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
 import { commandId, gateway, identity, reasonOf, sentence } from "./api";
 import { rankOf, sortedHand, spoken } from "./cards";
-import { announce, byId, fill, h } from "./dom";
+import { announce, byId, fill, h, patch } from "./dom";
 import { helpMenu } from "./menu";
 import { TableReceipts } from "./receipts";
 import { cardFace, results, seatList, seatName, trickArea, turnText } from "./seats";
 
 const REACTIONS: [string, string][] = [
-  ["thumbs_up", "👍"],
-  ["clap", "👏"],
-  ["wow", "😮"],
-  ["laugh", "😂"],
+  ["nice", "Nice!"],
+  ["well_played", "Well played"],
+  ["wow", "Wow"],
+  ["ouch", "Ouch"],
 ];
 const REACTION_SECONDS = 4;
 
@@ -126,11 +126,11 @@ export class TablePage {
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.key;
     const round = view.round;
     const seated = view.viewerSeat !== undefined;
-    fill(
+    patch(
       byId("main"),
       h(
         "header",
-        { class: "bar" },
+        { class: "bar", id: "table-bar" },
         h("h1", {}, `Table ${view.tableId}`),
         h("span", { id: "phase" }, `${view.options?.preset ?? ""} · ${view.visibility} · game ${view.gameNo}${round ? `, round ${round.roundNo}` : ""}`),
         seated ? null : h("span", { id: "spectating", class: "badge" }, "You are watching"),
@@ -139,7 +139,7 @@ export class TablePage {
       seatList(view, this.reactions),
       trickArea(view),
       h("p", { id: "turn", role: "timer", "aria-live": "off" }, turnText(view, this.secondsLeft())),
-      this.notice ? h("p", { id: "notice", role: "status" }, this.notice) : null,
+      h("p", { id: "notice", role: "status" }, this.notice),
       results(view),
       seated ? this.handArea(view) : null,
       seated ? this.reactionBar() : null,
@@ -245,6 +245,8 @@ export class TablePage {
     const view = this.view;
     if (!view) return;
     const cards = [...this.selected];
+    this.notice = "Sending…";
+    this.render();
     try {
       if (this.exchangeOwed(view) > 0) {
         await gateway.returnCards({ tableId: this.tableId, cards, commandId: commandId() });
@@ -267,6 +269,8 @@ export class TablePage {
   }
 
   private async pass(): Promise<void> {
+    this.notice = "Sending…";
+    this.render();
     try {
       await gateway.pass({ tableId: this.tableId, trickVersion: this.view?.round?.trickVersion, commandId: commandId() });
       this.selected.clear();
