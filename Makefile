@@ -31,8 +31,8 @@ web-build: $(STAMP) ## Rebuild the web table's bundle: npm ci, protoc-gen-es fro
 	$(BIN)/python web/bundle.py build
 
 lint: $(STAMP) ## ruff
-	$(BIN)/ruff check libs tests protos
-	$(BIN)/ruff format --check libs tests protos
+	$(BIN)/ruff check libs tests protos web/bundle.py
+	$(BIN)/ruff format --check libs tests protos web/bundle.py
 
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy
