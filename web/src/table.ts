@@ -33,6 +33,8 @@ export class TablePage {
   private selected = new Set<string>();
   private preview: Preview | null = null;
   private previewAsked = 0;
+  /** The trick version of the pile the preview was worked out on: the play answers that pile. */
+  private previewTrick: number | undefined;
   private notice = "";
   private readonly reactions = new Map<number, string>();
   readonly receipts: TableReceipts;
@@ -101,10 +103,11 @@ export class TablePage {
 
   private show(view: TableView): void {
     const handBefore = this.view?.round?.hand.join(" ");
+    const trickBefore = this.view?.round?.trickVersion;
     this.view = view;
     this.receivedAt = Date.now();
     const hand = view.round?.hand ?? [];
-    if (hand.join(" ") !== handBefore) {
+    if (hand.join(" ") !== handBefore || view.round?.trickVersion !== trickBefore) {
       for (const card of [...this.selected]) if (!hand.includes(card)) this.selected.delete(card);
       this.preview = null;
       if (this.selected.size > 0) void this.askPreview();
@@ -228,9 +231,11 @@ export class TablePage {
   private async askPreview(): Promise<void> {
     const asked = ++this.previewAsked;
     const cards = [...this.selected];
+    const trick = this.view?.round?.trickVersion;
     try {
       const answer = await gateway.previewPlay({ tableId: this.tableId, cards });
       if (asked !== this.previewAsked) return;
+      this.previewTrick = trick;
       this.preview = answer.playable
         ? { playable: true, text: answer.label }
         : { playable: false, text: answer.refused?.message ?? "This play cannot be made now." };
@@ -253,7 +258,7 @@ export class TablePage {
         this.notice = `You gave back ${cards.length} card(s).`;
       } else {
         const label = this.preview?.text ?? "";
-        await gateway.play({ tableId: this.tableId, cards, trickVersion: view.round?.trickVersion, commandId: commandId() });
+        await gateway.play({ tableId: this.tableId, cards, trickVersion: this.previewTrick, commandId: commandId() });
         this.notice = label ? `You played: ${label.replace(/^Play /, "")}.` : "";
       }
       this.selected.clear();
