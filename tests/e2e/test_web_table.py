@@ -387,20 +387,9 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     kept = json.loads(receipts.read_text())
     assert kept["format"] == "president-receipts/1" and kept["table_id"] == table_id
     assert len(kept["receipts"]) > 20
+    verify = f"audit verify --db {web_stack.database_url} --table {table_id} --receipts {receipts}"
     audited = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "president.cli.main",
-            "audit",
-            "verify",
-            "--db",
-            web_stack.database_url,
-            "--table",
-            table_id,
-            "--receipts",
-            str(receipts),
-        ],
+        [sys.executable, "-m", "president.cli.main", *verify.split()],
         capture_output=True,
         text=True,
         timeout=60,

@@ -58,3 +58,25 @@ export function patch(parent: Element, ...nodes: Child[]): void {
     if (at !== node) parent.insertBefore(typeof node === "string" ? document.createTextNode(node) : node, at ?? null);
   });
 }
+
+/** A field of a form: a label and its control (the control's id ties them), or any element. */
+export type Field = readonly [label: string, control: HTMLElement] | HTMLElement;
+
+/**
+ * A titled form (``id``-title names it for screen readers) of labelled fields and a submit
+ * button; ``submit`` runs when it is sent (the page does not reload).
+ */
+export function panelForm(id: string, title: string, fields: Field[], button: HTMLElement, submit: () => unknown): HTMLFormElement {
+  const form = h(
+    "form",
+    { "aria-labelledby": `${id}-title`, class: "card-panel", id },
+    h("h2", { id: `${id}-title` }, title),
+    ...fields.flatMap((field) => (field instanceof HTMLElement ? [field] : [h("label", { for: field[1].id }, field[0]), field[1]])),
+    button,
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    void submit();
+  });
+  return form;
+}

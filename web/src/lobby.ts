@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { TableOptionsSchema } from "../gen/president/game/v1/game_pb";
 import { type TableSummary, Visibility } from "../gen/president/gateway/v1/gateway_pb";
 import { commandId, gateway, identity, sentence } from "./api";
-import { byId, fill, h } from "./dom";
+import { byId, fill, h, panelForm } from "./dom";
 import { PRESETS } from "./rules";
 
 const PHASES: Record<string, string> = {
@@ -80,26 +80,19 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
   };
   preset.addEventListener("change", showNote);
   showNote();
-  const form = h(
-    "form",
-    { "aria-labelledby": "create-title", class: "card-panel" },
-    h("h2", { id: "create-title" }, "Create a table"),
-    h("label", { for: "new-preset" }, "Rules (preset)"),
-    preset,
-    presetNote,
-    h("label", { for: "new-visibility" }, "Who may sit"),
-    visibility,
-    h("label", { for: "new-name" }, "Table name (optional)"),
-    name,
-    h("label", { for: "new-seats" }, "Seats (0 for the preset's usual count)"),
-    seats,
-    h("label", { for: "new-options" }, "Options, one name=value a line (see the rules)"),
-    options,
+  const form = panelForm(
+    "create",
+    "Create a table",
+    [
+      ["Rules (preset)", preset],
+      presetNote,
+      ["Who may sit", visibility],
+      ["Table name (optional)", name],
+      ["Seats (0 for the preset's usual count)", seats],
+      ["Options, one name=value a line (see the rules)", options],
+    ],
     h("button", { type: "submit", class: "gold" }, "Create the table"),
-  );
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    void (async () => {
+    async () => {
       try {
         const created = await gateway.createTable({
           options: create(TableOptionsSchema, { preset: preset.value, options: parseOptions(options.value) }),
@@ -113,22 +106,17 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
       } catch (error) {
         status.textContent = `Could not create the table: ${sentence(error)}`;
       }
-    })();
-  });
+    },
+  );
 
   const byIdInput = h("input", { id: "open-id", required: true });
-  const openForm = h(
-    "form",
-    { "aria-labelledby": "open-title", class: "card-panel" },
-    h("h2", { id: "open-title" }, "A table by its id"),
-    h("label", { for: "open-id" }, "Table id (a private table's host gives it)"),
-    byIdInput,
+  const openForm = panelForm(
+    "open",
+    "A table by its id",
+    [["Table id (a private table's host gives it)", byIdInput]],
     h("button", { type: "submit" }, "Open"),
+    () => open(byIdInput.value.trim()),
   );
-  openForm.addEventListener("submit", (event) => {
-    event.preventDefault();
-    open(byIdInput.value.trim());
-  });
 
   fill(
     byId("main"),

@@ -2,7 +2,7 @@
 // (logging in, or creating the account when the box is ticked).
 
 import { gateway, identity, sentence } from "./api";
-import { announce, byId, fill, h } from "./dom";
+import { announce, byId, fill, h, panelForm } from "./dom";
 
 async function remember(accessToken: string, shownName: string): Promise<void> {
   identity.set(accessToken, "", shownName);
@@ -13,48 +13,37 @@ async function remember(accessToken: string, shownName: string): Promise<void> {
 export function showSignIn(onSignedIn: () => void): void {
   const status = h("p", { id: "signin-status", role: "status" });
   const guestName = h("input", { id: "guest-name", name: "guest-name", autocomplete: "nickname", maxlength: 40, required: true });
-  const guest = h(
-    "form",
-    { "aria-labelledby": "guest-title", class: "card-panel" },
-    h("h2", { id: "guest-title" }, "Play as a guest"),
-    h("label", { for: "guest-name" }, "Your name at the table"),
-    guestName,
+  const guest = panelForm(
+    "guest",
+    "Play as a guest",
+    [["Your name at the table", guestName]],
     h("button", { type: "submit", class: "gold" }, "Sign in as a guest"),
+    () =>
+      run(async () => {
+        const name = guestName.value.trim();
+        const answer = await gateway.createGuest({ displayName: name });
+        await remember(answer.credentials?.accessToken ?? "", name);
+      }),
   );
-  guest.addEventListener("submit", (event) => {
-    event.preventDefault();
-    void run(async () => {
-      const name = guestName.value.trim();
-      const answer = await gateway.createGuest({ displayName: name });
-      await remember(answer.credentials?.accessToken ?? "", name);
-    });
-  });
 
   const accountName = h("input", { id: "account-name", autocomplete: "username", required: true });
   const password = h("input", { id: "account-password", type: "password", autocomplete: "current-password", required: true });
   const create = h("input", { id: "account-create", type: "checkbox" });
-  const account = h(
-    "form",
-    { "aria-labelledby": "account-title", class: "card-panel" },
-    h("h2", { id: "account-title" }, "Sign in with your name"),
-    h("label", { for: "account-name" }, "Name"),
-    accountName,
-    h("label", { for: "account-password" }, "Password"),
-    password,
-    h("label", { class: "inline" }, create, " This is a new account: create it"),
+  const account = panelForm(
+    "account",
+    "Sign in with your name",
+    [["Name", accountName], ["Password", password], h("label", { class: "inline" }, create, " This is a new account: create it")],
     h("button", { type: "submit" }, "Sign in"),
+    () =>
+      run(async () => {
+        const name = accountName.value.trim();
+        const answer = create.checked
+          ? await gateway.register({ name, password: password.value, displayName: name })
+          : await gateway.logIn({ name, password: password.value });
+        password.value = "";
+        await remember(answer.credentials?.accessToken ?? "", name);
+      }),
   );
-  account.addEventListener("submit", (event) => {
-    event.preventDefault();
-    void run(async () => {
-      const name = accountName.value.trim();
-      const answer = create.checked
-        ? await gateway.register({ name, password: password.value, displayName: name })
-        : await gateway.logIn({ name, password: password.value });
-      password.value = "";
-      await remember(answer.credentials?.accessToken ?? "", name);
-    });
-  });
 
   async function run(signIn: () => Promise<void>): Promise<void> {
     status.textContent = "Signing in…";
