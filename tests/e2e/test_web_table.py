@@ -36,6 +36,7 @@ from playwright.sync_api import (
     BrowserContext,
     ConsoleMessage,
     Page,
+    Route,
     expect,
     sync_playwright,
 )
@@ -421,3 +422,52 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     assert console.problems == [] and watch_console.problems == [] and host_console.problems == []
     for context in (player, watcher, host):
         context.close()
+
+
+def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
+    web_stack: Stack,  # noqa: F811
+    browser: Browser,
+) -> None:
+    """In rapid mode a play names the pile (trick version) it was chosen on. Held on a slow
+    network (the browser's request waits) while a bot answers first, it is refused STALE:
+    the page says so and the card stays in the hand."""
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    console = Console(page)
+    page.goto(f"{base_url(web_stack)}/")
+    sign_in(page, "Rae")
+    page.get_by_label("Rules (preset)").select_option("house-rapid")
+    page.get_by_label("Options, one name=value a line (see the rules)").fill(
+        "game_end=rounds:1\nbot_delay_ms=300\nrapid_seconds=2"
+    )
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    page.locator("#start").click()
+    page.wait_for_selector("#hand .card[data-playable]")
+    card = page.locator("#hand .card[data-playable]").first.get_attribute("data-card") or ""
+    page.locator(f"#hand .card[data-card='{card}']").click()
+    gold = page.locator("#play")
+    expect(gold).to_have_text(re.compile(r"^Play "))
+    trick = page.evaluate("document.body.dataset.trick")
+    held: list[str] = []
+
+    def slow_network(route: Route) -> None:
+        """The play reaches the server only after the pile moved on (a bot answered first)."""
+        held.append(route.request.post_data or "")
+        page.wait_for_selector(f"body:not([data-trick='{trick}'])")
+        route.continue_()
+
+    page.route(f"**{SERVICE_PATH}/Play", slow_network)
+    gold.click()
+    expect(page.locator("#notice")).to_have_text(
+        "Someone played first: the trick moved on, and your cards stay in your hand."
+    )
+    assert page.locator(f"#hand .card[data-card='{card}']").count() == 1
+    assert len(held) == 1 and json.loads(held[0])["trickVersion"] == int(trick), held
+    page.unroute(f"**{SERVICE_PATH}/Play")
+    # Chromium logs the refused call's status (ABORTED is HTTP 409 in Connect), nothing else.
+    assert console.problems == [
+        "Failed to load resource: the server responded with a status of 409 (Conflict)"
+    ]
+    context.close()

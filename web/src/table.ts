@@ -152,6 +152,7 @@ export class TablePage {
     document.body.dataset.ready = "table";
     document.body.dataset.phase = view.phase;
     document.body.dataset.version = String(view.version);
+    document.body.dataset.trick = String(round?.trickVersion ?? 0);
   }
 
   private handArea(view: TableView): HTMLElement {
