@@ -5,42 +5,80 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { GatewayService } from "../gen/president/gateway/v1/gateway_pb";
+import type { Credentials } from "../gen/president/players/v1/players_pb";
 
 const ERROR_INFO = "google.rpc.ErrorInfo";
-const TOKEN_KEY = "president.token";
-const PLAYER_KEY = "president.player";
-const NAME_KEY = "president.name";
+const KEY = "president.identity";
+/** Refresh the access token this long before it expires. */
+const REFRESH_MARGIN_SECONDS = 60;
+
+interface Stored {
+  token: string;
+  refreshToken: string;
+  expiresAt: number;
+  playerId: string;
+  name: string;
+}
+
+function stored(): Stored | null {
+  const text = sessionStorage.getItem(KEY);
+  return text ? (JSON.parse(text) as Stored) : null;
+}
 
 /** Who is signed in on this tab (sessionStorage: closing the tab signs out). */
 export const identity = {
   get token(): string {
-    return sessionStorage.getItem(TOKEN_KEY) ?? "";
+    return stored()?.token ?? "";
   },
   get playerId(): string {
-    return sessionStorage.getItem(PLAYER_KEY) ?? "";
+    return stored()?.playerId ?? "";
   },
   get name(): string {
-    return sessionStorage.getItem(NAME_KEY) ?? "";
+    return stored()?.name ?? "";
   },
-  set(token: string, playerId: string, name: string): void {
-    sessionStorage.setItem(TOKEN_KEY, token);
-    sessionStorage.setItem(PLAYER_KEY, playerId);
-    sessionStorage.setItem(NAME_KEY, name);
+  /** Keep a session's credentials (from CreateGuest, LogIn, Register or Refresh). */
+  remember(credentials: Credentials | undefined, name: string): void {
+    if (!credentials?.accessToken) throw new Error("the server sent no access token");
+    const value: Stored = {
+      token: credentials.accessToken,
+      refreshToken: credentials.refreshToken,
+      expiresAt: Number(credentials.accessExpiresAt),
+      playerId: credentials.identity?.accountId ?? "",
+      name: credentials.identity?.displayName || name,
+    };
+    sessionStorage.setItem(KEY, JSON.stringify(value));
   },
   clear(): void {
-    for (const key of [TOKEN_KEY, PLAYER_KEY, NAME_KEY]) sessionStorage.removeItem(key);
+    sessionStorage.removeItem(KEY);
   },
 };
 
+const transport = (interceptors: Interceptor[]) => createConnectTransport({ baseUrl: location.origin, interceptors });
+
+/** The calls that need no bearer (Refresh trades its own token). */
+const anonymous: Client<typeof GatewayService> = createClient(GatewayService, transport([]));
+let refreshing: Promise<void> | null = null;
+
+/** A new access token when this one is about to expire (one Refresh at a time). */
+async function fresh(): Promise<void> {
+  const now = stored();
+  if (!now?.refreshToken || now.expiresAt - Date.now() / 1000 > REFRESH_MARGIN_SECONDS) return;
+  refreshing ??= anonymous
+    .refresh({ refreshToken: now.refreshToken })
+    .then((answer) => identity.remember(answer.credentials, now.name))
+    .finally(() => {
+      refreshing = null;
+    });
+  await refreshing;
+}
+
 const bearer: Interceptor = (next) => async (request) => {
+  await fresh();
   if (identity.token) request.header.set("authorization", `Bearer ${identity.token}`);
   return next(request);
 };
 
-export const gateway: Client<typeof GatewayService> = createClient(
-  GatewayService,
-  createConnectTransport({ baseUrl: location.origin, interceptors: [bearer] }),
-);
+export const gateway: Client<typeof GatewayService> = createClient(GatewayService, transport([bearer]));
 
 /** The stable ErrorInfo reason of a refusal ("" when it carries none). */
 export function reasonOf(error: unknown): string {

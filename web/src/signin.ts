@@ -4,12 +4,6 @@
 import { gateway, identity, sentence } from "./api";
 import { announce, byId, fill, h, panelForm } from "./dom";
 
-async function remember(accessToken: string, shownName: string): Promise<void> {
-  identity.set(accessToken, "", shownName);
-  const who = await gateway.whoAmI({});
-  identity.set(accessToken, who.identity?.accountId ?? "", who.identity?.displayName || shownName);
-}
-
 export function showSignIn(onSignedIn: () => void): void {
   const status = h("p", { id: "signin-status", role: "status" });
   const guestName = h("input", { id: "guest-name", name: "guest-name", autocomplete: "nickname", maxlength: 40, required: true });
@@ -22,7 +16,7 @@ export function showSignIn(onSignedIn: () => void): void {
       run(async () => {
         const name = guestName.value.trim();
         const answer = await gateway.createGuest({ displayName: name });
-        await remember(answer.credentials?.accessToken ?? "", name);
+        identity.remember(answer.credentials, name);
       }),
   );
 
@@ -41,7 +35,7 @@ export function showSignIn(onSignedIn: () => void): void {
           ? await gateway.register({ name, password: password.value, displayName: name })
           : await gateway.logIn({ name, password: password.value });
         password.value = "";
-        await remember(answer.credentials?.accessToken ?? "", name);
+        identity.remember(answer.credentials, name);
       }),
   );
 

@@ -4,6 +4,7 @@
 // Check the deal, the receipts).
 
 import { fromBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { ReactionShownSchema, TimedOutSchema } from "../gen/president/events/v1/events_pb";
 import type { TableView } from "../gen/president/game/v1/game_pb";
 import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
@@ -21,6 +22,9 @@ const REACTIONS: [string, string][] = [
   ["ouch", "Ouch"],
 ];
 const REACTION_SECONDS = 4;
+/** A Watch stream that ends so (a drained edge, an expired token, a lost network) is resumed. */
+const RESUMABLE = new Set([Code.Unavailable, Code.Unauthenticated, Code.Internal, Code.Unknown, Code.Canceled, Code.DeadlineExceeded]);
+const MAX_RESUMES = 5;
 
 interface Preview {
   playable: boolean;
@@ -52,17 +56,35 @@ export class TablePage {
     this.ticker = window.setInterval(() => this.tick(), 250);
     fill(byId("main"), h("p", { role: "status" }, "Opening the table…"));
     fill(byId("side"), helpMenu(this));
-    try {
-      for await (const change of gateway.watch({ tableId: this.tableId, fromVersion: 0n }, { signal: this.abort.signal })) {
-        this.receipts.keep(change);
-        if (change.event) this.onEvent(change.event.type, change.event.payload);
-        if (change.view) this.show(change.view);
+    let failures = 0;
+    while (!this.abort.signal.aborted && !this.view?.closed) {
+      try {
+        const from = this.view?.version ?? 0n; // a stream cut off resumes after the last change
+        failures += 1; // until a change arrives: a stream the server ends at once counts too
+        for await (const change of gateway.watch({ tableId: this.tableId, fromVersion: from }, { signal: this.abort.signal })) {
+          failures = 0;
+          this.receipts.keep(change);
+          if (change.event) this.onEvent(change.event.type, change.event.payload);
+          if (change.view) this.show(change.view);
+        }
+      } catch (error) {
+        if (this.abort.signal.aborted) return;
+        if (!RESUMABLE.has(error instanceof ConnectError ? error.code : Code.Unknown) || failures > MAX_RESUMES) {
+          this.fail(`The table is not available: ${sentence(error)}`);
+          return;
+        }
       }
-    } catch (error) {
-      if (this.abort.signal.aborted) return;
-      fill(byId("main"), h("p", { role: "alert" }, `The table is not available: ${sentence(error)}`), h("button", { onclick: this.leave }, "Back to the lobby"));
-      document.body.dataset.ready = "table-error";
+      if (failures > MAX_RESUMES) {
+        this.fail("The table keeps closing its stream: try again later.");
+        return;
+      }
+      await new Promise((resume) => setTimeout(resume, 500 * failures));
     }
+  }
+
+  private fail(text: string): void {
+    fill(byId("main"), h("p", { role: "alert" }, text), h("button", { onclick: this.leave }, "Back to the lobby"));
+    document.body.dataset.ready = "table-error";
   }
 
   close(): void {
