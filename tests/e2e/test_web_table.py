@@ -418,6 +418,12 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
         watch_page.locator("#hand").count() == 0 and watch_page.locator("#hand-area").count() == 0
     )
     assert len(seen_hand_in_spectator) == 1, seen_hand_in_spectator  # only the "checked" mark
+    # The spectator checks a deal too: the fingerprint alone, and it says why.
+    watch_page.locator("#menu-check-the-deal").click()
+    watch_page.locator("[data-round='1/1']").click()
+    watch_page.wait_for_selector("#deal-check[data-verdict=ok]")
+    checks = watch_page.locator("#check-results li").all_inner_texts()
+    assert len(checks) == 2 and "without a seat" in checks[1], checks
     messages = tap.messages()
     assert len(messages) > 30 and messages[-1].view.phase == "game_over"
     for message in messages:
