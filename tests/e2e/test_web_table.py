@@ -441,6 +441,11 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
         if event.type.endswith("CardsGiven"):
             assert not events_pb2.CardsGiven.FromString(event.payload).cards
 
+    # Signing out ends the session: the page asks for a sign-in again.
+    host_page.get_by_role("button", name="Lobby").click()
+    host_page.get_by_role("button", name="Sign out").click()
+    host_page.wait_for_selector("body[data-ready=signin]")
+    assert host_page.evaluate("sessionStorage.length") == 0
     assert console.problems == [] and watch_console.problems == [] and host_console.problems == []
     for context in (player, watcher, host):
         context.close()

@@ -1,6 +1,6 @@
 // The web table's entry: sign in, then the lobby or a table (#table=<id> in the address).
 
-import { identity } from "./api";
+import { gateway, identity } from "./api";
 import { byId, fill } from "./dom";
 import { showLobby } from "./lobby";
 import { showSignIn } from "./signin";
@@ -33,8 +33,14 @@ function route(): void {
         location.hash = `table=${encodeURIComponent(id)}`;
       },
       () => {
-        identity.clear();
-        route();
+        // End the session at the server too; the tab forgets it either way.
+        void gateway
+          .logOut({})
+          .catch(() => undefined)
+          .finally(() => {
+            identity.clear();
+            route();
+          });
       },
     );
   }
