@@ -337,9 +337,9 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     expect(watch_page.locator("li.seat.me .seat-name")).to_have_text("Sam (you)")
     expect(host_page.locator("li.seat[data-seat='1'] .seat-name")).to_have_text("Sam")
     watch_page.goto(f"{site}/#table={table_id}")
-    watch_page.wait_for_selector("body[data-ready=table]")
+    expect(watch_page.locator("#table-bar h1")).to_have_text(f"Table {table_id}")
+    expect(watch_page.locator("#spectating")).to_have_count(1)
     tap.follow()
-    assert watch_page.locator("#spectating").count() == 1
 
     page.locator("#start").click()
     page.get_by_role("button", name="React nice").click()  # a reaction, seen by the watcher
