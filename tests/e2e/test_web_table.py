@@ -142,7 +142,10 @@ def sign_in(page: Page, name: str) -> None:
     page.wait_for_selector("body[data-ready=signin]")
     page.get_by_label("Your name at the table").fill(name)
     page.get_by_role("button", name="Sign in as a guest").click()
-    page.wait_for_selector("body[data-ready=lobby]")
+    page.wait_for_selector("body[data-ready=lobby], #signin-status:has-text('Could not')")
+    assert page.evaluate("document.body.dataset.ready") == "lobby", page.locator(
+        "#signin-status"
+    ).inner_text()
 
 
 def create_practice_table(page: Page) -> str:
