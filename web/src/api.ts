@@ -1,0 +1,110 @@
+// The gateway's API from the browser: one Connect client over the web edge (same origin),
+// the account's bearer token on every call, and refusals turned into words.
+
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-web";
+import { GatewayService } from "../gen/president/gateway/v1/gateway_pb";
+import type { Credentials } from "../gen/president/players/v1/players_pb";
+
+const ERROR_INFO = "google.rpc.ErrorInfo";
+const KEY = "president.identity";
+/** Refresh the access token this long before it expires. */
+const REFRESH_MARGIN_SECONDS = 60;
+
+interface Stored {
+  token: string;
+  refreshToken: string;
+  expiresAt: number;
+  playerId: string;
+  name: string;
+}
+
+function stored(): Stored | null {
+  const text = sessionStorage.getItem(KEY);
+  return text ? (JSON.parse(text) as Stored) : null;
+}
+
+/** Who is signed in on this tab (sessionStorage: closing the tab signs out). */
+export const identity = {
+  get token(): string {
+    return stored()?.token ?? "";
+  },
+  get playerId(): string {
+    return stored()?.playerId ?? "";
+  },
+  get name(): string {
+    return stored()?.name ?? "";
+  },
+  /** Keep a session's credentials (from CreateGuest, LogIn, Register or Refresh). */
+  remember(credentials: Credentials | undefined, name: string): void {
+    if (!credentials?.accessToken) throw new Error("the server sent no access token");
+    const value: Stored = {
+      token: credentials.accessToken,
+      refreshToken: credentials.refreshToken,
+      expiresAt: Number(credentials.accessExpiresAt),
+      playerId: credentials.identity?.accountId ?? "",
+      name: credentials.identity?.displayName || name,
+    };
+    sessionStorage.setItem(KEY, JSON.stringify(value));
+  },
+  clear(): void {
+    sessionStorage.removeItem(KEY);
+  },
+};
+
+const transport = (interceptors: Interceptor[]) => createConnectTransport({ baseUrl: location.origin, interceptors });
+
+/** The calls that need no bearer (Refresh trades its own token). */
+const anonymous: Client<typeof GatewayService> = createClient(GatewayService, transport([]));
+let refreshing: Promise<void> | null = null;
+
+/** A new access token when this one is about to expire (one Refresh at a time). */
+async function fresh(): Promise<void> {
+  const now = stored();
+  if (!now?.refreshToken || now.expiresAt - Date.now() / 1000 > REFRESH_MARGIN_SECONDS) return;
+  refreshing ??= anonymous
+    .refresh({ refreshToken: now.refreshToken })
+    .then((answer) => identity.remember(answer.credentials, now.name))
+    .finally(() => {
+      refreshing = null;
+    });
+  await refreshing;
+}
+
+const bearer: Interceptor = (next) => async (request) => {
+  await fresh();
+  if (identity.token) request.header.set("authorization", `Bearer ${identity.token}`);
+  return next(request);
+};
+
+export const gateway: Client<typeof GatewayService> = createClient(GatewayService, transport([bearer]));
+
+/** The stable ErrorInfo reason of a refusal ("" when it carries none). */
+export function reasonOf(error: unknown): string {
+  if (!(error instanceof ConnectError)) return "";
+  for (const detail of error.details) {
+    if (!("type" in detail) || detail.type !== ERROR_INFO) continue;
+    const reader = new BinaryReader(detail.value);
+    while (reader.pos < reader.len) {
+      const [field, wireType] = reader.tag();
+      if (field === 1) return reader.string();
+      reader.skip(wireType);
+    }
+  }
+  return "";
+}
+
+/** A refusal or a failure in a sentence a person reads. */
+export function sentence(error: unknown): string {
+  if (error instanceof ConnectError) {
+    if (error.code === Code.Unavailable) return "The server cannot be reached right now; try again in a moment.";
+    return error.rawMessage || `The server refused (${Code[error.code]}).`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A fresh id for a command (retries of one command carry the same id). */
+export function commandId(): string {
+  return crypto.randomUUID();
+}

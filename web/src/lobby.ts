@@ -1,0 +1,153 @@
+// The lobby: the public tables (preset, host, phase, free seats) to join or watch, a table
+// opened by its id, and a new practice, public or private table with the preset's options.
+
+import { create } from "@bufbuild/protobuf";
+import { TableOptionsSchema } from "../gen/president/game/v1/game_pb";
+import { type TableSummary, Visibility } from "../gen/president/gateway/v1/gateway_pb";
+import { commandId, gateway, identity, sentence } from "./api";
+import { byId, fill, h, panelForm } from "./dom";
+import { PRESETS } from "./rules";
+
+const PHASES: Record<string, string> = {
+  lobby: "waiting for players",
+  playing: "playing",
+  between_rounds: "between rounds",
+  game_over: "game over",
+};
+
+/** ``name=value`` lines (or commas) as options; a line without "=" is refused in words. */
+export function parseOptions(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of text.split(/[\n]+/).map((line) => line.trim()).filter(Boolean)) {
+    const at = part.indexOf("=");
+    if (at <= 0) throw new Error(`“${part}” is not an option: write name=value, as turn_seconds=30`);
+    out[part.slice(0, at).trim()] = part.slice(at + 1).trim();
+  }
+  return out;
+}
+
+function tableRow(table: TableSummary, open: (id: string) => void, status: HTMLElement): HTMLElement {
+  const title = table.name || `Table ${table.tableId}`;
+  const join = async (): Promise<void> => {
+    try {
+      await gateway.joinTable({ tableId: table.tableId, displayName: identity.name });
+      open(table.tableId);
+    } catch (error) {
+      status.textContent = `Could not join ${title}: ${sentence(error)}`;
+    }
+  };
+  const watch = async (): Promise<void> => {
+    try {
+      await gateway.spectate({ tableId: table.tableId });
+      open(table.tableId);
+    } catch (error) {
+      status.textContent = `Could not watch ${title}: ${sentence(error)}`;
+    }
+  };
+  return h(
+    "li",
+    { class: "table-row", "data-table": table.tableId },
+    h("span", { class: "table-name" }, title),
+    h("span", {}, `${table.preset || table.options?.preset || "classic"}`),
+    h("span", {}, `host ${table.hostName || "—"}`),
+    h("span", {}, PHASES[table.phase] ?? table.phase),
+    h("span", {}, `${table.freeSeats} of ${table.seatCount} seats free`),
+    table.freeSeats > 0 && table.phase !== "game_over"
+      ? h("button", { onclick: join, "aria-label": `Join ${title}` }, "Join")
+      : null,
+    h("button", { onclick: watch, "aria-label": `Watch ${title}` }, "Watch"),
+  );
+}
+
+export async function showLobby(open: (id: string) => void, signOut: () => void): Promise<void> {
+  const status = h("p", { id: "lobby-status", role: "status" }, "Asking the server for the tables…");
+  const list = h("ul", { id: "lobby-tables", "aria-labelledby": "tables-title" });
+
+  const preset = h("select", { id: "new-preset" }, ...Object.keys(PRESETS).map((name) => h("option", { value: name }, name)));
+  const visibility = h(
+    "select",
+    { id: "new-visibility" },
+    h("option", { value: String(Visibility.PRACTICE) }, "practice (you and bots)"),
+    h("option", { value: String(Visibility.PUBLIC) }, "public (in the lobby)"),
+    h("option", { value: String(Visibility.PRIVATE) }, "private (joined by its id)"),
+  );
+  const name = h("input", { id: "new-name", maxlength: 40 });
+  const seats = h("input", { id: "new-seats", type: "number", min: 0, max: 8, value: 0 });
+  const options = h("textarea", { id: "new-options", rows: 3, placeholder: "game_end=rounds:3\nturn_seconds=20" });
+  const presetNote = h("p", { id: "new-preset-note", class: "note" });
+  const showNote = (): void => {
+    presetNote.textContent = PRESETS[preset.value]?.summary ?? "";
+  };
+  preset.addEventListener("change", showNote);
+  showNote();
+  const form = panelForm(
+    "create",
+    "Create a table",
+    [
+      ["Rules (preset)", preset],
+      presetNote,
+      ["Who may sit", visibility],
+      ["Table name (optional)", name],
+      ["Seats (0 for the preset's usual count)", seats],
+      ["Options, one name=value a line (see the rules)", options],
+    ],
+    h("button", { type: "submit", class: "gold" }, "Create the table"),
+    async () => {
+      try {
+        const created = await gateway.createTable({
+          options: create(TableOptionsSchema, { preset: preset.value, options: parseOptions(options.value) }),
+          seatCount: Number(seats.value) || 0,
+          visibility: Number(visibility.value) as Visibility,
+          displayName: identity.name,
+          name: name.value.trim(),
+          commandId: commandId(),
+        });
+        open(created.tableId);
+      } catch (error) {
+        status.textContent = `Could not create the table: ${sentence(error)}`;
+      }
+    },
+  );
+
+  const byIdInput = h("input", { id: "open-id", required: true });
+  const openForm = panelForm(
+    "open",
+    "A table by its id",
+    [["Table id (a private table's host gives it)", byIdInput]],
+    h("button", { type: "submit" }, "Open"),
+    () => open(byIdInput.value.trim()),
+  );
+
+  fill(
+    byId("main"),
+    h(
+      "header",
+      { class: "bar" },
+      h("h1", {}, "President: the lobby"),
+      h("span", {}, `Signed in as ${identity.name}`),
+      h("button", { onclick: signOut }, "Sign out"),
+    ),
+    h(
+      "div",
+      { class: "columns" },
+      h(
+        "section",
+        { "aria-labelledby": "tables-title", class: "card-panel" },
+        h("h2", { id: "tables-title" }, "Open tables"),
+        h("button", { onclick: () => void showLobby(open, signOut) }, "Refresh"),
+        list,
+      ),
+      form,
+      openForm,
+    ),
+    status,
+  );
+  try {
+    const answer = await gateway.listTables({ inProgress: true });
+    fill(list, ...answer.tables.map((table) => tableRow(table, open, status)));
+    status.textContent = answer.tables.length === 0 ? "No open table right now: create one." : `${answer.tables.length} open table(s).`;
+  } catch (error) {
+    status.textContent = `The lobby is not available: ${sentence(error)}`;
+  }
+  document.body.dataset.ready = "lobby";
+}

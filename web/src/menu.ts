@@ -1,0 +1,133 @@
+// The table's ? menu: the preset's rules, the activity panel (GetActivity), Check the deal
+// (re-created in this browser), and the receipts to export.
+
+import { gateway, sentence } from "./api";
+import { checkRound, witnessTable } from "./dealcheck";
+import { fill, h } from "./dom";
+import { PRESETS } from "./rules";
+import type { TablePage } from "./table";
+
+function rulesPanel(page: TablePage): HTMLElement {
+  const preset = page.view?.options?.preset ?? "classic";
+  const rules = PRESETS[preset];
+  const options = Object.entries(page.view?.options?.options ?? {});
+  return h(
+    "section",
+    { id: "rules", "aria-labelledby": "rules-title" },
+    h("h2", { id: "rules-title" }, `The rules: ${preset} (${rules?.players ?? "?"} players)`),
+    h("ul", {}, ...(rules?.rules ?? []).map((line) => h("li", {}, line))),
+    options.length ? h("p", {}, "This table's options: ", options.map(([k, v]) => `${k}=${v}`).join(", ")) : null,
+  );
+}
+
+async function activityPanel(page: TablePage, into: HTMLElement): Promise<void> {
+  const list = h("ol", { id: "activity-items" });
+  const older = h("button", { id: "activity-older", hidden: true }, "Show older");
+  fill(
+    into,
+    h("section", { id: "activity", "aria-labelledby": "activity-title" }, h("h2", { id: "activity-title" }, "What happened at the table, newest first"), list, older),
+  );
+  let token = "";
+  const more = async (): Promise<void> => {
+    try {
+      const answer = await gateway.getActivity({ tableId: page.tableId, pageSize: 50, pageToken: token });
+      list.append(...answer.items.map((item) => h("li", { "data-version": String(item.version) }, item.text)));
+      token = answer.nextPageToken;
+      older.hidden = !token;
+    } catch (error) {
+      list.append(h("li", { role: "alert" }, `The activity is not available: ${sentence(error)}`));
+    }
+  };
+  older.addEventListener("click", () => void more());
+  await more();
+}
+
+async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
+  const status = h("p", { id: "check-status", role: "status" }, "Reading what your seat saw of this table…");
+  const results = h("ul", { id: "check-results" });
+  const secret = h("input", { id: "check-secret", autocomplete: "off", spellcheck: false, placeholder: "64 hex digits" });
+  const rounds = h("div", { id: "check-rounds", role: "group", "aria-label": "Finished rounds" });
+  const section = h(
+    "section",
+    { id: "deal-check", "aria-labelledby": "deal-check-title" },
+    h("h2", { id: "deal-check-title" }, "Check the deal"),
+    h("p", {}, "Your browser re-creates a finished round's deal from its revealed secret and compares it with what your seat saw: the fingerprint shown before the deal, the hand you were dealt, and your exchange."),
+    rounds,
+    h("label", { for: "check-secret" }, "Check against a secret someone gave you instead (optional)"),
+    secret,
+    status,
+    results,
+  );
+  fill(into, section);
+  try {
+    const witness = await witnessTable(page.tableId, page.view?.version ?? 0n, page.receipts);
+    const finished = [...witness.rounds.values()].filter((round) => round.secretHex);
+    if (finished.length === 0) {
+      status.textContent = "No round has been revealed yet: a round's secret comes at its end.";
+      return;
+    }
+    status.textContent = "Choose a round to check.";
+    fill(
+      rounds,
+      ...finished.map((round) => {
+        const [game, number] = round.key.split("/");
+        return h(
+          "button",
+          {
+            "data-round": round.key,
+            onclick: async () => {
+              const verdict = await checkRound(witness, round.key, secret.value.trim());
+              fill(results, ...verdict.checks.map((check) => h("li", { class: check.ok ? "ok" : "bad" }, check.ok ? "✔ " : "✘ ", check.text)));
+              status.textContent = verdict.ok
+                ? `Round ${number} of game ${game} checks out: this browser re-created its deal from the secret.`
+                : `Round ${number} of game ${game} does NOT check out: see what did not agree below.`;
+              status.className = verdict.ok ? "verdict-ok" : "verdict-bad";
+              section.dataset.verdict = verdict.ok ? "ok" : "bad";
+            },
+          },
+          `Check round ${number}${game === "1" ? "" : ` of game ${game}`}`,
+        );
+      }),
+    );
+  } catch (error) {
+    status.textContent = `The check could not run: ${sentence(error)}`;
+    section.dataset.verdict = "error";
+  }
+}
+
+function receiptsPanel(page: TablePage): HTMLElement {
+  const conflicts = page.receipts.conflicts.length;
+  return h(
+    "section",
+    { id: "receipts", "aria-labelledby": "receipts-title" },
+    h("h2", { id: "receipts-title" }, "Your receipts"),
+    h(
+      "p",
+      { id: "receipts-count" },
+      `This browser kept ${page.receipts.size} receipt(s) of this table: the chain hash of every change it received. `,
+      conflicts ? `${conflicts} of them do not link up: keep the file and show it to an auditor.` : "They all link up.",
+    ),
+    h("p", {}, "An auditor checks the stored game against them with president audit verify --receipts FILE."),
+    h("button", { id: "export-receipts", onclick: () => page.receipts.download() }, "Export the receipts"),
+  );
+}
+
+export function helpMenu(page: TablePage): HTMLElement {
+  const panel = h("div", { id: "panel" });
+  const open = (name: string, show: () => void) =>
+    h("button", { "data-key": `menu-${name}`, id: `menu-${name}`, "aria-controls": "panel", onclick: show }, name.replace(/-/g, " "));
+  return h(
+    "nav",
+    { id: "menu", "aria-label": "The table's ? menu" },
+    h(
+      "div",
+      { class: "menu-buttons" },
+      h("span", { class: "menu-mark", "aria-hidden": "true" }, "?"),
+      open("rules", () => fill(panel, rulesPanel(page))),
+      open("activity", () => void activityPanel(page, panel)),
+      open("check-the-deal", () => void dealPanel(page, panel)),
+      open("receipts", () => fill(panel, receiptsPanel(page))),
+    ),
+    panel,
+  );
+}

@@ -1,0 +1,364 @@
+// The table: the seat's Watch stream drawn as it changes, the hand with its choice, the
+// gold button (PreviewPlay's words before anything is sent), pass, the exchange, rapid
+// races, reactions, the host's controls, the results, and the ? menu (rules, activity,
+// Check the deal, the receipts).
+
+import { fromBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ReactionShownSchema, TimedOutSchema } from "../gen/president/events/v1/events_pb";
+import type { TableView } from "../gen/president/game/v1/game_pb";
+import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
+import { commandId, gateway, identity, reasonOf, sentence } from "./api";
+import { rankOf, sortedHand, spoken } from "./cards";
+import { announce, byId, fill, h, patch } from "./dom";
+import { helpMenu } from "./menu";
+import { TableReceipts } from "./receipts";
+import { cardFace, results, seatList, seatName, trickArea, turnText } from "./seats";
+
+const REACTIONS: [string, string][] = [
+  ["nice", "Nice!"],
+  ["well_played", "Well played"],
+  ["wow", "Wow"],
+  ["ouch", "Ouch"],
+];
+const REACTION_SECONDS = 4;
+/** A Watch stream that ends so (a drained edge, an expired token, a lost network) is resumed. */
+const RESUMABLE = new Set([Code.Unavailable, Code.Unauthenticated, Code.Internal, Code.Unknown, Code.Canceled, Code.DeadlineExceeded]);
+const MAX_RESUMES = 5;
+
+interface Preview {
+  playable: boolean;
+  text: string;
+}
+
+export class TablePage {
+  view: TableView | null = null;
+  private receivedAt = 0;
+  private selected = new Set<string>();
+  private preview: Preview | null = null;
+  private previewAsked = 0;
+  /** The trick version of the pile the preview was worked out on: the play answers that pile. */
+  private previewTrick: number | undefined;
+  private notice = "";
+  private readonly reactions = new Map<number, string>();
+  readonly receipts: TableReceipts;
+  private readonly abort = new AbortController();
+  private ticker = 0;
+
+  constructor(
+    readonly tableId: string,
+    private readonly leave: () => void,
+  ) {
+    this.receipts = new TableReceipts(tableId, identity.playerId);
+  }
+
+  async open(): Promise<void> {
+    this.ticker = window.setInterval(() => this.tick(), 250);
+    fill(byId("main"), h("p", { role: "status" }, "Opening the table…"));
+    fill(byId("side"), helpMenu(this));
+    let failures = 0;
+    while (!this.abort.signal.aborted && !this.view?.closed) {
+      try {
+        const from = this.view?.version ?? 0n; // a stream cut off resumes after the last change
+        failures += 1; // until a change arrives: a stream the server ends at once counts too
+        for await (const change of gateway.watch({ tableId: this.tableId, fromVersion: from }, { signal: this.abort.signal })) {
+          failures = 0;
+          this.receipts.keep(change);
+          if (change.event) this.onEvent(change.event.type, change.event.payload);
+          if (change.view) this.show(change.view);
+        }
+      } catch (error) {
+        if (this.abort.signal.aborted) return;
+        if (!RESUMABLE.has(error instanceof ConnectError ? error.code : Code.Unknown) || failures > MAX_RESUMES) {
+          this.fail(`The table is not available: ${sentence(error)}`);
+          return;
+        }
+      }
+      if (failures > MAX_RESUMES) {
+        this.fail("The table keeps closing its stream: try again later.");
+        return;
+      }
+      await new Promise((resume) => setTimeout(resume, 500 * failures));
+    }
+  }
+
+  private fail(text: string): void {
+    fill(byId("main"), h("p", { role: "alert" }, text), h("button", { onclick: this.leave }, "Back to the lobby"));
+    document.body.dataset.ready = "table-error";
+  }
+
+  close(): void {
+    fill(byId("side"));
+    this.abort.abort();
+    window.clearInterval(this.ticker);
+  }
+
+  private onEvent(type: string, payload: Uint8Array): void {
+    const name = type.split(".").pop();
+    if (name === "ReactionShown") {
+      const shown = fromBinary(ReactionShownSchema, payload);
+      const symbol = REACTIONS.find(([code]) => code === shown.reaction)?.[1] ?? shown.reaction;
+      this.reactions.set(shown.seat, symbol);
+      setTimeout(() => {
+        this.reactions.delete(shown.seat);
+        if (this.view) this.render();
+      }, REACTION_SECONDS * 1000);
+    } else if (name === "TimedOut") {
+      const seat = fromBinary(TimedOutSchema, payload).seat;
+      const who = this.view && seat !== undefined ? seatName(this.view, seat) : "the table";
+      this.notice = `Time ran out for ${who}: the server moved on${seat === this.view?.viewerSeat ? " for you" : ""}.`;
+      announce(this.notice);
+    }
+  }
+
+  private secondsLeft(): number | null {
+    const view = this.view;
+    if (!view || view.deadlineUnixMs === undefined) return null;
+    const left = Number(view.deadlineUnixMs - view.serverNowUnixMs) - (Date.now() - this.receivedAt);
+    return Math.max(0, Math.ceil(left / 1000));
+  }
+
+  private tick(): void {
+    const turn = document.getElementById("turn");
+    if (turn && this.view) turn.textContent = turnText(this.view, this.secondsLeft());
+  }
+
+  private show(view: TableView): void {
+    const handBefore = this.view?.round?.hand.join(" ");
+    const trickBefore = this.view?.round?.trickVersion;
+    this.view = view;
+    this.receivedAt = Date.now();
+    const hand = view.round?.hand ?? [];
+    if (hand.join(" ") !== handBefore || view.round?.trickVersion !== trickBefore) {
+      for (const card of [...this.selected]) if (!hand.includes(card)) this.selected.delete(card);
+      this.preview = null;
+      if (this.selected.size > 0) void this.askPreview();
+    }
+    this.render();
+  }
+
+  private isHost(view: TableView): boolean {
+    return view.hostPlayerId !== "" && view.hostPlayerId === identity.playerId;
+  }
+
+  private exchangeOwed(view: TableView): number {
+    return view.round?.phase === "exchange" ? view.round.returnOwed : 0;
+  }
+
+  private render(): void {
+    const view = this.view;
+    if (!view) return;
+    const focused = (document.activeElement as HTMLElement | null)?.dataset?.key;
+    const round = view.round;
+    const seated = view.viewerSeat !== undefined;
+    patch(
+      byId("main"),
+      h(
+        "header",
+        { class: "bar", id: "table-bar" },
+        h("h1", {}, `Table ${view.tableId}`),
+        h("span", { id: "phase" }, `${view.options?.preset ?? ""} · ${view.visibility} · game ${view.gameNo}${round ? `, round ${round.roundNo}` : ""}`),
+        seated ? null : h("span", { id: "spectating", class: "badge" }, "You are watching"),
+        h("button", { onclick: this.leave, "data-key": "lobby" }, "Lobby"),
+      ),
+      seatList(view, this.reactions),
+      trickArea(view),
+      h("p", { id: "turn", role: "timer", "aria-live": "off" }, turnText(view, this.secondsLeft())),
+      h("p", { id: "notice", role: "status" }, this.notice),
+      results(view),
+      seated ? this.handArea(view) : null,
+      seated ? this.reactionBar() : null,
+      this.hostControls(view),
+    );
+    if (focused) document.querySelector<HTMLElement>(`[data-key="${CSS.escape(focused)}"]`)?.focus();
+    document.body.dataset.ready = "table";
+    document.body.dataset.phase = view.phase;
+    document.body.dataset.version = String(view.version);
+    document.body.dataset.trick = String(round?.trickVersion ?? 0);
+  }
+
+  private handArea(view: TableView): HTMLElement {
+    const round = view.round;
+    const hand = sortedHand(round?.hand ?? [], round?.revolution ?? false);
+    const playable = new Set((round?.legal ?? []).filter((a) => a.verb === "play").flatMap((a) => a.cards));
+    const owed = this.exchangeOwed(view);
+    const cards = hand.map((card) => {
+      const isNew = round?.newCards.includes(card) ?? false;
+      const chosen = this.selected.has(card);
+      return h(
+        "button",
+        {
+          class: `card${chosen ? " chosen" : ""}${isNew ? " new" : ""}${card.endsWith("H") || card.endsWith("D") ? " red" : ""}`,
+          "data-card": card,
+          "data-key": `card-${card}`,
+          "data-playable": playable.has(card) ? "true" : undefined,
+          "aria-pressed": chosen ? "true" : "false",
+          "aria-label": `${spoken(card)}${isNew ? ", new" : ""}`,
+          onclick: () => this.toggle(card),
+        },
+        cardFace(card, "face"),
+        isNew ? h("span", { class: "new-mark" }, "New") : null,
+      );
+    });
+    const canPass = (round?.legal ?? []).some((a) => a.verb === "pass");
+    const exchange = owed > 0
+      ? h("p", { id: "exchange", role: "status" }, `The exchange: give ${owed} card${owed === 1 ? "" : "s"} back to ${seatName(view, round?.returnTo)}. Cards marked New are the ones you received.`)
+      : (round?.newCards.length ?? 0) > 0 && round?.phase === "exchange"
+        ? h("p", { id: "exchange", role: "status" }, "The exchange: the cards marked New are the ones you received.")
+        : null;
+    return h(
+      "section",
+      { id: "hand-area", "aria-labelledby": "hand-title" },
+      h("h2", { id: "hand-title" }, `Your hand (${hand.length})`),
+      exchange,
+      h("div", { id: "hand", role: "group", "aria-label": "Your cards: choose cards of one rank" }, ...cards),
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { id: "play", class: "gold", "data-key": "play", disabled: !this.canSend(view), onclick: () => void this.send() }, this.goldText(view)),
+        h("button", { id: "pass", "data-key": "pass", disabled: !canPass, onclick: () => void this.pass() }, "Pass"),
+      ),
+      h("p", { id: "play-note", role: "status" }, this.preview && !this.preview.playable ? this.preview.text : ""),
+    );
+  }
+
+  private goldText(view: TableView): string {
+    const owed = this.exchangeOwed(view);
+    if (owed > 0) {
+      const n = this.selected.size;
+      return n === owed ? `Give back ${n} card${n === 1 ? "" : "s"}` : `Choose ${owed} card${owed === 1 ? "" : "s"} to give back`;
+    }
+    if (this.selected.size === 0) return "Choose cards to play";
+    if (this.preview?.playable) return this.preview.text;
+    return this.preview ? "Cannot play these" : "…";
+  }
+
+  private canSend(view: TableView): boolean {
+    const owed = this.exchangeOwed(view);
+    if (owed > 0) return this.selected.size === owed;
+    return this.selected.size > 0 && this.preview?.playable === true;
+  }
+
+  private toggle(card: string): void {
+    if (this.selected.has(card)) this.selected.delete(card);
+    else {
+      const exchanging = this.view !== null && this.exchangeOwed(this.view) > 0;
+      if (!exchanging) for (const other of [...this.selected]) if (rankOf(other) !== rankOf(card)) this.selected.delete(other);
+      this.selected.add(card);
+    }
+    this.preview = null;
+    this.render();
+    if (this.view && this.exchangeOwed(this.view) === 0 && this.selected.size > 0) void this.askPreview();
+  }
+
+  private async askPreview(): Promise<void> {
+    const asked = ++this.previewAsked;
+    const cards = [...this.selected];
+    const trick = this.view?.round?.trickVersion;
+    try {
+      const answer = await gateway.previewPlay({ tableId: this.tableId, cards });
+      if (asked !== this.previewAsked) return;
+      this.previewTrick = trick;
+      this.preview = answer.playable
+        ? { playable: true, text: answer.label }
+        : { playable: false, text: answer.refused?.message ?? "This play cannot be made now." };
+    } catch (error) {
+      if (asked !== this.previewAsked) return;
+      this.preview = { playable: false, text: sentence(error) };
+    }
+    this.render();
+  }
+
+  private async send(): Promise<void> {
+    const view = this.view;
+    if (!view) return;
+    const cards = [...this.selected];
+    this.notice = "Sending…";
+    this.render();
+    try {
+      if (this.exchangeOwed(view) > 0) {
+        await gateway.returnCards({ tableId: this.tableId, cards, commandId: commandId() });
+        this.notice = `You gave back ${cards.length} card(s).`;
+      } else {
+        const label = this.preview?.text ?? "";
+        await gateway.play({ tableId: this.tableId, cards, trickVersion: this.previewTrick, commandId: commandId() });
+        this.notice = label ? `You played: ${label.replace(/^Play /, "")}.` : "";
+      }
+      this.selected.clear();
+      this.preview = null;
+    } catch (error) {
+      this.notice =
+        reasonOf(error) === "STALE"
+          ? "Someone played first: the trick moved on, and your cards stay in your hand."
+          : `Refused: ${sentence(error)}`;
+    }
+    announce(this.notice);
+    this.render();
+  }
+
+  private async pass(): Promise<void> {
+    this.notice = "Sending…";
+    this.render();
+    try {
+      await gateway.pass({ tableId: this.tableId, trickVersion: this.view?.round?.trickVersion, commandId: commandId() });
+      this.selected.clear();
+      this.preview = null;
+      this.notice = "You passed.";
+    } catch (error) {
+      this.notice = reasonOf(error) === "STALE" ? "The trick moved on before your pass." : `Refused: ${sentence(error)}`;
+    }
+    announce(this.notice);
+    this.render();
+  }
+
+  private reactionBar(): HTMLElement {
+    return h(
+      "div",
+      { id: "reactions", role: "group", "aria-label": "Reactions" },
+      ...REACTIONS.map(([code, symbol]) =>
+        h("button", { "data-key": `react-${code}`, "aria-label": `React ${code.replace(/_/g, " ")}`, onclick: () => void this.react(code) }, symbol),
+      ),
+    );
+  }
+
+  private async react(code: string): Promise<void> {
+    try {
+      await gateway.react({ tableId: this.tableId, reaction: code });
+    } catch (error) {
+      this.notice = `Refused: ${sentence(error)}`;
+      this.render();
+    }
+  }
+
+  private hostControls(view: TableView): HTMLElement | null {
+    if (!this.isHost(view) || view.closed) return null;
+    const button = (label: string, key: string, act: () => Promise<unknown>): HTMLElement =>
+      h("button", { "data-key": key, id: key, onclick: () => void this.command(act) }, label);
+    const choice = (value: HostChoice) => () => gateway.hostAction({ tableId: this.tableId, choice: value, commandId: commandId() });
+    const controls: HTMLElement[] = [];
+    if (view.phase === "lobby") {
+      controls.push(button("Start the game", "start", () => gateway.startGame({ tableId: this.tableId, commandId: commandId() })));
+      if (view.visibility !== "practice" && view.seats.some((s) => !s.occupied)) {
+        controls.push(button("Add a bot", "add-bot", () => gateway.addBot({ tableId: this.tableId })));
+      }
+    } else if (view.phase === "between_rounds") {
+      controls.push(button("Deal the next round", "next-round", choice(HostChoice.NEXT_ROUND)));
+      controls.push(button("End the game", "end-game", choice(HostChoice.END_GAME)));
+    } else if (view.phase === "game_over") {
+      controls.push(button("Play again", "play-again", choice(HostChoice.PLAY_AGAIN)));
+      controls.push(button("Back to the table's lobby", "back-to-lobby", choice(HostChoice.BACK_TO_LOBBY)));
+    }
+    if (controls.length === 0) return null;
+    return h("section", { id: "host", "aria-labelledby": "host-title" }, h("h2", { id: "host-title" }, "You are the host"), ...controls);
+  }
+
+  private async command(act: () => Promise<unknown>): Promise<void> {
+    try {
+      await act();
+      this.notice = "";
+    } catch (error) {
+      this.notice = `Refused: ${sentence(error)}`;
+      this.render();
+    }
+  }
+}
