@@ -4,7 +4,8 @@ Two people, two bots and a spectator at one table; the clients keep the
 receipts of what they were sent (``client.receipts``), on Watch and on a
 Session stream. Each receipt is the stored event's hash at its version, the
 receipts link into one chain, and exported, they prove the stored log with
-``president.audit``; they hold nothing but versions, hashes and types.
+``president.audit``; they hold nothing but versions, hashes and types. No
+stored event's blinding value reaches any of them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from president import audit
 from president.audit import commitments
 from president.client import GatewayClient, GatewayError, play_seat
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.blinding import BLIND
 from president.servicekit.feed_stream import FeedStreamError, FeedSubjects, read_entries
 from president.servicekit.launcher import Stack
 from president.servicekit.nats import Subjects
@@ -86,6 +88,42 @@ async def test_every_change_carries_a_receipt_that_proves_the_log(
     proof = audit.proven(log, files)
     assert proof.matching == proof.receipts
     assert proof.proven_through >= max(r.version for r in humans[0].receipts)
+
+    # Every stored event's blinding value stays in the log: no seat or spectator receives
+    # one, on Watch, on a Session, in the activity, the table or the receipts it exports.
+    sent = [change.SerializeToString() for change in watched]
+    sent += [path.read_bytes() for path in tmp_path.glob("*.json")]
+    for holder in [*humans, spectator]:
+        sent += await everything_sent_to(holder, store.version(client.table_id))
+    blinds = [event.metadata[BLIND] for event in store.events(client.table_id)]
+    assert len(blinds) == len(set(blinds)) > len(log) // 2
+    for value in map(str, blinds):
+        assert not any(value.encode() in wire or bytes.fromhex(value) in wire for wire in sent)
+
+
+async def everything_sent_to(holder: GatewayClient, through: int) -> list[bytes]:
+    """What the gateway sends ``holder`` of the whole table, serialized: the table, every
+    change since the first replayed on Watch and on a Session, and every activity page."""
+
+    async def until_through(changes: AsyncIterator[pb.WatchResponse]) -> list[bytes]:
+        out = []
+        async for change in changes:
+            out.append(change.SerializeToString())
+            if change.version >= through:
+                break
+        return out
+
+    sent = [(await holder.get_table()).SerializeToString()]
+    sent += await asyncio.wait_for(until_through(holder.watch(from_version=1)), GAME_SECONDS)
+    async with holder.session(from_version=1) as session:
+        sent += await asyncio.wait_for(until_through(session.changes()), GAME_SECONDS)
+    token = ""
+    while True:
+        page = await holder.activity(page_size=100, page_token=token)
+        sent.append(page.SerializeToString())
+        if not page.next_page_token:
+            return sent
+        token = page.next_page_token
 
 
 async def test_the_table_service_publishes_each_commitment(

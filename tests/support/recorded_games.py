@@ -13,6 +13,7 @@ from sqlalchemy import Engine, delete, insert, select, update
 from president import codec
 from president.client.receipts import Receipts
 from president.gateway.v1 import gateway_pb2 as gpb
+from president.hosting.blinding import BLIND, blinding_value
 from president.hosting.streams import stream_id
 from president.play.recorded import record_bot_game, seeded_host, wait_for_timer
 from president.rules import bots
@@ -242,8 +243,9 @@ FORGED_TIME = "2026-11-30T12:00:00+00:00"
 
 
 def forged_row(message: Any, command_id: str, actor: str = "bot:0", time: str = FORGED_TIME) -> Row:
-    """A well-formed stored event of a message, as its own command (hashes set by rewrite)."""
-    metadata = {"actor": actor, "command_id": command_id, "time": time}
+    """A well-formed stored event of a message, as its own command (hashes set by rewrite),
+    with a blinding value as the table service writes one."""
+    metadata = {"actor": actor, "command_id": command_id, "time": time, BLIND: blinding_value()}
     return {
         "version": 0,
         "type": codec.type_name(message),

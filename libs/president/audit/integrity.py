@@ -3,7 +3,10 @@
 The chain hashes an event's payload bytes and metadata as they are, so an
 insider could hide data in them and recompute the hashes: extra metadata
 keys, or protobuf fields no reader knows. So every metadata key must be one
-the table service writes (:data:`METADATA_KEYS`), and every payload must be
+the table service writes (:data:`METADATA_KEYS`, and the blinding value of
+:mod:`president.hosting.blinding`: on every event of a stream from the first
+that has one; a log written before blinding values has none, and is only
+warned about), and every payload must be
 exactly the deterministic encoding of the message it holds (no unknown
 fields, no other field order or encoding). The ``command_id`` and
 ``command_seq`` columns are not hashed: they must say what the hashed part
@@ -22,6 +25,7 @@ from itertools import groupby
 from google.protobuf.message import Message
 
 from president.audit.reports import Found
+from president.hosting.blinding import BLIND, BLIND_FORM
 from president.store import StoredEvent
 from president.store.columns import CommandColumns
 
@@ -31,16 +35,70 @@ DIGEST_KEY = "digest"
 """The one optional key: a command's digest (:mod:`president.hosting.retries`), so that a
 retry with other content is refused; 24 lowercase hex digits, nothing else."""
 _DIGEST = re.compile(r"[0-9a-f]{24}")
+BLINDED_KEYS = METADATA_KEYS | {BLIND}
+"""The metadata keys of an event with its blinding value (every event the table service
+writes now)."""
 
 
-def check_metadata(event: StoredEvent) -> None:
-    """The event's metadata holds :data:`METADATA_KEYS`, perhaps a well-formed digest, and no
-    other key."""
+def unblinded_prefix(events: Sequence[StoredEvent]) -> int:
+    """How many events at the start of a stream have no blinding value (written before
+    blinding values existed): from the first that has one, every event must."""
+    for index, event in enumerate(events):
+        if BLIND in event.metadata:
+            return index
+    return len(events)
+
+
+def metadata_clean(events: Sequence[StoredEvent], unblinded: int) -> bool:
+    """Every event's metadata has exactly its keys, blinding values and digests well formed
+    (the honest case at list speed; False: look event by event with :func:`check_metadata`)."""
+    blind_form, digest_form = BLIND_FORM.fullmatch, _DIGEST.fullmatch
+    plain, digested = BLINDED_KEYS, BLINDED_KEYS | {DIGEST_KEY}
+    for event in events[unblinded:]:
+        metadata = event.metadata
+        keys = metadata.keys()
+        if keys == digested:
+            digest = metadata[DIGEST_KEY]
+            if type(digest) is not str or not digest_form(digest):
+                return False
+        elif keys != plain:
+            return False
+        blind = metadata[BLIND]
+        if type(blind) is not str or not blind_form(blind):
+            return False
+    return all(event.metadata.keys() == METADATA_KEYS for event in events[:unblinded])
+
+
+def unblinded_warning(events: Sequence[StoredEvent], unblinded: int) -> str | None:
+    """The warning about a log's events written before blinding values (None: there are
+    none)."""
+    if not unblinded:
+        return None
+    first, last = events[0].version, events[unblinded - 1].version
+    return (
+        f"versions {first}-{last} carry no blinding value (written "
+        "before blinding values): a seat that received them could test guesses of the cards "
+        "hidden from it against their hashes"
+    )
+
+
+def check_metadata(event: StoredEvent, blinded: bool = True) -> None:
+    """The event's metadata holds :data:`METADATA_KEYS`, its well-formed blinding value when
+    ``blinded`` (none otherwise), perhaps a well-formed digest, and no other key."""
     metadata = event.metadata
     digest = metadata.get(DIGEST_KEY)
     if digest is not None and not (isinstance(digest, str) and _DIGEST.fullmatch(digest)):
         raise Found(event, "its command digest is not 24 hex digits: data hidden in the hashed log")
-    keys = metadata.keys() - {DIGEST_KEY}
+    blind = metadata.get(BLIND)
+    if blinded and blind is None:
+        raise Found(
+            event,
+            "its metadata has no blinding value, yet an earlier event of the log has one: "
+            "from the first, every event carries one",
+        )
+    if blind is not None and not (isinstance(blind, str) and BLIND_FORM.fullmatch(blind)):
+        raise Found(event, "its blinding value is not 32 hex digits: data hidden in the hashed log")
+    keys = metadata.keys() - {DIGEST_KEY, BLIND}
     if keys == METADATA_KEYS:
         return
     extra = keys - METADATA_KEYS

@@ -44,10 +44,12 @@ from president.audit.commands import command_for, command_groups
 from president.audit.deals import DealLedger
 from president.audit.explain import command_words, difference, event_words, missing_words
 from president.audit.integrity import (
-    METADATA_KEYS,
     check_canonical,
     check_command_columns,
     check_metadata,
+    metadata_clean,
+    unblinded_prefix,
+    unblinded_warning,
 )
 from president.audit.receipts import HeldReceipt, ReceiptFile, agreeing, receipt_anchors
 from president.audit.reports import Discrepancy, Found, TableReport, short_type
@@ -143,12 +145,15 @@ class _TableWalk:
     game_ended: StoredEvent | None = None
     metadata_clean: bool = False
     """Every event's metadata has exactly the keys it should (checked at once, for speed)."""
+    unblinded: int = 0
+    """Events at the start of the log without a blinding value (written before them)."""
     warnings: list[str] = field(default_factory=list)
 
     # -- the walk --------------------------------------------------------------
     def run(self) -> None:
         events = self.events
-        self.metadata_clean = all(event.metadata.keys() == METADATA_KEYS for event in events)
+        self.unblinded = unblinded_prefix(events)
+        self.metadata_clean = metadata_clean(events, self.unblinded)
         self.deals.scan_reveals(events)
         limit, broken = chain_break(events)
         for start, end in command_groups(events):
@@ -161,6 +166,9 @@ class _TableWalk:
         check_reveal_order(events)
         check_not_cut_off(events, self.anchors)
         self.warnings.extend(self.deals.check_last_reveal(events, self.game_ended, self.now))
+        unblinded = unblinded_warning(events, self.unblinded)
+        if unblinded is not None:
+            self.warnings.append(unblinded)
 
     def _group(self, start: int, end: int, partial: bool) -> None:
         events = self.events
@@ -168,9 +176,8 @@ class _TableWalk:
         first_stored = group[0]
         self.anchors.check(group)
         if not self.metadata_clean:
-            for event in group:
-                if event.metadata.keys() != METADATA_KEYS:
-                    check_metadata(event)
+            for index, event in enumerate(group, start):
+                check_metadata(event, blinded=index >= self.unblinded)
         actor = check_same_actor(group)
         command_id = first_stored.metadata["command_id"]
         if not isinstance(command_id, str) or not command_id or not actor:

@@ -39,6 +39,7 @@ from datetime import datetime
 from president import codec
 from president.deal import DEAL_VERSION
 from president.hosting.autoplay import bot_actor, next_bot_command
+from president.hosting.blinding import BLIND, Blinding, blinding_value
 from president.hosting.deadlines import needs_reveal, waits_for_server
 from president.hosting.dealer import DealerPort, RoundKey, deal_command
 from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
@@ -76,10 +77,14 @@ class TableHost(OwnEvents):
         on_appended: Callable[[AppendResult], None] | None = None,
         clock: Callable[[], datetime] | None = None,
         rapid_bots_wait: bool = False,
+        blinding: Blinding = blinding_value,
     ) -> None:
         """``clock`` stamps each append's time (None: the store's, now in UTC); a
-        recorded game gives a simulated clock so its timeouts come at their deadlines."""
+        recorded game gives a simulated clock so its timeouts come at their deadlines.
+        ``blinding`` gives each event's blinding value (:mod:`president.hosting.blinding`;
+        only a seeded recorded game gives another source than the secure one)."""
         self._clock = clock
+        self._blinding = blinding
         self._store = store
         self._dealer = dealer
         #: In rapid play, bots wait their ``bot_delay_ms`` for the timer's ``MoveOn``
@@ -409,12 +414,17 @@ class TableHost(OwnEvents):
         digest: str | None = None,
     ) -> AppendResult:
         """Append ``events`` in their stored form: the store boundary, where the codec encodes.
-        ``digest``: the command's (:mod:`president.hosting.retries`), kept with its events."""
+        ``digest``: the command's (:mod:`president.hosting.retries`), kept with its events.
+        Each event gets a blinding value of its own (:mod:`president.hosting.blinding`)."""
         metadata = {"actor": actor} if digest is None else {"actor": actor, DIGEST: digest}
+        blinding = self._blinding
         result = self._store.append(
             stream_id(table_id),
             expected,
-            [NewEvent.from_message(codec.encode(event), metadata) for event in events],
+            [
+                NewEvent.from_message(codec.encode(event), {**metadata, BLIND: blinding()})
+                for event in events
+            ],
             command_id,
             time=None if self._clock is None else self._clock(),
         )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from president.hosting.blinding import seeded_blinding
 from president.hosting.deadlines import running_timer
 from president.hosting.dealer import LocalDealer, RoundKey
 from president.hosting.host import TableHost, new_table_id
@@ -59,9 +60,11 @@ def seeded_dealer(seed: int) -> LocalDealer:
 
 
 def seeded_host(store: EventStore, seed: int) -> tuple[TableHost, GameClock]:
-    """A table host with :func:`seeded_dealer` on a fresh :class:`GameClock`, and the clock."""
+    """A table host with :func:`seeded_dealer` on a fresh :class:`GameClock`, and the clock;
+    its blinding values follow from the seed too (a seeded game hides nothing)."""
     clock = GameClock()
-    return TableHost(store, seeded_dealer(seed), clock=clock), clock
+    host = TableHost(store, seeded_dealer(seed), clock=clock, blinding=seeded_blinding(seed))
+    return host, clock
 
 
 def record_bot_game(

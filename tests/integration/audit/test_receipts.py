@@ -20,6 +20,7 @@ import pytest
 
 from president import audit
 from president.events.v1 import events_pb2 as epb
+from president.hosting.blinding import seeded_blinding
 from president.hosting.dealer import LocalDealer, RoundKey
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
@@ -63,7 +64,10 @@ def game(
             chosen = seed if key.round_no == 1 else later_seed
             return round_secret(chosen, key.game_no, key.round_no)
 
-        host = TableHost(store, LocalDealer(secret_for=secret_for), clock=clock)
+        # The insider keeps the real prefix, blinding values included.
+        host = TableHost(
+            store, LocalDealer(secret_for=secret_for), clock=clock, blinding=seeded_blinding(seed)
+        )
     options = options_for("house")
     players = PRESET_PLAYERS["house"]
     if names:

@@ -21,6 +21,7 @@ from president import audit, codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting import events as ev
 from president.hosting.autoplay import bot_actor, next_bot_command
+from president.hosting.blinding import BLIND, blinding_value
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -514,7 +515,12 @@ def replayed_suffix(
                 {**stored[first], **forged_row(item_message(stored[first]), f"{tag}-reveal")}
             )
             new_rows[-1]["metadata"] = json.dumps(
-                {"actor": "server", "command_id": f"{tag}-reveal", "time": clock.isoformat()},
+                {
+                    "actor": "server",
+                    "command_id": f"{tag}-reveal",
+                    "time": clock.isoformat(),
+                    BLIND: blinding_value(),
+                },
                 sort_keys=True,
                 separators=(",", ":"),
             )

@@ -10,6 +10,7 @@ import pytest
 
 from president import audit
 from president.events.v1 import events_pb2 as pb
+from president.hosting.blinding import BLIND, blinding_value
 from president.hosting.streams import stream_id
 from president.play.recorded import seeded_host
 from president.rules import game as g
@@ -178,7 +179,7 @@ def test_reactions_are_checked_on_their_own_terms(store: EventStore) -> None:
     def react(seat: int, command_id: str) -> None:
         message = pb.ReactionShown(seat=seat, reaction="thumbs_up")
         version = store.current_version(stream)
-        actor = {"actor": f"Bot {seat + 1}"}  # the player seated there
+        actor = {"actor": f"Bot {seat + 1}", BLIND: blinding_value()}  # the player seated there
         store.append(stream, version, [NewEvent.from_message(message, actor)], command_id)
 
     react(2, "react-1")
@@ -197,7 +198,7 @@ def test_presence_reports_come_from_the_person_seated_there(store: EventStore) -
     def report(seat: int, actor: str, command_id: str) -> None:
         message = pb.SeatPresence(seat=seat, gateway="g1", connected=True)
         version = store.current_version(stream)
-        event = NewEvent.from_message(message, {"actor": actor})
+        event = NewEvent.from_message(message, {"actor": actor, BLIND: blinding_value()})
         store.append(stream, version, [event], command_id)
 
     report(4, "bob", "here-1")  # bob sits in seat 4

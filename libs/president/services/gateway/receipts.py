@@ -3,9 +3,10 @@
 Every change a watcher receives, and the snapshot that starts a stream,
 carries the chain hash of the table's event at its version and the hash
 before it (``receipt_hash``, ``receipt_previous_hash``). A hash reveals
-nothing a seat could not see, and a client that keeps them can later prove
-what the log held (:mod:`president.client.receipts`, ``president audit
-verify --receipts``).
+nothing a seat could not see (every stored event's hash covers a blinding
+value the seat never receives: :mod:`president.hosting.blinding`), and a
+client that keeps them can later prove what the log held
+(:mod:`president.client.receipts`, ``president audit verify --receipts``).
 """
 
 from __future__ import annotations
