@@ -37,8 +37,12 @@ lint: $(STAMP) ## ruff
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy
 
-unit: $(STAMP) ## pytest only
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+# pytest-xdist workers (each test file runs whole in one worker, so its module-scoped stack
+# starts once); TEST_WORKERS=0 runs serially. PYTEST_ARGS comes last and may override (-n 0).
+TEST_WORKERS ?= 4
+
+unit: $(STAMP) ## pytest only (TEST_WORKERS=4 processes; TEST_WORKERS=0: serially)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: $(STAMP) browser lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
 

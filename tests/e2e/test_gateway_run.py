@@ -16,6 +16,7 @@ import sys
 import uuid
 from pathlib import Path
 
+from president.servicekit.free_ports import RANGE_VARIABLE
 from tests.support.certificates import Authority
 from tests.support.postgres import PostgresServer
 from tests.support.servers import delete_stream
@@ -40,7 +41,7 @@ def _clean_env() -> dict[str, str]:
     return {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith("PRESIDENT_") or key == "PRESIDENT_TEST_POSTGRES"
+        if not key.startswith("PRESIDENT_") or key in ("PRESIDENT_TEST_POSTGRES", RANGE_VARIABLE)
     }
 
 

@@ -14,13 +14,21 @@ import secrets
 import shutil
 import socket
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from sqlalchemy import text
 from sqlalchemy.engine import URL, make_url
+
+from president.servicekit.free_ports import free_port
+
+if TYPE_CHECKING:
+    from president.store import EventStore
 
 MACHINE_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 OVERRIDE_VARIABLE = "PRESIDENT_TEST_POSTGRES"
@@ -107,7 +115,7 @@ def start_embedded_postgres() -> PostgresServer:
         for path in (directory, pgdata):
             os.chown(path, entry.pw_uid, entry.pw_gid)
     pg.initdb(["--auth=trust", "--encoding=utf8", "-U", "postgres"], pgdata=pgdata, user=user)
-    port = utils.find_suitable_port("127.0.0.1")
+    port = free_port()
     options = f"-h 127.0.0.1 -p {port} -k {pgdata} -c fsync=off"
     log = str(directory / "server.log")
     pg.pg_ctl(["-w", "-o", options, "-l", log, "start"], pgdata=pgdata, user=user, timeout=60)
@@ -131,6 +139,31 @@ def postgres_server_for_tests() -> PostgresServer:
     if _answers(MACHINE_POSTGRES):
         return PostgresServer(MACHINE_POSTGRES)
     return start_embedded_postgres()
+
+
+def settle(store: EventStore, timeout: float = 30.0) -> EventStore:
+    """Wait until ``read_all`` shows every committed event; return ``store``.
+
+    PostgreSQL: ``read_all`` holds back events while any older transaction on
+    the server (in any database: other test runs share it) is still running.
+    """
+    if store.engine.dialect.name != "postgresql":
+        return store
+    deadline = time.monotonic() + timeout
+    with store.engine.connect() as connection:
+        while True:
+            newest, horizon = connection.execute(
+                text(
+                    "SELECT (SELECT max(tx_id) FROM events),"
+                    " pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+                )
+            ).one()
+            connection.rollback()
+            if newest is None or horizon > newest:
+                return store
+            if time.monotonic() > deadline:
+                raise AssertionError(f"a transaction older than {newest} ran for {timeout} s")
+            time.sleep(0.005)
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from president.servicekit.free_ports import free_port
+
 
 class PrivatePostgres:
     """One throwaway server: :meth:`stop` (fast), :meth:`kill` (-9 of the postmaster),
@@ -44,7 +46,7 @@ class PrivatePostgres:
             pgdata=self.pgdata,
             user=self._user,
         )
-        self.port = utils.find_suitable_port("127.0.0.1")
+        self.port = free_port()
         self.start()
 
     def start(self) -> None:

@@ -35,7 +35,8 @@ from president.gateway.v1 import gateway_pb2 as gwpb
 from president.hosting.activity import describe
 from president.rules import round as rnd
 from president.rules.options import PRESETS
-from president.servicekit.launcher import ALL_SERVICES, EDGE, NatsServer, Stack, free_port
+from president.servicekit.free_ports import free_port
+from president.servicekit.launcher import ALL_SERVICES, EDGE, NatsServer, Stack
 from president.servicekit.tls import TlsSettings
 from president.store import migrate
 

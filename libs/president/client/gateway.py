@@ -52,6 +52,9 @@ VISIBILITY_VALUES = {
 #: How soon a client tries a restarted gateway again: gRPC's own backoff grows
 #: to two minutes, far longer than a gateway takes to come back.
 RECONNECT_MS = (250, 2_000)
+#: How long one connection attempt may take (gRPC's ``min_reconnect_backoff_ms``, which is
+#: no backoff): at 250 ms a call to a gateway slow to answer failed UNAVAILABLE at once.
+CONNECT_TIMEOUT_MS = 5_000
 
 
 def channel(address: str, *, tls: bool = False, ca: bytes | None = None) -> grpc.aio.Channel:
@@ -61,7 +64,7 @@ def channel(address: str, *, tls: bool = False, ca: bytes | None = None) -> grpc
     options = [
         ("grpc.max_receive_message_length", 16 * 1024 * 1024),
         ("grpc.initial_reconnect_backoff_ms", first),
-        ("grpc.min_reconnect_backoff_ms", first),
+        ("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS),
         ("grpc.max_reconnect_backoff_ms", most),
     ]
     if tls or ca is not None:

@@ -13,6 +13,10 @@ from president.servicekit.tls import TlsSettings
 #: two minutes, longer than any call here waits for a channel to be ready.
 RECONNECT_MS = 100
 MAX_RECONNECT_MS = 1_000
+#: How long one connection attempt may take. gRPC reads ``grpc.min_reconnect_backoff_ms`` as
+#: this (not as a backoff): at 100 ms a peer slow to answer on a loaded machine left the
+#: channel failing, and a call failed UNAVAILABLE at once instead of waiting for it.
+CONNECT_TIMEOUT_MS = 5_000
 
 
 def channel_target(address: str) -> str:
@@ -30,7 +34,7 @@ def internal_channel_options() -> list[tuple[str, Any]]:
         ("grpc.keepalive_time_ms", 30_000),
         ("grpc.enable_retries", 1),
         ("grpc.initial_reconnect_backoff_ms", RECONNECT_MS),
-        ("grpc.min_reconnect_backoff_ms", RECONNECT_MS),
+        ("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS),
         ("grpc.max_reconnect_backoff_ms", MAX_RECONNECT_MS),
     ]
 

@@ -1,9 +1,9 @@
 """Start the whole stack on one machine: NATS with JetStream and the six services.
 
 Used by ``president run`` (``make run`` / ``make demo``) and by the
-end-to-end tests. Every port is picked free, so the embedded stack never
-collides with servers already on the machine (NATS on 4222, PostgreSQL on
-5432 on the test machines).
+end-to-end tests. Every port is picked free (``president.servicekit.free_ports``),
+so the embedded stack never collides with servers already on the machine (NATS
+on 4222, PostgreSQL on 5432 on the test machines), nor with another stack.
 """
 
 from __future__ import annotations
@@ -24,28 +24,13 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from president.servicekit.channels import internal_channel_options, probe_channel
+from president.servicekit.free_ports import free_port
 from president.servicekit.tls import TlsSettings
 
 SERVICES = ("dealer", "table", "scoring", "timer", "players", "gateway")
 #: The web edge: an HTTP service in front of the gateway, started after it when asked for.
 EDGE = "web"
 ALL_SERVICES = (*SERVICES, EDGE)
-
-
-#: Ports :func:`free_port` handed out in this process: a port is free until its service
-#: binds it, so two services of one stack must never be given the same one.
-_HANDED_OUT: set[int] = set()
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now, and not handed out before by this process."""
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        if port not in _HANDED_OUT:
-            _HANDED_OUT.add(port)
-            return port
 
 
 def nats_server_binary() -> Path:

@@ -38,6 +38,7 @@ from president.services.table.handlers import TableServicer
 from president.store import EventStore, Position, StoredEvent
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
+from tests.support.postgres import settle
 from tests.support.table_host import WatchedDealer, bot_table, fixed_secret, human_move
 
 if TYPE_CHECKING:
@@ -306,7 +307,7 @@ def test_a_new_replica_lists_the_tables_without_reading_the_log_again(
         host.create(f"t{n}", options_for("house"), seat_count=3, visibility="public")
     _seat_all(host, "t0", 3)
     host.decide_and_append("t0", g.StartGame(), "go", "server")
-    first = TableDirectory(either_store)
+    first = TableDirectory(settle(either_store))
     first.refresh()
     listed = first.summaries()
     assert [s.table_id for s in listed] == [f"t{n}" for n in range(5)]
@@ -317,6 +318,7 @@ def test_a_new_replica_lists_the_tables_without_reading_the_log_again(
     assert again.summaries() == listed
     assert again.refresh() == 0 and counting.events_read == 0
     host.decide_and_append("t1", g.SitDown(0, "late"), "late", "late")
+    settle(either_store)
     assert again.refresh() == 1 and counting.events_read <= 3  # the event, and t1's stream
     assert next(s for s in again.summaries() if s.table_id == "t1").seated == 1
 
@@ -325,7 +327,10 @@ def test_a_new_replica_lists_the_tables_without_reading_the_log_again(
 def test_replicas_taking_turns_keep_every_row_right(
     either_store: EventStore, cached_tables: int
 ) -> None:
-    """Each replica folds what the other did not, from its cache or the table's stream."""
+    """Each replica folds what the other did not, from its cache or the table's stream.
+
+    (Each refresh comes after ``settle``: on PostgreSQL a refresh folds only what every
+    transaction older than the append's, in any database of the server, has let through.)"""
     host = TableHost(either_store, LocalDealer())
     replicas = [TableDirectory(either_store, cached_tables=cached_tables) for _ in range(2)]
     for n in range(3):
@@ -334,8 +339,10 @@ def test_replicas_taking_turns_keep_every_row_right(
         [("t0", 0), ("t1", 0), ("t0", 1), ("t2", 0), ("t0", 2), ("t1", 1), ("t1", 2)]
     ):
         host.decide_and_append(table_id, g.SitDown(seat, f"{table_id}-{seat}"), f"c{step}", "x")
+        settle(either_store)
         replicas[step % 2].refresh()
     host.decide_and_append("t0", g.StartGame(), "go", "server")
+    settle(either_store)
     replicas[1].refresh()
     expected = [Summary.of(host.load(f"t{n}")) for n in range(3)]
     for replica in replicas:

@@ -19,7 +19,6 @@ This module also holds the helpers the cases share.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
@@ -30,6 +29,7 @@ from sqlalchemy import select, text
 
 from president.store import EventStore, NewEvent, SchemaNotReady, StoredEvent, migrate
 from president.store.schema import events, metadata
+from tests.support.postgres import settle
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -42,31 +42,6 @@ def new_event(n: int, actor: str = "player-1") -> NewEvent:
 def keys(stored: list[StoredEvent]) -> list[tuple[str, int]]:
     """(stream, version) of each event, in order."""
     return [(event.stream_id, event.version) for event in stored]
-
-
-def settle(store: EventStore, timeout: float = 30.0) -> EventStore:
-    """Wait until ``read_all`` shows every committed event; return ``store``.
-
-    PostgreSQL: ``read_all`` holds back events while any older transaction on
-    the server (in any database: other test runs share it) is still running.
-    """
-    if store.engine.dialect.name != "postgresql":
-        return store
-    deadline = time.monotonic() + timeout
-    with store.engine.connect() as connection:
-        while True:
-            newest, horizon = connection.execute(
-                text(
-                    "SELECT (SELECT max(tx_id) FROM events),"
-                    " pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-                )
-            ).one()
-            connection.rollback()
-            if newest is None or horizon > newest:
-                return store
-            if time.monotonic() > deadline:
-                raise AssertionError(f"a transaction older than {newest} ran for {timeout} s")
-            time.sleep(0.005)
 
 
 def read_everything(store: EventStore, batch: int = 1000) -> list[StoredEvent]:
