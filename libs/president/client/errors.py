@@ -87,11 +87,18 @@ def connection_lost(error: GatewayError) -> bool:
     return error.code in RESUMABLE and error.reason in (*CONNECTION_LOST, *TRY_AGAIN)
 
 
+#: The gateway's own rate limit: the one refusal the client waits out by itself.
+RATE_LIMITED = "RATE_LIMITED"
+
+
 def waits_out(error: GatewayError) -> bool:
-    """Whether ``error`` refused a call for now only (a rate limit), asking for a wait short
-    enough to honour: such a call was refused before it ran, so sending it again is safe."""
+    """Whether ``error`` is the gateway's rate limit (``RATE_LIMITED``), asking for a wait short
+    enough to honour: such a call was refused before it ran, so sending it again is safe. A
+    table's own rule with a wait (``REACTION_RATE``) is the caller's to decide: a reaction sent
+    seconds late means nothing."""
     return (
         error.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        and error.reason == RATE_LIMITED
         and error.retry_after is not None
         and 0 <= error.retry_after <= LONGEST_RETRY_WAIT
     )

@@ -27,6 +27,7 @@ from president.services.table.directory import TableDirectory
 from president.services.table.eviction import EvictionRules
 from president.store import EventStore
 from tests.integration.services.test_table_units import either_store
+from tests.support.postgres import settle
 
 __all__ = ["either_store"]
 
@@ -56,6 +57,7 @@ def test_finished_then_abandoned_tables_leave_both_replicas(either_store: EventS
     for table_id in ("done", "idle"):
         app_b.view(table_id, None)  # replica B holds both too
     now = datetime.now(UTC)
+    settle(either_store)  # PostgreSQL: the directory folds only what every transaction lets it see
 
     assert app_a.evict(RULES, now + timedelta(minutes=30)) == []  # nothing due yet
     assert {s.table_id for s in app_a.list_tables(False)} == {"done", "idle"}
@@ -78,6 +80,7 @@ def test_finished_then_abandoned_tables_leave_both_replicas(either_store: EventS
 
     sit = translate(gpb.Command(sit_down=gpb.SitDown(seat=1, player_id="bob")))
     app_b.handle_command("idle", sit, "sit-idle", gpb.Actor(player_id="bob", seat=1), None)
+    settle(either_store)
     assert app_a.evict(RULES, now + timedelta(days=2)) == ["idle"]  # abandoned now
     # B noted its own change of the table (listed before the rows show it): not any more.
     assert app_b.list_tables(False) == [] and app_a.list_tables(False) == []

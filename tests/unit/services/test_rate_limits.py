@@ -194,6 +194,15 @@ async def test_the_client_waits_out_a_rate_limit_then_sends_again() -> None:
         await honouring_retry_hints(denied)
     assert len(sent) == 1  # no hint: not sent again
 
+    async def reaction_rate() -> str:
+        sent.append(time.monotonic())
+        raise GatewayError(grpc.StatusCode.RESOURCE_EXHAUSTED, "REACTION_RATE", "wait", 0.01)
+
+    sent.clear()
+    with pytest.raises(GatewayError):
+        await honouring_retry_hints(reaction_rate)
+    assert len(sent) == 1  # the table's own rule: the caller's to decide, not sent again
+
 
 def test_tls_settings_refuse_half_a_configuration(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="PRESIDENT_TLS_KEY"):
