@@ -1,10 +1,12 @@
-"""The client's reconnect backoff: a restarted gateway is tried again soon, never in a
-hot loop (gRPC's rule: each wait 1.6 times the last, up to the cap, spread by ±20 %)."""
+"""The reconnect backoff of clients and of the channels between services: a restarted
+gateway (or peer) is tried again soon, never in a hot loop (gRPC's rule: each wait 1.6
+times the last, up to the cap, spread by ±20 %)."""
 
 from __future__ import annotations
 
 from president.client.gateway import RECONNECT_MS
 from president.servicekit.channels import MAX_RECONNECT_MS
+from president.servicekit.channels import RECONNECT_MS as INTERNAL_FIRST_MS
 
 MULTIPLIER = 1.6  # gRPC's connection backoff (doc/connection-backoff.md)
 JITTER = 0.2
@@ -37,3 +39,11 @@ def test_a_gateway_down_for_long_is_tried_about_once_a_second_not_in_a_hot_loop(
     assert len(times) <= 60 / (most / 1000 * (1 - JITTER)) + 10
     # Many clients of one gateway come back no faster than an internal service does.
     assert most >= MAX_RECONNECT_MS
+
+
+def test_a_service_reaches_a_restarted_peer_within_about_half_a_second() -> None:
+    for spread in (-JITTER, 0.0, JITTER):
+        for back_at in (3.0, 3.7, 4.2, 10.0):  # the dealer or a table, down 3 s then starting
+            times = tries(INTERNAL_FIRST_MS, MAX_RECONNECT_MS, back_at + 5, spread)
+            wait = min(t for t in times if t >= back_at) - back_at
+            assert wait <= 0.5 * (1 + JITTER) + 1e-9
