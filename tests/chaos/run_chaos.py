@@ -9,8 +9,13 @@ Then it checks: plays that got an OK answer are stored once each (lost,
 duplicated), every watcher's stream is in order without repeats, JetStream
 holds each table's events in order as the store does, scoring's finished
 games equal a recompute from the store, the audit verifies every table, and
-no table stood still longer than ``--stuck`` seconds (the longest pause of
-any table is printed). One table of results; the exit code is non-zero on
+no table stood still longer than ``--stuck`` seconds. Three times are printed:
+how long the struck process or server was away (``back_s``: its downtime,
+then its start-up until it answered its health check, or accepted
+connections, again), the longest pause of any table from a second before
+the fault (``pause_s``: it includes ``back_s``), and the longest pause of
+any table after the process or server was back (``after_s``: the recovery
+itself). One table of results; the exit code is non-zero on
 any loss, duplicate, disorder, mismatch, failed audit or stuck table.
 
     .venv/bin/python tests/chaos/run_chaos.py [--only nats,dealer] [--tables 4]
@@ -170,6 +175,10 @@ class Row:
     audit: int = 0
     stuck: int = 0
     pause: float = 0.0
+    #: From the strike until the struck process or server was back (down, then start-up).
+    back: float = 0.0
+    #: The longest pause of any table after the struck process or server was back.
+    after: float = 0.0
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -222,7 +231,7 @@ async def _play(load: TableLoad, seat: Seat, host: bool, until: float) -> None:
 
 async def _load(
     stack: Stack, fault: Fault, nats_server: NatsServer, pg: PrivatePostgres, args: Any
-) -> tuple[list[TableLoad], float, float]:
+) -> tuple[list[TableLoad], float, float, float]:
     loads = [await _seat_up(stack.gateway, n) for n in range(args.tables)]
     started = time.monotonic()
     until = started + args.seconds
@@ -234,6 +243,7 @@ async def _load(
     await asyncio.sleep(args.fault_at)
     struck = time.monotonic()
     await asyncio.to_thread(fault.strike, stack, nats_server, pg)
+    back = time.monotonic()  # the strike returns once the process or server is up again
     await asyncio.sleep(max(0.0, until - time.monotonic()))
     ended = time.monotonic()
     for task in tasks:
@@ -242,7 +252,7 @@ async def _load(
     for load in loads:
         for seat in load.seats:
             await seat.client.close()
-    return loads, struck, ended
+    return loads, struck, back, ended
 
 
 def _groups(events: list[StoredEvent]) -> dict[str, int]:
@@ -336,12 +346,20 @@ def _check(row: Row, stack: Stack, loads: list[TableLoad], url: str, args: Any) 
                 time.sleep(1)
 
 
-def _pauses(row: Row, loads: list[TableLoad], struck: float, ended: float, args: Any) -> None:
+def _longest_gap(changes: list[float], since: float, ended: float) -> float:
+    """The longest time between two changes (or ``since``, or ``ended``) from ``since`` on."""
+    marks = [since, *(t for t in changes if t >= since), ended]
+    return max(b - a for a, b in itertools.pairwise(marks))
+
+
+def _pauses(
+    row: Row, loads: list[TableLoad], struck: float, back: float, ended: float, args: Any
+) -> None:
+    row.back = back - struck
     for load in loads:
-        times = [t for t in load.changes if t >= struck - 1.0]
-        marks = [struck - 1.0, *times, ended]
-        longest = max(b - a for a, b in itertools.pairwise(marks))
+        longest = _longest_gap(load.changes, struck - 1.0, ended)
         row.pause = max(row.pause, longest)
+        row.after = max(row.after, _longest_gap(load.changes, back, ended))
         if longest > args.stuck:
             row.stuck += 1
             refused = [log.refused for seat in load.seats for log in seat.logs if log.refused]
@@ -364,8 +382,8 @@ def run_fault(fault: Fault, args: Any, workdir: Path) -> Row:
         stack = Stack(workdir / "stack", url, nats_server.url, isolated_env())
         stack.table_replicas = fault.replicas
         stack.start()
-        loads, struck, ended = asyncio.run(_load(stack, fault, nats_server, pg, args))
-        _pauses(row, loads, struck, ended, args)
+        loads, struck, back, ended = asyncio.run(_load(stack, fault, nats_server, pg, args))
+        _pauses(row, loads, struck, back, ended, args)
         _check(row, stack, loads, url, args)
     except Exception as error:
         row.audit += 1
@@ -401,17 +419,24 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(run_fault(fault, args, workdir))
             for note in rows[-1].notes:
                 print(f"   {note}", flush=True)
-    header = "fault                accepted lost dup order js scoring audit stuck pause_s"
+    header = (
+        "fault                accepted lost dup order js scoring audit stuck back_s pause_s after_s"
+    )
     print(header)
     for row in rows:
         print(
             f"{row.fault:<20} {row.accepted:>8} {row.lost:>4} {row.duplicated:>3} "
             f"{row.disorder:>5} {row.jetstream:>2} {row.scoring:>7} {row.audit:>5} "
-            f"{row.stuck:>5} {row.pause:>7.1f}"
+            f"{row.stuck:>5} {row.back:>6.1f} {row.pause:>7.1f} {row.after:>7.1f}"
         )
     worst = max(rows, key=lambda r: r.pause) if rows else None
     if worst is not None:
         print(f"longest pause: {worst.pause:.1f} s ({worst.fault})")
+        latest = max(rows, key=lambda r: r.after)
+        print(
+            f"longest pause after the fault's process was back: {latest.after:.1f} s "
+            f"({latest.fault})"
+        )
     failed = [row.fault for row in rows if not row.ok]
     print("chaos: " + ("OK" if not failed else "FAILED: " + ", ".join(failed)))
     return 1 if failed else 0

@@ -49,9 +49,12 @@ VISIBILITY_VALUES = {
 }
 
 
-#: How soon a client tries a restarted gateway again: gRPC's own backoff grows
-#: to two minutes, far longer than a gateway takes to come back.
-RECONNECT_MS = (250, 2_000)
+#: How soon a client tries a restarted gateway again (the first wait, and the longest;
+#: gRPC grows the wait 1.6 times per failed try and spreads it by ±20 %, so the clients
+#: of a restarted gateway do not all come back at once). gRPC's own backoff grows to two
+#: minutes, far longer than a gateway takes to come back; capped at a second, a client is
+#: back at most a second after its gateway (a restart's pause: down, start-up, one wait).
+RECONNECT_MS = (100, 1_000)
 #: How long one connection attempt may take (gRPC's ``min_reconnect_backoff_ms``, which is
 #: no backoff): at 250 ms a call to a gateway slow to answer failed UNAVAILABLE at once.
 CONNECT_TIMEOUT_MS = 5_000

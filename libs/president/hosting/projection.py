@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from president import codec
 from president.hosting.events import (
@@ -23,7 +23,9 @@ from president.hosting.events import (
 )
 from president.hosting.presence import Present, moved, with_presence, without_seat
 from president.rules import game as g
-from president.store import StoredEvent
+
+if TYPE_CHECKING:  # the stored events' type only: the gateway folds tables without a store
+    from president.store import StoredEvent
 
 
 class StreamPlace(Protocol):

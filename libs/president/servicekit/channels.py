@@ -10,9 +10,12 @@ import grpc
 from president.servicekit.tls import TlsSettings
 
 #: Reconnect quickly after a peer restarts: gRPC's default backoff grows to
-#: two minutes, longer than any call here waits for a channel to be ready.
+#: two minutes, longer than any call here waits for a channel to be ready. Capped at
+#: half a second, a call waiting for a restarted peer (the table's for the dealer, the
+#: gateway's for a table) goes on at most that long after the peer listens again; a
+#: few tries a second at a dead peer inside the deployment cost nothing.
 RECONNECT_MS = 100
-MAX_RECONNECT_MS = 1_000
+MAX_RECONNECT_MS = 500
 #: How long one connection attempt may take. gRPC reads ``grpc.min_reconnect_backoff_ms`` as
 #: this (not as a backoff): at 100 ms a peer slow to answer on a loaded machine left the
 #: channel failing, and a call failed UNAVAILABLE at once instead of waiting for it.

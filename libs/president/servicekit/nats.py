@@ -7,6 +7,7 @@ import contextlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import nats
 from nats.aio.client import Client
@@ -16,7 +17,9 @@ from nats.js.errors import BadRequestError
 
 from president.events.v1 import events_pb2 as pb
 from president.hosting.streams import table_id_of
-from president.store import StoredEvent
+
+if TYPE_CHECKING:  # the stored events' type only: a service without a store needs no SQLAlchemy
+    from president.store import StoredEvent
 
 DEFAULT_PREFIX = "events.table"
 DUPLICATE_WINDOW_SECONDS = 600.0

@@ -22,7 +22,12 @@ from president.servicekit.follower import Gap
 from president.servicekit.partition import Partition
 from president.servicekit.table_client import TimeoutResult
 from president.services.timer.deadlines import Clocks, DeadlineBoard
-from president.services.timer.scheduler import Scheduler
+from president.services.timer.scheduler import (
+    MAX_RETRY_SECONDS,
+    QUICK_RETRIES,
+    Scheduler,
+    retry_delay,
+)
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -388,6 +393,18 @@ async def test_scheduler_retries_failures_with_backoff_and_drops_gone_tables() -
     assert len(table.calls) == 3  # 0 s, +0.2 s, +0.4 s, then gone
     assert clocks.board.get("t1") is None
     assert clocks.version("t1") == 0
+
+
+def test_retries_come_at_most_a_second_apart_at_first_then_back_off() -> None:
+    delays = [retry_delay(attempt) for attempt in range(1, 17)]
+    assert delays[:4] == [0.2, 0.4, 0.8, 1.0]
+    # A peer restarted within seconds is asked again at most a second after it is back ...
+    assert all(delay <= 1.0 for delay in delays[:QUICK_RETRIES])
+    assert sum(delays[:QUICK_RETRIES]) >= 8.0
+    # ... and one that stays down is asked ever less often, never in a hot loop.
+    assert delays[QUICK_RETRIES:14] == [2.0, 4.0, 8.0, MAX_RETRY_SECONDS]
+    assert delays[-1] == MAX_RETRY_SECONDS
+    assert delays == sorted(delays)
 
 
 async def test_scheduler_fires_again_when_the_table_gets_a_new_deadline() -> None:

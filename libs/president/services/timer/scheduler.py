@@ -23,7 +23,13 @@ from president.servicekit.table_client import TimeoutResult
 from president.services.timer.deadlines import Clocks
 
 MAX_IN_FLIGHT = 64
+#: A failed deadline is tried again soon (a restarted table, dealer or database is back
+#: within seconds): after 0.2 s, doubling up to a second apart for the first
+#: ``QUICK_RETRIES`` tries (about eight seconds), then doubling again up to
+#: ``MAX_RETRY_SECONDS`` apart, so a peer that stays down is not asked in a hot loop.
 FIRST_RETRY_SECONDS = 0.2
+QUICK_RETRY_SECONDS = 1.0
+QUICK_RETRIES = 10
 MAX_RETRY_SECONDS = 10.0
 IDLE_WAKE_SECONDS = 30.0
 
@@ -46,6 +52,13 @@ class TimeoutPort(Protocol):
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def retry_delay(attempts: int) -> float:
+    """The seconds before a deadline that failed ``attempts`` times (1 or more) is sent again."""
+    if attempts <= QUICK_RETRIES:
+        return min(FIRST_RETRY_SECONDS * 2.0 ** (attempts - 1), QUICK_RETRY_SECONDS)
+    return min(QUICK_RETRY_SECONDS * 2.0 ** (attempts - QUICK_RETRIES), MAX_RETRY_SECONDS)
 
 
 #: After the board changed, wait this long for more changes before looking again.
@@ -170,7 +183,7 @@ class Scheduler:
         else:
             attempts = self._attempts.get(due.key, 0) + 1
             self._attempts[due.key] = attempts
-            delay = min(FIRST_RETRY_SECONDS * 2 ** (attempts - 1), MAX_RETRY_SECONDS)
+            delay = retry_delay(attempts)
             log.warning("timeout failed, retrying", attempts=attempts, delay=delay, **fields)
             held = self._held.get(due.table_id)
             if held is not None and held[0] == due.key:
