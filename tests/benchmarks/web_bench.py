@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import struct
 import sys
@@ -45,8 +46,10 @@ async def native_arrivals(client: GatewayClient, arrivals: dict[int, float]) -> 
         arrivals.setdefault(change.version, time.perf_counter())
 
 
-async def edge_arrivals(http: httpx.AsyncClient, token: str, arrivals: dict[int, float]) -> None:
-    body = pb.WatchRequest().SerializeToString()
+async def edge_arrivals(
+    http: httpx.AsyncClient, token: str, table_id: str, arrivals: dict[int, float]
+) -> None:
+    body = pb.WatchRequest(table_id=table_id).SerializeToString()
     headers = {"content-type": "application/connect+proto", "authorization": f"Bearer {token}"}
     framed = struct.pack(">BI", 0, len(body)) + body
     async with http.stream("POST", WATCH, content=framed, headers=headers) as answer:
@@ -59,6 +62,8 @@ async def edge_arrivals(http: httpx.AsyncClient, token: str, arrivals: dict[int,
                     break
                 payload, buffer = buffer[5 : 5 + size], buffer[5 + size :]
                 if flags & END_STREAM:
+                    if payload.strip() not in (b"", b"{}"):
+                        print(f"the edge ended the stream: {payload.decode()}", file=sys.stderr)
                     return
                 change = pb.WatchResponse.FromString(payload)
                 arrivals.setdefault(change.version, time.perf_counter())
@@ -82,7 +87,7 @@ async def watch_and_print(kind: str, address: str, token: str, table_id: str) ->
             await native_arrivals(client, arrivals)
     else:
         async with httpx.AsyncClient(base_url=address, timeout=None) as http:
-            await edge_arrivals(http, token, arrivals)
+            await edge_arrivals(http, token, table_id, arrivals)
     flusher.cancel()
 
 
@@ -117,7 +122,9 @@ async def one_table(gateway: str, web: str, rounds: int) -> tuple[list[float], i
         await asyncio.wait_for(game, 600)
         await asyncio.sleep(1.0)  # the last changes reach both
         for process in watchers:
-            process.terminate()
+            if process.returncode is None:  # a stream the server ended has ended its watcher
+                with contextlib.suppress(ProcessLookupError):
+                    process.terminate()
         native, edge = await asyncio.gather(*readers)
         for process in watchers:
             await process.wait()
