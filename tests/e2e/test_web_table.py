@@ -81,6 +81,27 @@ class Console:
             self.problems.append(message.text)
 
 
+#: Keeps, in the page, every hand card's button taken out of the page for good while its card
+#: is still in the hand (the hand redrawn: a tap in progress would miss, focus would be lost).
+HAND_REDRAWS = """
+window.handRedraws = [];
+new MutationObserver((records) => {
+  const buttons = document.querySelectorAll("#hand .card[data-card]");
+  const held = new Set([...buttons].map((c) => c.dataset.card));
+  for (const record of records) {
+    for (const node of record.removedNodes) {
+      if (!(node instanceof Element)) continue;
+      const inside = [...node.querySelectorAll("[data-card]")];
+      for (const card of node.matches("[data-card]") ? [node] : inside) {
+        const replaced = !card.isConnected && held.has(card.dataset.card);
+        if (replaced) window.handRedraws.push(card.dataset.card);
+      }
+    }
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
 class WatchTap:
     """Every byte of the page's Watch streams, as the network delivered it (DevTools protocol:
     a streamed response's body is read while it is still open)."""
@@ -271,6 +292,8 @@ class Player:
                 card.click()
             if not self.answered_preview():
                 return False  # the turn ended meanwhile (the round did, or the timer)
+            if self.plays % 2 and card.count():  # the keyboard's focus stays on its card
+                assert card.evaluate("c => c === document.activeElement"), card
             if gold.is_enabled():
                 label = gold.inner_text()
                 assert label.startswith("Play "), label
@@ -318,6 +341,7 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     page = player.new_page()
     page.set_default_timeout(10_000)
     console = Console(page)
+    page.add_init_script(HAND_REDRAWS)
     page.goto(f"{site}/")
     sign_in(page, "Ada")
     row = page.locator("#lobby-tables li", has_text="Friday club")
@@ -360,6 +384,9 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
             shown = watch_page.locator("body").inner_text()
             seen_hand_in_spectator = [card for card in mine if face(card) in shown]
             seen_hand_in_spectator.append(f"{len(mine)} checked")
+    # Views, presence, reactions and the countdown changed the page all game: no card's
+    # button was ever replaced while its card stayed in the hand.
+    assert page.evaluate("window.handRedraws") == []
     assert me.plays >= 4 and me.idled and me.received_new, vars(me)
     assert any(label.startswith("Play ") for label in me.labels)
     assert [int(t.split()[2]) for t in me.countdown] == sorted(

@@ -49,7 +49,7 @@ export function patch(parent: Element, ...nodes: Child[]): void {
     .map((node) => {
       if (!(node instanceof Element) || !node.id) return node;
       const kept = old.get(node.id);
-      return kept && kept.outerHTML === node.outerHTML ? kept : node;
+      return kept && (kept === node || kept.outerHTML === node.outerHTML) ? kept : node;
     });
   const keep = new Set(wanted);
   for (const child of [...parent.childNodes]) if (!keep.has(child as Element)) child.remove();
