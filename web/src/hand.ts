@@ -4,8 +4,8 @@
 // only the attributes and words that changed are written.
 
 import { isRed, spoken } from "./cards";
-import { cardFace } from "./seats";
-import { h } from "./dom";
+import { fill, h } from "./dom";
+import { cardFace, withCardFaces } from "./seats";
 
 /** Everything the hand area shows, worked out by the table from its view and choice. */
 export interface HandState {
@@ -43,6 +43,7 @@ export class HandPanel {
   private readonly passButton: HTMLButtonElement;
   private readonly note = h("p", { id: "play-note", role: "status" });
   private readonly buttons = new Map<string, HTMLButtonElement>();
+  private noteText = "";
 
   constructor(
     private readonly toggle: (card: string) => void,
@@ -81,7 +82,10 @@ export class HandPanel {
     setText(this.gold, state.gold);
     setDisabled(this.gold, !state.canSend);
     setDisabled(this.passButton, !state.canPass);
-    setText(this.note, state.note);
+    if (this.noteText !== state.note) {
+      this.noteText = state.note;
+      fill(this.note, ...withCardFaces(state.note));
+    }
   }
 
   private cardButton(card: string): HTMLButtonElement {

@@ -14,7 +14,7 @@ import { announce, byId, fill, h, patch } from "./dom";
 import { helpMenu } from "./menu";
 import { TableReceipts } from "./receipts";
 import { type HandState, HandPanel } from "./hand";
-import { results, seatList, seatName, trickArea, turnText } from "./seats";
+import { results, seatList, seatName, trickArea, turnText, withCardFaces } from "./seats";
 
 const REACTIONS: [string, string][] = [
   ["nice", "Nice!"],
@@ -91,7 +91,7 @@ export class TablePage {
   }
 
   private fail(text: string): void {
-    fill(byId("main"), h("p", { role: "alert" }, text), h("button", { onclick: this.leave }, "Back to the lobby"));
+    fill(byId("main"), h("p", { role: "alert" }, ...withCardFaces(text)), h("button", { onclick: this.leave }, "Back to the lobby"));
     document.body.dataset.ready = "table-error";
   }
 
@@ -174,7 +174,7 @@ export class TablePage {
       seatList(view, this.reactions),
       trickArea(view),
       this.turn,
-      h("p", { id: "notice", role: "status" }, this.notice),
+      h("p", { id: "notice", role: "status" }, ...withCardFaces(this.notice)),
       results(view),
       seated ? this.hand.element : null,
       seated ? this.reactionBar() : null,
