@@ -348,8 +348,11 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     sign_in(host_page, "Hana")
     host_page.get_by_label("Who may sit").select_option(label="public (in the lobby)")
     host_page.get_by_label("Table name (optional)").fill("Friday club")
+    host_page.get_by_label("Jokers (wild cards)").check()
     host_page.get_by_role("button", name="Create the table").click()
     host_page.wait_for_selector("body[data-ready=table]")
+    host_page.locator("#menu-rules").click()
+    expect(host_page.locator("#rules")).to_contain_text("jokers=true")
     assert host_page.locator("#start").count() == 1 and host_page.locator("#add-bot").count() == 1
 
     player = browser.new_context(viewport=DESKTOP, accept_downloads=True)
@@ -525,7 +528,6 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     page.get_by_label("Rules (preset)").select_option("house-rapid")
     page.get_by_label("The game ends").select_option(label="after a number of rounds")
     page.get_by_label("Rounds or points to end the game").fill("1")
-    page.get_by_label("Jokers (wild cards)").check()
     page.get_by_label(
         "More options, one name=value a line (they win over the controls; see the rules)"
     ).fill("bot_delay_ms=300\nrapid_seconds=2")
@@ -533,7 +535,6 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     page.wait_for_selector("body[data-ready=table]")
     page.locator("#menu-rules").click()
     expect(page.locator("#rules")).to_contain_text("game_end=rounds:1")
-    expect(page.locator("#rules")).to_contain_text("jokers=true")
     page.locator("#start").click()
     page.wait_for_selector("#hand .card[data-playable]")
     card = page.locator("#hand .card[data-playable]").first.get_attribute("data-card") or ""
