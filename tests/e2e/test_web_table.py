@@ -81,6 +81,27 @@ class Console:
             self.problems.append(message.text)
 
 
+#: Keeps, in the page, every hand card's button taken out of the page for good while its card
+#: is still in the hand (the hand redrawn: a tap in progress would miss, focus would be lost).
+HAND_REDRAWS = """
+window.handRedraws = [];
+new MutationObserver((records) => {
+  const buttons = document.querySelectorAll("#hand .card[data-card]");
+  const held = new Set([...buttons].map((c) => c.dataset.card));
+  for (const record of records) {
+    for (const node of record.removedNodes) {
+      if (!(node instanceof Element)) continue;
+      const inside = [...node.querySelectorAll("[data-card]")];
+      for (const card of node.matches("[data-card]") ? [node] : inside) {
+        const replaced = !card.isConnected && held.has(card.dataset.card);
+        if (replaced) window.handRedraws.push(card.dataset.card);
+      }
+    }
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
 class WatchTap:
     """Every byte of the page's Watch streams, as the network delivered it (DevTools protocol:
     a streamed response's body is read while it is still open)."""
@@ -131,6 +152,12 @@ def _whole(body: bytes) -> int:
 
 
 SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+#: A card's code as the server writes it in a sentence ("2D", "10H", "RJ"): the page shows none.
+CARD_CODE = re.compile(r"\b(?:10|[2-9JQKA])[CDHS]\b|\b[BR]J\b")
+#: What a screen reader says of a card in a sentence.
+CARD_SPOKEN = re.compile(
+    r"(?:\d+|jack|queen|king|ace) of (?:clubs|diamonds|hearts|spades)|\w+ joker"
+)
 
 
 def face(card: str) -> str:
@@ -149,11 +176,20 @@ def sign_in(page: Page, name: str) -> None:
 
 
 def create_practice_table(page: Page) -> str:
+    """With the form's labelled controls: the preset's values first, then two of them changed."""
+    revolution = page.get_by_label("Revolutions (four of a kind reverses the order)")
+    page.get_by_label("Rules (preset)").select_option("house")
+    expect(revolution).to_be_checked()  # house plays revolutions
     page.get_by_label("Rules (preset)").select_option("classic")
+    expect(revolution).not_to_be_checked()
+    expect(page.get_by_label("Seconds per turn")).to_have_value("30")
+    summary = page.locator("#new-preset-note .card-name").first  # "3♣ leads and must be…"
+    expect(summary).to_have_text("3♣")
+    expect(summary).to_have_attribute("aria-label", "3 of clubs")
     page.get_by_label("Who may sit").select_option(label="practice (you and bots)")
-    page.get_by_label("Options, one name=value a line (see the rules)").fill(
-        f"game_end=rounds:2\nturn_seconds={TURN_SECONDS}"
-    )
+    page.get_by_label("The game ends").select_option(label="after a number of rounds")
+    page.get_by_label("Rounds or points to end the game").fill("2")
+    page.get_by_label("Seconds per turn").fill(str(TURN_SECONDS))
     page.get_by_role("button", name="Create the table").click()
     page.wait_for_selector("body[data-ready=table]")
     return page.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
@@ -271,6 +307,8 @@ class Player:
                 card.click()
             if not self.answered_preview():
                 return False  # the turn ended meanwhile (the round did, or the timer)
+            if self.plays % 2 and card.count():  # the keyboard's focus stays on its card
+                assert card.evaluate("c => c === document.activeElement"), card
             if gold.is_enabled():
                 label = gold.inner_text()
                 assert label.startswith("Play "), label
@@ -310,14 +348,18 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     sign_in(host_page, "Hana")
     host_page.get_by_label("Who may sit").select_option(label="public (in the lobby)")
     host_page.get_by_label("Table name (optional)").fill("Friday club")
+    host_page.get_by_label("Jokers (wild cards)").check()
     host_page.get_by_role("button", name="Create the table").click()
     host_page.wait_for_selector("body[data-ready=table]")
+    host_page.locator("#menu-rules").click()
+    expect(host_page.locator("#rules")).to_contain_text("jokers=true")
     assert host_page.locator("#start").count() == 1 and host_page.locator("#add-bot").count() == 1
 
     player = browser.new_context(viewport=DESKTOP, accept_downloads=True)
     page = player.new_page()
     page.set_default_timeout(10_000)
     console = Console(page)
+    page.add_init_script(HAND_REDRAWS)
     page.goto(f"{site}/")
     sign_in(page, "Ada")
     row = page.locator("#lobby-tables li", has_text="Friday club")
@@ -360,6 +402,12 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
             shown = watch_page.locator("body").inner_text()
             seen_hand_in_spectator = [card for card in mine if face(card) in shown]
             seen_hand_in_spectator.append(f"{len(mine)} checked")
+    # Views, presence, reactions and the countdown changed the page all game: no card's
+    # button was ever replaced while its card stayed in the hand.
+    assert page.evaluate("window.handRedraws") == []
+    page.locator("#menu-rules").click()  # the form's controls became the table's options
+    expect(page.locator("#rules")).to_contain_text("game_end=rounds:2")
+    expect(page.locator("#rules")).to_contain_text(f"turn_seconds={TURN_SECONDS}")
     assert me.plays >= 4 and me.idled and me.received_new, vars(me)
     assert any(label.startswith("Play ") for label in me.labels)
     assert [int(t.split()[2]) for t in me.countdown] == sorted(
@@ -378,6 +426,11 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     activity = page.locator("#activity-items li").all_inner_texts()
     assert any("Time is up for Ada: the server acts." in line for line in activity), activity
     assert any(line.startswith("Ada plays") for line in activity), activity
+    # Cards in the server's sentences are shown as faces and read out by name.
+    assert not [line for line in activity if CARD_CODE.search(line)], activity
+    named = page.locator("#activity-items .card-name").first
+    assert re.search("[♣♦♥♠🃏]", named.inner_text()), named.inner_text()
+    assert CARD_SPOKEN.fullmatch(named.get_attribute("aria-label") or ""), named
 
     # Check the deal of round 2 (it had an exchange), then with a tampered secret.
     page.locator("#menu-check-the-deal").click()
@@ -389,6 +442,11 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     assert any("the ones you were dealt" in text for text in checks), checks
     assert any("strongest" in text for text in checks), checks  # an automatic give
     assert any("in return" in text for text in checks), checks  # a free return
+    assert not [text for text in checks if CARD_CODE.search(text)], checks  # "gave you 2♦"
+    labels = page.locator("#check-results .card-name").evaluate_all(
+        "cards => cards.map(card => card.getAttribute('aria-label'))"
+    )
+    assert labels and all(CARD_SPOKEN.fullmatch(label) for label in labels), labels
     assert "checks out" in page.locator("#check-status").inner_text()
     page.screenshot(path=str(IMAGES / "web-deal-check.png"), full_page=True)
     page.locator("#check-secret").fill("00" * 32)
@@ -468,11 +526,15 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     page.goto(f"{base_url(web_stack)}/")
     sign_in(page, "Rae")
     page.get_by_label("Rules (preset)").select_option("house-rapid")
-    page.get_by_label("Options, one name=value a line (see the rules)").fill(
-        "game_end=rounds:1\nbot_delay_ms=300\nrapid_seconds=2"
-    )
+    page.get_by_label("The game ends").select_option(label="after a number of rounds")
+    page.get_by_label("Rounds or points to end the game").fill("1")
+    page.get_by_label(
+        "More options, one name=value a line (they win over the controls; see the rules)"
+    ).fill("bot_delay_ms=300\nrapid_seconds=2")
     page.get_by_role("button", name="Create the table").click()
     page.wait_for_selector("body[data-ready=table]")
+    page.locator("#menu-rules").click()
+    expect(page.locator("#rules")).to_contain_text("game_end=rounds:1")
     page.locator("#start").click()
     page.wait_for_selector("#hand .card[data-playable]")
     card = page.locator("#hand .card[data-playable]").first.get_attribute("data-card") or ""
@@ -494,6 +556,13 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
         "Someone played first: the trick moved on, and your cards stay in your hand."
     )
     assert page.locator(f"#hand .card[data-card='{card}']").count() == 1
+    # A phone: the hand wraps inside the window, nothing scrolls sideways.
+    boxes = page.locator("#hand .card").evaluate_all(
+        "cards => cards.map(card => card.getBoundingClientRect().right)"
+    )
+    assert boxes and max(boxes) <= PHONE["width"], boxes
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    page.screenshot(path=str(IMAGES / "web-table-phone.png"), full_page=True)
     assert len(held) == 1 and json.loads(held[0])["trickVersion"] == int(trick), held
     page.unroute(f"**{SERVICE_PATH}/Play")
     # Chromium logs the refused call's status (ABORTED is HTTP 409 in Connect), nothing else.

@@ -25,6 +25,29 @@ export function spoken(card: string): string {
   return `${RANK_WORDS[rank] ?? rank} of ${SUIT_WORDS[card.slice(-1)]}`;
 }
 
+/** A card's code in a sentence ("2D", "10H", "RJ"), as the server and DEAL.md write them. */
+const CARD_IN_TEXT = /\b(?:10|[2-9JQKA])[CDHS]\b|\b[BR]J\b/g;
+
+/** A sentence cut at its cards' codes: its words (strings) and its cards ({ card }), in order. */
+export function cardsInText(text: string): (string | { card: string })[] {
+  const parts: (string | { card: string })[] = [];
+  let from = 0;
+  for (const match of text.matchAll(CARD_IN_TEXT)) {
+    if (match.index > from) parts.push(text.slice(from, match.index));
+    parts.push({ card: match[0] });
+    from = match.index + match[0].length;
+  }
+  if (from < text.length) parts.push(text.slice(from));
+  return parts;
+}
+
+/** A sentence as a screen reader should say it: "Seat 3 gave you 2 of diamonds". */
+export function spokenText(text: string): string {
+  return cardsInText(text)
+    .map((part) => (typeof part === "string" ? part : spoken(part.card)))
+    .join("");
+}
+
 export function isRed(card: string): boolean {
   return card.endsWith("H") || card.endsWith("D") || card === "RJ";
 }

@@ -1,5 +1,7 @@
 // A few DOM helpers: elements built from code (no innerHTML, so no markup from data).
 
+import { spokenText } from "./cards";
+
 type Attributes = Record<string, string | number | boolean | undefined | ((event: Event) => unknown)>;
 type Child = Node | string | null | undefined | false;
 
@@ -31,9 +33,9 @@ export function fill(element: Element, ...children: Child[]): void {
   element.replaceChildren(...children.filter((c): c is Node | string => c !== null && c !== undefined && c !== false));
 }
 
-/** Say something in the page's live region (read by screen readers). */
+/** Say something in the page's live region (read by screen readers; cards by their names). */
 export function announce(text: string): void {
-  byId("announce").textContent = text;
+  byId("announce").textContent = spokenText(text);
 }
 
 /**
@@ -49,7 +51,7 @@ export function patch(parent: Element, ...nodes: Child[]): void {
     .map((node) => {
       if (!(node instanceof Element) || !node.id) return node;
       const kept = old.get(node.id);
-      return kept && kept.outerHTML === node.outerHTML ? kept : node;
+      return kept && (kept === node || kept.outerHTML === node.outerHTML) ? kept : node;
     });
   const keep = new Set(wanted);
   for (const child of [...parent.childNodes]) if (!keep.has(child as Element)) child.remove();

@@ -6,7 +6,9 @@ import { TableOptionsSchema } from "../gen/president/game/v1/game_pb";
 import { type TableSummary, Visibility } from "../gen/president/gateway/v1/gateway_pb";
 import { commandId, gateway, identity, sentence } from "./api";
 import { byId, fill, h, panelForm } from "./dom";
+import { NewTableOptions } from "./newtable";
 import { PRESETS } from "./rules";
+import { withCardFaces } from "./seats";
 
 const PHASES: Record<string, string> = {
   lobby: "waiting for players",
@@ -14,17 +16,6 @@ const PHASES: Record<string, string> = {
   between_rounds: "between rounds",
   game_over: "game over",
 };
-
-/** ``name=value`` lines (or commas) as options; a line without "=" is refused in words. */
-export function parseOptions(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of text.split(/[\n]+/).map((line) => line.trim()).filter(Boolean)) {
-    const at = part.indexOf("=");
-    if (at <= 0) throw new Error(`“${part}” is not an option: write name=value, as turn_seconds=30`);
-    out[part.slice(0, at).trim()] = part.slice(at + 1).trim();
-  }
-  return out;
-}
 
 function tableRow(table: TableSummary, open: (id: string) => void, status: HTMLElement): HTMLElement {
   const title = table.name || `Table ${table.tableId}`;
@@ -73,13 +64,17 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
   );
   const name = h("input", { id: "new-name", maxlength: 40 });
   const seats = h("input", { id: "new-seats", type: "number", min: 0, max: 8, value: 0 });
-  const options = h("textarea", { id: "new-options", rows: 3, placeholder: "game_end=rounds:3\nturn_seconds=20" });
+  const options = new NewTableOptions();
   const presetNote = h("p", { id: "new-preset-note", class: "note" });
-  const showNote = (): void => {
-    presetNote.textContent = PRESETS[preset.value]?.summary ?? "";
+  const showPreset = (): void => {
+    fill(presetNote, ...withCardFaces(PRESETS[preset.value]?.summary ?? ""));
+    options.showPreset(preset.value);
   };
-  preset.addEventListener("change", showNote);
-  showNote();
+  const showVisibility = (): void => options.showPractice(Number(visibility.value) === Visibility.PRACTICE);
+  preset.addEventListener("change", showPreset);
+  visibility.addEventListener("change", showVisibility);
+  showPreset();
+  showVisibility();
   const form = panelForm(
     "create",
     "Create a table",
@@ -89,13 +84,13 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
       ["Who may sit", visibility],
       ["Table name (optional)", name],
       ["Seats (0 for the preset's usual count)", seats],
-      ["Options, one name=value a line (see the rules)", options],
+      ...options.fields(),
     ],
     h("button", { type: "submit", class: "gold" }, "Create the table"),
     async () => {
       try {
         const created = await gateway.createTable({
-          options: create(TableOptionsSchema, { preset: preset.value, options: parseOptions(options.value) }),
+          options: create(TableOptionsSchema, { preset: preset.value, options: options.read() }),
           seatCount: Number(seats.value) || 0,
           visibility: Number(visibility.value) as Visibility,
           displayName: identity.name,
@@ -104,7 +99,7 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
         });
         open(created.tableId);
       } catch (error) {
-        status.textContent = `Could not create the table: ${sentence(error)}`;
+        fill(status, ...withCardFaces(`Could not create the table: ${sentence(error)}`));
       }
     },
   );

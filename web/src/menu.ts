@@ -5,6 +5,7 @@ import { gateway, sentence } from "./api";
 import { checkRound, witnessTable } from "./dealcheck";
 import { fill, h } from "./dom";
 import { PRESETS } from "./rules";
+import { withCardFaces } from "./seats";
 import type { TablePage } from "./table";
 
 function rulesPanel(page: TablePage): HTMLElement {
@@ -15,8 +16,8 @@ function rulesPanel(page: TablePage): HTMLElement {
     "section",
     { id: "rules", "aria-labelledby": "rules-title" },
     h("h2", { id: "rules-title" }, `The rules: ${preset} (${rules?.players ?? "?"} players)`),
-    h("ul", {}, ...(rules?.rules ?? []).map((line) => h("li", {}, line))),
-    options.length ? h("p", {}, "This table's options: ", options.map(([k, v]) => `${k}=${v}`).join(", ")) : null,
+    h("ul", {}, ...(rules?.rules ?? []).map((line) => h("li", {}, ...withCardFaces(line)))),
+    options.length ? h("p", {}, "This table's options: ", ...withCardFaces(options.map(([k, v]) => `${k}=${v}`).join(", "))) : null,
   );
 }
 
@@ -31,7 +32,7 @@ async function activityPanel(page: TablePage, into: HTMLElement): Promise<void> 
   const more = async (): Promise<void> => {
     try {
       const answer = await gateway.getActivity({ tableId: page.tableId, pageSize: 50, pageToken: token });
-      list.append(...answer.items.map((item) => h("li", { "data-version": String(item.version) }, item.text)));
+      list.append(...answer.items.map((item) => h("li", { "data-version": String(item.version) }, ...withCardFaces(item.text))));
       token = answer.nextPageToken;
       older.hidden = !token;
     } catch (error) {
@@ -77,7 +78,7 @@ async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
             "data-round": round.key,
             onclick: async () => {
               const verdict = await checkRound(witness, round.key, secret.value.trim());
-              fill(results, ...verdict.checks.map((check) => h("li", { class: check.ok ? "ok" : "bad" }, check.ok ? "✔ " : "✘ ", check.text)));
+              fill(results, ...verdict.checks.map((check) => h("li", { class: check.ok ? "ok" : "bad" }, check.ok ? "✔ " : "✘ ", ...withCardFaces(check.text))));
               status.textContent = verdict.ok
                 ? `Round ${number} of game ${game} checks out: this browser re-created its deal from the secret.`
                 : `Round ${number} of game ${game} does NOT check out: see what did not agree below.`;

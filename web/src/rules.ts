@@ -1,16 +1,36 @@
 // The presets' rules in a few lines each (README's "The rules: presets and options"),
 // shown one tap away at the table and under the lobby's preset choice.
 
+/** The preset's values of the options the lobby offers as controls (the server's, checked
+ * against ``options_for`` by tests/unit/web/test_preset_defaults.py). */
+export interface PresetDefaults {
+  gameEnd: string;
+  turnSeconds: number;
+  jokers: boolean;
+  revolution: boolean;
+}
+
 export interface Preset {
   players: string;
+  /** One line; cards by their codes ("3C"), which the page shows as faces with their names. */
   summary: string;
   rules: string[];
+  defaults: PresetDefaults;
+}
+
+/** ``game_end`` in words: "first to 11 points", "7 rounds", "no end: the host ends it". */
+export function gameEndWords(gameEnd: string): string {
+  const [kind, count] = gameEnd.split(":");
+  if (kind === "target") return `first to ${count} points`;
+  if (kind === "rounds") return `${count} rounds`;
+  return "no end: the host ends it";
 }
 
 export const PRESETS: Record<string, Preset> = {
   classic: {
     players: "4 (3 to 7)",
-    summary: "3♣ leads and must be played; plays must be strictly higher; 2 and 1 points to 11.",
+    defaults: { gameEnd: "target:11", turnSeconds: 30, jokers: false, revolution: false },
+    summary: "3C leads and must be played; plays must be strictly higher; 2 and 1 points to 11.",
     rules: [
       "The 3 of clubs leads the first round and must be in the first play.",
       "Play the same number of cards as the pile, of a strictly higher rank; 2 is the highest.",
@@ -22,7 +42,8 @@ export const PRESETS: Record<string, Preset> = {
   },
   club: {
     players: "4 to 7",
-    summary: "3♣ leads; strictly higher; the Peasant leads later rounds; 7 rounds.",
+    defaults: { gameEnd: "rounds:7", turnSeconds: 30, jokers: false, revolution: false },
+    summary: "3C leads; strictly higher; the Peasant leads later rounds; 7 rounds.",
     rules: [
       "The 3 of clubs leads the first round.",
       "Play the same number of cards as the pile, of a strictly higher rank; pass and play again later.",
@@ -32,7 +53,8 @@ export const PRESETS: Record<string, Preset> = {
   },
   house: {
     players: "3 to 6",
-    summary: "Q♥ starts; an equal rank may answer; a pass sits you out of the trick; 30 s turns.",
+    defaults: { gameEnd: "unlimited", turnSeconds: 30, jokers: false, revolution: true },
+    summary: "QH starts; an equal rank may answer; a pass sits you out of the trick; 30 s turns.",
     rules: [
       "The queen of hearts starts the first round.",
       "An equal rank may answer the pile; a pass sits you out until the trick closes.",
@@ -42,6 +64,7 @@ export const PRESETS: Record<string, Preset> = {
   },
   "house-rapid": {
     players: "3 to 6",
+    defaults: { gameEnd: "unlimited", turnSeconds: 30, jokers: false, revolution: true },
     summary: "house without turns: the first legal play on the pile wins; a shared 10 s timer.",
     rules: [
       "Anyone may play at any time: the first legal play on the pile as you saw it wins.",
@@ -51,6 +74,7 @@ export const PRESETS: Record<string, Preset> = {
   },
   traditional: {
     players: "3 to 8",
+    defaults: { gameEnd: "unlimited", turnSeconds: 30, jokers: false, revolution: false },
     summary: "The folk rules: more cards beat fewer, extras set aside, every optional rule.",
     rules: [
       "More cards beat fewer; cards left over at the deal are set aside.",

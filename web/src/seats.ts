@@ -2,7 +2,7 @@
 // reactions), the top of the trick, whose turn it is with its countdown, and the results.
 
 import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
-import { face, isRed, spoken } from "./cards";
+import { cardsInText, face, isRed, spoken } from "./cards";
 import { h } from "./dom";
 
 export function seatName(view: TableView, seat: number | undefined): string {
@@ -13,6 +13,11 @@ export function seatName(view: TableView, seat: number | undefined): string {
 
 export function cardFace(card: string, className = "card"): HTMLElement {
   return h("span", { class: `${className}${isRed(card) ? " red" : ""}`, "aria-label": spoken(card), role: "img" }, face(card));
+}
+
+/** A sentence with its cards shown as faces ("2♦"), each read out by name ("2 of diamonds"). */
+export function withCardFaces(text: string): (HTMLElement | string)[] {
+  return cardsInText(text).map((part) => (typeof part === "string" ? part : cardFace(part.card, "card-name")));
 }
 
 function seatItem(view: TableView, seat: SeatView, reaction: string | undefined): HTMLElement {

@@ -9,11 +9,12 @@ import { ReactionShownSchema, TimedOutSchema } from "../gen/president/events/v1/
 import type { TableView } from "../gen/president/game/v1/game_pb";
 import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
 import { commandId, gateway, identity, reasonOf, sentence } from "./api";
-import { rankOf, sortedHand, spoken } from "./cards";
+import { rankOf, sortedHand } from "./cards";
 import { announce, byId, fill, h, patch } from "./dom";
 import { helpMenu } from "./menu";
 import { TableReceipts } from "./receipts";
-import { cardFace, results, seatList, seatName, trickArea, turnText } from "./seats";
+import { type HandState, HandPanel } from "./hand";
+import { results, seatList, seatName, trickArea, turnText, withCardFaces } from "./seats";
 
 const REACTIONS: [string, string][] = [
   ["nice", "Nice!"],
@@ -44,6 +45,13 @@ export class TablePage {
   readonly receipts: TableReceipts;
   private readonly abort = new AbortController();
   private ticker = 0;
+  /** Drawn once and updated in place: the countdown and the hand. */
+  private readonly turn = h("p", { id: "turn", role: "timer", "aria-live": "off" });
+  private readonly hand = new HandPanel(
+    (card) => this.toggle(card),
+    () => void this.send(),
+    () => void this.pass(),
+  );
 
   constructor(
     readonly tableId: string,
@@ -83,7 +91,7 @@ export class TablePage {
   }
 
   private fail(text: string): void {
-    fill(byId("main"), h("p", { role: "alert" }, text), h("button", { onclick: this.leave }, "Back to the lobby"));
+    fill(byId("main"), h("p", { role: "alert" }, ...withCardFaces(text)), h("button", { onclick: this.leave }, "Back to the lobby"));
     document.body.dataset.ready = "table-error";
   }
 
@@ -118,9 +126,11 @@ export class TablePage {
     return Math.max(0, Math.ceil(left / 1000));
   }
 
+  /** The countdown's words, and nothing else: a tick redraws no other part of the page. */
   private tick(): void {
-    const turn = document.getElementById("turn");
-    if (turn && this.view) turn.textContent = turnText(this.view, this.secondsLeft());
+    if (!this.view) return;
+    const text = turnText(this.view, this.secondsLeft());
+    if (this.turn.textContent !== text) this.turn.textContent = text;
   }
 
   private show(view: TableView): void {
@@ -163,63 +173,44 @@ export class TablePage {
       ),
       seatList(view, this.reactions),
       trickArea(view),
-      h("p", { id: "turn", role: "timer", "aria-live": "off" }, turnText(view, this.secondsLeft())),
-      h("p", { id: "notice", role: "status" }, this.notice),
+      this.turn,
+      h("p", { id: "notice", role: "status" }, ...withCardFaces(this.notice)),
       results(view),
-      seated ? this.handArea(view) : null,
+      seated ? this.hand.element : null,
       seated ? this.reactionBar() : null,
       this.hostControls(view),
     );
-    if (focused) document.querySelector<HTMLElement>(`[data-key="${CSS.escape(focused)}"]`)?.focus();
+    this.tick();
+    if (seated) this.hand.update(this.handState(view));
+    const lost = document.activeElement === null || document.activeElement === document.body;
+    if (focused && lost) document.querySelector<HTMLElement>(`[data-key="${CSS.escape(focused)}"]`)?.focus();
     document.body.dataset.ready = "table";
     document.body.dataset.phase = view.phase;
     document.body.dataset.version = String(view.version);
     document.body.dataset.trick = String(round?.trickVersion ?? 0);
   }
 
-  private handArea(view: TableView): HTMLElement {
+  /** The hand area's state from the view and the choice (the panel writes only what changed). */
+  private handState(view: TableView): HandState {
     const round = view.round;
-    const hand = sortedHand(round?.hand ?? [], round?.revolution ?? false);
-    const playable = new Set((round?.legal ?? []).filter((a) => a.verb === "play").flatMap((a) => a.cards));
     const owed = this.exchangeOwed(view);
-    const cards = hand.map((card) => {
-      const isNew = round?.newCards.includes(card) ?? false;
-      const chosen = this.selected.has(card);
-      return h(
-        "button",
-        {
-          class: `card${chosen ? " chosen" : ""}${isNew ? " new" : ""}${card.endsWith("H") || card.endsWith("D") ? " red" : ""}`,
-          "data-card": card,
-          "data-key": `card-${card}`,
-          "data-playable": playable.has(card) ? "true" : undefined,
-          "aria-pressed": chosen ? "true" : "false",
-          "aria-label": `${spoken(card)}${isNew ? ", new" : ""}`,
-          onclick: () => this.toggle(card),
-        },
-        cardFace(card, "face"),
-        isNew ? h("span", { class: "new-mark" }, "New") : null,
-      );
-    });
-    const canPass = (round?.legal ?? []).some((a) => a.verb === "pass");
+    const received = new Set(round?.newCards ?? []);
     const exchange = owed > 0
-      ? h("p", { id: "exchange", role: "status" }, `The exchange: give ${owed} card${owed === 1 ? "" : "s"} back to ${seatName(view, round?.returnTo)}. Cards marked New are the ones you received.`)
-      : (round?.newCards.length ?? 0) > 0 && round?.phase === "exchange"
-        ? h("p", { id: "exchange", role: "status" }, "The exchange: the cards marked New are the ones you received.")
-        : null;
-    return h(
-      "section",
-      { id: "hand-area", "aria-labelledby": "hand-title" },
-      h("h2", { id: "hand-title" }, `Your hand (${hand.length})`),
+      ? `The exchange: give ${owed} card${owed === 1 ? "" : "s"} back to ${seatName(view, round?.returnTo)}. Cards marked New are the ones you received.`
+      : received.size > 0 && round?.phase === "exchange"
+        ? "The exchange: the cards marked New are the ones you received."
+        : "";
+    return {
+      cards: sortedHand(round?.hand ?? [], round?.revolution ?? false),
+      chosen: this.selected,
+      received,
+      playable: new Set((round?.legal ?? []).filter((a) => a.verb === "play").flatMap((a) => a.cards)),
       exchange,
-      h("div", { id: "hand", role: "group", "aria-label": "Your cards: choose cards of one rank" }, ...cards),
-      h(
-        "div",
-        { class: "actions" },
-        h("button", { id: "play", class: "gold", "data-key": "play", disabled: !this.canSend(view), onclick: () => void this.send() }, this.goldText(view)),
-        h("button", { id: "pass", "data-key": "pass", disabled: !canPass, onclick: () => void this.pass() }, "Pass"),
-      ),
-      h("p", { id: "play-note", role: "status" }, this.preview && !this.preview.playable ? this.preview.text : ""),
-    );
+      gold: this.goldText(view),
+      canSend: this.canSend(view),
+      canPass: (round?.legal ?? []).some((a) => a.verb === "pass"),
+      note: this.preview && !this.preview.playable ? this.preview.text : "",
+    };
   }
 
   private goldText(view: TableView): string {
