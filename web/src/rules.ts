@@ -75,10 +75,10 @@ export const PRESETS: Record<string, Preset> = {
   traditional: {
     players: "3 to 8",
     defaults: { gameEnd: "unlimited", turnSeconds: 30, jokers: false, revolution: false },
-    summary: "The folk rules: more cards beat fewer, extras set aside, every optional rule.",
+    summary: "The folk rules: more cards beat fewer, extras set aside; every optional rule can be switched on.",
     rules: [
-      "More cards beat fewer; cards left over at the deal are set aside.",
-      "Revolutions, fours and the strongest card close the trick; jokers are wild.",
+      "More cards beat fewer; cards left over at the deal are set aside; two cards change hands in the exchange.",
+      "Off unless the table switches them on: revolutions, jokers, the skip on a matching rank, one lap, matching counts, twos up a count.",
     ],
   },
 };
