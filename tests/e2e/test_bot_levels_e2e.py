@@ -34,6 +34,7 @@ from tests.support.ratings_truth import (
     history_with,
     rated,
     ratings_rows,
+    scoring_caught_up,
     scoring_url,
 )
 
@@ -233,7 +234,9 @@ async def test_ratings_history_and_boards_through_the_gateway(
     assert not practice.ratings
     assert ratings_rows(scoring_url(stack))["ratings_points"] == before_boards
 
-    # Bad questions: a reason, a sentence, nothing changed.
+    # Bad questions: a reason, a sentence, nothing changed. (Once scoring has every stored
+    # event: one it fetched before its kill -9 may come back only now.)
+    await eventually(lambda: scoring_caught_up(stack), "scoring caught up with the store", 60)
     rows_before = ratings_rows(scoring_url(stack))
     await expect(client.leaderboard("chess"), INVALID, "INVALID_PRESET")
     await expect(client.leaderboard("house", "points", "decade"), INVALID, "INVALID_WINDOW")

@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
-from sqlalchemy import create_engine, delete, select
+from sqlalchemy import create_engine, delete, func, select
 
 from president import codec
 from president.client import GatewayClient, GatewayError
@@ -22,6 +22,8 @@ from president.servicekit.launcher import Stack
 from president.services.scoring import ratings_schema
 from president.services.scoring.ratings_writes import instant
 from president.services.scoring.store import metadata as scoring_metadata
+from president.services.scoring.store import scoring_progress
+from president.store.schema import events as stored_events
 
 T = TypeVar("T")
 
@@ -71,6 +73,34 @@ async def eventually(probe: Callable[[], Awaitable[T | None]], what: str, second
 
 def scoring_url(stack: Stack) -> str:
     return stack.base_env()["PRESIDENT_SCORING_DATABASE_URL"]
+
+
+async def scoring_caught_up(stack: Stack) -> bool:
+    """Whether scoring has applied every stored event of every table.
+
+    A message scoring fetched and did not acknowledge before a ``kill -9`` comes back only
+    after JetStream's ack wait (30 s): a table with no later event (nothing to show the gap)
+    is behind until then."""
+
+    def behind() -> bool:
+        store, scoring = create_engine(stack.database_url), create_engine(scoring_url(stack))
+        try:
+            with store.connect() as connection:
+                stored = dict(
+                    connection.execute(
+                        select(stored_events.c.stream_id, func.max(stored_events.c.version))
+                        .where(stored_events.c.stream_id.like("table-%"))
+                        .group_by(stored_events.c.stream_id)
+                    ).all()
+                )
+            with scoring.connect() as connection:
+                applied = dict(connection.execute(select(scoring_progress)).all())
+        finally:
+            store.dispose()
+            scoring.dispose()
+        return any(applied.get(stream, 0) < version for stream, version in stored.items())
+
+    return not await asyncio.to_thread(behind)
 
 
 def ratings_rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
