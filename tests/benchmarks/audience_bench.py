@@ -38,16 +38,20 @@ import time
 import uuid
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 for path in (ROOT, ROOT / "tests" / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+import grpc  # noqa: E402
 import uvloop  # noqa: E402
 from e2e_bench import TableRun, _cpu_seconds, _latencies, _quantile, _table, play_for  # noqa: E402
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 
-from president.client import GatewayClient, GatewayError  # noqa: E402
+from president.client import GatewayClient  # noqa: E402
+from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
 from president.servicekit.launcher import NatsServer, Stack  # noqa: E402
 
 #: Watch streams per channel in the watchers' process.
@@ -64,6 +68,36 @@ def _rss_bytes(pid: int) -> int:
 
 # -- the watchers' process ---------------------------------------------------------------
 Spread = list[tuple[str, str, int]]
+WATCH = "/president.gateway.v1.GatewayService/Watch"
+
+
+def light_watch_message() -> Any:
+    """A ``WatchResponse`` as the bench's watchers read it: the version and ``skipped`` of
+    each change (batched in ``changes``), every other field left unparsed.
+
+    A thousand watchers are a thousand devices; here they share one process and the
+    machine's two cores with the server, so each reads only what the bench measures
+    (parsing every view in full would make the watchers' process, not the gateway, the
+    bottleneck). Their field numbers are the real message's."""
+    fields = pb.WatchResponse.DESCRIPTOR.fields_by_name
+    kind = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(
+        name="audience_bench_light_watch.proto", package="audience_bench", syntax="proto3"
+    )
+    message = file.message_type.add(name="LightWatch")
+    for name, of in (("version", kind.TYPE_UINT64), ("skipped", kind.TYPE_BOOL)):
+        message.field.add(name=name, number=fields[name].number, type=of, json_name=name)
+    message.field.add(
+        name="changes",
+        number=fields["changes"].number,
+        type=kind.TYPE_MESSAGE,
+        label=kind.LABEL_REPEATED,
+        type_name=".audience_bench.LightWatch",
+        json_name="changes",
+    )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("audience_bench.LightWatch"))
 
 
 def _watchers_main(tables: Spread, pipe: Connection) -> None:
@@ -78,23 +112,33 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
     ready = asyncio.Semaphore(0)
     dropped = [0]
     skipped = [0]
+    writes = [0]
+    light = light_watch_message()
+    watch_call: Any = None
     total = sum(count for _, _, count in tables)
     tasks: list[asyncio.Task[None]] = []
 
-    async def one(client: GatewayClient, log: list[tuple[int, float]]) -> None:
+    async def one(client: GatewayClient, log: list[tuple[int, float]], watch_call: Any) -> None:
         from_version = 0
         first = True
         while True:
+            call = watch_call(
+                pb.WatchRequest(from_version=from_version, table_id=client.table_id, batched=True),
+                metadata=client.metadata(),
+            )
             try:
-                async for change in client.watch(from_version):
-                    log.append((change.version, time.perf_counter()))
-                    skipped[0] += change.skipped
-                    from_version = change.version
+                async for message in call:
+                    now = time.perf_counter()
+                    writes[0] += 1
+                    for change in message.changes or (message,):
+                        log.append((change.version, now))
+                        skipped[0] += change.skipped
+                        from_version = change.version
                     if first:
                         first = False
                         ready.release()
                 return
-            except GatewayError:
+            except grpc.aio.AioRpcError:
                 dropped[0] += 1  # told to resume: resume from the last version seen
                 await asyncio.sleep(0.05)
 
@@ -104,6 +148,11 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
         for n in range(count):
             if made % STREAMS_PER_CHANNEL == 0 or n == 0:
                 channels.append(GatewayClient.connect(address))
+                watch_call = channels[-1].channel.unary_stream(
+                    WATCH,
+                    request_serializer=pb.WatchRequest.SerializeToString,
+                    response_deserializer=light.FromString,
+                )
             made += 1
             if spectator is None:
                 spectator = channels[-1].sibling()
@@ -111,7 +160,7 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
             client = channels[-1].sibling(token=spectator.token, table_id=table_id)
             log: list[tuple[int, float]] = []
             seen[table_id].append(log)
-            tasks.append(asyncio.create_task(one(client, log)))
+            tasks.append(asyncio.create_task(one(client, log, watch_call)))
     for _ in range(total):
         await ready.acquire()
     pipe.send("ready")
@@ -130,7 +179,7 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
                 latest = max(latest or 0.0, log[at][1])
             last_seen.append((table_id, version, latest))
     messages = sum(len(log) for logs in seen.values() for log in logs)
-    pipe.send((last_seen, messages, dropped[0], skipped[0]))
+    pipe.send((last_seen, messages, writes[0], dropped[0], skipped[0]))
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -175,17 +224,22 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
         assert pipe.recv() == "ready"
     rss_open = {name: _rss_bytes(pid) for name, pid in gateways.items()}
     cpu_before = {name: _cpu_seconds(pid) for name, pid in gateways.items()}
+    watchers_cpu = _cpu_seconds(process.pid) if process is not None and process.pid else 0.0
     wall = time.perf_counter()
     counting_from, stop_at = await play_for(runs, 4, seconds, warm_up=WARM_UP_SECONDS)
     wall = time.perf_counter() - wall
     cpu = {name: _cpu_seconds(pid) - cpu_before[name] for name, pid in gateways.items()}
+    if process is not None and process.pid:
+        watchers_cpu = _cpu_seconds(process.pid) - watchers_cpu
     load = os.getloadavg()
     last_watcher: list[float] = []
-    watcher_messages = dropped = skipped = 0
+    watcher_messages = watcher_writes = dropped = skipped = 0
     if pipe is not None and process is not None:
         plays = {run.clients[0].table_id: [version for _, version in run.plays] for run in runs}
         pipe.send(plays)
-        last_seen, watcher_messages, dropped, skipped = await loop.run_in_executor(None, pipe.recv)
+        last_seen, watcher_messages, watcher_writes, dropped, skipped = await loop.run_in_executor(
+            None, pipe.recv
+        )
         started = {
             (run.clients[0].table_id, version): at for run in runs for at, version in run.plays
         }
@@ -209,9 +263,17 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
     audience = [name for name in gateways if name != "gateway"]
     delivered = {name: watcher_messages // len(audience) for name in audience}
     delivered["gateway"] = seat_messages + (0 if audience else watcher_messages)
+    writes = {name: watcher_writes // len(audience) for name in audience}
+    writes["gateway"] = 0 if audience else watcher_writes
+
+    def per_write(name: str, spent: float) -> str:
+        if not writes[name]:
+            return ""
+        return f", {spent / writes[name] * 1e6:.1f} µs per watcher write ({writes[name]} writes)"
+
     per_message = [
         f"{name} {spent / delivered[name] * 1e6:.1f} µs "
-        f"({spent / wall * 100:.0f}% CPU, {delivered[name]} msgs)"
+        f"({spent / wall * 100:.0f}% CPU, {delivered[name]} msgs{per_write(name, spent)})"
         if delivered[name]
         else f"{name} — (no messages)"
         for name, spent in cpu.items()
@@ -228,6 +290,8 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
         flush=True,
     )
     print(f"      gateway CPU per delivered message: {'; '.join(per_message)}", flush=True)
+    if watchers:
+        print(f"      the watchers' process: {watchers_cpu / wall * 100:.0f}% CPU", flush=True)
     print(f"      gateway RSS per watcher stream: {rss}", flush=True)
 
 

@@ -135,8 +135,9 @@ class WatchTap:
         for body in self.bodies.values():
             complete = bytes(body)
             for flags, payload in envelopes(complete[: _whole(complete)]):
-                if not flags & 0x02:
-                    out.append(json_format.Parse(payload, pb.WatchResponse()))
+                if not flags & 0x02:  # a message: one change, or several (batched)
+                    message = json_format.Parse(payload, pb.WatchResponse())
+                    out.extend(message.changes or [message])
         return out
 
 

@@ -4,7 +4,7 @@
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
-import { GatewayService } from "../gen/president/gateway/v1/gateway_pb";
+import { GatewayService, type WatchResponse } from "../gen/president/gateway/v1/gateway_pb";
 import type { Credentials } from "../gen/president/players/v1/players_pb";
 
 const ERROR_INFO = "google.rpc.ErrorInfo";
@@ -107,4 +107,12 @@ export function sentence(error: unknown): string {
 /** A fresh id for a command (retries of one command carry the same id). */
 export function commandId(): string {
   return crypto.randomUUID();
+}
+
+/** A table's changes, a message at a time: ``Watch`` with ``batched`` (a stream that fell
+ * behind catches up in one message), each message's changes oldest first. */
+export async function* watchTable(tableId: string, fromVersion: bigint, signal: AbortSignal): AsyncGenerator<WatchResponse[]> {
+  for await (const message of gateway.watch({ tableId, fromVersion, batched: true }, { signal })) {
+    yield message.changes.length ? message.changes : [message];
+  }
 }

@@ -7,7 +7,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { WatchResponseSchema } from "../gen/president/gateway/v1/gateway_pb";
 import { checkSeatDeal } from "../public/lib/check.js";
 import { DealWitness } from "../public/lib/events.js";
-import { gateway } from "./api";
+import { watchTable } from "./api";
 import type { TableReceipts } from "./receipts";
 
 export interface RoundSeen {
@@ -20,11 +20,13 @@ export async function witnessTable(tableId: string, upTo: bigint, receipts: Tabl
   const abort = new AbortController();
   let witness: DealWitness | null = null;
   try {
-    for await (const change of gateway.watch({ tableId, fromVersion: 1n }, { signal: abort.signal })) {
-      receipts.keep(change);
-      witness ??= new DealWitness(change.view?.viewerSeat ?? null);
-      witness.see(toJson(WatchResponseSchema, change));
-      if (change.version >= upTo) break;
+    seen: for await (const changes of watchTable(tableId, 1n, abort.signal)) {
+      for (const change of changes) {
+        receipts.keep(change);
+        witness ??= new DealWitness(change.view?.viewerSeat ?? null);
+        witness.see(toJson(WatchResponseSchema, change));
+        if (change.version >= upTo) break seen;
+      }
     }
   } finally {
     abort.abort();

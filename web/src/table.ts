@@ -8,7 +8,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { ReactionShownSchema, TimedOutSchema } from "../gen/president/events/v1/events_pb";
 import type { TableView } from "../gen/president/game/v1/game_pb";
 import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
-import { commandId, gateway, identity, reasonOf, sentence } from "./api";
+import { commandId, gateway, identity, reasonOf, sentence, watchTable } from "./api";
 import { rankOf, sortedHand } from "./cards";
 import { announce, byId, fill, h, patch } from "./dom";
 import { helpMenu } from "./menu";
@@ -69,11 +69,13 @@ export class TablePage {
       try {
         const from = this.view?.version ?? 0n; // a stream cut off resumes after the last change
         failures += 1; // until a change arrives: a stream the server ends at once counts too
-        for await (const change of gateway.watch({ tableId: this.tableId, fromVersion: from }, { signal: this.abort.signal })) {
+        for await (const changes of watchTable(this.tableId, from, this.abort.signal)) {
           failures = 0;
-          this.receipts.keep(change);
-          if (change.event) this.onEvent(change.event.type, change.event.payload);
-          if (change.view) this.show(change.view);
+          for (const change of changes) {
+            this.receipts.keep(change);
+            if (change.event) this.onEvent(change.event.type, change.event.payload);
+            if (change.view) this.show(change.view);
+          }
         }
       } catch (error) {
         if (this.abort.signal.aborted) return;

@@ -426,16 +426,18 @@ class GatewayClient(AccountCalls, RatingCalls):
 
     async def watch(self, from_version: int = 0) -> AsyncIterator[pb.WatchResponse]:
         """The table as this identity sees it, as a stream (a snapshot, then every change; or
-        resume)."""
+        resume). It asks for batched messages (a stream behind catches up in one message)
+        and yields their changes one by one."""
         await self._fresh()
         call = self.stub.Watch(
-            pb.WatchRequest(from_version=from_version, table_id=self.table_id),
+            pb.WatchRequest(from_version=from_version, table_id=self.table_id, batched=True),
             metadata=self.metadata(),
         )
         try:
-            async for change in call:
-                self._keep_receipt(change)
-                yield change
+            async for message in call:
+                for change in message.changes or (message,):
+                    self._keep_receipt(change)
+                    yield change
         except grpc.aio.AioRpcError as error:
             raise GatewayError.of(error) from None
         finally:

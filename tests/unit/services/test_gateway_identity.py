@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import AccessTokens, Identity
 from president.services.gateway.auth import Verifier, bearer
-from president.services.gateway.guard import while_valid
+from president.services.gateway.guard import checked_wait
 from president.services.gateway.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.revocations import Revocations
 
@@ -201,36 +200,41 @@ def test_a_bad_issuer_file_says_what_is_wrong(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- streams
 async def test_a_quiet_stream_ends_when_its_identity_expires() -> None:
+    """A stream waiting for a change that does not come re-checks its identity every
+    recheck: it ends once the token expired, though nothing happened at the table."""
     now = [time.time()]
     checker = Verifier(AccessTokens("s3cret"), Revocations(), None, lambda: now[0])
     who = identity(expires=now[0] + 60)
+    quiet = asyncio.Event()
+    waits = [0]
 
-    async def quiet() -> AsyncIterator[int]:
-        yield 1
-        await asyncio.Event().wait()  # nothing more happens at the table
-        yield 2
+    async def nothing() -> int:
+        waits[0] += 1
+        now[0] += 30  # each recheck, time moves on
+        await quiet.wait()
+        return 1
 
-    seen = []
     with pytest.raises(ServiceError) as ended:
-        async for item in while_valid(quiet(), lambda: checker.check(who), recheck=0.01):
-            seen.append(item)
-            now[0] += 61
-    assert seen == [1] and ended.value.reason == "TOKEN_EXPIRED"
+        await checked_wait(nothing, lambda: checker.check(who), recheck=0.01)
+    assert ended.value.reason == "TOKEN_EXPIRED" and waits[0] == 2  # rechecked, then ended
 
 
 async def test_a_stream_ends_when_its_session_is_revoked() -> None:
+    """Each wait's item passes the check first: once the session is revoked, the next
+    item is refused instead of sent."""
     revocations = Revocations()
     checker = Verifier(AccessTokens("s3cret"), revocations)
     who = identity(expires=time.time() + 60)
+    items = iter(range(100))
 
-    async def busy() -> AsyncIterator[int]:
-        for item in range(100):
-            yield item
-            await asyncio.sleep(0)
+    async def next_item() -> int:
+        await asyncio.sleep(0)
+        return next(items)
 
     seen = []
     with pytest.raises(ServiceError) as ended:
-        async for item in while_valid(busy(), lambda: checker.check(who)):
+        while True:
+            item = await checked_wait(next_item, lambda: checker.check(who))
             seen.append(item)
             if item == 3:
                 revocations.revoke("s-1", int(time.time()) + 60)

@@ -56,8 +56,7 @@ async def test_only_the_newest_change_of_a_batch_invites_a_move(
     assert len(committed) > 3
     hub.nudge("t1", committed[-1].version, committed)  # all of them at once
     changes = await asyncio.wait_for(_take(watched, len(committed)), 10)
-    framed = await asyncio.wait_for(_take(session, len(committed)), 10)
-    carried = [change for item in framed for change in pb.SessionResponse.FromString(item).changes]
+    carried = await asyncio.wait_for(units._session_changes(session, len(committed)), 10)
     resumed = await asyncio.wait_for(
         _take(units.watch(hub, "t1", start, seat_resolver("p0")), len(committed)), 10
     )

@@ -38,7 +38,7 @@ from president.services.gateway.preview import preview_response
 from president.services.gateway.scores import scores
 from president.services.gateway.upstream import ScoringPort, TablePort
 from president.services.gateway.versions import expected_version
-from president.services.gateway.watch import seat_resolver, watch, watch_session
+from president.services.gateway.watch import Check, seat_resolver, watch, watch_session
 from president.table.v1 import table_pb2 as tpb
 
 T = TypeVar("T")
@@ -428,13 +428,17 @@ class Gateway:
             self._hub, table_id, seat_resolver(reader), size, before, tokens, reader
         )
 
-    def watch(self, identity: Identity, request: pb.WatchRequest) -> AsyncIterator[bytes]:
+    def watch(
+        self, identity: Identity, request: pb.WatchRequest, check: Check
+    ) -> AsyncIterator[bytes]:
         """The identity's view as a stream: a snapshot then every change, or resume after a
         version (as the seat the account holds at each version; without one, no hand), each
-        a serialized ``WatchResponse`` (every spectator's are the same bytes)."""
+        a serialized ``WatchResponse`` (every spectator's are the same bytes; with
+        ``batched``, the changes ready together in one); ``check`` re-checks the identity's
+        rights while the stream is open, its refusal ending it."""
         table_id = checks.table_id(request.table_id)
         resolver = seat_resolver(identity.account_id)
-        stream = watch(self._hub, table_id, request.from_version, resolver)
+        stream = watch(self._hub, table_id, request.from_version, resolver, batched=request.batched)
         return self._presence.follow(identity, table_id, stream)
 
     def watch_session(self, identity: Identity, request: pb.WatchRequest) -> AsyncIterator[bytes]:

@@ -1,99 +1,160 @@
-"""The audience of one table at this replica: spectators served after the seats, in bounded
-turns, each dropped to the newest view when it reads too slowly.
+"""The audience of one table at this replica: one shared log of its changes, spectators woken
+after the seats, a bounded number per event-loop turn, each taking every change it has not
+sent in one go.
 
 A table's feed hands each change to its seats' listeners at once and to its
-:class:`Audience` (the watchers who hold no seat), which wakes them
-:data:`BATCH` at a time, one batch (of one change) per event-loop turn:
-between two batches the spectators woken run and the loop reads its
-sockets, so a seat's command, its answer and its own change never wait
-behind a thousand spectators' deliveries. Every spectator
-is sent the same bytes (``Entry.watch_response(None)``), built once.
+:class:`Audience` (the watchers who hold no seat). The audience keeps the
+last :data:`AUDIENCE_LIMIT` changes in one log that every spectator reads: a
+spectator (:class:`Spectator`) holds nothing but its place in it, so a change
+costs the audience one append, not one per spectator. Spectators waiting for
+a change are woken :data:`BATCH` at a time, one batch per event-loop turn:
+between two batches the loop reads its sockets, so a seat's command, its
+answer and its own change never wait behind a thousand spectators' writes. A
+woken spectator takes every change after its place at once: a stream that
+writes slower than the table changes sends several changes per write (a
+batched ``Watch``, :mod:`president.services.gateway.watch`) instead of
+queuing one write per change. Every spectator is sent the same bytes
+(``Entry.watch_response(None)``), built once.
 
-A spectator's inbox holds at most :data:`AUDIENCE_LIMIT` changes, none
-unread for longer than :data:`AUDIENCE_LAG`: one that reads too slowly (a
-phone on a bad network, a client that never reads, a replica with more
-spectators than its CPU serves) overflows, its inbox is emptied, and its
-stream sends it the newest view as a snapshot marked ``skipped`` (the same
-bytes for every spectator skipped there) instead of the states it missed
-(:mod:`president.services.gateway.watch`): its memory stays bounded and it
-never makes anyone wait.
+A spectator that reads too slowly (a phone on a bad network, a client that
+never reads, a replica with more spectators than its CPU serves) finds that
+the change after its place left the log, or waited unread longer than
+:data:`AUDIENCE_LAG`: it overflows and its stream sends it the newest view as
+a snapshot marked ``skipped`` (the same bytes for every spectator skipped
+there) instead of the states it missed. Its memory is its place in the log,
+and it never makes anyone wait.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections import deque
 
 from prometheus_client import Counter
 
-from president.services.gateway.entries import Entry, Listener
+from president.services.gateway.entries import Entry
 
 #: Spectators woken per event-loop turn.
 BATCH = 64
-#: Changes a spectator's inbox holds before it overflows (and skips to the newest view): the
-#: changes are shared, so an inbox costs a reference each (``PRESIDENT_AUDIENCE_INBOX``).
+#: Changes the audience's log holds: a spectator further behind skips to the newest view
+#: (``PRESIDENT_AUDIENCE_INBOX``; the log is shared, so it costs a reference per change).
 AUDIENCE_LIMIT = int(os.environ.get("PRESIDENT_AUDIENCE_INBOX", "") or 256)
-#: How long a change may wait unread in a spectator's inbox before it skips to the newest
-#: view (seconds; ``PRESIDENT_AUDIENCE_LAG_MS``).
+#: How long a change may wait unread by a spectator before it skips to the newest view
+#: (seconds; ``PRESIDENT_AUDIENCE_LAG_MS``).
 AUDIENCE_LAG = float(os.environ.get("PRESIDENT_AUDIENCE_LAG_MS", "") or 250) / 1000
 
 DELIVERIES = Counter(
-    "president_gateway_audience_deliveries", "Changes handed to spectators' inboxes."
+    "president_gateway_audience_deliveries", "Changes taken by spectators from their log."
 )
 
 
 class Audience:
-    """The spectators of one table here, served a batch per loop turn, in version order."""
+    """The spectators of one table here: the shared log of its changes, and who waits on it."""
 
     def __init__(self) -> None:
-        self.listeners: set[Listener] = set()
-        #: Changes not yet handed to every spectator, oldest first.
-        self._queue: deque[Entry] = deque()
-        #: The change being handed out, and the spectators still to get it.
-        self._current: tuple[Entry, list[Listener]] | None = None
+        self.listeners: set[Spectator] = set()
+        #: The last changes, oldest first, with when each came.
+        self._log: deque[Entry] = deque()
+        self._came: deque[float] = deque()
+        #: Spectators waiting for a change, and those to wake in the next turns.
+        self._idle: list[asyncio.Future[None]] = []
+        self._waking: deque[asyncio.Future[None]] = deque()
         self._scheduled = False
 
-    def listener(self) -> Listener:
-        """A new spectator's inbox, registered."""
-        listener = Listener(AUDIENCE_LIMIT, audience=True, max_lag=AUDIENCE_LAG)
-        self.listeners.add(listener)
-        return listener
+    def listener(self) -> Spectator:
+        """A new spectator, registered, its place at the newest change."""
+        spectator = Spectator(self)
+        self.listeners.add(spectator)
+        return spectator
 
     def push(self, entry: Entry) -> None:
-        """Hand ``entry`` to every spectator, a batch per loop turn, after what is queued."""
+        """Log ``entry`` and wake the spectators waiting for it, a batch per loop turn."""
         if not self.listeners:
+            self._log.clear()  # nobody reads it: a spectator to come starts from its snapshot
+            self._came.clear()
             return
-        self._queue.append(entry)
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._turn)
+        self._log.append(entry)
+        self._came.append(time.monotonic())
+        if len(self._log) > AUDIENCE_LIMIT:
+            self._log.popleft()
+            self._came.popleft()
+        if self._idle:
+            self._waking.extend(self._idle)
+            self._idle.clear()
+            if not self._scheduled:
+                self._scheduled = True
+                asyncio.get_running_loop().call_soon(self._turn)
 
     def _turn(self) -> None:
-        budget = BATCH
-        while budget > 0:
-            if self._current is None:
-                if not self._queue:
-                    break
-                self._current = (self._queue.popleft(), list(self.listeners))
-            entry, waiting = self._current
-            handed = min(budget, len(waiting))
-            for _ in range(handed):
-                listener = waiting.pop()
-                if not listener.closed:
-                    listener.push(entry)
-            budget -= handed
-            DELIVERIES.inc(handed)
-            if not waiting:
-                self._current = None
-                break  # one change per turn: its readers run before the next one comes
-        if self._current is not None or self._queue:
+        for _ in range(min(BATCH, len(self._waking))):
+            waiter = self._waking.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        if self._waking:
             asyncio.get_running_loop().call_soon(self._turn)  # the rest next turn
         else:
             self._scheduled = False
 
+    def after(self, version: int) -> list[Entry] | None:
+        """The logged changes after ``version``, oldest first (empty: none yet); None when
+        the one right after it left the log or waited longer than the lag allows."""
+        log = self._log
+        if not log or log[-1].version <= version:
+            return []
+        count = min(log[-1].version - version, len(log))
+        start = len(log) - count
+        if log[start].version != version + 1:
+            return None  # it left the log (or came before the spectator did)
+        if time.monotonic() - self._came[start] > AUDIENCE_LAG:
+            return None
+        DELIVERIES.inc(count)
+        return [log[index] for index in range(start, len(log))]
+
+    async def wait(self) -> None:
+        """Until the next change is logged (or the audience closes)."""
+        waiter = asyncio.get_running_loop().create_future()
+        if len(self._idle) > 2 * len(self.listeners) + BATCH:  # streams that ended waiting
+            self._idle = [idle for idle in self._idle if not idle.done()]
+        self._idle.append(waiter)
+        try:
+            await waiter
+        finally:
+            if not waiter.done():
+                waiter.cancel()
+
     def close(self) -> None:
-        self._queue.clear()
-        self._current = None
-        for listener in list(self.listeners):
-            listener.close()
+        self._log.clear()
+        self._came.clear()
+        for spectator in list(self.listeners):
+            spectator.closed = True
+        for waiter in (*self._idle, *self._waking):
+            if not waiter.done():
+                waiter.set_result(None)
+        self._idle.clear()
+        self._waking.clear()
+
+
+class Spectator:
+    """One spectator's place in its audience's log."""
+
+    audience = True
+
+    def __init__(self, audience: Audience) -> None:
+        self._audience = audience
+        self.overflowed = False
+        self.closed = False
+
+    async def take(self, after: int) -> list[Entry] | None:
+        """Every logged change after version ``after`` (at least one, waiting for it); None
+        when the spectator fell too far behind (``overflowed``) or the audience closed."""
+        while not self.closed:
+            taken = self._audience.after(after)
+            if taken is None:
+                self.overflowed = True
+                return None
+            if taken:
+                return taken
+            await self._audience.wait()
+        return None

@@ -10,7 +10,6 @@ that seat. A :class:`Listener` is one watcher's inbox of entries.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,7 +27,7 @@ from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import public_view, redact, seat_part, seat_view
 from president.services.gateway.receipts import receipt
-from president.services.gateway.wire import public_change, session_change
+from president.services.gateway.wire import batched_change, public_change, session_change
 
 LISTENER_LIMIT = 4096
 
@@ -45,6 +44,7 @@ class Entry:
     _events: dict[int | None, epb.EventEnvelope] = field(default_factory=dict)
     _sessions: dict[int | None, bytes] = field(default_factory=dict)
     _wire: dict[int | None, bytes] = field(default_factory=dict)
+    _batched: dict[int | None, bytes] = field(default_factory=dict)
     _skipped: dict[int | None, bytes] = field(default_factory=dict)
     _public_change: bytes | None = None
     #: Each seat's own part of its view, serialized ahead (a prepared entry).
@@ -72,6 +72,7 @@ class Entry:
         self._views.clear()
         self._sessions.clear()  # the prepared view parts (with legal actions) go unused
         self._wire.clear()
+        self._batched.clear()
         self._skipped.clear()
 
     @property
@@ -108,6 +109,14 @@ class Entry:
         cached = self._sessions.get(seat)
         if cached is None:
             cached = self._sessions[seat] = session_change(self.watch_response(seat))
+        return cached
+
+    def batched_watch_response(self, seat: int | None) -> bytes:
+        """:meth:`watch_response` as one of a batched ``WatchResponse``'s ``changes``
+        (:func:`batched_change`): several joined are one message. Built once per seat."""
+        cached = self._batched.get(seat)
+        if cached is None:
+            cached = self._batched[seat] = batched_change(self.watch_response(seat))
         return cached
 
     def watch_response(self, seat: int | None) -> bytes:
@@ -197,51 +206,40 @@ def with_clock(entry: Entry, previous: Entry | None) -> Entry:
 
 
 class Listener:
-    """A watcher's inbox of entries; it overflows instead of growing without end.
+    """A seat's watcher's inbox of entries; it overflows instead of growing without end
+    (a spectator's is its place in the table's audience,
+    :class:`president.services.gateway.audience.Spectator`)."""
 
-    ``audience``: a spectator's (:mod:`president.services.gateway.audience`),
-    served after the seats. ``max_lag``: it also overflows when its oldest
-    unread entry waited longer than that (seconds): a spectator that falls
-    behind skips to the newest view rather than watching the past.
-    """
+    audience = False
 
-    def __init__(
-        self, limit: int = LISTENER_LIMIT, *, audience: bool = False, max_lag: float = 0.0
-    ) -> None:
+    def __init__(self, limit: int = LISTENER_LIMIT) -> None:
         self._entries: deque[Entry] = deque()
-        self._pushed_at: deque[float] = deque()
         self._ready = asyncio.Event()
         self._limit = limit
-        self._max_lag = max_lag
-        self.audience = audience
         self.overflowed = False
         self.closed = False
 
     def push(self, entry: Entry) -> None:
-        now = time.monotonic() if self._max_lag else 0.0
-        behind = self._max_lag and self._pushed_at and now - self._pushed_at[0] > self._max_lag
-        if len(self._entries) >= self._limit or behind:
+        if len(self._entries) >= self._limit:
             self._entries.clear()
-            self._pushed_at.clear()
             self.overflowed = True
         elif not self.overflowed:
             self._entries.append(entry)
-            if self._max_lag:
-                self._pushed_at.append(now)
         self._ready.set()
 
     def close(self) -> None:
         self.closed = True
         self._ready.set()
 
-    async def next(self) -> Entry | None:
-        """The next entry; None after an overflow (the watcher catches up: it clears
-        ``overflowed``) or a close."""
+    async def take(self, after: int = 0) -> list[Entry] | None:
+        """Every entry waiting, oldest first (at least one, waiting for it); None after an
+        overflow (the watcher catches up: it clears ``overflowed``) or a close. (``after``:
+        the version the watcher holds; the inbox holds only what came since it listened.)"""
         while not self._entries:
             if self.overflowed or self.closed:
                 return None
             self._ready.clear()
             await self._ready.wait()
-        if self._pushed_at:
-            self._pushed_at.popleft()
-        return self._entries.popleft()
+        taken = list(self._entries)
+        self._entries.clear()
+        return taken

@@ -36,7 +36,7 @@ from president.hosting.projection import Table
 from president.servicekit.errors import ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
-from president.services.gateway.audience import Audience
+from president.services.gateway.audience import Audience, Spectator
 from president.services.gateway.entries import Entry, Listener, PreparedEntry, apply, with_clock
 from president.services.gateway.upstream import TablePort
 
@@ -67,7 +67,7 @@ class TableFeed:
         self.history: deque[Entry] = deque(maxlen=HISTORY)
         #: The seats' listeners (and anyone's who holds a seat), served first.
         self.listeners: set[Listener] = set()
-        #: The spectators' listeners, served after the seats, a batch per loop turn.
+        #: The spectators: one shared log, served after the seats, a batch per loop turn.
         self.audience = Audience()
         self._held = HeldEnvelopes()
         self._inbox: asyncio.Queue[epb.EventEnvelope | None] = asyncio.Queue()
@@ -231,22 +231,27 @@ class TableFeed:
         self.history.append(entry)
         for listener in self.listeners:  # seats first: now
             listener.push(entry)
-        self.audience.push(entry)  # spectators: a batch per loop turn, after
+        self.audience.push(entry)  # spectators: logged once, woken a batch per loop turn
 
     # -- watchers ---------------------------------------------------------------
-    def listen(self, audience: bool = False) -> tuple[Listener, Entry, list[Entry]]:
-        """Register a listener (a spectator's when ``audience``); returns it with the
-        current entry and the history, atomically."""
-        listener = self.audience.listener() if audience else Listener()
-        if not audience:
+    def listen(self, audience: bool = False) -> tuple[Listener | Spectator, Entry, list[Entry]]:
+        """Register a listener (a spectator's place in the audience when ``audience``);
+        returns it with the current entry and the history, atomically."""
+        listener: Listener | Spectator
+        if audience:
+            listener = self.audience.listener()
+        else:
+            listener = Listener()
             self.listeners.add(listener)
         self.touch()
         assert self.current is not None
         return listener, self.current, list(self.history)
 
-    def unlisten(self, listener: Listener) -> None:
-        self.listeners.discard(listener)
-        self.audience.listeners.discard(listener)
+    def unlisten(self, listener: Listener | Spectator) -> None:
+        if isinstance(listener, Spectator):
+            self.audience.listeners.discard(listener)
+        else:
+            self.listeners.discard(listener)
         self.touch()
 
     @property

@@ -23,7 +23,6 @@ from president.services.gateway.accounts import Accounts
 from president.services.gateway.admission import Admission
 from president.services.gateway.app import Gateway, Refused
 from president.services.gateway.auth import Verifier, bearer
-from president.services.gateway.guard import while_valid
 from president.services.gateway.ratings import Ratings
 from president.services.gateway.session import DOMAIN_ERRORS, internal, session
 from president.standings.v1 import standings_pb2 as st
@@ -224,9 +223,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return self._streamed(
             context,
             "Watch",
-            lambda who, _peer: while_valid(
-                self._gateway.watch(who, request), lambda: self._verifier.check(who)
-            ),
+            lambda who, _peer: self._gateway.watch(who, request, lambda: self._verifier.check(who)),
         )
 
     async def Session(  # type: ignore[override]  # changes come serialized (wire.PreSerialized)
@@ -259,7 +256,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         open_stream: Callable[[Identity, str], AsyncIterator[T]],
     ) -> AsyncIterator[T]:
         """A stream opened with the bearer token's identity (which it re-checks: Watch through
-        :func:`while_valid`, Session by itself) from its peer, holding one of their stream
+        its own check, Session on its queue) from its peer, holding one of their stream
         slots while it is open; its failure ends the call."""
         try:
             identity = self._verifier.from_metadata(context.invocation_metadata())

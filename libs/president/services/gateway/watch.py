@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol, TypeVar
+from functools import partial
 
 import grpc
 from prometheus_client import Gauge
@@ -36,13 +37,12 @@ from president.hosting.seat_views import seat_of
 from president.servicekit.errors import ServiceError
 from president.services.gateway.entries import Entry, apply, with_clock
 from president.services.gateway.feed import HISTORY, FeedHub
+from president.services.gateway.guard import checked_wait
 from president.services.gateway.receipts import receipt
 from president.services.gateway.upstream import TablePort
 from president.services.gateway.wire import session_change
 from president.services.gateway.wire import session_snapshot as framed_snapshot
 
-T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
 #: Events per ReadEvents when a seat's watcher reads the stored events again (0: all).
 READ_BATCH = 0
 #: A resume replays at most this many changes from the feed's history (all of it by
@@ -53,6 +53,8 @@ REPLAY_LIMIT = int(os.environ.get("PRESIDENT_WATCH_REPLAY", "") or HISTORY)
 WATCHERS = Gauge("president_gateway_watchers", "Watch streams open on this gateway.")
 
 SeatOf = Callable[[Table], int | None]
+#: A watcher's rights, checked (raises the refusal that ends its stream).
+Check = Callable[[], None]
 
 
 def seat_resolver(player_id: str | None) -> SeatOf:
@@ -93,16 +95,29 @@ def session_snapshot(entry: Entry, seat: int | None, *, skipped: bool = False) -
     )
 
 
-class Shape(Protocol[T_co]):
-    """How a watcher's stream shapes a change."""
+@dataclass(frozen=True)
+class Wire:
+    """How a watcher's stream carries changes: one alone, a whole view, several in one message."""
 
-    def __call__(self, entry: Entry, seat: int | None) -> T_co: ...
+    #: A change as ``seat`` may see it, a message of its own.
+    change: Callable[[Entry, int | None], bytes]
+    #: The whole view (the stream's first, or one after skipped states).
+    whole: Callable[..., bytes]
+    #: A change as one of several joined into one message (None: one message per change).
+    part: Callable[[Entry, int | None], bytes] | None
 
 
-class SnapshotShape(Protocol[T_co]):
-    """How a watcher's stream shapes a whole view (its first, or one after skipped states)."""
+WATCH = Wire(response, snapshot, None)
+BATCHED_WATCH = Wire(response, snapshot, lambda entry, seat: entry.batched_watch_response(seat))
+SESSION = Wire(session_response, session_snapshot, session_response)
 
-    def __call__(self, entry: Entry, seat: int | None, *, skipped: bool = False) -> T_co: ...
+
+def messages(wire: Wire, entries: Sequence[Entry], seat_for: SeatOf) -> list[bytes]:
+    """Consecutive changes as the stream sends them: one message when the wire joins them."""
+    if wire.part is None or len(entries) == 1:
+        return [wire.change(entry, seat_for(entry.table)) for entry in entries]
+    part = wire.part
+    return [b"".join([part(entry, seat_for(entry.table)) for entry in entries])]
 
 
 def folded(last: Entry | None, events: Sequence[epb.EventEnvelope]) -> list[Entry]:
@@ -121,17 +136,30 @@ async def continue_from(tables: TablePort, table_id: str, last: Entry) -> list[E
     return folded(last, await tables.read_events(table_id, last.version, READ_BATCH))
 
 
-def watch(hub: FeedHub, table_id: str, from_version: int, seat_for: SeatOf) -> AsyncIterator[bytes]:
+def watch(
+    hub: FeedHub,
+    table_id: str,
+    from_version: int,
+    seat_for: SeatOf,
+    *,
+    batched: bool = False,
+    check: Check | None = None,
+) -> AsyncIterator[bytes]:
     """The stream of one watcher: a snapshot (fresh) or the changes after ``from_version``,
-    each a serialized ``WatchResponse``."""
-    return _watch(hub, table_id, from_version, seat_for, response, snapshot)
+    each a serialized ``WatchResponse`` (``batched``: the changes ready together in one).
+    ``check``: the watcher's rights, checked before the first message, after each wait
+    and while the table is quiet (:func:`president.services.gateway.guard.checked_wait`);
+    its refusal ends the stream."""
+    wire = BATCHED_WATCH if batched else WATCH
+    return _watch(hub, table_id, from_version, seat_for, wire, check)
 
 
 def watch_session(
     hub: FeedHub, table_id: str, from_version: int, seat_for: SeatOf
 ) -> AsyncIterator[bytes]:
-    """:func:`watch`, each change a serialized ``SessionResponse``."""
-    return _watch(hub, table_id, from_version, seat_for, session_response, session_snapshot)
+    """:func:`watch`, the changes ready together in one serialized ``SessionResponse`` (the
+    Session checks its rights on its own queue)."""
+    return _watch(hub, table_id, from_version, seat_for, SESSION, None)
 
 
 async def _watch(
@@ -139,9 +167,11 @@ async def _watch(
     table_id: str,
     from_version: int,
     seat_for: SeatOf,
-    change: Shape[T],
-    whole: SnapshotShape[T],
-) -> AsyncIterator[T]:
+    wire: Wire,
+    check: Check | None,
+) -> AsyncIterator[bytes]:
+    if check is not None:
+        check()
     feed = await hub.feed(table_id)
     if from_version > feed.version:
         await feed.catch_up()
@@ -156,10 +186,10 @@ async def _watch(
     WATCHERS.inc()
     try:
         last: Entry
-        backlog: Sequence[Entry] = ()
+        backlog: list[Entry] = []
         if from_version == 0:
             last = current
-            yield whole(current, seat_for(current.table))
+            yield wire.whole(current, seat_for(current.table))
         else:
             at = next((entry for entry in history if entry.version == from_version), None)
             if at is not None and current.version - from_version <= REPLAY_LIMIT:
@@ -169,44 +199,46 @@ async def _watch(
                 last = current
             else:  # long past: the view now, not every state since (no gap: it is whole)
                 last = current
-                yield whole(current, seat_for(current.table), skipped=True)
-        for entry in backlog:
-            if entry.version == last.version + 1:
-                yield change(entry, seat_for(entry.table))
-                last = entry
+                yield wire.whole(current, seat_for(current.table), skipped=True)
         while True:
-            item = await listener.next()
-            if item is None:
+            after = last.version
+            taken: list[Entry] | None
+            if backlog:
+                taken, backlog = backlog, []
+            elif check is None:
+                taken = await listener.take(after)
+            else:
+                taken = await checked_wait(partial(listener.take, after), check)
+            if taken is None:
                 if listener.closed:
                     return
                 listener.overflowed = False  # too slow a reader
                 if listener.audience:  # a spectator skips to the newest view
                     newest = feed.current
                     if newest is not None and newest.version > last.version:
-                        yield whole(newest, seat_for(newest.table), skipped=True)
+                        yield wire.whole(newest, seat_for(newest.table), skipped=True)
                         last = newest
                     continue
-                for missed in await continue_from(hub.tables, table_id, last):  # a seat reads
-                    yield change(missed, seat_for(missed.table))
-                    last = missed
-                continue
-            if item.version <= last.version:
-                continue  # seen already: no duplicate
-            if item.version > last.version + 1:  # cannot happen with one feed; be safe
-                for missed in await continue_from(hub.tables, table_id, last):
-                    if missed.version >= item.version:
-                        break
-                    yield change(missed, seat_for(missed.table))
-                    last = missed
-            if item.version != last.version + 1:
+                taken = await continue_from(hub.tables, table_id, last)  # a seat reads the store
+            fresh = [entry for entry in taken if entry.version > last.version]  # no duplicate
+            if fresh and fresh[0].version > last.version + 1:  # cannot happen with one feed
+                fresh = [
+                    missed
+                    for missed in await continue_from(hub.tables, table_id, last)
+                    if missed.version < fresh[0].version
+                ] + fresh
+            if any(entry.version != last.version + 1 + n for n, entry in enumerate(fresh)):
                 raise ServiceError(
                     grpc.StatusCode.UNAVAILABLE,
                     "STREAM_BEHIND",
                     f"the stream cannot continue after version {last.version}: "
                     "watch again from that version",
                 )
-            yield change(item, seat_for(item.table))
-            last = item
+            if not fresh:
+                continue
+            for message in messages(wire, fresh, seat_for):
+                yield message
+            last = fresh[-1]
     finally:
         feed.unlisten(listener)
         WATCHERS.dec()

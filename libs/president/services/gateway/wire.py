@@ -29,8 +29,23 @@ from president.hosting.projection import Table
 from president.hosting.seat_views import public_view, seat_part
 from president.services.gateway.receipts import receipt
 
-#: The tag of SessionResponse.changes on the wire: its field number, length-delimited.
-_CHANGES_TAG = bytes([pb.SessionResponse.DESCRIPTOR.fields_by_name["changes"].number << 3 | 2])
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _tag(message: Any, field: str) -> bytes:
+    """The tag of a length-delimited field on the wire: its number and wire type 2."""
+    return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
+
+
+_SESSION_CHANGES = _tag(pb.SessionResponse, "changes")
+_WATCH_CHANGES = _tag(pb.WatchResponse, "changes")
 
 
 def session_change(change: bytes) -> bytes:
@@ -40,13 +55,13 @@ def session_change(change: bytes) -> bytes:
     repeated fields hold all their elements, so a session sends several
     changes (and results) by joining their bytes.
     """
-    size = len(change)
-    length = bytearray()
-    while size > 0x7F:
-        length.append(size & 0x7F | 0x80)
-        size >>= 7
-    length.append(size)
-    return _CHANGES_TAG + bytes(length) + change
+    return _SESSION_CHANGES + _varint(len(change)) + change
+
+
+def batched_change(change: bytes) -> bytes:
+    """A serialized ``WatchResponse`` as a serialized ``WatchResponse`` whose ``changes``
+    hold it: several of them joined are one batched message (``WatchRequest.batched``)."""
+    return _WATCH_CHANGES + _varint(len(change)) + change
 
 
 def public_change(version: int, table: Table) -> bytes:

@@ -1342,19 +1342,29 @@ class WatchRequest(_message.Message):
 
     FROM_VERSION_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
+    BATCHED_FIELD_NUMBER: _builtins.int
     from_version: _builtins.int
     """Resume after this version (the last one the client saw); 0 for a fresh snapshot."""
     table_id: _builtins.str
     """The table."""
+    batched: _builtins.bool
+    """---- audience
+    Take several changes in one message (`WatchResponse.changes`) when more than one
+    is ready: a stream that falls behind (a thousand spectators on one replica, a
+    slow network) then catches up in one write instead of one per change. Clients
+    that set it read every message's `changes` in order; without it, one change per
+    message.
+    """
     def __init__(
         self,
         *,
         from_version: _builtins.int = ...,
         table_id: _builtins.str = ...,
+        batched: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_version", b"from_version", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batched", b"batched", "from_version", b"from_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1373,6 +1383,7 @@ class WatchResponse(_message.Message):
     RECEIPT_HASH_FIELD_NUMBER: _builtins.int
     RECEIPT_PREVIOUS_HASH_FIELD_NUMBER: _builtins.int
     SKIPPED_FIELD_NUMBER: _builtins.int
+    CHANGES_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The table's version after the change."""
     snapshot: _builtins.bool
@@ -1400,6 +1411,13 @@ class WatchResponse(_message.Message):
     def view(self) -> _game_pb2.TableView:
         """The full view after the change."""
 
+    @_builtins.property
+    def changes(self) -> _containers.RepeatedCompositeFieldContainer[Global___WatchResponse]:
+        """Only when the request set `batched`: several consecutive changes, oldest first,
+        each exactly as a message of its own would carry it; the other fields are then
+        empty. A message without `changes` is itself one change.
+        """
+
     def __init__(
         self,
         *,
@@ -1410,10 +1428,11 @@ class WatchResponse(_message.Message):
         receipt_hash: _builtins.str = ...,
         receipt_previous_hash: _builtins.str = ...,
         skipped: _builtins.bool = ...,
+        changes: _abc.Iterable[Global___WatchResponse] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "receipt_hash", b"receipt_hash", "receipt_previous_hash", b"receipt_previous_hash", "skipped", b"skipped", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "event", b"event", "receipt_hash", b"receipt_hash", "receipt_previous_hash", b"receipt_previous_hash", "skipped", b"skipped", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
