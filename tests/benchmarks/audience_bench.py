@@ -52,7 +52,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # 
 
 from president.client import GatewayClient  # noqa: E402
 from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
-from president.servicekit.launcher import NatsServer, Stack  # noqa: E402
+from president.servicekit.launcher import AUDIENCE_NICE, NatsServer, Stack  # noqa: E402
 
 #: Watch streams per channel in the watchers' process.
 STREAMS_PER_CHANNEL = 100
@@ -102,7 +102,10 @@ def light_watch_message() -> Any:
 
 def _watchers_main(tables: Spread, pipe: Connection) -> None:
     """The watchers' process: ``count`` Watch streams of each table (at the gateway
-    ``address``), as ``(address, table_id, count)``; reports on request."""
+    ``address``), as ``(address, table_id, count)``; reports on request. The watchers are
+    a thousand devices elsewhere: here they run at the audience replicas' CPU priority, so
+    they take the CPU the players' path leaves, not the players'."""
+    os.nice(AUDIENCE_NICE)
     uvloop.run(_watchers(tables, pipe))
 
 

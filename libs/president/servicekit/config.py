@@ -99,6 +99,10 @@ class Settings:
     edge_secret: str = field(default_factory=lambda: _env("PRESIDENT_EDGE_SECRET", ""))
     grace_seconds: int = field(default_factory=lambda: _env_int("PRESIDENT_GRACE_SECONDS", 10))
     log_level: str = field(default_factory=lambda: _env("PRESIDENT_LOG_LEVEL", "info"))
+    #: How much lower than its starter's the process's CPU priority is (``os.nice``; 0: the
+    #: same). On a machine shared with the players' path, an audience replica's 10 lets the
+    #: seats' processes go first when the CPU is short.
+    nice: int = field(default_factory=lambda: _env_int("PRESIDENT_NICE", 0))
     scoring_durable: str = field(
         default_factory=lambda: _env("PRESIDENT_SCORING_DURABLE", "scoring")
     )

@@ -164,6 +164,11 @@ REPLICA_LEASE_SECONDS = "3"
 AUDIENCE = "audience"
 
 
+#: How much lower an audience replica's CPU priority is than the players' path's, when the
+#: stack runs on one machine (``PRESIDENT_NICE``).
+AUDIENCE_NICE = 10
+
+
 def audience_name(number: int) -> str:
     """The process name of audience replica ``number`` (1: ``audience``, then ``audience-2``)."""
     return AUDIENCE if number == 1 else f"{AUDIENCE}-{number}"
@@ -272,6 +277,8 @@ class Stack:
             service = "gateway"
             environment["PRESIDENT_GATEWAY_PORT"] = str(self.ports[name])
             environment["PRESIDENT_GATEWAY_ROLE"] = AUDIENCE
+            # On this one machine the players' path goes first when the CPU is short.
+            environment.setdefault("PRESIDENT_NICE", str(AUDIENCE_NICE))
         log = (self.workdir / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, "-m", f"president.services.{service}.main"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +68,8 @@ def serve(build: Callable[[Settings], Service]) -> None:
     more plays/s; the machine's noise was larger than that).
     """
     settings = Settings()
+    if settings.nice > 0:
+        os.nice(settings.nice)  # CPU left to the processes that must go first
     try:
         import uvloop
     except ImportError:  # pragma: no cover - Windows
