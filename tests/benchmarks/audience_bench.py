@@ -35,6 +35,7 @@ import os
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -190,6 +191,33 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
         await channel.close()
 
 
+# -- the audience replicas' own delay ----------------------------------------------------
+DELAY_METRIC = "president_gateway_audience_delay_seconds_bucket"
+
+
+def _delay_buckets(port: int) -> dict[float, float]:
+    """The audience delay histogram's cumulative buckets at the replica's /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+        text = answer.read().decode()
+    out: dict[float, float] = {}
+    for line in text.splitlines():
+        if line.startswith(DELAY_METRIC + "{"):
+            bound = line.split('le="', 1)[1].split('"', 1)[0]
+            out[float(bound)] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def _delay_quantile(before: dict[float, float], after: dict[float, float], q: float) -> str:
+    """The bucket bound the ``q`` quantile of the observations between the two falls in."""
+    counts = sorted((bound, after[bound] - before.get(bound, 0.0)) for bound in after)
+    if not counts or counts[-1][1] <= 0:
+        return "—"
+    for bound, seen in counts:
+        if seen >= q * counts[-1][1]:
+            return "over 2 s" if bound == float("inf") else f"≤ {bound * 1000:g} ms"
+    return "—"
+
+
 # -- one point --------------------------------------------------------------------------
 async def _games(shared: GatewayClient, tables: int) -> list[TableRun]:
     return list(await asyncio.gather(*(_table(shared, n, 4) for n in range(tables))))
@@ -209,13 +237,11 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
     pipe = None
     if watchers:
         doors = [stack.address(name) for name in stack.audience] or [stack.gateway]
-        spread = [
-            (
-                doors[n % len(doors)],
-                run.clients[0].table_id,
-                watchers // tables + (n < watchers % tables),
-            )
-            for n, run in enumerate(runs)
+        per_table = [watchers // tables + (n < watchers % tables) for n in range(tables)]
+        spread = [  # each table's watchers spread over every audience replica
+            (door, run.clients[0].table_id, count // len(doors) + (d < count % len(doors)))
+            for run, count in zip(runs, per_table, strict=True)
+            for d, door in enumerate(doors)
         ]
         pipe, child = multiprocessing.get_context("spawn").Pipe()
         process = multiprocessing.get_context("spawn").Process(
@@ -227,11 +253,14 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
         assert pipe.recv() == "ready"
     rss_open = {name: _rss_bytes(pid) for name, pid in gateways.items()}
     cpu_before = {name: _cpu_seconds(pid) for name, pid in gateways.items()}
+    replicas = [name for name in gateways if name != "gateway"] or ["gateway"]
+    delay_before = {name: _delay_buckets(stack.metrics_ports[name]) for name in replicas}
     watchers_cpu = _cpu_seconds(process.pid) if process is not None and process.pid else 0.0
     wall = time.perf_counter()
     counting_from, stop_at = await play_for(runs, 4, seconds, warm_up=WARM_UP_SECONDS)
     wall = time.perf_counter() - wall
     cpu = {name: _cpu_seconds(pid) - cpu_before[name] for name, pid in gateways.items()}
+    delay_after = {name: _delay_buckets(stack.metrics_ports[name]) for name in replicas}
     if process is not None and process.pid:
         watchers_cpu = _cpu_seconds(process.pid) - watchers_cpu
     load = os.getloadavg()
@@ -294,7 +323,16 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
     )
     print(f"      gateway CPU per delivered message: {'; '.join(per_message)}", flush=True)
     if watchers:
-        print(f"      the watchers' process: {watchers_cpu / wall * 100:.0f}% CPU", flush=True)
+        delays = "; ".join(
+            f"{name} p50 {_delay_quantile(delay_before[name], delay_after[name], 0.5)}, "
+            f"p99 {_delay_quantile(delay_before[name], delay_after[name], 0.99)}"
+            for name in replicas
+        )
+        print(
+            f"      a change's wait at the replica until its spectator takes it: {delays}; "
+            f"the watchers' process: {watchers_cpu / wall * 100:.0f}% CPU",
+            flush=True,
+        )
     print(f"      gateway RSS per watcher stream: {rss}", flush=True)
 
 

@@ -32,7 +32,7 @@ import os
 import time
 from collections import deque
 
-from prometheus_client import Counter
+from prometheus_client import Counter, Histogram
 
 from president.services.gateway.entries import Entry
 
@@ -47,6 +47,13 @@ AUDIENCE_LAG = float(os.environ.get("PRESIDENT_AUDIENCE_LAG_MS", "") or 250) / 1
 
 DELIVERIES = Counter(
     "president_gateway_audience_deliveries", "Changes taken by spectators from their log."
+)
+#: How long the oldest change a spectator takes waited for it: this replica's share of a
+#: spectator's delay (scale the audience out when its p99 grows past what watchers accept).
+DELAY = Histogram(
+    "president_gateway_audience_delay_seconds",
+    "From a change's arrival at this replica to a spectator taking it (its oldest untaken).",
+    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0),
 )
 
 
@@ -107,8 +114,10 @@ class Audience:
         start = len(log) - count
         if log[start].version != version + 1:
             return None  # it left the log (or came before the spectator did)
-        if time.monotonic() - self._came[start] > AUDIENCE_LAG:
-            return None
+        waited = time.monotonic() - self._came[start]
+        DELAY.observe(waited)
+        if waited > AUDIENCE_LAG:
+            return None  # it skips to the view now
         DELIVERIES.inc(count)
         return [log[index] for index in range(start, len(log))]
 
