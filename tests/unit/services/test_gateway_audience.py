@@ -14,6 +14,7 @@ import pytest
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.nats import Subjects
 from president.services.gateway import audience
+from president.services.gateway import watch as watch_module
 from president.services.gateway.audience import BATCH, Spectator
 from president.services.gateway.entries import Entry
 from president.services.gateway.feed import FeedHub
@@ -147,4 +148,30 @@ async def test_a_batched_watch_sends_the_changes_ready_together_in_one_message(
         assert list(one.changes) == alone
         await batched.aclose()
         await plain.aclose()
+    await hub.close()
+
+
+async def test_a_long_backlog_travels_in_messages_of_bounded_size(
+    tables: units.LocalTables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batched resume with many changes behind it gets them all, in order, in messages
+    no bigger than BATCH_BYTES (but one change each at least)."""
+    units.bot_table(tables)
+    units.play_human(tables, "t1", 12)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    monkeypatch.setattr(watch_module, "BATCH_BYTES", 4096)
+    stream = watch(hub, "t1", 1, seat_resolver(None), batched=True)
+    versions: list[int] = []
+    sent: list[tuple[int, int]] = []  # (bytes, changes) of each message
+    while len(versions) < feed.version - 1:
+        data = await asyncio.wait_for(stream.__anext__(), 5)
+        message = pb.WatchResponse.FromString(data)
+        changes = list(message.changes) or [message]
+        versions += [change.version for change in changes]
+        sent.append((len(data), len(changes)))
+    await stream.aclose()
+    assert versions == list(range(2, feed.version + 1))  # all of them, in order, once
+    assert any(count > 1 for _, count in sent) and len(sent) > 1, sent
+    assert all(size <= 4096 or count == 1 for size, count in sent), sent
     await hub.close()

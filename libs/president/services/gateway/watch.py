@@ -50,6 +50,9 @@ READ_BATCH = 0
 #: ``skipped``), whatever came between (``PRESIDENT_WATCH_REPLAY``).
 REPLAY_LIMIT = int(os.environ.get("PRESIDENT_WATCH_REPLAY", "") or HISTORY)
 
+#: The most bytes of changes joined into one message (a resume's backlog travels in several).
+BATCH_BYTES = 256 * 1024
+
 WATCHERS = Gauge("president_gateway_watchers", "Watch streams open on this gateway.")
 
 SeatOf = Callable[[Table], int | None]
@@ -113,11 +116,23 @@ SESSION = Wire(session_response, session_snapshot, session_response)
 
 
 def messages(wire: Wire, entries: Sequence[Entry], seat_for: SeatOf) -> list[bytes]:
-    """Consecutive changes as the stream sends them: one message when the wire joins them."""
+    """Consecutive changes as the stream sends them: joined into messages of up to
+    :data:`BATCH_BYTES` when the wire joins them, else one message each."""
     if wire.part is None or len(entries) == 1:
         return [wire.change(entry, seat_for(entry.table)) for entry in entries]
     part = wire.part
-    return [b"".join([part(entry, seat_for(entry.table)) for entry in entries])]
+    out: list[bytes] = []
+    joined: list[bytes] = []
+    size = 0
+    for entry in entries:
+        piece = part(entry, seat_for(entry.table))
+        if joined and size + len(piece) > BATCH_BYTES:
+            out.append(b"".join(joined))
+            joined, size = [], 0
+        joined.append(piece)
+        size += len(piece)
+    out.append(b"".join(joined))
+    return out
 
 
 def folded(last: Entry | None, events: Sequence[epb.EventEnvelope]) -> list[Entry]:
