@@ -15,7 +15,12 @@ of tables; a table missing from it, or left behind by another replica's
 refresh, is folded again from its own stream. A replica also notes each
 table it changes (:meth:`TableDirectory.note`), so its own changes are
 listed at once, before the global order shows them (PostgreSQL holds an
-event back while older transactions run).
+event back while older transactions run), until a refresh writes their rows.
+
+The table service refreshes in the background (:attr:`TableDirectory.followed`),
+so a list reads its page of rows and the few noted tables in that page,
+never waits on folding a burst of changes; other replicas' changes are
+listed once the next refresh folds them.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from sqlalchemy import (
     DateTime,
     Integer,
     MetaData,
+    Select,
     String,
     Table,
     Text,
@@ -50,6 +56,7 @@ from president import codec
 from president.hosting.projection import Table as TableState
 from president.hosting.projection import fold_stored
 from president.hosting.streams import STREAM_PREFIX, table_id_of
+from president.hosting.visibility import PUBLIC
 from president.store import EventStore, StoredEvent
 
 CONSUMER = "table-directory"
@@ -175,6 +182,9 @@ class TableDirectory:
         self._noted: dict[str, TableState] = {}
         self._noting = threading.Lock()  # taken after every command: never held long
         self._guard = threading.Lock()  # one refresh at a time
+        #: Whether something refreshes the directory in the background (the table
+        #: service does): then a list never folds, it reads the rows as they are.
+        self.followed = False
 
     def refresh(self) -> int:
         """Fold the events appended since the consumer's position; returns how many."""
@@ -194,6 +204,7 @@ class TableDirectory:
                     folded += self._write(batch, rows)
                 except _Moved:
                     continue
+                self._caught_up(rows)
                 if len(batch) < BATCH:
                     return folded
 
@@ -208,6 +219,14 @@ class TableDirectory:
                 _upsert(connection, rows)
 
         return self._store.process_batch(CONSUMER, write, limit=len(batch))
+
+    def _caught_up(self, rows: list[dict[str, Any]]) -> None:
+        """Forget the noted tables whose rows now hold their noted version or a later one."""
+        with self._noting:
+            for row in rows:
+                known = self._noted.get(row["table_id"])
+                if known is not None and known.version <= row["version"]:
+                    del self._noted[row["table_id"]]
 
     def note(self, table: TableState) -> None:
         """A table as this replica just left it: listed at once, before the rows show it."""
@@ -227,13 +246,17 @@ class TableDirectory:
         query = query or Query(open_only=open_only)
         rows = self._rows(query)
         listed = {row.table_id: (int(row.version), _summary(row)) for row in rows}
-        with self._noting:
-            noted = list(self._noted.values())
-        gone = self.evicted_among([table.table_id for table in noted])
         last = rows[-1].table_id if query.limit and len(rows) >= query.limit else None
+        with self._noting:  # only the noted tables of this page that may change it
+            noted = [
+                table
+                for table in self._noted.values()
+                if table.table_id > query.after
+                and (last is None or table.table_id <= last)
+                and (table.table_id in listed or _may_match(table, query))
+            ]
+        gone = self.evicted_among([table.table_id for table in noted])
         for table in noted:
-            if table.table_id <= query.after or (last is not None and table.table_id > last):
-                continue  # outside this page
             if table.table_id in gone:
                 continue
             version, _ = listed.get(table.table_id, (0, None))
@@ -251,24 +274,8 @@ class TableDirectory:
         return found[: query.limit] if query.limit else found
 
     def _rows(self, query: Query) -> list[Any]:
-        columns = table_directory.c
-        statement = (
-            select(table_directory).where(columns.evicted.is_(False)).order_by(columns.table_id)
-        )
-        if query.open_only:
-            statement = statement.where(columns.open.is_(True))
-        if query.listed_only:
-            statement = statement.where(columns.listed.is_(True))
-        if query.preset:
-            statement = statement.where(columns.preset == query.preset)
-        if query.min_free_seats:
-            statement = statement.where(columns.seat_count - columns.seated >= query.min_free_seats)
-        if query.after:
-            statement = statement.where(columns.table_id > query.after)
-        if query.limit:
-            statement = statement.limit(query.limit)
         with self._store.engine.connect() as connection:
-            return list(connection.execute(statement).all())
+            return list(connection.execute(list_statement(query)).all())
 
     # -- eviction --------------------------------------------------------------
     def evict(self, finished_before: datetime, abandoned_before: datetime) -> list[str]:
@@ -363,6 +370,35 @@ class TableDirectory:
             "host_name": summary.host_name,
             "listed": summary.listed,
         }
+
+
+def list_statement(query: Query) -> Select[Any]:
+    """The rows ``query`` asks for, by table id: its filters and page on indexed columns."""
+    columns = table_directory.c
+    statement = select(table_directory).where(columns.evicted.is_(False)).order_by(columns.table_id)
+    # Each on the index that leads with it and ``evicted`` (migration 0010), so a page
+    # walks only rows it lists. An open table is listed (public), so an open page
+    # asks ``open`` alone: its index then holds the joinable tables only.
+    if query.open_only:
+        statement = statement.where(columns.open.is_(True))
+    elif query.listed_only:
+        statement = statement.where(columns.listed.is_(True))
+    if query.preset:
+        statement = statement.where(columns.preset == query.preset)
+    if query.min_free_seats:
+        statement = statement.where(columns.seat_count - columns.seated >= query.min_free_seats)
+    if query.after:
+        statement = statement.where(columns.table_id > query.after)
+    if query.limit:
+        statement = statement.limit(query.limit)
+    return statement
+
+
+def _may_match(table: TableState, query: Query) -> bool:
+    """Whether ``query`` may list ``table`` (a cheap look before its summary is made)."""
+    if (query.open_only or query.listed_only) and table.visibility != PUBLIC:
+        return False
+    return not query.preset or table.game.options.preset == query.preset
 
 
 def _last_times(batch: Sequence[StoredEvent]) -> dict[str, datetime]:
