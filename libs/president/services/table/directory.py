@@ -29,7 +29,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -244,6 +244,21 @@ class TableDirectory:
         follows the tables listed, not the tables there are.
         """
         query = query or Query(open_only=open_only)
+        found: list[Summary] = []
+        after = query.after
+        while True:
+            listed, last = self._page(replace(query, after=after))
+            found.extend(listed)
+            if last is None or len(found) >= query.limit:
+                return found[: query.limit] if query.limit else found
+            # A noted table left this page (it no longer matches): the page is short of
+            # ``limit`` while there are more rows: the next ones, after the last row read.
+            after = last
+
+    def _page(self, query: Query) -> tuple[list[Summary], str | None]:
+        """The tables ``query`` asks for among its rows and the noted tables of their id
+        range, by id; and the last row's id when the rows filled the limit (the range
+        ends there: the next rows may hold more), else None."""
         rows = self._rows(query)
         listed = {row.table_id: (int(row.version), _summary(row)) for row in rows}
         last = rows[-1].table_id if query.limit and len(rows) >= query.limit else None
@@ -258,6 +273,7 @@ class TableDirectory:
         gone = self.evicted_among([table.table_id for table in noted])
         for table in noted:
             if table.table_id in gone:
+                listed.pop(table.table_id, None)
                 continue
             version, _ = listed.get(table.table_id, (0, None))
             if table.version <= version:
@@ -270,8 +286,7 @@ class TableDirectory:
                 listed[table.table_id] = (table.version, summary)
             else:
                 listed.pop(table.table_id, None)
-        found = [listed[table_id][1] for table_id in sorted(listed)]
-        return found[: query.limit] if query.limit else found
+        return [listed[table_id][1] for table_id in sorted(listed)], last
 
     def _rows(self, query: Query) -> list[Any]:
         with self._store.engine.connect() as connection:
