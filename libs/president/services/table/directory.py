@@ -228,6 +228,12 @@ class TableDirectory:
                 if known is not None and known.version <= row["version"]:
                     del self._noted[row["table_id"]]
 
+    def noted_tables(self) -> int:
+        """How many tables this replica changed that are listed from memory (their rows
+        not yet written)."""
+        with self._noting:
+            return len(self._noted)
+
     def note(self, table: TableState) -> None:
         """A table as this replica just left it: listed at once, before the rows show it."""
         with self._noting:
@@ -390,14 +396,16 @@ class TableDirectory:
 def list_statement(query: Query) -> Select[Any]:
     """The rows ``query`` asks for, by table id: its filters and page on indexed columns."""
     columns = table_directory.c
-    statement = select(table_directory).where(columns.evicted.is_(False)).order_by(columns.table_id)
+    statement = select(table_directory).where(columns.evicted.is_(False))
     # Each on the index that leads with it and ``evicted`` (migration 0010), so a page
     # walks only rows it lists. An open table is listed (public), so an open page
-    # asks ``open`` alone: its index then holds the joinable tables only.
-    if query.open_only:
-        statement = statement.where(columns.open.is_(True))
-    elif query.listed_only:
-        statement = statement.where(columns.listed.is_(True))
+    # asks ``open`` alone: its index then holds the joinable tables only. Ordered as
+    # the index is (the same order as by id alone: both are equal all along), or
+    # PostgreSQL walks the primary key where it guesses the listed rows are many.
+    lead = columns.open if query.open_only else columns.listed if query.listed_only else None
+    if lead is not None:
+        statement = statement.where(lead.is_(True)).order_by(lead, columns.evicted)
+    statement = statement.order_by(columns.table_id)
     if query.preset:
         statement = statement.where(columns.preset == query.preset)
     if query.min_free_seats:
