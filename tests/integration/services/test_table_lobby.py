@@ -11,7 +11,9 @@ public table once, in order.
 
 from __future__ import annotations
 
+import random
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -198,3 +200,49 @@ def _walk(directory: TableDirectory) -> list[str]:
         if len(page) < 7:
             return walk
         after = page[-1].table_id
+
+
+def test_pages_agree_with_the_tables_whatever_the_rows_lag(either_store: EventStore) -> None:
+    """Random changes, a refresh now and then: every walk of every filter lists exactly
+    the tables it should, as the tables are, whatever the rows still say."""
+    host, app, directory = _app(either_store)
+    directory.followed = True
+    chance = random.Random(15)
+    tables = [f"r-{number:02d}" for number in range(24)]
+    for table_id in tables:
+        preset = chance.choice(("house", "club"))
+        visibility = chance.choice(("public", "public", "private"))
+        app.create(table_id, preset, {}, 5 if preset == "club" else 4, visibility, "", table_id)
+    seated = dict.fromkeys(tables, 0)
+    for step in range(120):
+        table_id = chance.choice(tables)
+        seats = len(host.load(table_id).game.seats)
+        if seated[table_id] < seats:
+            sit = g.SitDown(seated[table_id], f"{table_id}-{seated[table_id]}")
+            host.decide_and_append(table_id, sit, f"{table_id}-sit-{step}", "server")
+            seated[table_id] += 1
+            table = host.cached(table_id)
+            assert table is not None
+            directory.note(table)
+        if chance.random() < 0.15:
+            directory.refresh()
+        if step % 10:
+            continue
+        truth = [directory_module.Summary.of(host.load(table_id)) for table_id in tables]
+        for query in (
+            Query(open_only=True, listed_only=True),
+            Query(open_only=True, listed_only=True, min_free_seats=2),
+            Query(open_only=True, listed_only=True, preset="club"),
+            Query(listed_only=True),
+        ):
+            expected = [s.table_id for s in truth if s.matches(query)]
+            for limit in (1, 2, 3, 5):
+                walk: list[str] = []
+                after = ""
+                while True:
+                    page = directory.summaries(query=replace(query, limit=limit, after=after))
+                    walk.extend(summary.table_id for summary in page)
+                    if len(page) < limit:
+                        break
+                    after = page[-1].table_id
+                assert walk == expected, (step, query, limit)

@@ -66,6 +66,9 @@ BATCH = 500
 CACHED_TABLES = 2_000
 #: Tables this replica changed, listed from memory until the rows catch up.
 NOTED_TABLES = 10_000
+#: Summaries made from rows, kept by table and version (a page of the busy lobby then
+#: reads its rows without parsing each one's options again).
+KEPT_SUMMARIES = 4_096
 
 metadata = MetaData()
 table_directory = Table(
@@ -107,6 +110,8 @@ class Summary:
     visibility: str
     name: str = ""
     host_name: str = ""
+    #: The table's version it shows (a table at one version always shows the same).
+    version: int = 0
 
     @property
     def listed(self) -> bool:
@@ -147,6 +152,7 @@ class Summary:
             visibility=table.visibility,
             name=table.name,
             host_name=_host_name(table),
+            version=table.version,
         )
 
 
@@ -180,6 +186,7 @@ class TableDirectory:
         self._cache: OrderedDict[str, TableState] = OrderedDict()
         self._cached_tables = cached_tables
         self._noted: dict[str, TableState] = {}
+        self._summaries: dict[tuple[str, int], Summary] = {}
         self._noting = threading.Lock()  # taken after every command: never held long
         self._guard = threading.Lock()  # one refresh at a time
         #: Whether something refreshes the directory in the background (the table
@@ -266,7 +273,7 @@ class TableDirectory:
         range, by id; and the last row's id when the rows filled the limit (the range
         ends there: the next rows may hold more), else None."""
         rows = self._rows(query)
-        listed = {row.table_id: (int(row.version), _summary(row)) for row in rows}
+        listed = {row.table_id: (int(row.version), self._summary(row)) for row in rows}
         last = rows[-1].table_id if query.limit and len(rows) >= query.limit else None
         with self._noting:  # only the noted tables of this page that may change it
             noted = [
@@ -293,6 +300,16 @@ class TableDirectory:
             else:
                 listed.pop(table.table_id, None)
         return [listed[table_id][1] for table_id in sorted(listed)], last
+
+    def _summary(self, row: Any) -> Summary:
+        """The row's summary: kept from an earlier read of the same version, else made."""
+        key = (row.table_id, int(row.version))
+        summary = self._summaries.get(key)
+        if summary is None:
+            if len(self._summaries) >= KEPT_SUMMARIES:
+                self._summaries.clear()  # the busy tables come back at once
+            summary = self._summaries[key] = _summary(row)
+        return summary
 
     def _rows(self, query: Query) -> list[Any]:
         with self._store.engine.connect() as connection:
@@ -459,4 +476,5 @@ def _summary(row: Any) -> Summary:
         visibility=row.visibility,
         name=row.name,
         host_name=row.host_name,
+        version=int(row.version),
     )
