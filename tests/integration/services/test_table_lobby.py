@@ -246,3 +246,25 @@ def test_pages_agree_with_the_tables_whatever_the_rows_lag(either_store: EventSt
                         break
                     after = page[-1].table_id
                 assert walk == expected, (step, query, limit)
+
+
+def test_a_refresh_between_the_rows_and_the_noted_tables_loses_no_table(
+    either_store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background refresh writes a table's row and forgets it as noted while a page
+    reads: the page has it from one or the other."""
+    _, app, directory = _app(either_store)
+    directory.followed = True
+    app.create("late", "house", {}, 4, "public", "", "create-late")
+    settle(either_store)
+    rows = directory._rows
+
+    def rows_then_refresh(query: Query) -> list[Any]:
+        read = rows(query)  # before the refresh: no row of "late" yet
+        directory.refresh()
+        return read
+
+    monkeypatch.setattr(directory, "_rows", rows_then_refresh)
+    page = directory.summaries(query=Query(open_only=True, limit=51))
+    assert [summary.table_id for summary in page] == ["late"]
+    assert directory.noted_tables() == 0

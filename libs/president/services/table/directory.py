@@ -272,17 +272,20 @@ class TableDirectory:
         """The tables ``query`` asks for among its rows and the noted tables of their id
         range, by id; and the last row's id when the rows filled the limit (the range
         ends there: the next rows may hold more), else None."""
+        # The noted tables before the rows: a refresh that writes a table's row and
+        # forgets it in between leaves it in one or the other, never in neither.
+        with self._noting:
+            noted_before = list(self._noted.values())
         rows = self._rows(query)
         listed = {row.table_id: (int(row.version), self._summary(row)) for row in rows}
         last = rows[-1].table_id if query.limit and len(rows) >= query.limit else None
-        with self._noting:  # only the noted tables of this page that may change it
-            noted = [
-                table
-                for table in self._noted.values()
-                if table.table_id > query.after
-                and (last is None or table.table_id <= last)
-                and (table.table_id in listed or _may_match(table, query))
-            ]
+        noted = [  # only the noted tables of this page that may change it
+            table
+            for table in noted_before
+            if table.table_id > query.after
+            and (last is None or table.table_id <= last)
+            and (table.table_id in listed or _may_match(table, query))
+        ]
         gone = self.evicted_among([table.table_id for table in noted])
         for table in noted:
             if table.table_id in gone:
