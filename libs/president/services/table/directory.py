@@ -418,9 +418,10 @@ def list_statement(query: Query) -> Select[Any]:
     columns = table_directory.c
     statement = select(table_directory).where(columns.evicted.is_(False))
     # Each on the index that leads with it and ``evicted`` (migration 0010), so a page
-    # walks only rows it lists. An open table is listed (public), so an open page
-    # asks ``open`` alone: its index then holds the joinable tables only. Ordered as
-    # the index is (the same order as by id alone: both are equal all along), or
+    # walks only the open (or listed) tables not evicted; a preset or free-seat filter
+    # then skips those of them it does not list. An open table is listed (public), so
+    # an open page asks ``open`` alone (SQLite took the listed index for both). Ordered
+    # as the index is (the same order as by id alone: both are equal all along), or
     # PostgreSQL walks the primary key where it guesses the listed rows are many.
     lead = columns.open if query.open_only else columns.listed if query.listed_only else None
     if lead is not None:
