@@ -42,6 +42,36 @@ def _filters(request: pb.ListTablesRequest) -> dict[str, object]:
     }
 
 
+#: The lobby's summaries of the table service's, each encoded as a ListTablesResponse of
+#: it alone, by the table service's encoding: the lobby lists the same tables again and
+#: again, and the encodings of a repeated field's items joined are the field's.
+_ENCODED: dict[bytes, bytes] = {}
+KEPT_ENCODED = 4_096
+
+
+def _encoded(item: tpb.TableSummary) -> bytes:
+    key = item.SerializeToString()
+    encoded = _ENCODED.get(key)
+    if encoded is None:
+        summary = pb.TableSummary(
+            table_id=item.table_id,
+            options=item.options,
+            seated=item.seated,
+            seat_count=item.seat_count,
+            name=item.name,
+            preset=item.options.preset,
+            host_name=item.host_name,
+            phase=PHASES.get(item.phase, item.phase),
+            free_seats=item.seat_count - item.seated,
+            spectators_allowed=True,
+        )
+        encoded = pb.ListTablesResponse(tables=[summary]).SerializeToString()
+        if len(_ENCODED) >= KEPT_ENCODED:
+            _ENCODED.clear()  # the busy tables come back at once
+        _ENCODED[key] = encoded
+    return encoded
+
+
 async def lobby_page(
     tables: TablePort, request: pb.ListTablesRequest, tokens: PageTokens
 ) -> pb.ListTablesResponse:
@@ -65,24 +95,9 @@ async def lobby_page(
             after_table_id=after,
         )
     )
-    out = pb.ListTablesResponse()
-    for item in found[:size]:
-        if item.visibility != PUBLIC:
-            continue  # never listed, whatever the directory says
-        out.tables.append(
-            pb.TableSummary(
-                table_id=item.table_id,
-                options=item.options,
-                seated=item.seated,
-                seat_count=item.seat_count,
-                name=item.name,
-                preset=item.options.preset,
-                host_name=item.host_name,
-                phase=PHASES.get(item.phase, item.phase),
-                free_seats=item.seat_count - item.seated,
-                spectators_allowed=True,
-            )
-        )
+    # Never a table that is not public, whatever the directory says.
+    parts = [_encoded(item) for item in found[:size] if item.visibility == PUBLIC]
+    out = pb.ListTablesResponse.FromString(b"".join(parts))
     if len(found) > size:
         out.next_page_token = tokens.issue(_filters(request), found[size - 1].table_id)
     return out

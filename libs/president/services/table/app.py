@@ -325,8 +325,10 @@ class TableApp:
         return stored
 
     def list_tables(self, open_only: bool, query: Query | None = None) -> list[Summary]:
-        """Known tables, brought up to date with the store."""
-        self._directory.refresh()
+        """Known tables: brought up to date with the store first, unless the directory is
+        refreshed in the background (then a list never waits on folding a burst)."""
+        if not self._directory.followed:
+            self._directory.refresh()
         return self._directory.summaries(open_only, query)
 
     # -- internals -----------------------------------------------------------

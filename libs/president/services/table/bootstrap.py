@@ -33,6 +33,8 @@ from president.table.v1 import table_pb2, table_pb2_grpc
 WORKER_THREADS = 32
 #: A table no command touched for this long leaves memory (the store keeps it).
 IDLE_SECONDS = 600.0
+#: How often the table list folds what the store got since (0: on every list instead).
+DIRECTORY_SECONDS = 0.25
 
 
 def build(settings: Settings) -> Service:
@@ -78,6 +80,18 @@ def build(settings: Settings) -> Service:
 
     idle_seconds = env_seconds("PRESIDENT_TABLE_IDLE_SECONDS", IDLE_SECONDS)
     eviction = EvictionRules.from_env()
+    directory_seconds = env_seconds("PRESIDENT_TABLE_DIRECTORY_SECONDS", DIRECTORY_SECONDS)
+    directory.followed = directory_seconds > 0
+
+    async def follow_directory() -> None:
+        """The table list brought up to date in the background: a list never folds."""
+        log = structlog.get_logger().bind(service="table", component="directory")
+        while True:
+            try:
+                await servicer.executor.in_worker(directory.refresh)
+            except Exception as error:  # the database away: the next round tries again
+                log.warning("table list refresh failed", error=repr(error))
+            await asyncio.sleep(directory_seconds)
 
     async def evict_forever() -> None:
         """Finished and abandoned tables leave the list, memory and their leases."""
@@ -100,7 +114,10 @@ def build(settings: Settings) -> Service:
         """More worker threads than asyncio's default, the table list, then drop idle tables."""
         executor = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="table")
         asyncio.get_running_loop().set_default_executor(executor)
-        await servicer.executor.in_worker(directory.refresh)
+        if directory.followed:  # lists read the rows at once, while this folds the rest
+            background.add(asyncio.create_task(follow_directory(), name="table-directory"))
+        else:
+            await servicer.executor.in_worker(directory.refresh)
         feed = asyncio.create_task(
             publish_forever(
                 publisher,

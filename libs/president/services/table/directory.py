@@ -15,7 +15,12 @@ of tables; a table missing from it, or left behind by another replica's
 refresh, is folded again from its own stream. A replica also notes each
 table it changes (:meth:`TableDirectory.note`), so its own changes are
 listed at once, before the global order shows them (PostgreSQL holds an
-event back while older transactions run).
+event back while older transactions run), until a refresh writes their rows.
+
+The table service refreshes in the background (:attr:`TableDirectory.followed`),
+so a list reads its page of rows and the few noted tables in that page,
+never waits on folding a burst of changes; other replicas' changes are
+listed once the next refresh folds them.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +40,7 @@ from sqlalchemy import (
     DateTime,
     Integer,
     MetaData,
+    Select,
     String,
     Table,
     Text,
@@ -50,6 +56,7 @@ from president import codec
 from president.hosting.projection import Table as TableState
 from president.hosting.projection import fold_stored
 from president.hosting.streams import STREAM_PREFIX, table_id_of
+from president.hosting.visibility import PUBLIC
 from president.store import EventStore, StoredEvent
 
 CONSUMER = "table-directory"
@@ -59,6 +66,9 @@ BATCH = 500
 CACHED_TABLES = 2_000
 #: Tables this replica changed, listed from memory until the rows catch up.
 NOTED_TABLES = 10_000
+#: Summaries made from rows, kept by table and version (a page of the busy lobby then
+#: reads its rows without parsing each one's options again).
+KEPT_SUMMARIES = 4_096
 
 metadata = MetaData()
 table_directory = Table(
@@ -100,6 +110,8 @@ class Summary:
     visibility: str
     name: str = ""
     host_name: str = ""
+    #: The table's version it shows (a table at one version always shows the same).
+    version: int = 0
 
     @property
     def listed(self) -> bool:
@@ -140,6 +152,7 @@ class Summary:
             visibility=table.visibility,
             name=table.name,
             host_name=_host_name(table),
+            version=table.version,
         )
 
 
@@ -173,8 +186,12 @@ class TableDirectory:
         self._cache: OrderedDict[str, TableState] = OrderedDict()
         self._cached_tables = cached_tables
         self._noted: dict[str, TableState] = {}
+        self._summaries: dict[tuple[str, int], Summary] = {}
         self._noting = threading.Lock()  # taken after every command: never held long
         self._guard = threading.Lock()  # one refresh at a time
+        #: Whether something refreshes the directory in the background (the table
+        #: service does): then a list never folds, it reads the rows as they are.
+        self.followed = False
 
     def refresh(self) -> int:
         """Fold the events appended since the consumer's position; returns how many."""
@@ -194,6 +211,7 @@ class TableDirectory:
                     folded += self._write(batch, rows)
                 except _Moved:
                     continue
+                self._caught_up(rows)
                 if len(batch) < BATCH:
                     return folded
 
@@ -208,6 +226,20 @@ class TableDirectory:
                 _upsert(connection, rows)
 
         return self._store.process_batch(CONSUMER, write, limit=len(batch))
+
+    def _caught_up(self, rows: list[dict[str, Any]]) -> None:
+        """Forget the noted tables whose rows now hold their noted version or a later one."""
+        with self._noting:
+            for row in rows:
+                known = self._noted.get(row["table_id"])
+                if known is not None and known.version <= row["version"]:
+                    del self._noted[row["table_id"]]
+
+    def noted_tables(self) -> int:
+        """How many tables this replica changed that are listed from memory (their rows
+        not yet written)."""
+        with self._noting:
+            return len(self._noted)
 
     def note(self, table: TableState) -> None:
         """A table as this replica just left it: listed at once, before the rows show it."""
@@ -225,16 +257,39 @@ class TableDirectory:
         follows the tables listed, not the tables there are.
         """
         query = query or Query(open_only=open_only)
-        rows = self._rows(query)
-        listed = {row.table_id: (int(row.version), _summary(row)) for row in rows}
+        found: list[Summary] = []
+        after = query.after
+        while True:
+            listed, last = self._page(replace(query, after=after))
+            found.extend(listed)
+            if last is None or len(found) >= query.limit:
+                return found[: query.limit] if query.limit else found
+            # A noted table left this page (it no longer matches): the page is short of
+            # ``limit`` while there are more rows: the next ones, after the last row read.
+            after = last
+
+    def _page(self, query: Query) -> tuple[list[Summary], str | None]:
+        """The tables ``query`` asks for among its rows and the noted tables of their id
+        range, by id; and the last row's id when the rows filled the limit (the range
+        ends there: the next rows may hold more), else None."""
+        # The noted tables before the rows: a refresh that writes a table's row and
+        # forgets it in between leaves it in one or the other, never in neither.
         with self._noting:
-            noted = list(self._noted.values())
-        gone = self.evicted_among([table.table_id for table in noted])
+            noted_before = list(self._noted.values())
+        rows = self._rows(query)
+        listed = {row.table_id: (int(row.version), self._summary(row)) for row in rows}
         last = rows[-1].table_id if query.limit and len(rows) >= query.limit else None
+        noted = [  # only the noted tables of this page that may change it
+            table
+            for table in noted_before
+            if table.table_id > query.after
+            and (last is None or table.table_id <= last)
+            and (table.table_id in listed or _may_match(table, query))
+        ]
+        gone = self.evicted_among([table.table_id for table in noted])
         for table in noted:
-            if table.table_id <= query.after or (last is not None and table.table_id > last):
-                continue  # outside this page
             if table.table_id in gone:
+                listed.pop(table.table_id, None)
                 continue
             version, _ = listed.get(table.table_id, (0, None))
             if table.version <= version:
@@ -247,28 +302,21 @@ class TableDirectory:
                 listed[table.table_id] = (table.version, summary)
             else:
                 listed.pop(table.table_id, None)
-        found = [listed[table_id][1] for table_id in sorted(listed)]
-        return found[: query.limit] if query.limit else found
+        return [listed[table_id][1] for table_id in sorted(listed)], last
+
+    def _summary(self, row: Any) -> Summary:
+        """The row's summary: kept from an earlier read of the same version, else made."""
+        key = (row.table_id, int(row.version))
+        summary = self._summaries.get(key)
+        if summary is None:
+            if len(self._summaries) >= KEPT_SUMMARIES:
+                self._summaries.clear()  # the busy tables come back at once
+            summary = self._summaries[key] = _summary(row)
+        return summary
 
     def _rows(self, query: Query) -> list[Any]:
-        columns = table_directory.c
-        statement = (
-            select(table_directory).where(columns.evicted.is_(False)).order_by(columns.table_id)
-        )
-        if query.open_only:
-            statement = statement.where(columns.open.is_(True))
-        if query.listed_only:
-            statement = statement.where(columns.listed.is_(True))
-        if query.preset:
-            statement = statement.where(columns.preset == query.preset)
-        if query.min_free_seats:
-            statement = statement.where(columns.seat_count - columns.seated >= query.min_free_seats)
-        if query.after:
-            statement = statement.where(columns.table_id > query.after)
-        if query.limit:
-            statement = statement.limit(query.limit)
         with self._store.engine.connect() as connection:
-            return list(connection.execute(statement).all())
+            return list(connection.execute(list_statement(query)).all())
 
     # -- eviction --------------------------------------------------------------
     def evict(self, finished_before: datetime, abandoned_before: datetime) -> list[str]:
@@ -365,6 +413,38 @@ class TableDirectory:
         }
 
 
+def list_statement(query: Query) -> Select[Any]:
+    """The rows ``query`` asks for, by table id: its filters and page on indexed columns."""
+    columns = table_directory.c
+    statement = select(table_directory).where(columns.evicted.is_(False))
+    # Each on the index that leads with it and ``evicted`` (migration 0010), so a page
+    # walks only the open (or listed) tables not evicted; a preset or free-seat filter
+    # then skips those of them it does not list. An open table is listed (public), so
+    # an open page asks ``open`` alone (SQLite took the listed index for both). Ordered
+    # as the index is (the same order as by id alone: both are equal all along), or
+    # PostgreSQL walks the primary key where it guesses the listed rows are many.
+    lead = columns.open if query.open_only else columns.listed if query.listed_only else None
+    if lead is not None:
+        statement = statement.where(lead.is_(True)).order_by(lead, columns.evicted)
+    statement = statement.order_by(columns.table_id)
+    if query.preset:
+        statement = statement.where(columns.preset == query.preset)
+    if query.min_free_seats:
+        statement = statement.where(columns.seat_count - columns.seated >= query.min_free_seats)
+    if query.after:
+        statement = statement.where(columns.table_id > query.after)
+    if query.limit:
+        statement = statement.limit(query.limit)
+    return statement
+
+
+def _may_match(table: TableState, query: Query) -> bool:
+    """Whether ``query`` may list ``table`` (a cheap look before its summary is made)."""
+    if (query.open_only or query.listed_only) and table.visibility != PUBLIC:
+        return False
+    return not query.preset or table.game.options.preset == query.preset
+
+
 def _last_times(batch: Sequence[StoredEvent]) -> dict[str, datetime]:
     """Each table's last event time in ``batch``."""
     return {
@@ -400,4 +480,5 @@ def _summary(row: Any) -> Summary:
         visibility=row.visibility,
         name=row.name,
         host_name=row.host_name,
+        version=int(row.version),
     )

@@ -87,6 +87,30 @@ def refusal(error: Exception) -> ServiceError:
     raise error
 
 
+#: The summaries listed lately, each encoded as a ListTablesResponse of it alone, by
+#: table and version: a table at one version always shows the same, and the lobby lists
+#: the same tables again and again (their options are most of each one).
+_ENCODED: dict[tuple[str, int], bytes] = {}
+KEPT_ENCODED = 4_096
+
+
+def summaries_message(summaries: list[Summary]) -> pb.ListTablesResponse:
+    """The ListTablesResponse of ``summaries``, in order: their encodings joined (the
+    encoding of a repeated field is its items' one after the other) and read once."""
+    parts = []
+    for summary in summaries:
+        key = (summary.table_id, summary.version)
+        encoded = _ENCODED.get(key) if summary.version else None
+        if encoded is None:
+            encoded = pb.ListTablesResponse(tables=[summary_message(summary)]).SerializeToString()
+            if summary.version:
+                if len(_ENCODED) >= KEPT_ENCODED:
+                    _ENCODED.clear()  # the busy tables come back at once
+                _ENCODED[key] = encoded
+        parts.append(encoded)
+    return pb.ListTablesResponse.FromString(b"".join(parts))
+
+
 def summary_message(summary: Summary) -> pb.TableSummary:
     """The protobuf of a table summary."""
     return pb.TableSummary(
@@ -317,7 +341,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         summaries = await self._run(
             context, lambda: self._app.list_tables(request.open_only, query)
         )
-        return pb.ListTablesResponse(tables=[summary_message(s) for s in summaries])
+        return summaries_message(summaries)
 
     async def ListCommitments(
         self, request: pb.ListCommitmentsRequest, context: Context
