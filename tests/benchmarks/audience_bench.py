@@ -101,12 +101,12 @@ def light_watch_message() -> Any:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("audience_bench.LightWatch"))
 
 
-def _watchers_main(tables: Spread, pipe: Connection) -> None:
+def _watchers_main(tables: Spread, pipe: Connection, nice: int) -> None:
     """The watchers' process: ``count`` Watch streams of each table (at the gateway
     ``address``), as ``(address, table_id, count)``; reports on request. The watchers are
     a thousand devices elsewhere: here they run at the audience replicas' CPU priority, so
     they take the CPU the players' path leaves, not the players'."""
-    os.nice(AUDIENCE_NICE)
+    os.nice(nice)
     uvloop.run(_watchers(tables, pipe))
 
 
@@ -224,6 +224,7 @@ async def _games(shared: GatewayClient, tables: int) -> list[TableRun]:
 
 
 async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> None:
+    nice = stack.audience_nice
     loop = asyncio.get_running_loop()
     shared = GatewayClient.connect(stack.gateway)
     runs = await _games(shared, tables)
@@ -245,7 +246,7 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
         ]
         pipe, child = multiprocessing.get_context("spawn").Pipe()
         process = multiprocessing.get_context("spawn").Process(
-            target=_watchers_main, args=(spread, child), daemon=True
+            target=_watchers_main, args=(spread, child, nice), daemon=True
         )
         process.start()
         if not await loop.run_in_executor(None, pipe.poll, 180):
@@ -399,6 +400,12 @@ def main() -> None:
     parser.add_argument(
         "--audience-replicas", type=int, default=0, help="audience replicas the watchers use"
     )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=AUDIENCE_NICE,
+        help="CPU priority the audience replicas and the watchers give up (PRESIDENT_NICE)",
+    )
     args = parser.parse_args()
     watcher_counts = [int(w) for w in args.watchers.split(",")]
     table_counts = [int(t) for t in args.tables.split(",")]
@@ -409,13 +416,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="audience-bench-") as work:
         workdir = Path(work)
         nats_server = NatsServer(workdir / "nats").start()
-        env = {"PRESIDENT_TOKEN_SECRET": uuid.uuid4().hex, "PRESIDENT_LOG_LEVEL": "warning"}
+        env = {
+            "PRESIDENT_TOKEN_SECRET": uuid.uuid4().hex,
+            "PRESIDENT_LOG_LEVEL": "warning",
+        }
         stack = Stack(
             workdir / "stack",
             f"sqlite:///{workdir / 'president.db'}",
             nats_server.url,
             env,
             audience_replicas=args.audience_replicas,
+            audience_nice=args.nice,
         )
         where = (
             f"at {args.audience_replicas} audience replicas"

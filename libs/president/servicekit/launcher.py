@@ -201,6 +201,8 @@ class Stack:
     #: Gateway replicas of the audience tier (``PRESIDENT_GATEWAY_ROLE=audience``), started
     #: after the gateway: ``audience``, ``audience-2`` ...
     audience_replicas: int = 0
+    #: How much CPU priority the audience replicas give up (``PRESIDENT_NICE``).
+    audience_nice: int = AUDIENCE_NICE
 
     def address(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service]}"
@@ -278,7 +280,7 @@ class Stack:
             environment["PRESIDENT_GATEWAY_PORT"] = str(self.ports[name])
             environment["PRESIDENT_GATEWAY_ROLE"] = AUDIENCE
             # On this one machine the players' path goes first when the CPU is short.
-            environment.setdefault("PRESIDENT_NICE", str(AUDIENCE_NICE))
+            environment.setdefault("PRESIDENT_NICE", str(self.audience_nice))
         log = (self.workdir / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, "-m", f"president.services.{service}.main"],
