@@ -35,6 +35,7 @@ from playwright.sync_api import (
     Browser,
     BrowserContext,
     ConsoleMessage,
+    Locator,
     Page,
     Route,
     expect,
@@ -513,6 +514,22 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
         context.close()
 
 
+def choose_playable(page: Page, gold: Locator) -> str:
+    """Select a card the page marks playable until its preview says it can be played (at a
+    rapid table a bot may move the pile on between the two); the card chosen."""
+    for _ in range(10):
+        page.wait_for_selector("#hand .card[data-playable]")
+        card = page.locator("#hand .card[data-playable]").first.get_attribute("data-card") or ""
+        page.locator(f"#hand .card[data-card='{card}']").click()
+        try:
+            expect(gold).to_have_text(re.compile(r"^Play "), timeout=2_000)
+            return card
+        except AssertionError:
+            if page.locator(f"#hand .card.chosen[data-card='{card}']").count():
+                page.locator(f"#hand .card[data-card='{card}']").click()  # let go, choose again
+    raise AssertionError("no card stayed playable long enough to play it")
+
+
 def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     web_stack: Stack,  # noqa: F811
     browser: Browser,
@@ -531,31 +548,41 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     page.get_by_label("Rounds or points to end the game").fill("1")
     page.get_by_label(
         "More options, one name=value a line (they win over the controls; see the rules)"
-    ).fill("bot_delay_ms=300\nrapid_seconds=2")
+    ).fill("bot_delay_ms=1500\nrapid_seconds=6")
     page.get_by_role("button", name="Create the table").click()
     page.wait_for_selector("body[data-ready=table]")
     page.locator("#menu-rules").click()
     expect(page.locator("#rules")).to_contain_text("game_end=rounds:1")
     page.locator("#start").click()
-    page.wait_for_selector("#hand .card[data-playable]")
-    card = page.locator("#hand .card[data-playable]").first.get_attribute("data-card") or ""
-    page.locator(f"#hand .card[data-card='{card}']").click()
+    # Every sentence the notice shows, in order: a table event may replace one soon after.
+    page.evaluate(
+        """() => { window.notices = [];
+        new MutationObserver(() => {
+          const text = document.querySelector('#notice')?.textContent ?? '';
+          if (text && window.notices[window.notices.length - 1] !== text) window.notices.push(text);
+        }).observe(document.body, { childList: true, characterData: true, subtree: true }); }"""
+    )
     gold = page.locator("#play")
-    expect(gold).to_have_text(re.compile(r"^Play "))
-    trick = page.evaluate("document.body.dataset.trick")
+    card = choose_playable(page, gold)
     held: list[str] = []
+    named: list[str] = []  # the pile the page showed when it previewed the play it sent
 
     def slow_network(route: Route) -> None:
-        """The play reaches the server only after the pile moved on (a bot answered first)."""
+        """The play reaches the server only after the pile it names moved on (a bot
+        answered first)."""
         held.append(route.request.post_data or "")
-        page.wait_for_selector(f"body:not([data-trick='{trick}'])")
+        named.append(page.evaluate("document.body.dataset.previewTrick"))
+        sent = json.loads(held[-1]).get("trickVersion", 0)
+        page.wait_for_selector(f"body:not([data-trick='{sent}'])")
         route.continue_()
 
     page.route(f"**{SERVICE_PATH}/Play", slow_network)
     gold.click()
-    expect(page.locator("#notice")).to_have_text(
-        "Someone played first: the trick moved on, and your cards stay in your hand."
-    )
+    stale = "Someone played first: the trick moved on, and your cards stay in your hand."
+    deadline = time.monotonic() + 10
+    while stale not in (notices := page.evaluate("window.notices")):
+        assert time.monotonic() < deadline, notices
+        page.wait_for_timeout(50)
     assert page.locator(f"#hand .card[data-card='{card}']").count() == 1
     # A phone: the hand wraps inside the window, nothing scrolls sideways.
     boxes = page.locator("#hand .card").evaluate_all(
@@ -564,7 +591,7 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     assert boxes and max(boxes) <= PHONE["width"], boxes
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     page.screenshot(path=str(IMAGES / "web-table-phone.png"), full_page=True)
-    assert len(held) == 1 and json.loads(held[0])["trickVersion"] == int(trick), held
+    assert len(held) == 1 and json.loads(held[0])["trickVersion"] == int(named[0]), (held, named)
     page.unroute(f"**{SERVICE_PATH}/Play")
     # Chromium logs the refused call's status (ABORTED is HTTP 409 in Connect), nothing else.
     assert console.problems == [

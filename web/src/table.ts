@@ -252,6 +252,7 @@ export class TablePage {
       const answer = await gateway.previewPlay({ tableId: this.tableId, cards });
       if (asked !== this.previewAsked) return;
       this.previewTrick = trick;
+      document.body.dataset.previewTrick = String(trick ?? 0); // the pile a play now names
       this.preview = answer.playable
         ? { playable: true, text: answer.label }
         : { playable: false, text: answer.refused?.message ?? "This play cannot be made now." };
