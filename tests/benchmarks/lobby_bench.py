@@ -43,7 +43,7 @@ for path in (ROOT, ROOT / "tests" / "benchmarks"):
         sys.path.insert(0, str(path))
 
 import uvloop  # noqa: E402
-from sqlalchemy import create_engine, make_url, text  # noqa: E402
+from sqlalchemy import make_url  # noqa: E402
 
 from president.client import GatewayClient  # noqa: E402
 from president.hosting.dealer import LocalDealer  # noqa: E402
@@ -54,6 +54,7 @@ from president.services.gateway.page_tokens import MAX_PAGE  # noqa: E402
 from president.services.table.app import TableApp  # noqa: E402
 from president.services.table.directory import TableDirectory  # noqa: E402
 from president.store import EventStore  # noqa: E402
+from tests.support.postgres import PostgresServer  # noqa: E402
 
 T = TypeVar("T")
 PUBLIC_TABLES = 1_000
@@ -193,28 +194,15 @@ async def _measure(stack: Stack, url: str, tables: int, calls: int, burst: int) 
         await client.close()
 
 
-def _database(postgres: str, name: str) -> tuple[str, Callable[[], None]]:
-    url = make_url(postgres)
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-
-    def drop() -> None:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-    return url.set(database=name).render_as_string(hide_password=False), drop
-
-
 def _point(backend: str, postgres: str, tables: int, calls: int, burst: int) -> None:
     with tempfile.TemporaryDirectory(prefix="lobby-bench-") as work:
         workdir = Path(work)
-        drop: Callable[[], None] = lambda: None  # noqa: E731
+        server = None
         if backend == "sqlite":
             url = f"sqlite:///{workdir / 'president.db'}"
         else:
-            url, drop = _database(postgres, f"lobby_bench_{uuid.uuid4().hex[:8]}")
+            server = PostgresServer(make_url(postgres).set(database="postgres"))
+            url = server.create_database("lobby_bench")
         try:
             filled = _fill(url, 0, tables, _hidden)
             print(
@@ -235,7 +223,8 @@ def _point(backend: str, postgres: str, tables: int, calls: int, burst: int) -> 
                 stack.stop()
                 nats_server.stop()
         finally:
-            drop()
+            if server is not None:
+                server.close()  # drops the database
 
 
 def main() -> None:
