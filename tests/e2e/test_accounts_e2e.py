@@ -385,3 +385,20 @@ def test_no_password_or_token_reaches_a_log(short_stack: Stack, stack: Stack) ->
         for secret in spent:
             assert secret and secret not in logs
         assert PASSWORD not in logs
+
+
+async def test_an_open_watch_ends_when_its_session_logs_out(
+    stack: Stack, client: GatewayClient
+) -> None:
+    await client.create_table("house", display_name="Host", visibility="public")
+    fan = client.sibling()
+    await fan.create_guest("Fan")
+    watching = fan.sibling(token=fan.token, table_id=client.table_id)
+    changes = watching.watch()
+    first = await asyncio.wait_for(anext(changes), 10)
+    assert first.snapshot and first.view.seats[0].player_id == client.player_id
+    await fan.log_out()
+    with pytest.raises(GatewayError) as ended:
+        await asyncio.wait_for(anext(changes), 10)  # rechecked within a second, quiet table
+    assert (ended.value.code, ended.value.reason) == (UNAUTHENTICATED, "SESSION_REVOKED")
+    await changes.aclose()

@@ -438,7 +438,9 @@ class Gateway:
         rights while the stream is open, its refusal ending it."""
         table_id = checks.table_id(request.table_id)
         resolver = seat_resolver(identity.account_id)
-        stream = watch(self._hub, table_id, request.from_version, resolver, batched=request.batched)
+        stream = watch(
+            self._hub, table_id, request.from_version, resolver, batched=request.batched, check=check
+        )
         return self._presence.follow(identity, table_id, stream)
 
     def watch_session(self, identity: Identity, request: pb.WatchRequest) -> AsyncIterator[bytes]:
