@@ -63,6 +63,11 @@ def _sentence(message: str) -> str:
     return message if len(message) <= MAX_SENTENCE else message[: MAX_SENTENCE - 1] + "…"
 
 
+#: Why a stream ended because its server is draining (UNAVAILABLE, reason SERVER_DRAINING):
+#: the client reconnects and resumes.
+DRAINING = "this server is restarting: reconnect and resume from the last version you saw"
+
+
 class ServiceError(Exception):
     """A refusal with a status code, a stable reason and a sentence."""
 

@@ -174,6 +174,11 @@ def audience_name(number: int) -> str:
     return AUDIENCE if number == 1 else f"{AUDIENCE}-{number}"
 
 
+def door_name(audience: str) -> str:
+    """The name of an audience replica's spectators' HTTP door among the stack's ports."""
+    return f"{audience}-http"
+
+
 def replica_name(number: int) -> str:
     """The process name of table replica ``number`` (1: ``table``, then ``table-2`` ...)."""
     return "table" if number == 1 else f"table-{number}"
@@ -221,6 +226,10 @@ class Stack:
     def gateway(self) -> str:
         return self.address("gateway")
 
+    def door(self, name: str = AUDIENCE) -> str:
+        """The spectators' HTTP door of audience replica ``name`` (``host:port``)."""
+        return self.address(door_name(name))
+
     def base_env(self) -> dict[str, str]:
         if not self.ports:
             self.ports = {name: free_port() for name in ALL_SERVICES}
@@ -228,6 +237,8 @@ class Stack:
         for name in (*self.replicas, *self.audience):
             self.ports.setdefault(name, free_port())
             self.metrics_ports.setdefault(name, free_port())
+        for name in self.audience:
+            self.ports.setdefault(door_name(name), free_port())
         env = {
             **os.environ,
             "PRESIDENT_DATABASE_URL": self.database_url,
@@ -279,6 +290,7 @@ class Stack:
             service = "gateway"
             environment["PRESIDENT_GATEWAY_PORT"] = str(self.ports[name])
             environment["PRESIDENT_GATEWAY_ROLE"] = AUDIENCE
+            environment["PRESIDENT_AUDIENCE_HTTP_PORT"] = str(self.ports[door_name(name)])
             # On this one machine the players' path goes first when the CPU is short.
             environment.setdefault("PRESIDENT_NICE", str(self.audience_nice))
         log = (self.workdir / f"{name}.log").open("ab")
@@ -295,6 +307,8 @@ class Stack:
             else:
                 tls = TlsSettings.from_env(environment)
                 wait_healthy(self.address(name), timeout, process, tls, name == "gateway")
+            if service == "gateway" and name != "gateway":
+                wait_http_healthy(f"http://{self.door(name)}/healthz", timeout, process)
         except (RuntimeError, TimeoutError) as error:
             raise RuntimeError(f"{error}; see {self.workdir / (name + '.log')}") from None
 

@@ -439,7 +439,12 @@ class Gateway:
         table_id = checks.table_id(request.table_id)
         resolver = seat_resolver(identity.account_id)
         stream = watch(
-            self._hub, table_id, request.from_version, resolver, batched=request.batched, check=check
+            self._hub,
+            table_id,
+            request.from_version,
+            resolver,
+            batched=request.batched,
+            check=check,
         )
         return self._presence.follow(identity, table_id, stream)
 

@@ -31,6 +31,7 @@ import asyncio
 import os
 import time
 from collections import deque
+from typing import Protocol
 
 from prometheus_client import Counter, Histogram
 
@@ -57,11 +58,25 @@ DELAY = Histogram(
 )
 
 
+class Sink(Protocol):
+    """Spectators served another way (:mod:`president.services.gateway.audience_http`): told
+    of each change as it is logged, and closed with the audience."""
+
+    @property
+    def watching(self) -> bool: ...
+
+    def push(self, entry: Entry) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Audience:
     """The spectators of one table here: the shared log of its changes, and who waits on it."""
 
     def __init__(self) -> None:
         self.listeners: set[Spectator] = set()
+        #: The HTTP door's crowd of this table, when it has one.
+        self.sinks: list[Sink] = []
         #: The last changes, oldest first, with when each came.
         self._log: deque[Entry] = deque()
         self._came: deque[float] = deque()
@@ -78,6 +93,8 @@ class Audience:
 
     def push(self, entry: Entry) -> None:
         """Log ``entry`` and wake the spectators waiting for it, a batch per loop turn."""
+        for sink in self.sinks:
+            sink.push(entry)
         if not self.listeners:
             self._log.clear()  # nobody reads it: a spectator to come starts from its snapshot
             self._came.clear()
@@ -133,7 +150,15 @@ class Audience:
             if not waiter.done():
                 waiter.cancel()
 
+    @property
+    def watched(self) -> bool:
+        """Whether any spectator watches here."""
+        return bool(self.listeners) or any(sink.watching for sink in self.sinks)
+
     def close(self) -> None:
+        for sink in self.sinks:
+            sink.close()
+        self.sinks.clear()
         self._log.clear()
         self._came.clear()
         for spectator in list(self.listeners):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import time
 from collections.abc import Sequence
 
@@ -32,6 +33,7 @@ from president.services.gateway import foresight
 from president.services.gateway.accounts import Accounts
 from president.services.gateway.admission import Admission
 from president.services.gateway.app import Gateway
+from president.services.gateway.audience_http import AudienceDoor
 from president.services.gateway.auth import Verifier
 from president.services.gateway.feed import FeedHub
 from president.services.gateway.handlers import GatewayServicer
@@ -149,6 +151,21 @@ def build(settings: Settings) -> Service:
             await asyncio.sleep(PRUNE_SECONDS)
             revocations.prune()
 
+    background = [follow_nats, hub.maintain]
+    door_port = env_int("PRESIDENT_AUDIENCE_HTTP_PORT", -1)
+    if door_port >= 0:
+        if role != AUDIENCE:
+            raise SystemExit(
+                "PRESIDENT_AUDIENCE_HTTP_PORT opens the spectators' HTTP door of an audience "
+                "replica: set PRESIDENT_GATEWAY_ROLE=audience too (the players' replicas have none)"
+            )
+        door = AudienceDoor(hub, verifier, admission.stream, allowed_origins())
+
+        async def open_door() -> None:
+            await door.serve(settings.host, door_port)
+
+        background.append(open_door)
+
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
             GatewayServicer(gateway, verifier, accounts, ratings, admission), server
@@ -168,7 +185,7 @@ def build(settings: Settings) -> Service:
         name="gateway",
         port=settings.gateway_port,
         register=register,
-        background=[follow_nats, hub.maintain],
+        background=background,
         on_stop=[close],
         # The Watch and Session streams yield bytes; an audience replica acts at no table.
         interceptors=[PreSerialized(), *([AudienceOnly()] if role == AUDIENCE else [])],
@@ -177,6 +194,20 @@ def build(settings: Settings) -> Service:
         # carries every browser's: this is its total).
         options=[("grpc.max_concurrent_streams", max_streams_per_connection())],
     )
+
+
+def allowed_origins() -> tuple[str, ...]:
+    """The pages that may watch at the spectators' HTTP door: full origins separated by
+    commas (``PRESIDENT_AUDIENCE_ALLOWED_ORIGINS``; native clients send none, need none)."""
+    raw = os.environ.get("PRESIDENT_AUDIENCE_ALLOWED_ORIGINS", "")
+    origins = tuple(origin.strip().rstrip("/") for origin in raw.split(",") if origin.strip())
+    for origin in origins:
+        if "://" not in origin:
+            raise SystemExit(
+                f"PRESIDENT_AUDIENCE_ALLOWED_ORIGINS lists {origin!r}: name each origin in full, "
+                "as https://cards.example.org"
+            )
+    return origins
 
 
 def max_streams_per_connection() -> int:

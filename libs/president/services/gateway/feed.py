@@ -257,7 +257,7 @@ class TableFeed:
     @property
     def watched(self) -> bool:
         """Whether any stream here watches the table."""
-        return bool(self.listeners or self.audience.listeners)
+        return bool(self.listeners) or self.audience.watched
 
 
 class FeedHub:

@@ -40,7 +40,7 @@ from google.rpc import error_details_pb2, status_pb2
 from protobuf.wkt import Any as WireAny
 
 from president.gateway.v1 import gateway_pb2
-from president.servicekit.errors import DOMAIN
+from president.servicekit.errors import DOMAIN, DRAINING
 from president.servicekit.metrics import observe_call
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
 
@@ -52,7 +52,6 @@ NATIVE_ONLY = frozenset({"Session"})
 FORWARDED_HEADERS = ("authorization",)
 STATUS_DETAILS = "grpc-status-details-bin"
 UNREACHABLE = "the game server is not reachable right now; try again in a moment"
-DRAINING = "this server is restarting: reconnect and resume from the last version you saw"
 
 Forwarded = Callable[[Message, RequestContext[Any, Any]], Any]
 

@@ -1,0 +1,592 @@
+"""The audience's HTTP door: ``Watch`` for spectators as a Connect server stream over HTTP/1.1,
+each change framed once per table and written straight to every spectator's socket.
+
+Why a door of its own: a gRPC stream write costs the Python gateway 80-130 µs
+of CPU (the grpc.aio machinery per message, whatever the bytes), so a replica
+woken for a thousand spectators spends 100 ms or more before the last one has
+its change. Here a spectator is a socket: a change is enveloped and framed as
+an HTTP chunk once per table (``Crowd.flush``), and the same bytes are handed
+to each spectator's transport in one loop, with no task woken and no
+per-stream serialization (about 10 µs each, the kernel's send). The same
+protocol and messages as the web edge's ``Watch`` (Connect, ``application/
+connect+proto`` or ``application/connect+json``), so any Connect client (the
+browser's connect-web, connect-python) reads it; the changes are the
+spectators' shared ``WatchResponse`` bytes (:meth:`Entry.watch_response`
+with no seat: nobody's cards).
+
+Only an audience replica opens it (``PRESIDENT_AUDIENCE_HTTP_PORT``), fed as
+its gRPC ``Watch`` is (NATS, the table service's store reads). A stream
+opens as ``Watch`` does: the bearer token, a slot of the caller's streams
+(:mod:`president.services.gateway.stream_limits`), a snapshot, a resume
+from the feed's history or, from long past, the view now marked
+``skipped``. Its rights are checked again every second; a refusal ends the
+stream with its code, sentence and ``google.rpc.ErrorInfo``. A caller who
+holds a seat at the table is refused (``SEAT_HOLDER``): its hand is shown at
+the players' gateway only.
+
+Changes that come within :data:`FLUSH_SECONDS` of the last write go out
+together (at most one write per spectator per flush). A spectator whose
+unsent bytes pass :data:`BUFFER_BYTES` (a phone on a bad network, a client
+that never reads) is skipped, and once its socket drains it is sent the
+view now as a ``skipped`` snapshot: its memory is its socket's buffer, and
+nobody waits for it. When the replica drains, every stream ends with
+UNAVAILABLE ``SERVER_DRAINING``: resume from the last version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import struct
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, cast
+
+import grpc
+import h11
+import structlog
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from google.rpc import error_details_pb2
+from prometheus_client import Gauge
+
+from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.seat_views import seat_of
+from president.servicekit import checks
+from president.servicekit.errors import DOMAIN, DRAINING, ServiceError
+from president.servicekit.identity import Identity
+from president.services.gateway.audience import DELAY, DELIVERIES
+from president.services.gateway.auth import Verifier, bearer
+from president.services.gateway.entries import Entry
+from president.services.gateway.feed import FeedHub, TableFeed
+from president.services.gateway.guard import RECHECK_SECONDS
+from president.services.gateway.watch import REPLAY_LIMIT, snapshot
+
+#: The one call served here.
+WATCH_PATH = "/president.gateway.v1.GatewayService/Watch"
+#: Changes within this long of a spectator's last write go out with the next
+#: (``PRESIDENT_AUDIENCE_FLUSH_MS``): a flush writes once to every spectator.
+FLUSH_SECONDS = float(os.environ.get("PRESIDENT_AUDIENCE_FLUSH_MS", "") or 20) / 1000
+#: Unsent bytes a spectator may have before it is skipped until its socket drains
+#: (``PRESIDENT_AUDIENCE_BUFFER_KIB``).
+BUFFER_BYTES = int(os.environ.get("PRESIDENT_AUDIENCE_BUFFER_KIB", "") or 256) * 1024
+#: The largest request body read (a WatchRequest is a few dozen bytes).
+MAX_REQUEST_BYTES = 16 * 1024
+#: A connection that has not sent its whole request by then is closed.
+REQUEST_SECONDS = 10.0
+END_STREAM = 0x02
+ALLOWED_HEADERS = (
+    "authorization, content-type, connect-protocol-version, connect-timeout-ms, "
+    "connect-accept-encoding, connect-content-encoding, x-user-agent, x-grpc-web"
+)
+
+STREAMS = Gauge("president_gateway_audience_http_streams", "Spectators' HTTP Watch streams open.")
+log = structlog.get_logger(service="gateway")
+
+
+# -- the wire ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Codec:
+    """One of Connect's message encodings: the content type, a response's bytes from the
+    shared serialized ``WatchResponse``, and the request read."""
+
+    content_type: str
+    encode: Callable[[bytes], bytes]
+    decode: Callable[[bytes], pb.WatchRequest]
+
+
+def _json(serialized: bytes) -> bytes:
+    return json_format.MessageToJson(pb.WatchResponse.FromString(serialized), indent=None).encode()
+
+
+def _from_json(data: bytes) -> pb.WatchRequest:
+    return json_format.Parse(data, pb.WatchRequest())
+
+
+PROTO = Codec(
+    "application/connect+proto", lambda serialized: serialized, pb.WatchRequest.FromString
+)
+JSON = Codec("application/connect+json", _json, _from_json)
+CODECS = {codec.content_type: codec for codec in (PROTO, JSON)}
+
+
+def envelope(data: bytes, flags: int = 0) -> bytes:
+    """One Connect stream message: flags, big-endian length, the bytes."""
+    return struct.pack(">BI", flags, len(data)) + data
+
+
+def chunk(payload: bytes) -> bytes:
+    """``payload`` as one HTTP/1.1 chunk."""
+    return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+
+def framed(codec: Codec, messages: Iterable[bytes]) -> bytes:
+    """Serialized ``WatchResponse`` messages as the chunk a spectator is written."""
+    return chunk(b"".join(envelope(codec.encode(message)) for message in messages))
+
+
+def end_of_stream(error: ServiceError | None) -> bytes:
+    """The stream's last message (Connect's end-of-stream JSON), then the last chunk."""
+    body: dict[str, Any] = {}
+    if error is not None:
+        info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN)
+        info.metadata.update(error.metadata)
+        value = base64.b64encode(info.SerializeToString()).decode().rstrip("=")
+        body["error"] = {
+            "code": error.status.name.lower(),
+            "message": error.message,
+            "details": [{"type": info.DESCRIPTOR.full_name, "value": value}],
+        }
+    return chunk(envelope(json.dumps(body).encode(), END_STREAM)) + b"0\r\n\r\n"
+
+
+def _request(codec: Codec, body: bytes) -> pb.WatchRequest:
+    """The one enveloped WatchRequest of a stream's body (INVALID_ARGUMENT otherwise)."""
+    if len(body) < 5:
+        raise _invalid("the request must be one Connect message: 5 bytes of envelope, then it")
+    flags, size = struct.unpack(">BI", body[:5])
+    if flags & 0x01:
+        raise _invalid("send the request uncompressed")
+    if size != len(body) - 5:
+        raise _invalid(f"the envelope says {size} bytes but {len(body) - 5} came")
+    try:
+        return codec.decode(body[5:])
+    except (DecodeError, json_format.ParseError) as error:
+        raise _invalid(f"the WatchRequest could not be read: {str(error)[:200]}") from None
+
+
+def _invalid(message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_REQUEST", message)
+
+
+def _seat_holder(seat: int) -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "SEAT_HOLDER",
+        f"you hold seat {seat} at this table: watch it at the players' gateway, "
+        "which shows you your hand (this door shows the table as a spectator sees it)",
+    )
+
+
+def _version_ahead(feed: TableFeed, asked: int) -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.OUT_OF_RANGE,
+        "VERSION_AHEAD",
+        f"the table is at version {feed.version}; there is no version {asked} yet",
+    )
+
+
+def _draining() -> ServiceError:
+    return ServiceError(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING", DRAINING)
+
+
+# -- one table's spectators here ---------------------------------------------------------
+class Crowd:
+    """The HTTP spectators of one table at this replica: every change framed once per
+    encoding and written to each of them, at most once per flush."""
+
+    def __init__(self, feed: TableFeed) -> None:
+        self.feed = feed
+        self.streams: set[SpectatorStream] = set()
+        self._pending: list[Entry] = []
+        self._came = 0.0
+        self._last_flush = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._skipped: dict[tuple[int, Codec], bytes] = {}
+        feed.audience.sinks.append(self)
+
+    @property
+    def watching(self) -> bool:
+        return bool(self.streams)
+
+    def join(self, stream: SpectatorStream, from_version: int) -> None:
+        """Start ``stream`` where it asked (fresh, resumed or skipped) and add it: one step,
+        so no change falls between its opening and its first flush."""
+        current = self.feed.current
+        assert current is not None
+        opening: list[bytes]
+        if from_version == 0:
+            opening = [snapshot(current, None)]
+        else:
+            history = list(self.feed.history)
+            at = next((entry for entry in history if entry.version == from_version), None)
+            if at is not None and current.version - from_version <= REPLAY_LIMIT:
+                opening = [e.watch_response(None) for e in history if e.version > from_version]
+            elif from_version == current.version:
+                opening = []
+            else:  # long past: the view now (it is whole: no gap)
+                opening = [current.skipped_view(None)]
+        stream.begin(framed(stream.codec, opening) if opening else b"", current.version)
+        self.streams.add(stream)
+
+    def leave(self, stream: SpectatorStream) -> None:
+        self.streams.discard(stream)
+
+    def push(self, entry: Entry) -> None:
+        """A change came: write it with the next flush (now, if the last was long enough ago)."""
+        if not self.streams:
+            return
+        if not self._pending:
+            self._came = time.monotonic()
+        self._pending.append(entry)
+        if self._timer is None:
+            wait = max(0.0, self._last_flush + FLUSH_SECONDS - self._came)
+            self._timer = asyncio.get_running_loop().call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        """Write the pending changes to every spectator: the same bytes to all that hold the
+        version before them (framed once per encoding), the view now to one that fell behind."""
+        self._timer = None
+        self._last_flush = time.monotonic()
+        entries, self._pending = self._pending, []
+        if not entries:
+            return
+        first, last = entries[0].version, entries[-1].version
+        shared: dict[Codec, bytes] = {}
+        written = 0
+        for stream in list(self.streams):
+            if stream.version >= last:
+                continue
+            if stream.paused:
+                stream.behind = True  # its socket is full: the view now once it drains
+                continue
+            if stream.version == first - 1:
+                data = shared.get(stream.codec)
+                if data is None:
+                    data = shared[stream.codec] = framed(
+                        stream.codec, (entry.watch_response(None) for entry in entries)
+                    )
+            elif stream.version >= first:  # joined between two of them
+                data = framed(
+                    stream.codec,
+                    (e.watch_response(None) for e in entries if e.version > stream.version),
+                )
+            else:
+                self.catch_up(stream)
+                continue
+            stream.write(data, last)
+            written += 1
+        if written:
+            DELAY.observe(time.monotonic() - self._came)
+            DELIVERIES.inc(written * len(entries))
+
+    def catch_up(self, stream: SpectatorStream) -> None:
+        """The view now, marked ``skipped``, for a spectator that missed changes (the same
+        bytes for every spectator skipped at that version)."""
+        current = self.feed.current
+        stream.behind = False
+        if current is None or stream.version >= current.version:
+            return
+        key = (current.version, stream.codec)
+        data = self._skipped.get(key)
+        if data is None:
+            self._skipped.clear()
+            data = self._skipped[key] = framed(stream.codec, [current.skipped_view(None)])
+        stream.write(data, current.version)
+
+    def close(self) -> None:
+        """The table's feed closed here (the replica stops): every stream ends."""
+        if self._timer is not None:
+            self._timer.cancel()
+        for stream in list(self.streams):
+            stream.end(_draining())
+        self.streams.clear()
+
+
+# -- one spectator's connection ------------------------------------------------------------
+class SpectatorStream(asyncio.Protocol):
+    """One HTTP/1.1 connection: its request read with h11, then its Watch stream written."""
+
+    def __init__(self, door: AudienceDoor) -> None:
+        self._door = door
+        self._http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_REQUEST_BYTES)
+        self._transport: asyncio.Transport | None = None
+        self._request: h11.Request | None = None
+        self._body = bytearray()
+        self._opening: asyncio.Task[None] | None = None
+        self._deadline: asyncio.TimerHandle | None = None
+        self._slot: AbstractContextManager[None] | None = None
+        self._crowd: Crowd | None = None
+        self.codec = PROTO
+        self.identity: Identity | None = None
+        self.peer = ""
+        self.version = 0
+        self.paused = False
+        self.behind = False
+        self.started = False
+        self.ended = False
+
+    # -- asyncio's protocol ------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self._transport.set_write_buffer_limits(high=BUFFER_BYTES)
+        peer = transport.get_extra_info("peername")
+        self.peer = str(peer[0]) if peer else ""
+        self._deadline = asyncio.get_running_loop().call_later(REQUEST_SECONDS, self._too_slow)
+
+    def data_received(self, data: bytes) -> None:
+        if self._request is not None and self._opening is not None:
+            return  # the stream goes one way once opened
+        try:
+            self._http.receive_data(data)
+            while True:
+                event = self._http.next_event()
+                if event is h11.NEED_DATA or event is h11.PAUSED:
+                    return
+                if isinstance(event, h11.Request):
+                    self._request = event
+                elif isinstance(event, h11.Data):
+                    self._body += event.data
+                    if len(self._body) > MAX_REQUEST_BYTES:
+                        self._plain(413, "the request is too large: a WatchRequest is small")
+                        return
+                elif isinstance(event, h11.EndOfMessage):
+                    self._route()
+                    return
+                elif isinstance(event, h11.ConnectionClosed):
+                    return
+        except h11.RemoteProtocolError as error:
+            self._plain(400, f"that is not an HTTP/1.1 request: {error}")
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self.behind and self._crowd is not None and not self.ended:
+            self._crowd.catch_up(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended = True
+        self._release()
+        if self._opening is not None and not self._opening.done():
+            self._opening.cancel()
+
+    # -- the request -----------------------------------------------------------------------
+    def _route(self) -> None:
+        request = self._request
+        assert request is not None
+        if self._deadline is not None:
+            self._deadline.cancel()
+        headers = {
+            name.decode().lower(): value.decode("latin-1") for name, value in request.headers
+        }
+        method, path = request.method.decode(), request.target.decode().split("?", 1)[0]
+        origin = headers.get("origin")
+        if origin is not None and not self._door.allows(origin):
+            self._plain(403, f"pages of {origin} may not call this server (ORIGIN_NOT_ALLOWED)")
+            return
+        cors = self._door.cors(origin)
+        if method == "OPTIONS":
+            self._answer(204, [*cors, ("access-control-max-age", "600")], b"")
+            return
+        if path == "/healthz" and method == "GET":
+            self._answer(200, [("content-type", "text/plain")], b"ok")
+            return
+        if path != WATCH_PATH:
+            self._plain(404, f"this door serves {WATCH_PATH} only (spectators' Watch)")
+            return
+        if method != "POST":
+            self._plain(405, "Watch is a POST")
+            return
+        codec = CODECS.get(headers.get("content-type", "").split(";", 1)[0].strip())
+        if codec is None:
+            self._plain(415, f"send {PROTO.content_type} or {JSON.content_type}")
+            return
+        self.codec = codec
+        self._head(cors)
+        self._opening = asyncio.get_running_loop().create_task(
+            self._open(headers, bytes(self._body))
+        )
+
+    async def _open(self, headers: dict[str, str], body: bytes) -> None:
+        try:
+            request = _request(self.codec, body)
+            authorization = headers.get("authorization")
+            token = bearer([("authorization", authorization)] if authorization else [])
+            self.identity = self._door.verifier.verify(token)
+            slot = self._door.slots(self.peer, self.identity.account_id)
+            slot.__enter__()
+            self._slot = slot
+            table_id = checks.table_id(request.table_id)
+            feed = await self._door.hub.feed(table_id)
+            if request.from_version > feed.version:
+                await feed.catch_up()
+                if request.from_version > feed.version:
+                    raise _version_ahead(feed, request.from_version)
+            seat = seat_of(feed.table.game, self.identity.account_id)
+            if seat is not None:
+                raise _seat_holder(seat)
+            if self.ended:
+                return
+            self._crowd = self._door.crowd(feed)
+            self._crowd.join(self, request.from_version)
+            STREAMS.inc()
+        except ServiceError as error:
+            self.end(error)
+        except Exception as error:  # a defect: the stream ends as INTERNAL, said once in the log
+            log.exception("spectator stream failed", error=type(error).__name__)
+            self.end(ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "the server failed"))
+
+    # -- writing -----------------------------------------------------------------------
+    def _head(self, cors: Sequence[tuple[str, str]]) -> None:
+        head = h11.Response(
+            status_code=200,
+            headers=[
+                ("content-type", self.codec.content_type),
+                ("transfer-encoding", "chunked"),
+                ("cache-control", "no-store"),
+                ("x-content-type-options", "nosniff"),
+                ("connection", "close"),
+                *cors,
+            ],
+        )
+        self._send(self._http.send(head) or b"")
+
+    def begin(self, opening: bytes, version: int) -> None:
+        """The stream's first changes (or none), at ``version``."""
+        self.started = True
+        self.version = version
+        if opening:
+            self._send(opening)
+
+    def write(self, data: bytes, version: int) -> None:
+        self.version = version
+        self._send(data)
+
+    def end(self, error: ServiceError | None) -> None:
+        """The stream's end (with ``error``'s code, sentence and reason), then the close."""
+        if self.ended:
+            return
+        self.ended = True
+        self._send(end_of_stream(error))
+        if self._transport is not None:
+            self._transport.close()
+        self._release()
+
+    def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        if self._transport is None:
+            return
+        answer = h11.Response(
+            status_code=status,
+            headers=[*headers, ("content-length", str(len(body))), ("connection", "close")],
+        )
+        self._send(self._http.send(answer) or b"")
+        self._send(self._http.send(h11.Data(data=body)) or b"")
+        self._send(self._http.send(h11.EndOfMessage()) or b"")
+        self.ended = True
+        self._transport.close()
+
+    def _plain(self, status: int, message: str) -> None:
+        """An answer that is not a stream (a bad path, media type, size): a sentence."""
+        self._answer(status, [("content-type", "text/plain; charset=utf-8")], message.encode())
+
+    def _send(self, data: bytes) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.write(data)
+
+    def _too_slow(self) -> None:
+        if self._request is None or self._opening is None:
+            self._plain(408, f"send the whole request within {REQUEST_SECONDS:g} s")
+
+    def _release(self) -> None:
+        if self._crowd is not None:
+            self._crowd.leave(self)
+            self._crowd = None
+            STREAMS.dec()
+        self._door.forget(self)
+        if self._slot is not None:
+            slot, self._slot = self._slot, None
+            with contextlib.suppress(Exception):
+                slot.__exit__(None, None, None)
+
+
+# -- the door ------------------------------------------------------------------------------
+class AudienceDoor:
+    """The HTTP listener of an audience replica: its spectators' streams, their crowds, and
+    the second-by-second re-check of their rights."""
+
+    def __init__(
+        self,
+        hub: FeedHub,
+        verifier: Verifier,
+        slots: Callable[[str, str], AbstractContextManager[None]],
+        allowed_origins: Sequence[str] = (),
+    ) -> None:
+        self.hub = hub
+        self.verifier = verifier
+        self.slots = slots
+        self._origins = frozenset(allowed_origins)
+        self._crowds: dict[str, Crowd] = {}
+        self._streams: set[SpectatorStream] = set()
+        self._server: asyncio.Server | None = None
+
+    def allows(self, origin: str) -> bool:
+        return origin in self._origins
+
+    def cors(self, origin: str | None) -> list[tuple[str, str]]:
+        """The CORS headers for a page of an allowed ``origin`` (none for native clients)."""
+        if origin is None:
+            return []
+        return [
+            ("access-control-allow-origin", origin),
+            ("vary", "origin"),
+            ("access-control-allow-methods", "POST, OPTIONS"),
+            ("access-control-allow-headers", ALLOWED_HEADERS),
+            (
+                "access-control-expose-headers",
+                "grpc-status, grpc-message, connect-content-encoding",
+            ),
+        ]
+
+    def crowd(self, feed: TableFeed) -> Crowd:
+        """The table's crowd here (a new one for a feed opened again)."""
+        crowd = self._crowds.get(feed.table_id)
+        if crowd is None or crowd.feed is not feed or feed.closed:
+            crowd = self._crowds[feed.table_id] = Crowd(feed)
+        return crowd
+
+    def _connection(self) -> SpectatorStream:
+        stream = SpectatorStream(self)
+        self._streams.add(stream)
+        return stream
+
+    def forget(self, stream: SpectatorStream) -> None:
+        self._streams.discard(stream)
+
+    async def serve(self, host: str, port: int, ready: asyncio.Event | None = None) -> None:
+        """Listen on ``host:port`` until cancelled; then every stream ends (SERVER_DRAINING)."""
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._connection, host, port, backlog=1024)
+        log.info("spectators' HTTP door open", address=f"{host}:{port}")
+        if ready is not None:
+            ready.set()
+        try:
+            while True:
+                await asyncio.sleep(RECHECK_SECONDS)
+                self.recheck()
+        finally:
+            self._server.close()
+            for stream in list(self._streams):
+                stream.end(_draining())
+            self._crowds.clear()
+
+    def recheck(self) -> None:
+        """End every stream whose identity expired or was revoked since it opened."""
+        for stream in list(self._streams):
+            if stream.identity is None or stream.ended:
+                continue
+            try:
+                self.verifier.check(stream.identity)
+            except ServiceError as error:
+                stream.end(error)
+        for table_id, crowd in list(self._crowds.items()):
+            if not crowd.streams:
+                with contextlib.suppress(ValueError):
+                    crowd.feed.audience.sinks.remove(crowd)
+                del self._crowds[table_id]
