@@ -32,6 +32,7 @@ import asyncio
 import bisect
 import multiprocessing
 import os
+import struct
 import sys
 import tempfile
 import time
@@ -68,7 +69,8 @@ def _rss_bytes(pid: int) -> int:
 
 
 # -- the watchers' process ---------------------------------------------------------------
-Spread = list[tuple[str, str, int]]
+#: (gateway address, its spectators' HTTP door or "", table id, watchers).
+Spread = list[tuple[str, str, str, int]]
 WATCH = "/president.gateway.v1.GatewayService/Watch"
 
 
@@ -101,6 +103,86 @@ def light_watch_message() -> Any:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("audience_bench.LightWatch"))
 
 
+class DoorReader(asyncio.Protocol):
+    """A spectator's socket at an HTTP door, read the light way a thousand devices' reading
+    stands for here: Connect's chunks walked by hand, and of each read only the newest
+    message (the version the bench measures) and each chunk's first (a skipped snapshot
+    is always the first of its write) parsed."""
+
+    def __init__(
+        self,
+        light: Any,
+        log: list[tuple[int, float]],
+        ready: asyncio.Semaphore,
+        counts: dict[str, int],
+    ) -> None:
+        self._light = light
+        self._log = log
+        self._ready: asyncio.Semaphore | None = ready
+        self._counts = counts
+        self._buffer = b""
+        self._headed = False
+        self.version = 0
+        self.ended: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._buffer, self._headed = b"", False
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self._buffer + data
+        at = 0
+        if not self._headed:
+            head = buffer.find(b"\r\n\r\n")
+            if head < 0:
+                self._buffer = buffer
+                return
+            self._headed, at = True, head + 4
+        newest: tuple[int, int] | None = None
+        light, counts = self._light, self._counts
+        while True:
+            line = buffer.find(b"\r\n", at)
+            if line < 0:
+                break
+            size = int(buffer[at:line], 16)
+            if size == 0:
+                self._end()
+                return
+            start = line + 2
+            if len(buffer) < start + size + 2:
+                break
+            counts["writes"] += 1
+            first = True
+            inner = start
+            while inner < start + size:
+                flags, length = struct.unpack_from(">BI", buffer, inner)
+                if flags & 0x02:
+                    self._end()
+                    return
+                if first:
+                    counts["skipped"] += light.FromString(
+                        buffer[inner + 5 : inner + 5 + length]
+                    ).skipped
+                    first = False
+                newest = (inner + 5, inner + 5 + length)
+                counts["messages"] += 1
+                inner += 5 + length
+            at = start + size + 2
+        if newest is not None:
+            self.version = light.FromString(buffer[newest[0] : newest[1]]).version
+            self._log.append((self.version, time.perf_counter()))
+            if self._ready is not None:
+                self._ready.release()
+                self._ready = None
+        self._buffer = buffer[at:]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        if self.ended is not None and not self.ended.done():
+            self.ended.set_result(None)
+
+
 def _watchers_main(tables: Spread, pipe: Connection, nice: int) -> None:
     """The watchers' process: ``count`` Watch streams of each table (at the gateway
     ``address``), as ``(address, table_id, count)``; reports on request. The watchers are
@@ -112,14 +194,15 @@ def _watchers_main(tables: Spread, pipe: Connection, nice: int) -> None:
 
 async def _watchers(tables: Spread, pipe: Connection) -> None:
     channels: list[GatewayClient] = []
-    seen: dict[str, list[list[tuple[int, float]]]] = {table_id: [] for _, table_id, _ in tables}
+    seen: dict[str, list[list[tuple[int, float]]]] = {table_id: [] for _, _, table_id, _ in tables}
     ready = asyncio.Semaphore(0)
     dropped = [0]
     skipped = [0]
     writes = [0]
+    counts = {"dropped": 0, "skipped": 0, "writes": 0, "messages": 0}
     light = light_watch_message()
     watch_call: Any = None
-    total = sum(count for _, _, count in tables)
+    total = sum(count for _, _, _, count in tables)
     tasks: list[asyncio.Task[None]] = []
 
     async def one(client: GatewayClient, log: list[tuple[int, float]], watch_call: Any) -> None:
@@ -146,8 +229,34 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
                 dropped[0] += 1  # told to resume: resume from the last version seen
                 await asyncio.sleep(0.05)
 
+    async def at_door(door: str, token: str, table_id: str, log: list[tuple[int, float]]) -> None:
+        """One spectator at an HTTP door, resuming from its last version when told to."""
+        host, port = door.rsplit(":", 1)
+        loop = asyncio.get_running_loop()
+        reading = DoorReader(light, log, ready, counts)
+        while True:
+            body = pb.WatchRequest(
+                table_id=table_id, from_version=reading.version
+            ).SerializeToString()
+            ended = loop.create_future()
+            reading.ended = ended
+            transport, _ = await loop.create_connection(lambda: reading, host, int(port))
+            transport.write(
+                b"POST " + WATCH.encode() + b" HTTP/1.1\r\nhost: bench\r\n"
+                b"content-type: application/connect+proto\r\n"
+                b"authorization: Bearer " + token.encode() + b"\r\n"
+                b"content-length: %d\r\n\r\n"
+                % (len(body) + 5)
+                + struct.pack(">BI", 0, len(body))
+                + body
+            )
+            await ended
+            transport.close()
+            counts["dropped"] += 1  # told to resume: resume from the last version seen
+            await asyncio.sleep(0.05)
+
     made = 0
-    for address, table_id, count in tables:
+    for address, door, table_id, count in tables:
         spectator: GatewayClient | None = None
         for n in range(count):
             if made % STREAMS_PER_CHANNEL == 0 or n == 0:
@@ -164,7 +273,10 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
             client = channels[-1].sibling(token=spectator.token, table_id=table_id)
             log: list[tuple[int, float]] = []
             seen[table_id].append(log)
-            tasks.append(asyncio.create_task(one(client, log, watch_call)))
+            if door:
+                tasks.append(asyncio.create_task(at_door(door, spectator.token, table_id, log)))
+            else:
+                tasks.append(asyncio.create_task(one(client, log, watch_call)))
     for _ in range(total):
         await ready.acquire()
     pipe.send("ready")
@@ -182,8 +294,17 @@ async def _watchers(tables: Spread, pipe: Connection) -> None:
                     break
                 latest = max(latest or 0.0, log[at][1])
             last_seen.append((table_id, version, latest))
-    messages = sum(len(log) for logs in seen.values() for log in logs)
-    pipe.send((last_seen, messages, writes[0], dropped[0], skipped[0]))
+    # (at a door the log is one entry per read: its messages are counted apart)
+    messages = counts["messages"] or sum(len(log) for logs in seen.values() for log in logs)
+    pipe.send(
+        (
+            last_seen,
+            messages,
+            writes[0] + counts["writes"],
+            dropped[0] + counts["dropped"],
+            skipped[0] + counts["skipped"],
+        )
+    )
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -223,7 +344,7 @@ async def _games(shared: GatewayClient, tables: int) -> list[TableRun]:
     return list(await asyncio.gather(*(_table(shared, n, 4) for n in range(tables))))
 
 
-async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> None:
+async def _point(stack: Stack, tables: int, watchers: int, seconds: float, door: bool) -> None:
     nice = stack.audience_nice
     loop = asyncio.get_running_loop()
     shared = GatewayClient.connect(stack.gateway)
@@ -237,12 +358,19 @@ async def _point(stack: Stack, tables: int, watchers: int, seconds: float) -> No
     process = None
     pipe = None
     if watchers:
-        doors = [stack.address(name) for name in stack.audience] or [stack.gateway]
+        doors = [
+            (stack.address(name), stack.door(name) if door else "") for name in stack.audience
+        ] or [(stack.gateway, "")]
         per_table = [watchers // tables + (n < watchers % tables) for n in range(tables)]
         spread = [  # each table's watchers spread over every audience replica
-            (door, run.clients[0].table_id, count // len(doors) + (d < count % len(doors)))
+            (
+                grpc_at,
+                http_at,
+                run.clients[0].table_id,
+                count // len(doors) + (d < count % len(doors)),
+            )
             for run, count in zip(runs, per_table, strict=True)
-            for d, door in enumerate(doors)
+            for d, (grpc_at, http_at) in enumerate(doors)
         ]
         pipe, child = multiprocessing.get_context("spawn").Pipe()
         process = multiprocessing.get_context("spawn").Process(
@@ -401,6 +529,11 @@ def main() -> None:
         "--audience-replicas", type=int, default=0, help="audience replicas the watchers use"
     )
     parser.add_argument(
+        "--door",
+        action="store_true",
+        help="the watchers watch at the audience replicas' spectators' HTTP doors",
+    )
+    parser.add_argument(
         "--nice",
         type=int,
         default=AUDIENCE_NICE,
@@ -413,6 +546,8 @@ def main() -> None:
         1 <= t <= 64 for t in table_counts
     ):
         parser.error("--watchers 0..5000 each, --tables 1..64 each")
+    if args.door and not args.audience_replicas:
+        parser.error("--door needs --audience-replicas (the doors are theirs)")
     with tempfile.TemporaryDirectory(prefix="audience-bench-") as work:
         workdir = Path(work)
         nats_server = NatsServer(workdir / "nats").start()
@@ -430,6 +565,7 @@ def main() -> None:
         )
         where = (
             f"at {args.audience_replicas} audience replicas"
+            + ("' spectators' HTTP doors" if args.door else "")
             if args.audience_replicas
             else "at the players' gateway"
         )
@@ -445,7 +581,7 @@ def main() -> None:
             )
             for tables in table_counts:
                 for watchers in watcher_counts:
-                    uvloop.run(_point(stack, tables, watchers, args.seconds))
+                    uvloop.run(_point(stack, tables, watchers, args.seconds, args.door))
             uvloop.run(_resume_cost(stack, args.seconds))
         finally:
             stack.stop()

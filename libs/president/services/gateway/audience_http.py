@@ -40,6 +40,7 @@ import base64
 import contextlib
 import json
 import os
+import socket
 import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -72,9 +73,11 @@ WATCH_PATH = "/president.gateway.v1.GatewayService/Watch"
 #: Changes within this long of a spectator's last write go out with the next
 #: (``PRESIDENT_AUDIENCE_FLUSH_MS``): a flush writes once to every spectator.
 FLUSH_SECONDS = float(os.environ.get("PRESIDENT_AUDIENCE_FLUSH_MS", "") or 20) / 1000
-#: Unsent bytes a spectator may have before it is skipped until its socket drains
-#: (``PRESIDENT_AUDIENCE_BUFFER_KIB``).
-BUFFER_BYTES = int(os.environ.get("PRESIDENT_AUDIENCE_BUFFER_KIB", "") or 256) * 1024
+#: Unsent bytes a spectator may have, in this process and in the kernel's send buffer each,
+#: before it is skipped until its socket drains (``PRESIDENT_AUDIENCE_BUFFER_KIB``): a
+#: kernel's own default buffer holds megabytes, seconds of a table's changes, and a
+#: spectator behind by that much should get the view now instead.
+BUFFER_BYTES = int(os.environ.get("PRESIDENT_AUDIENCE_BUFFER_KIB", "") or 64) * 1024
 #: The largest request body read (a WatchRequest is a few dozen bytes).
 MAX_REQUEST_BYTES = 16 * 1024
 #: A connection that has not sent its whole request by then is closed.
@@ -325,6 +328,10 @@ class SpectatorStream(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
         self._transport.set_write_buffer_limits(high=BUFFER_BYTES)
+        connection = transport.get_extra_info("socket")
+        if connection is not None:
+            with contextlib.suppress(OSError):
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, BUFFER_BYTES)
         peer = transport.get_extra_info("peername")
         self.peer = str(peer[0]) if peer else ""
         self._deadline = asyncio.get_running_loop().call_later(REQUEST_SECONDS, self._too_slow)
