@@ -13,7 +13,6 @@ replica or NATS restarts.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 
 import grpc
 import pytest
@@ -22,95 +21,17 @@ from president.client import GatewayClient, GatewayError, SeatLog, play_seat
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.servicekit.launcher import NatsServer, Stack
-from tests.support.gateway_truth import Store, Truth, check_change, expect
-from tests.support.servers import isolated_env
-
-GAME_SECONDS = 90
-#: Rounds of each game here: enough changes to overflow a spectator that never reads.
-ROUNDS = 3
-#: Changes a spectator's inbox holds at this module's gateways (the default is larger).
-INBOX = 64
-#: Changes a resume replays at this module's gateways (the default: the whole history).
-REPLAY_LIMIT = 64
-
-
-@pytest.fixture(scope="module")
-def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
-    server = NatsServer(tmp_path_factory.mktemp("audience-nats")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def audience_stack(
-    tmp_path_factory: pytest.TempPathFactory, nats_server: NatsServer
-) -> Iterator[Stack]:
-    """The six services on SQLite, and one audience replica."""
-    workdir = tmp_path_factory.mktemp("audience-stack")
-    stack = Stack(
-        workdir,
-        f"sqlite:///{workdir / 'president.db'}",
-        nats_server.url,
-        {
-            **isolated_env(),
-            "PRESIDENT_AUDIENCE_INBOX": str(INBOX),
-            "PRESIDENT_WATCH_REPLAY": str(REPLAY_LIMIT),
-        },
-        audience_replicas=1,
-    )
-    try:
-        yield stack.start()
-    finally:
-        stack.stop()
-
-
-@pytest.fixture(scope="module")
-def audience_store(audience_stack: Stack) -> Iterator[Store]:
-    store = Store(audience_stack)
-    yield store
-    store.close()
-
-
-async def _practice(stack: Stack) -> GatewayClient:
-    """A practice table of a human host and table-side bots, started."""
-    host = GatewayClient.connect(stack.gateway)
-    await host.create_table(
-        "house", options={"game_end": f"rounds:{ROUNDS}"}, seat_count=4, display_name="Host"
-    )
-    await host.start()
-    return host
-
-
-async def _spectator(address: str, table_id: str) -> GatewayClient:
-    watcher = GatewayClient.connect(address)
-    await watcher.spectate(table_id)
-    return watcher
-
-
-async def _until_over(changes: AsyncIterator[pb.WatchResponse]) -> list[pb.WatchResponse]:
-    out: list[pb.WatchResponse] = []
-    async for change in changes:
-        out.append(change)
-        if change.view.phase == "game_over":
-            break
-    return out
-
-
-def _check_watched(changes: list[pb.WatchResponse], truth: Truth, start: int) -> None:
-    """Versions after ``start`` in order, each once, consecutive but where a snapshot marked
-    skipped stands for the states between; every change free of leaks."""
-    last = start
-    for change in changes:
-        if change.snapshot and not change.skipped:
-            assert change.version >= last, (change.version, last)
-        elif change.skipped:
-            assert change.snapshot and change.version > last, (change.version, last)
-        else:
-            assert change.version == last + 1, (change.version, last)
-        last = change.version
-        check_change(change, truth, None)
+from tests.support.audiences import (
+    GAME_SECONDS,
+    INBOX,
+    REPLAY_LIMIT,
+    ROUNDS,
+    check_watched,
+    practice,
+    spectator,
+    until_over,
+)
+from tests.support.gateway_truth import Store, expect
 
 
 # --------------------------------------------------------------------------- the tier
@@ -119,16 +40,16 @@ async def test_spectators_at_the_audience_replica_see_what_the_players_gateway_s
 ) -> None:
     """A whole game watched at both doors: the same changes apart from the server's clock,
     none with a card of any seat; the audience replica refuses a play."""
-    host = await _practice(audience_stack)
+    host = await practice(audience_stack)
     table_id = host.table_id
-    tier = await _spectator(audience_stack.address("audience"), table_id)
-    door = await _spectator(audience_stack.gateway, table_id)
+    tier = await spectator(audience_stack.address("audience"), table_id)
+    door = await spectator(audience_stack.gateway, table_id)
     try:
         await expect(tier.play(["3C"]), grpc.StatusCode.FAILED_PRECONDITION, "AUDIENCE_REPLICA")
         watched = await asyncio.wait_for(
             asyncio.gather(
-                _until_over(tier.watch(1)),
-                _until_over(door.watch(1)),
+                until_over(tier.watch(1)),
+                until_over(door.watch(1)),
                 play_seat(host, host_rounds=ROUNDS),
             ),
             GAME_SECONDS,
@@ -137,7 +58,7 @@ async def test_spectators_at_the_audience_replica_see_what_the_players_gateway_s
         assert log.last_view is not None and log.last_view.phase == "game_over"
         truth = audience_store.truth(table_id)
         for changes in (at_tier, at_door):
-            _check_watched(changes, truth, 1)
+            check_watched(changes, truth, 1)
             assert changes[-1].view.phase == "game_over"
         by_version = {c.version: c for c in at_door if not c.snapshot}
         shared = [c for c in at_tier if c.version in by_version and not c.snapshot]
@@ -155,7 +76,7 @@ async def test_spectators_at_the_audience_replica_see_what_the_players_gateway_s
 async def test_the_audience_replica_refuses_seats_and_sessions(audience_stack: Stack) -> None:
     """Table commands belong to the players' gateway: an audience replica refuses them, with
     a reason, and changes nothing."""
-    host = await _practice(audience_stack)
+    host = await practice(audience_stack)
     tier = GatewayClient.connect(audience_stack.address("audience"))
     try:
         await tier.create_guest("Watcher")
@@ -194,7 +115,7 @@ async def test_a_spectator_that_never_reads_holds_no_seat_back_and_then_skips_ah
     played to its end there: the seat plays it all (nobody waits for them); read at last,
     each stream gets what fitted in its inbox, then the newest view as a snapshot marked
     skipped, with no card of any seat; the game had more changes than an inbox holds."""
-    host = await _practice(audience_stack)
+    host = await practice(audience_stack)
     table_id = host.table_id
     # Flow control at HTTP/2's first window, not grown by the library (BDP probing): a
     # stream that never reads holds only so much in the transport.
@@ -222,7 +143,7 @@ async def test_a_spectator_that_never_reads_holds_no_seat_back_and_then_skips_ah
             streams.append(got)
         truth = audience_store.truth(table_id)
         for got in streams:
-            _check_watched(got, truth, got[0].version)
+            check_watched(got, truth, got[0].version)
             assert any(c.skipped for c in got), "a stream that never read got every change"
             assert len(got) < final - first.version
     finally:
@@ -237,9 +158,9 @@ async def test_a_resumed_spectator_gets_no_gap_and_no_duplicate(
 ) -> None:
     """Resumed at the audience replica from a recent version: every change after it, once;
     from long past (version 1): the view now, marked skipped, then what follows."""
-    host = await _practice(audience_stack)
+    host = await practice(audience_stack)
     table_id = host.table_id
-    tier = await _spectator(audience_stack.address("audience"), table_id)
+    tier = await spectator(audience_stack.address("audience"), table_id)
     try:
         log = SeatLog()
         playing = asyncio.create_task(play_seat(host, host_rounds=ROUNDS, log=log))
@@ -247,14 +168,14 @@ async def test_a_resumed_spectator_gets_no_gap_and_no_duplicate(
             await asyncio.sleep(0.05)
         near = audience_store.version(table_id) - REPLAY_LIMIT // 2
         recent, old = await asyncio.wait_for(
-            asyncio.gather(_until_over(tier.watch(near)), _until_over(tier.watch(1))),
+            asyncio.gather(until_over(tier.watch(near)), until_over(tier.watch(1))),
             GAME_SECONDS,
         )
         await asyncio.wait_for(playing, GAME_SECONDS)
         truth = audience_store.truth(table_id)
-        _check_watched(recent, truth, near)
+        check_watched(recent, truth, near)
         assert recent[0].version == near + 1 and not recent[0].snapshot
-        _check_watched(old, truth, 1)
+        check_watched(old, truth, 1)
         assert old[0].snapshot and old[0].skipped and old[0].version > REPLAY_LIMIT
         assert not any(c.skipped for c in old[1:])
         assert old[0].version - 1 > len(old[:1]), "the states since version 1 not replayed"
@@ -282,14 +203,14 @@ async def _watch_through(
 
 
 async def test_spectators_go_on_when_the_audience_replica_and_nats_restart(
-    audience_stack: Stack, audience_store: Store, nats_server: NatsServer
+    audience_stack: Stack, audience_store: Store, audience_nats: NatsServer
 ) -> None:
     """The audience replica is stopped and started again, then NATS is: its spectator
     resumes from its last version each time and sees the game to its end, no gap, no
     duplicate, no leak."""
-    host = await _practice(audience_stack)
+    host = await practice(audience_stack)
     table_id = host.table_id
-    tier = await _spectator(audience_stack.address("audience"), table_id)
+    tier = await spectator(audience_stack.address("audience"), table_id)
     seen: list[pb.WatchResponse] = []
     over = asyncio.Event()
     try:
@@ -307,13 +228,13 @@ async def test_spectators_go_on_when_the_audience_replica_and_nats_restart(
         await asyncio.to_thread(audience_stack.stop_one, "audience")
         await asyncio.to_thread(audience_stack.start_one, "audience")
         await play_to(start + 60)
-        nats_server.stop()
+        audience_nats.stop()
         await asyncio.sleep(0.5)
-        await asyncio.to_thread(nats_server.start)
+        await asyncio.to_thread(audience_nats.start)
         await play_to(None)
         await asyncio.wait_for(watching, 30)
         truth = audience_store.truth(table_id)
-        _check_watched(seen, truth, 1)
+        check_watched(seen, truth, 1)
         assert seen[-1].view.phase == "game_over"
         assert opened[0] >= 2, "the replica's restart ended the stream: it resumed"
     finally:

@@ -21,6 +21,8 @@ answers with one of the view's legal actions.
 
 - :mod:`.accounts`: who the client is (guest, log in, refresh, log out).
 - :mod:`.ratings`: ratings, leaderboards, history and head-to-head.
+- :mod:`.door`: :func:`watch_at_door`, a table watched at an audience replica's
+  spectators' HTTP door (Connect), for a crowd.
 - :mod:`.errors`: :class:`GatewayError`, and which refusals a client resends.
 - :mod:`.gateway`: :class:`GatewayClient` (the calls) and :class:`Session` (one stream).
 - :mod:`.seat_bot`: :func:`play_seat`, a seat played from its view's legal actions.
@@ -28,6 +30,7 @@ answers with one of the view's legal actions.
   received (``client.receipts``), exported to a file for ``president audit verify --receipts``.
 """
 
+from president.client.door import watch_at_door
 from president.client.errors import GatewayError
 from president.client.gateway import GatewayClient, Session, channel
 from president.client.receipts import Receipt, Receipts
@@ -46,4 +49,5 @@ __all__ = [
     "choose",
     "connected",
     "play_seat",
+    "watch_at_door",
 ]

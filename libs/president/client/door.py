@@ -3,7 +3,7 @@
 The door (``PRESIDENT_AUDIENCE_HTTP_PORT``,
 :mod:`president.services.gateway.audience_http`) speaks Connect over
 HTTP/1.1; this reads it with connectrpc's own client, binary protobuf. Use
-it for a crowd of watchers (a stream costs the door a share of a socket
+it (binary protobuf or JSON) for a crowd of watchers (a stream costs the door a share of a socket
 write, against a gRPC write at a gateway); a seat watches at the players'
 gateway.
 
@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 from connectrpc.client import ConnectClient
-from connectrpc.compat import google_protobuf_binary_codec
+from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from google.rpc import error_details_pb2
@@ -49,14 +49,16 @@ def door_error(error: ConnectError) -> GatewayError:
 
 
 async def watch_at_door(
-    address: str, token: str, table_id: str, from_version: int = 0
+    address: str, token: str, table_id: str, from_version: int = 0, *, json: bool = False
 ) -> AsyncIterator[pb.WatchResponse]:
     """The table as a spectator sees it from the door at ``address`` (``host:port``): a
     snapshot then every change, or the changes after ``from_version`` (from long past, the
-    view now marked ``skipped``). A refusal raises :class:`GatewayError`."""
+    view now marked ``skipped``), in binary protobuf (``json``: Connect's JSON, as a
+    browser reads it). A refusal raises :class:`GatewayError`."""
     url = address if "://" in address else f"http://{address}"
+    codec = google_protobuf_json_codec() if json else google_protobuf_binary_codec()
     async with ConnectClient(
-        url, codec=google_protobuf_binary_codec(), send_compression=None, accept_compression=()
+        url, codec=codec, send_compression=None, accept_compression=()
     ) as client:
         stream = client.execute_server_stream(
             request=pb.WatchRequest(table_id=table_id, from_version=from_version),

@@ -72,7 +72,7 @@ from president.services.gateway.watch import REPLAY_LIMIT, snapshot
 WATCH_PATH = "/president.gateway.v1.GatewayService/Watch"
 #: Changes within this long of a spectator's last write go out with the next
 #: (``PRESIDENT_AUDIENCE_FLUSH_MS``): a flush writes once to every spectator.
-FLUSH_SECONDS = float(os.environ.get("PRESIDENT_AUDIENCE_FLUSH_MS", "") or 20) / 1000
+FLUSH_SECONDS = float(os.environ.get("PRESIDENT_AUDIENCE_FLUSH_MS", "") or 40) / 1000
 #: Unsent bytes a spectator may have, in this process and in the kernel's send buffer each,
 #: before it is skipped until its socket drains (``PRESIDENT_AUDIENCE_BUFFER_KIB``): a
 #: kernel's own default buffer holds megabytes, seconds of a table's changes, and a
