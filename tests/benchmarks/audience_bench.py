@@ -344,8 +344,9 @@ async def _games(shared: GatewayClient, tables: int) -> list[TableRun]:
     return list(await asyncio.gather(*(_table(shared, n, 4) for n in range(tables))))
 
 
-async def _point(stack: Stack, tables: int, watchers: int, seconds: float, door: bool) -> None:
-    nice = stack.audience_nice
+async def _point(
+    stack: Stack, tables: int, watchers: int, seconds: float, door: bool, nice: int
+) -> None:
     loop = asyncio.get_running_loop()
     shared = GatewayClient.connect(stack.gateway)
     runs = await _games(shared, tables)
@@ -537,7 +538,13 @@ def main() -> None:
         "--nice",
         type=int,
         default=AUDIENCE_NICE,
-        help="CPU priority the audience replicas and the watchers give up (PRESIDENT_NICE)",
+        help="CPU priority the audience replicas give up (PRESIDENT_NICE)",
+    )
+    parser.add_argument(
+        "--watchers-nice",
+        type=int,
+        default=AUDIENCE_NICE,
+        help="CPU priority the watchers' process gives up (they stand for devices elsewhere)",
     )
     args = parser.parse_args()
     watcher_counts = [int(w) for w in args.watchers.split(",")]
@@ -581,7 +588,9 @@ def main() -> None:
             )
             for tables in table_counts:
                 for watchers in watcher_counts:
-                    uvloop.run(_point(stack, tables, watchers, args.seconds, args.door))
+                    uvloop.run(
+                        _point(stack, tables, watchers, args.seconds, args.door, args.watchers_nice)
+                    )
             uvloop.run(_resume_cost(stack, args.seconds))
         finally:
             stack.stop()

@@ -207,6 +207,10 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
             "Spectators watch at the audience replicas (they refuse table commands): "
             + ", ".join(stack.address(name) for name in stack.audience)
         )
+        _echo(
+            "  and at their spectators' HTTP doors (Connect Watch, for crowds): "
+            + ", ".join(f"http://{stack.door(name)}" for name in stack.audience)
+        )
     names = [one for name in ALL_SERVICES for one in stack.processes_of(name)]
     _echo("  services: " + ", ".join(f"{name} {stack.address(name)}" for name in names))
     _echo(

@@ -1,0 +1,195 @@
+"""The spectators' HTTP door's crowd of one table: each change framed once per encoding and
+the same bytes handed to every spectator that holds the version before it; a spectator
+whose socket is full skipped, then sent the view now (the same bytes for all skipped
+there); the wire's envelope, end of stream and request checks.
+
+The feed runs on a real TableHost and SQLite store (``test_gateway_units``); the
+spectators' sockets are fakes of the door's own stream (what ``Crowd`` writes to).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+import grpc
+import pytest
+from google.protobuf import json_format
+from google.rpc import error_details_pb2
+
+from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.errors import ServiceError
+from president.servicekit.nats import Subjects
+from president.services.gateway.audience_http import (
+    JSON,
+    PROTO,
+    Codec,
+    Crowd,
+    _request,
+    end_of_stream,
+)
+from president.services.gateway.feed import FeedHub
+from tests.unit.services import test_gateway_units as units
+
+tables = units.tables
+
+
+class FakeSocket:
+    """What the crowd writes to a spectator: every write kept, the socket full or not."""
+
+    def __init__(self, codec: Codec) -> None:
+        self.codec = codec
+        self.version = 0
+        self.paused = False
+        self.behind = False
+        self.writes: list[bytes] = []
+        self.ended: ServiceError | None = None
+
+    def end(self, error: ServiceError | None) -> None:
+        self.ended = error
+
+    def begin(self, opening: bytes, version: int) -> None:
+        self.version = version
+        if opening:
+            self.writes.append(opening)
+
+    def write(self, data: bytes, version: int) -> None:
+        self.version = version
+        self.writes.append(data)
+
+    def messages(self, data: bytes) -> list[pb.WatchResponse]:
+        """The WatchResponses of one written chunk."""
+        size_end = data.index(b"\r\n")
+        size = int(data[:size_end], 16)
+        body = data[size_end + 2 : size_end + 2 + size]
+        assert data[size_end + 2 + size :] == b"\r\n"
+        out: list[pb.WatchResponse] = []
+        at = 0
+        while at < size:
+            flags, length = struct.unpack_from(">BI", body, at)
+            assert flags == 0
+            raw = body[at + 5 : at + 5 + length]
+            if self.codec is JSON:
+                out.append(json_format.Parse(raw, pb.WatchResponse()))
+            else:
+                out.append(pb.WatchResponse.FromString(raw))
+            at += 5 + length
+        return out
+
+
+async def test_a_flush_hands_the_same_bytes_to_every_spectator_of_an_encoding(
+    tables: units.LocalTables,
+) -> None:
+    """Spectators in binary and JSON join; the seat plays; one flush writes one chunk
+    object per encoding to all of them, holding every change after their version, each the
+    spectators' shared WatchResponse (no seat's cards)."""
+    units.bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    crowd = Crowd(feed)
+    sockets = [FakeSocket(PROTO if n % 2 else JSON) for n in range(40)]
+    for sock in sockets:
+        crowd.join(sock, 0)  # type: ignore[arg-type]
+    start = feed.version
+    assert all(sock.version == start and len(sock.writes) == 1 for sock in sockets)
+    units.play_human(tables, "t1", 1)
+    await feed.catch_up()
+    crowd.flush()
+    fresh = [entry for entry in feed.history if entry.version > start]
+    assert fresh
+    for codec in (PROTO, JSON):
+        mine = [sock for sock in sockets if sock.codec is codec]
+        assert len({id(sock.writes[-1]) for sock in mine}) == 1, "one framing per encoding"
+        got = mine[0].messages(mine[0].writes[-1])
+        assert [change.version for change in got] == [entry.version for entry in fresh]
+        for change, entry in zip(got, fresh, strict=True):
+            assert change == pb.WatchResponse.FromString(entry.watch_response(None))
+            assert not change.view.HasField("viewer_seat") and not change.view.round.hand
+    assert all(sock.version == feed.version for sock in sockets)
+    crowd.flush()  # nothing new: nothing written
+    assert all(len(sock.writes) == 2 for sock in sockets)
+    await hub.close()  # the replica stops: every stream ends, told to resume
+    assert all(
+        sock.ended is not None and sock.ended.reason == "SERVER_DRAINING" for sock in sockets
+    )
+
+
+async def test_a_full_socket_is_skipped_then_sent_the_view_now(
+    tables: units.LocalTables,
+) -> None:
+    """A spectator whose socket is full gets no write and is marked behind; drained, it is
+    sent the newest view as one snapshot marked skipped, the same bytes as every other
+    spectator skipped at that version; the spectators that keep up get every change."""
+    units.bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    crowd = Crowd(feed)
+    keeping_up = FakeSocket(PROTO)
+    slow = [FakeSocket(PROTO), FakeSocket(PROTO)]
+    for sock in (keeping_up, *slow):
+        crowd.join(sock, 0)  # type: ignore[arg-type]
+    start = feed.version
+    for sock in slow:
+        sock.paused = True
+    for _ in range(3):
+        units.play_human(tables, "t1", 1)
+        await feed.catch_up()
+        crowd.flush()
+    assert all(sock.behind and len(sock.writes) == 1 for sock in slow)
+    seen = [c.version for data in keeping_up.writes[1:] for c in keeping_up.messages(data)]
+    assert seen == list(range(start + 1, feed.version + 1))
+    for sock in slow:
+        sock.paused = False
+        crowd.catch_up(sock)  # what its stream does when the socket drains
+    assert slow[0].writes[-1] is slow[1].writes[-1]
+    (view_now,) = slow[0].messages(slow[0].writes[-1])
+    assert view_now.snapshot and view_now.skipped and view_now.version == feed.version
+    assert all(not sock.behind and sock.version == feed.version for sock in slow)
+    await hub.close()
+
+
+def _body(chunk: bytes) -> bytes:
+    """The payload of the first HTTP chunk of ``chunk``."""
+    size_end = chunk.index(b"\r\n")
+    return chunk[size_end + 2 : size_end + 2 + int(chunk[:size_end], 16)]
+
+
+def test_the_end_of_a_stream_carries_the_code_the_sentence_and_the_reason() -> None:
+    ended = end_of_stream(
+        ServiceError(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED", "your token expired")
+    )
+    body = _body(ended)
+    assert ended.endswith(b"\r\n0\r\n\r\n") and body[0] == 0x02
+    error = json.loads(body[5:])["error"]
+    assert (error["code"], error["message"]) == ("unauthenticated", "your token expired")
+    (detail,) = error["details"]
+    value = detail["value"]
+    info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(value + "=" * (-len(value) % 4)))
+    assert (detail["type"], info.reason) == ("google.rpc.ErrorInfo", "TOKEN_EXPIRED")
+    clean = _body(end_of_stream(None))
+    assert clean[0] == 0x02 and json.loads(clean[5:]) == {}
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"", "5 bytes of envelope"),
+        (b"\x01\x00\x00\x00\x00", "uncompressed"),
+        (b"\x00\x00\x00\x00\x09abc", "says 9 bytes but 3 came"),
+        (b"\x00\x00\x00\x00\x03abc", "could not be read"),
+    ],
+)
+def test_a_malformed_request_is_refused_with_what_was_wrong(body: bytes, words: str) -> None:
+    with pytest.raises(ServiceError) as refused:
+        _request(PROTO, body)
+    assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.reason == "MALFORMED_REQUEST" and words in refused.value.message
+
+
+def test_a_request_is_read_in_either_encoding() -> None:
+    wanted = pb.WatchRequest(table_id="t1", from_version=7)
+    binary = wanted.SerializeToString()
+    assert _request(PROTO, struct.pack(">BI", 0, len(binary)) + binary) == wanted
+    text = json_format.MessageToJson(wanted).encode()
+    assert _request(JSON, struct.pack(">BI", 0, len(text)) + text) == wanted
