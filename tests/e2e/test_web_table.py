@@ -41,6 +41,9 @@ from playwright.sync_api import (
     expect,
     sync_playwright,
 )
+from playwright.sync_api import (
+    Error as PlaywrightError,
+)
 
 from president.events.v1 import events_pb2
 from president.gateway.v1 import gateway_pb2 as pb
@@ -110,14 +113,19 @@ class WatchTap:
     def __init__(self, context: BrowserContext, page: Page) -> None:
         self.cdp = context.new_cdp_session(page)
         self.bodies: dict[str, bytearray] = {}
+        #: Where each Watch stream was opened (the edge, or the spectators' door).
+        self.urls: list[str] = []
         self._opened: list[str] = []
         self.cdp.on("Network.responseReceived", self._response)
         self.cdp.on("Network.dataReceived", self._data)
         self.cdp.send("Network.enable")
 
     def _response(self, params: dict[str, Any]) -> None:
-        if params["response"]["url"].endswith(f"{SERVICE_PATH}/Watch"):
+        if params["response"]["url"].endswith(f"{SERVICE_PATH}/Watch") and (
+            params.get("type") != "Preflight"  # the browser's CORS question to the door
+        ):
             self._opened.append(params["requestId"])
+            self.urls.append(params["response"]["url"])
 
     def _data(self, params: dict[str, Any]) -> None:
         body = self.bodies.get(params["requestId"])
@@ -128,8 +136,16 @@ class WatchTap:
         """Start reading the streams opened since the last call (called outside the handlers)."""
         while self._opened:
             request = self._opened.pop()
-            answer = self.cdp.send("Network.streamResourceContent", {"requestId": request})
-            self.bodies[request] = bytearray(base64.b64decode(answer["bufferedData"]))
+            try:
+                answer = self.cdp.send("Network.streamResourceContent", {"requestId": request})
+                self.bodies[request] = bytearray(base64.b64decode(answer["bufferedData"]))
+            except PlaywrightError as error:  # it ended already (a refusal): its whole body
+                if "finished loading" not in str(error):
+                    raise
+                whole = self.cdp.send("Network.getResponseBody", {"requestId": request})
+                body = whole["body"]
+                raw = base64.b64decode(body) if whole["base64Encoded"] else body.encode()
+                self.bodies[request] = bytearray(raw)
 
     def messages(self) -> list[pb.WatchResponse]:
         out = []
@@ -504,6 +520,9 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     assert len(checks) == 2 and "without a seat" in checks[1], checks
     messages = [m for m in tap.messages() if m.view.table_id == table_id]  # not Friday club's
     assert len(messages) > 30 and any(m.view.phase == "game_over" for m in messages)
+    # ... watched at the audience replica's spectators' door, not through the players' edge.
+    door = f"http://{web_stack.door()}/"
+    assert any(url.startswith(door) for url in tap.urls), tap.urls
     for message in messages:
         assert not message.view.HasField("viewer_seat")
         assert not message.view.round.hand and not message.view.round.new_cards

@@ -84,12 +84,20 @@ def sqlite_stack_in(
     env: Mapping[str, str],
     services: tuple[str, ...] = SERVICES,
     table_replicas: int = 1,
+    audience_replicas: int = 0,
 ) -> Iterator[Stack]:
     """``services`` started on SQLite files in ``workdir`` and NATS with ``env`` (which names
     the stack's own JetStream stream: :func:`isolated_env`); stopped and the stream deleted
     afterwards."""
     database = f"sqlite:///{workdir / 'president.db'}"
-    stack = Stack(workdir, database, nats_url, env, table_replicas=table_replicas)
+    stack = Stack(
+        workdir,
+        database,
+        nats_url,
+        env,
+        table_replicas=table_replicas,
+        audience_replicas=audience_replicas,
+    )
     try:
         yield stack.start(services=services)
     finally:

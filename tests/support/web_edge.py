@@ -1,7 +1,7 @@
 """The web edge on a real stack, and the Connect and gRPC-Web wire as a browser writes it.
 
-``web_stack`` starts the five services and the web edge (SQLite, the
-machine's NATS) with the repository's static folder and one allowed foreign
+``web_stack`` starts the five services, an audience replica and the web
+edge (SQLite, the machine's NATS) with the repository's static folder and one allowed foreign
 origin. The helpers frame messages as the protocols say (Connect's enveloped
 streams, gRPC-Web's data and trailer frames) so tests speak them with a plain
 HTTP client (httpx), as a browser's fetch does.
@@ -33,14 +33,15 @@ GRPC_WEB_TRAILER = 0x80
 
 @pytest.fixture(scope="module")
 def web_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[Stack]:
-    """The five services and the web edge on SQLite files and NATS."""
+    """The five services, an audience replica (the pages that hold no seat watch at its
+    spectators' door) and the web edge, on SQLite files and NATS."""
     workdir = tmp_path_factory.mktemp("webstack")
     env = {
         **isolated_env(),
         "PRESIDENT_WEB_STATIC_DIR": str(STATIC),
         "PRESIDENT_WEB_ALLOWED_ORIGINS": ALLOWED_ORIGIN,
     }
-    with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web")) as stack:
+    with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web"), audience_replicas=1) as stack:
         yield stack
 
 

@@ -1,5 +1,6 @@
 // The gateway's API from the browser: one Connect client over the web edge (same origin),
-// the account's bearer token on every call, and refusals turned into words.
+// the account's bearer token on every call, and refusals turned into words; a spectator's
+// Watch at the audience replicas' door when the deployment has one.
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
@@ -109,9 +110,42 @@ export function commandId(): string {
   return crypto.randomUUID();
 }
 
-/** A table's changes, a message at a time: ``Watch`` with ``batched`` (a stream that fell
- * behind catches up in one message), each message's changes oldest first. */
-export async function* watchTable(tableId: string, fromVersion: bigint, signal: AbortSignal): AsyncGenerator<WatchResponse[]> {
+/** Where spectators watch (the audience replicas' HTTP door), from the edge's /config.json:
+ * "" when the deployment has none or it cannot be read. Asked once per page. */
+let audienceUrl: Promise<string> | null = null;
+function audience(): Promise<string> {
+  audienceUrl ??= fetch("/config.json", { cache: "no-store" })
+    .then((answer) => (answer.ok ? answer.json() : {}))
+    .then((config: { audienceUrl?: string }) => config.audienceUrl ?? "")
+    .catch(() => "");
+  return audienceUrl;
+}
+let door: Client<typeof GatewayService> | null = null;
+/** Tables where this identity holds a seat: the door refused it there (SEAT_HOLDER). */
+const seatedAt = new Set<string>();
+
+/** A table's changes, a message at a time. A page that holds no seat (``spectator``) watches
+ * at the spectators' door when the deployment has one (a crowd there costs the players
+ * nothing), and at the gateway if the door says it holds a seat after all; the gateway's
+ * ``Watch`` is ``batched`` (a stream that fell behind catches up in one message), each
+ * message's changes oldest first. */
+export async function* watchTable(
+  tableId: string,
+  fromVersion: bigint,
+  signal: AbortSignal,
+  spectator = false,
+): AsyncGenerator<WatchResponse[]> {
+  const url = spectator && !seatedAt.has(tableId) ? await audience() : "";
+  if (url) {
+    door ??= createClient(GatewayService, createConnectTransport({ baseUrl: url, interceptors: [bearer] }));
+    try {
+      for await (const message of door.watch({ tableId, fromVersion }, { signal })) yield [message];
+      return;
+    } catch (error) {
+      if (reasonOf(error) !== "SEAT_HOLDER") throw error;
+      seatedAt.add(tableId);
+    }
+  }
   for await (const message of gateway.watch({ tableId, fromVersion, batched: true }, { signal })) {
     yield message.changes.length ? message.changes : [message];
   }

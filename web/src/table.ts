@@ -69,7 +69,8 @@ export class TablePage {
       try {
         const from = this.view?.version ?? 0n; // a stream cut off resumes after the last change
         failures += 1; // until a change arrives: a stream the server ends at once counts too
-        for await (const changes of watchTable(this.tableId, from, this.abort.signal)) {
+        const spectator = this.view?.viewerSeat === undefined; // not seated, or not known yet
+        for await (const changes of watchTable(this.tableId, from, this.abort.signal, spectator)) {
           failures = 0;
           for (const change of changes) {
             this.receipts.keep(change);

@@ -16,6 +16,20 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+def env_origins(name: str) -> tuple[str, ...]:
+    """Web origins from the environment variable ``name``: full origins
+    (``https://club.example``) separated by commas, never ``*``."""
+    raw = os.environ.get(name, "")
+    origins = tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
+    for origin in origins:
+        if origin == "*" or "://" not in origin:
+            raise SystemExit(
+                f"{name} lists {origin!r}: name each origin in full (https://club.example), "
+                "never '*'"
+            )
+    return origins
+
+
 def env_seconds(name: str, default: float) -> float:
     """A duration in seconds from the environment variable ``name`` (``default`` if unset)."""
     raw = os.environ.get(name, "")

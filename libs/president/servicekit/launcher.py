@@ -291,6 +291,12 @@ class Stack:
             environment["PRESIDENT_GATEWAY_PORT"] = str(self.ports[name])
             environment["PRESIDENT_GATEWAY_ROLE"] = AUDIENCE
             environment["PRESIDENT_AUDIENCE_HTTP_PORT"] = str(self.ports[door_name(name)])
+            # The web table's pages watch there when they hold no seat.
+            environment.setdefault(
+                "PRESIDENT_AUDIENCE_ALLOWED_ORIGINS", f"http://{self.address(EDGE)}"
+            )
+        if name == EDGE and self.audience:
+            environment.setdefault("PRESIDENT_WEB_AUDIENCE_URL", f"http://{self.door()}")
             # On this one machine the players' path goes first when the CPU is short.
             environment.setdefault("PRESIDENT_NICE", str(self.audience_nice))
         log = (self.workdir / f"{name}.log").open("ab")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import os
 import time
 from collections.abc import Sequence
 
@@ -26,7 +25,7 @@ from nats.aio.msg import Msg
 
 from president.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from president.players.v1 import players_pb2
-from president.servicekit.config import Settings, env_int, env_seconds
+from president.servicekit.config import Settings, env_int, env_origins, env_seconds
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
 from president.services.gateway import foresight
@@ -159,7 +158,9 @@ def build(settings: Settings) -> Service:
                 "PRESIDENT_AUDIENCE_HTTP_PORT opens the spectators' HTTP door of an audience "
                 "replica: set PRESIDENT_GATEWAY_ROLE=audience too (the players' replicas have none)"
             )
-        door = AudienceDoor(hub, verifier, admission.stream, allowed_origins())
+        door = AudienceDoor(
+            hub, verifier, admission.stream, env_origins("PRESIDENT_AUDIENCE_ALLOWED_ORIGINS")
+        )
 
         async def open_door() -> None:
             await door.serve(settings.host, door_port)
@@ -194,20 +195,6 @@ def build(settings: Settings) -> Service:
         # carries every browser's: this is its total).
         options=[("grpc.max_concurrent_streams", max_streams_per_connection())],
     )
-
-
-def allowed_origins() -> tuple[str, ...]:
-    """The pages that may watch at the spectators' HTTP door: full origins separated by
-    commas (``PRESIDENT_AUDIENCE_ALLOWED_ORIGINS``; native clients send none, need none)."""
-    raw = os.environ.get("PRESIDENT_AUDIENCE_ALLOWED_ORIGINS", "")
-    origins = tuple(origin.strip().rstrip("/") for origin in raw.split(",") if origin.strip())
-    for origin in origins:
-        if "://" not in origin:
-            raise SystemExit(
-                f"PRESIDENT_AUDIENCE_ALLOWED_ORIGINS lists {origin!r}: name each origin in full, "
-                "as https://cards.example.org"
-            )
-    return origins
 
 
 def max_streams_per_connection() -> int:

@@ -1,5 +1,7 @@
 """The edge's one ASGI application: probes, the Connect API, the static site, and the guards.
 
+``/config.json`` tells the page where spectators watch (the audience
+replicas' HTTP door, ``PRESIDENT_WEB_AUDIENCE_URL``, or nowhere else);
 ``/healthz`` answers while the process runs; ``/readyz`` while the gateway
 answers its health check and the edge is not draining (a load balancer sends
 browsers only to an edge that can reach the game). The API lives at
@@ -17,7 +19,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
@@ -36,6 +38,7 @@ def web_application(
     static_dir: Path,
     allowed_origins: tuple[str, ...],
     tls: bool,
+    audience_url: str = "",
 ) -> ASGIApp:
     """The whole edge as one ASGI application."""
     health: Any = health_pb2_grpc.HealthStub(channel)  # untyped in the stubs
@@ -56,7 +59,12 @@ def web_application(
             return PlainTextResponse("the gateway is not serving", status_code=503)
         return PlainTextResponse("ok")
 
+    async def config(_: Request) -> Response:
+        """What the page needs to know of the deployment: where spectators watch."""
+        return JSONResponse({"audienceUrl": audience_url}, headers={"cache-control": "no-store"})
+
     routes: list[BaseRoute] = [
+        Route("/config.json", config),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Mount(api.path, app=api),
@@ -64,4 +72,5 @@ def web_application(
     if static_dir.is_dir():
         routes.append(Mount("/", app=StaticFiles(directory=static_dir, html=True)))
     site = Starlette(routes=routes)
-    return SecurityHeaders(OriginGuard(site, allowed_origins), tls)
+    connect = (audience_url,) if audience_url else ()
+    return SecurityHeaders(OriginGuard(site, allowed_origins), tls, connect)

@@ -32,6 +32,12 @@ def build(settings: WebSettings) -> Edge:
     forwarder = GatewayForwarder(channel, settings.shared.edge_secret)
     api = connect_application(forwarder, settings.max_body_bytes, google_protobuf_codecs())
     app = web_application(
-        api, forwarder, channel, settings.static_dir, settings.allowed_origins, settings.tls
+        api,
+        forwarder,
+        channel,
+        settings.static_dir,
+        settings.allowed_origins,
+        settings.tls,
+        settings.audience_url,
     )
     return Edge(app=app, forwarder=forwarder, channel=channel)

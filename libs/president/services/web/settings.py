@@ -11,24 +11,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from president.servicekit.config import Settings
+from president.servicekit.config import Settings, env_origins
 from president.servicekit.server import MAX_MESSAGE_BYTES
 
 DEFAULT_PORT = 8080
 #: A request message larger than this is refused RESOURCE_EXHAUSTED before it is decoded:
 #: by default the gateway's own limit, so a browser is refused where a native client is.
 DEFAULT_MAX_BODY_BYTES = MAX_MESSAGE_BYTES
-
-
-def _origins(raw: str) -> tuple[str, ...]:
-    origins = tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
-    for origin in origins:
-        if origin == "*" or "://" not in origin:
-            raise SystemExit(
-                f"PRESIDENT_WEB_ALLOWED_ORIGINS lists {origin!r}: name each origin in full "
-                "(https://club.example), never '*'"
-            )
-    return origins
 
 
 def _int(name: str, default: int) -> int:
@@ -50,7 +39,11 @@ class WebSettings:
     )
     #: Other origins whose pages may call the API (CORS); the edge's own origin always may.
     allowed_origins: tuple[str, ...] = field(
-        default_factory=lambda: _origins(os.environ.get("PRESIDENT_WEB_ALLOWED_ORIGINS", ""))
+        default_factory=lambda: env_origins("PRESIDENT_WEB_ALLOWED_ORIGINS")
+    )
+    #: The spectators' HTTP door the page watches at when it holds no seat ("": none).
+    audience_url: str = field(
+        default_factory=lambda: os.environ.get("PRESIDENT_WEB_AUDIENCE_URL", "").rstrip("/")
     )
     tls_cert: str = field(default_factory=lambda: os.environ.get("PRESIDENT_WEB_TLS_CERT", ""))
     tls_key: str = field(default_factory=lambda: os.environ.get("PRESIDENT_WEB_TLS_KEY", ""))
@@ -68,6 +61,11 @@ class WebSettings:
             )
         if self.max_body_bytes < 1:
             raise SystemExit("PRESIDENT_WEB_MAX_BODY_BYTES must be at least 1")
+        if self.audience_url and not self.audience_url.startswith(("http://", "https://")):
+            raise SystemExit(
+                "PRESIDENT_WEB_AUDIENCE_URL must be a whole address, as "
+                f"https://watch.club.example, not {self.audience_url!r}"
+            )
 
     @property
     def tls(self) -> bool:
