@@ -65,6 +65,8 @@ bench: $(STAMP) ## Benchmarks: print numbers (rules engine, deal, store, end to 
 	@for script in tests/benchmarks/*_bench.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 	@echo "== tests/benchmarks/e2e_bench.py at one table: the latency against its floor"
 	$(BIN)/python tests/benchmarks/e2e_bench.py --tables 1 --seconds 15 --repeat 5
+	@echo "== tests/benchmarks/audience_bench.py at one audience replica's spectators' HTTP door"
+	$(BIN)/python tests/benchmarks/audience_bench.py --audience-replicas 1 --door --nice 0
 
 clean: ## Remove the venv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
