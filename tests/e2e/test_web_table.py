@@ -520,6 +520,17 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     assert len(checks) == 2 and "without a seat" in checks[1], checks
     messages = [m for m in tap.messages() if m.view.table_id == table_id]  # not Friday club's
     assert len(messages) > 30 and any(m.view.phase == "game_over" for m in messages)
+    # The results say each seat's own points (the view's points are by seat).
+    over = next(m.view for m in reversed(messages) if m.view.phase == "game_over")
+    lines = watch_page.locator("#results li").all_inner_texts()
+    assert len(lines) == len(over.round.standings), lines
+    for place, (line, seat) in enumerate(zip(lines, over.round.standings, strict=True)):
+        name = over.seats[seat].display_name
+        assert line.startswith(name) and f"{over.round.points[seat]} point(s)" in line, (
+            place,
+            line,
+            list(over.round.points),
+        )
     # ... watched at the audience replica's spectators' door, not through the players' edge.
     door = f"http://{web_stack.door()}/"
     assert any(url.startswith(door) for url in tap.urls), tap.urls

@@ -98,7 +98,7 @@ export function results(view: TableView): HTMLElement | null {
     h(
       "li",
       {},
-      `${seatName(view, seat)}: ${place + 1}${["st", "nd", "rd"][place] ?? "th"}, ${round.points[place] ?? 0} point(s) this round, ${view.seats[seat]?.score ?? 0} in all`,
+      `${seatName(view, seat)}: ${place + 1}${["st", "nd", "rd"][place] ?? "th"}, ${round.points[seat] ?? 0} point(s) this round, ${view.seats[seat]?.score ?? 0} in all`,
     ),
   );
   const winners =
