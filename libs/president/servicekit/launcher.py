@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -134,13 +135,21 @@ def wait_healthy(
 
 
 def wait_http_healthy(
-    url: str, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None
+    url: str,
+    timeout: float = 30.0,
+    process: subprocess.Popen[bytes] | None = None,
+    ca_file: str = "",
 ) -> None:
-    """Wait until an HTTP service's health probe at ``url`` answers 200."""
+    """Wait until an HTTP service's health probe at ``url`` answers 200 (an ``https`` one
+    verified with ``ca_file``, or the system's authorities)."""
     deadline = time.monotonic() + timeout
+    context = None
+    if url.startswith("https"):
+        context = ssl.create_default_context(cafile=ca_file or None)
+        context.check_hostname = False  # a local probe: the chain is checked, the name may differ
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=1) as answer:
+            with urllib.request.urlopen(url, timeout=1, context=context) as answer:
                 if answer.status == 200:
                     return
         except OSError:
@@ -230,6 +239,10 @@ class Stack:
         """The spectators' HTTP door of audience replica ``name`` (``host:port``)."""
         return self.address(door_name(name))
 
+    def door_scheme(self, env: Mapping[str, str] | None = None) -> str:
+        """``https`` when the doors speak TLS (the gateway's public TLS is set), else ``http``."""
+        return "https" if (env or self.base_env()).get("PRESIDENT_TLS_CERT") else "http"
+
     def base_env(self) -> dict[str, str]:
         if not self.ports:
             self.ports = {name: free_port() for name in ALL_SERVICES}
@@ -296,7 +309,8 @@ class Stack:
                 "PRESIDENT_AUDIENCE_ALLOWED_ORIGINS", f"http://{self.address(EDGE)}"
             )
         if name == EDGE and self.audience:
-            environment.setdefault("PRESIDENT_WEB_AUDIENCE_URL", f"http://{self.door()}")
+            door = f"{self.door_scheme(environment)}://{self.door()}"
+            environment.setdefault("PRESIDENT_WEB_AUDIENCE_URL", door)
             # On this one machine the players' path goes first when the CPU is short.
             environment.setdefault("PRESIDENT_NICE", str(self.audience_nice))
         log = (self.workdir / f"{name}.log").open("ab")
@@ -314,7 +328,8 @@ class Stack:
                 tls = TlsSettings.from_env(environment)
                 wait_healthy(self.address(name), timeout, process, tls, name == "gateway")
             if service == "gateway" and name != "gateway":
-                wait_http_healthy(f"http://{self.door(name)}/healthz", timeout, process)
+                door = f"{self.door_scheme(environment)}://{self.door(name)}/healthz"
+                wait_http_healthy(door, timeout, process, tls.gateway_ca)
         except (RuntimeError, TimeoutError) as error:
             raise RuntimeError(f"{error}; see {self.workdir / (name + '.log')}") from None
 

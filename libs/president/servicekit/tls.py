@@ -22,6 +22,7 @@ Unset, everything is plaintext, as on one machine's loopback.
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,17 @@ class TlsSettings:
     @property
     def internal(self) -> bool:
         return bool(self.internal_ca)
+
+    def public_ssl_context(self) -> ssl.SSLContext | None:
+        """The public door's TLS for a plain socket server (the spectators' HTTP door), the
+        gateway's certificate; None for plaintext."""
+        if not self.public:
+            return None
+        _read("PRESIDENT_TLS_CERT", self.public_cert)  # a clear error if either is unreadable
+        _read("PRESIDENT_TLS_KEY", self.public_key)
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.public_cert, self.public_key)
+        return context
 
     def server_credentials(self, public: bool) -> grpc.ServerCredentials | None:
         """What a server listens with: the public door's TLS (``public``), else mutual TLS

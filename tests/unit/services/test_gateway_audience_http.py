@@ -9,27 +9,38 @@ spectators' sockets are fakes of the door's own stream (what ``Crowd`` writes to
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import json
+import ssl
 import struct
+from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 from google.protobuf import json_format
 from google.rpc import error_details_pb2
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.errors import ServiceError
+from president.servicekit.identity import AccessTokens
 from president.servicekit.nats import Subjects
+from president.servicekit.tls import TlsSettings
 from president.services.gateway.audience_http import (
     JSON,
     PROTO,
+    AudienceDoor,
     Codec,
     Crowd,
     _request,
     end_of_stream,
 )
+from president.services.gateway.auth import Verifier
 from president.services.gateway.feed import FeedHub
+from president.services.gateway.revocations import Revocations
+from tests.support.certificates import Authority
 from tests.unit.services import test_gateway_units as units
 
 tables = units.tables
@@ -193,3 +204,45 @@ def test_a_request_is_read_in_either_encoding() -> None:
     assert _request(PROTO, struct.pack(">BI", 0, len(binary)) + binary) == wanted
     text = json_format.MessageToJson(wanted).encode()
     assert _request(JSON, struct.pack(">BI", 0, len(text)) + text) == wanted
+
+
+async def test_the_door_speaks_tls_with_the_gateways_certificate(
+    tables: units.LocalTables, tmp_path: Path
+) -> None:
+    """With the public TLS set, the door listens over TLS: a client that trusts the
+    gateway's authority opens a stream there (a bad token: refused as a Connect error over
+    the encrypted socket); one that speaks plain HTTP gets no answer."""
+    units.bot_table(tables)
+    authority = Authority("club", tmp_path / "tls")
+    pair = authority.issue("gateway")
+    tls = TlsSettings(public_cert=str(pair.cert_file), public_key=str(pair.key_file))
+    context = tls.public_ssl_context()
+    assert context is not None and TlsSettings().public_ssl_context() is None
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    verifier = Verifier(AccessTokens("s" * 32), Revocations())
+    door = AudienceDoor(hub, verifier, lambda _peer, _who: contextlib.nullcontext())
+    ready = asyncio.Event()
+    serving = asyncio.create_task(door.serve("127.0.0.1", 0, ready, tls=context))
+    await asyncio.wait_for(ready.wait(), 5)
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"https://127.0.0.1:{door.port}",
+            verify=ssl.create_default_context(cafile=str(authority.cert_file)),
+        ) as client:
+            assert (await client.get("/healthz")).text == "ok"
+            body = pb.WatchRequest(table_id="t1").SerializeToString()
+            answer = await client.post(
+                "/president.gateway.v1.GatewayService/Watch",
+                content=struct.pack(">BI", 0, len(body)) + body,
+                headers={"content-type": PROTO.content_type, "authorization": "Bearer junk"},
+            )
+            assert answer.content[0] == 0x02
+            assert json.loads(answer.content[5:])["error"]["code"] == "unauthenticated"
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{door.port}") as plain:
+            with pytest.raises(httpx.HTTPError):
+                await plain.get("/healthz", timeout=5)
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+        await hub.close()

@@ -30,7 +30,9 @@ unsent bytes pass :data:`BUFFER_BYTES` (a phone on a bad network, a client
 that never reads) is skipped, and once its socket drains it is sent the
 view now as a ``skipped`` snapshot: its memory is its socket's buffer, and
 nobody waits for it. When the replica drains, every stream ends with
-UNAVAILABLE ``SERVER_DRAINING``: resume from the last version.
+UNAVAILABLE ``SERVER_DRAINING``: resume from the last version. With the
+gateway's public TLS configured (``PRESIDENT_TLS_CERT``), the door speaks
+TLS with the same certificate.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import contextlib
 import json
 import os
 import socket
+import ssl
 import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -532,6 +535,8 @@ class AudienceDoor:
         self._crowds: dict[str, Crowd] = {}
         self._streams: set[SpectatorStream] = set()
         self._server: asyncio.Server | None = None
+        #: The port it listens on, once it does.
+        self.port = 0
 
     def allows(self, origin: str) -> bool:
         return origin in self._origins
@@ -566,11 +571,19 @@ class AudienceDoor:
     def forget(self, stream: SpectatorStream) -> None:
         self._streams.discard(stream)
 
-    async def serve(self, host: str, port: int, ready: asyncio.Event | None = None) -> None:
-        """Listen on ``host:port`` until cancelled; then every stream ends (SERVER_DRAINING)."""
+    async def serve(
+        self,
+        host: str,
+        port: int,
+        ready: asyncio.Event | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        """Listen on ``host:port`` (over TLS with ``tls``) until cancelled; then every stream
+        ends (SERVER_DRAINING). ``ready`` is set once it listens."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._connection, host, port, backlog=1024)
-        log.info("spectators' HTTP door open", address=f"{host}:{port}")
+        self._server = await loop.create_server(self._connection, host, port, backlog=1024, ssl=tls)
+        self.port = self._server.sockets[0].getsockname()[1]
+        log.info("spectators' HTTP door open", address=f"{host}:{self.port}", tls=tls is not None)
         if ready is not None:
             ready.set()
         try:

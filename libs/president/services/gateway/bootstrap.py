@@ -28,6 +28,7 @@ from president.players.v1 import players_pb2
 from president.servicekit.config import Settings, env_int, env_origins, env_seconds
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
+from president.servicekit.tls import TlsSettings
 from president.services.gateway import foresight
 from president.services.gateway.accounts import Accounts
 from president.services.gateway.admission import Admission
@@ -162,8 +163,10 @@ def build(settings: Settings) -> Service:
             hub, verifier, admission.stream, env_origins("PRESIDENT_AUDIENCE_ALLOWED_ORIGINS")
         )
 
+        door_tls = TlsSettings.from_env().public_ssl_context()
+
         async def open_door() -> None:
-            await door.serve(settings.host, door_port)
+            await door.serve(settings.host, door_port, tls=door_tls)
 
         background.append(open_door)
 
