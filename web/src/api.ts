@@ -136,17 +136,22 @@ export async function* watchTable(
   spectator = false,
 ): AsyncGenerator<WatchResponse[]> {
   const url = spectator && !seatedAt.has(tableId) ? await audience() : "";
+  let from = fromVersion;
   if (url) {
     door ??= createClient(GatewayService, createConnectTransport({ baseUrl: url, interceptors: [bearer] }));
     try {
-      for await (const message of door.watch({ tableId, fromVersion }, { signal })) yield [message];
+      for await (const message of door.watch({ tableId, fromVersion }, { signal })) {
+        from = 0n; // shown as a spectator's: a seat found later starts over from its own view
+        yield [message];
+      }
       return;
     } catch (error) {
+      // It holds a seat (found at the start, or once it sat down): on at the gateway.
       if (reasonOf(error) !== "SEAT_HOLDER") throw error;
       seatedAt.add(tableId);
     }
   }
-  for await (const message of gateway.watch({ tableId, fromVersion, batched: true }, { signal })) {
+  for await (const message of gateway.watch({ tableId, fromVersion: from, batched: true }, { signal })) {
     yield message.changes.length ? message.changes : [message];
   }
 }

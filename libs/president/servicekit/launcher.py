@@ -308,11 +308,11 @@ class Stack:
             environment.setdefault(
                 "PRESIDENT_AUDIENCE_ALLOWED_ORIGINS", f"http://{self.address(EDGE)}"
             )
+            # On this one machine the players' path goes first when the CPU is short.
+            environment.setdefault("PRESIDENT_NICE", str(self.audience_nice))
         if name == EDGE and self.audience:
             door = f"{self.door_scheme(environment)}://{self.door()}"
             environment.setdefault("PRESIDENT_WEB_AUDIENCE_URL", door)
-            # On this one machine the players' path goes first when the CPU is short.
-            environment.setdefault("PRESIDENT_NICE", str(self.audience_nice))
         log = (self.workdir / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, "-m", f"president.services.{service}.main"],

@@ -28,6 +28,7 @@ from president.servicekit.errors import ServiceError
 from president.servicekit.identity import AccessTokens
 from president.servicekit.nats import Subjects
 from president.servicekit.tls import TlsSettings
+from president.services.gateway.admission import Admission
 from president.services.gateway.audience_http import (
     JSON,
     PROTO,
@@ -182,20 +183,30 @@ def test_the_end_of_a_stream_carries_the_code_the_sentence_and_the_reason() -> N
     assert clean[0] == 0x02 and json.loads(clean[5:]) == {}
 
 
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
 @pytest.mark.parametrize(
-    ("body", "words"),
+    ("body", "code", "reason", "words"),
     [
-        (b"", "5 bytes of envelope"),
-        (b"\x01\x00\x00\x00\x00", "uncompressed"),
-        (b"\x00\x00\x00\x00\x09abc", "says 9 bytes but 3 came"),
-        (b"\x00\x00\x00\x00\x03abc", "could not be read"),
+        (b"", INVALID, "MALFORMED_REQUEST", "5 bytes of envelope"),
+        (
+            b"\x01\x00\x00\x00\x00",
+            grpc.StatusCode.UNIMPLEMENTED,
+            "COMPRESSION_UNSUPPORTED",
+            "uncompressed",
+        ),
+        (b"\x00\x00\x00\x00\x09abc", INVALID, "MALFORMED_REQUEST", "says 9 bytes but 3 came"),
+        (b"\x00\x00\x00\x00\x03abc", INVALID, "MALFORMED_REQUEST", "could not be read"),
     ],
 )
-def test_a_malformed_request_is_refused_with_what_was_wrong(body: bytes, words: str) -> None:
+def test_a_malformed_request_is_refused_with_what_was_wrong(
+    body: bytes, code: grpc.StatusCode, reason: str, words: str
+) -> None:
     with pytest.raises(ServiceError) as refused:
         _request(PROTO, body)
-    assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
-    assert refused.value.reason == "MALFORMED_REQUEST" and words in refused.value.message
+    assert (refused.value.status, refused.value.reason) == (code, reason)
+    assert words in refused.value.message
 
 
 def test_a_request_is_read_in_either_encoding() -> None:
@@ -220,7 +231,7 @@ async def test_the_door_speaks_tls_with_the_gateways_certificate(
     assert context is not None and TlsSettings().public_ssl_context() is None
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     verifier = Verifier(AccessTokens("s" * 32), Revocations())
-    door = AudienceDoor(hub, verifier, lambda _peer, _who: contextlib.nullcontext())
+    door = AudienceDoor(hub, verifier, Admission.from_env(""))
     ready = asyncio.Event()
     serving = asyncio.create_task(door.serve("127.0.0.1", 0, ready, tls=context))
     await asyncio.wait_for(ready.wait(), 5)

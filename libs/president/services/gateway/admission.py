@@ -48,6 +48,10 @@ class Admission:
         """Count a call of ``method`` by ``who`` ("" for none); refused over a limit."""
         self.rates.admit(method, self.peer(context), who)
 
+    def opened(self, method: str, peer: str, who: str) -> None:
+        """Count a call of ``method`` from ``peer`` found already (the spectators' door)."""
+        self.rates.admit(method, peer, who)
+
     def command(self, peer: str, who: str) -> None:
         """Count one command sent on a Session stream."""
         self.rates.admit_class(SESSION_COMMAND, peer, who)

@@ -64,6 +64,8 @@ from president.hosting.seat_views import seat_of
 from president.servicekit import checks
 from president.servicekit.errors import DOMAIN, DRAINING, ServiceError
 from president.servicekit.identity import Identity
+from president.servicekit.peers import Peers
+from president.services.gateway.admission import Admission
 from president.services.gateway.audience import DELAY, DELIVERIES
 from president.services.gateway.auth import Verifier, bearer
 from president.services.gateway.entries import Entry
@@ -144,11 +146,16 @@ def end_of_stream(error: ServiceError | None) -> bytes:
         info.metadata.update(error.metadata)
         value = base64.b64encode(info.SerializeToString()).decode().rstrip("=")
         body["error"] = {
-            "code": error.status.name.lower(),
+            "code": connect_code(error.status),
             "message": error.message,
             "details": [{"type": info.DESCRIPTOR.full_name, "value": value}],
         }
     return chunk(envelope(json.dumps(body).encode(), END_STREAM)) + b"0\r\n\r\n"
+
+
+def connect_code(status: grpc.StatusCode) -> str:
+    """Connect's name of a status (gRPC's, in lower case; Connect spells CANCELED so)."""
+    return "canceled" if status == grpc.StatusCode.CANCELLED else status.name.lower()
 
 
 def _request(codec: Codec, body: bytes) -> pb.WatchRequest:
@@ -157,7 +164,11 @@ def _request(codec: Codec, body: bytes) -> pb.WatchRequest:
         raise _invalid("the request must be one Connect message: 5 bytes of envelope, then it")
     flags, size = struct.unpack(">BI", body[:5])
     if flags & 0x01:
-        raise _invalid("send the request uncompressed")
+        raise ServiceError(
+            grpc.StatusCode.UNIMPLEMENTED,
+            "COMPRESSION_UNSUPPORTED",
+            "send the request uncompressed",
+        )
     if size != len(body) - 5:
         raise _invalid(f"the envelope says {size} bytes but {len(body) - 5} came")
     try:
@@ -321,11 +332,14 @@ class SpectatorStream(asyncio.Protocol):
         self.codec = PROTO
         self.identity: Identity | None = None
         self.peer = ""
+        self._socket_peer = ""
+        self._cors: list[tuple[str, str]] = []
         self.version = 0
         self.paused = False
         self.behind = False
         self.started = False
         self.ended = False
+        self._headed = False
 
     # -- asyncio's protocol ------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -336,7 +350,11 @@ class SpectatorStream(asyncio.Protocol):
             with contextlib.suppress(OSError):
                 connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, BUFFER_BYTES)
         peer = transport.get_extra_info("peername")
-        self.peer = str(peer[0]) if peer else ""
+        if peer:  # as gRPC names a peer, for the same counting
+            host = str(peer[0])
+            self._socket_peer = (
+                f"ipv6:[{host}]:{peer[1]}" if ":" in host else f"ipv4:{host}:{peer[1]}"
+            )
         self._deadline = asyncio.get_running_loop().call_later(REQUEST_SECONDS, self._too_slow)
 
     def data_received(self, data: bytes) -> None:
@@ -362,6 +380,13 @@ class SpectatorStream(asyncio.Protocol):
                     return
         except h11.RemoteProtocolError as error:
             self._plain(400, f"that is not an HTTP/1.1 request: {error}")
+        except h11.LocalProtocolError:  # an answer h11 will not frame (to HEAD, say): close
+            self.ended = True
+            if self._transport is not None:
+                self._transport.close()
+
+    def eof_received(self) -> bool:
+        return True  # a client that half-closes after its request still reads its stream
 
     def pause_writing(self) -> None:
         self.paused = True
@@ -387,15 +412,20 @@ class SpectatorStream(asyncio.Protocol):
             name.decode().lower(): value.decode("latin-1") for name, value in request.headers
         }
         method, path = request.method.decode(), request.target.decode().split("?", 1)[0]
+        self.peer = self._door.peers.of(self._socket_peer, list(headers.items()))
         origin = headers.get("origin")
         if origin is not None and not self._door.allows(origin):
             self._plain(403, f"pages of {origin} may not call this server (ORIGIN_NOT_ALLOWED)")
             return
         cors = self._door.cors(origin)
+        self._cors = cors
+        if request.http_version != b"1.1":
+            self._plain(505, "speak HTTP/1.1 to this server: a stream is sent in chunks")
+            return
         if method == "OPTIONS":
             self._answer(204, [*cors, ("access-control-max-age", "600")], b"")
             return
-        if path == "/healthz" and method == "GET":
+        if path == "/healthz" and method in ("GET", "HEAD"):
             self._answer(200, [("content-type", "text/plain")], b"ok")
             return
         if path != WATCH_PATH:
@@ -420,7 +450,8 @@ class SpectatorStream(asyncio.Protocol):
             authorization = headers.get("authorization")
             token = bearer([("authorization", authorization)] if authorization else [])
             self.identity = self._door.verifier.verify(token)
-            slot = self._door.slots(self.peer, self.identity.account_id)
+            self._door.admission.opened("Watch", self.peer, self.identity.account_id)
+            slot = self._door.admission.stream(self.peer, self.identity.account_id)
             slot.__enter__()
             self._slot = slot
             table_id = checks.table_id(request.table_id)
@@ -435,13 +466,24 @@ class SpectatorStream(asyncio.Protocol):
             if self.ended:
                 return
             self._crowd = self._door.crowd(feed)
-            self._crowd.join(self, request.from_version)
             STREAMS.inc()
+            self._crowd.join(self, request.from_version)
         except ServiceError as error:
             self.end(error)
         except Exception as error:  # a defect: the stream ends as INTERNAL, said once in the log
             log.exception("spectator stream failed", error=type(error).__name__)
             self.end(ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "the server failed"))
+
+    def check_seat(self) -> None:
+        """SEAT_HOLDER once the spectator holds a seat at the table (it sat down elsewhere,
+        or the replica had not seen its seat when the stream opened): its hand is at the
+        players' gateway."""
+        crowd, identity = self._crowd, self.identity
+        if crowd is None or identity is None or crowd.feed.current is None:
+            return
+        seat = seat_of(crowd.feed.current.table.game, identity.account_id)
+        if seat is not None:
+            raise _seat_holder(seat)
 
     # -- writing -----------------------------------------------------------------------
     def _head(self, cors: Sequence[tuple[str, str]]) -> None:
@@ -457,6 +499,7 @@ class SpectatorStream(asyncio.Protocol):
             ],
         )
         self._send(self._http.send(head) or b"")
+        self._headed = True
 
     def begin(self, opening: bytes, version: int) -> None:
         """The stream's first changes (or none), at ``version``."""
@@ -474,34 +517,40 @@ class SpectatorStream(asyncio.Protocol):
         if self.ended:
             return
         self.ended = True
-        self._send(end_of_stream(error))
+        if self._headed:
+            self._send(end_of_stream(error))
         if self._transport is not None:
             self._transport.close()
         self._release()
 
     def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        if self._transport is None:
+        if self._transport is None or self.ended:
             return
+        if self._deadline is not None:
+            self._deadline.cancel()
         answer = h11.Response(
             status_code=status,
             headers=[*headers, ("content-length", str(len(body))), ("connection", "close")],
         )
         self._send(self._http.send(answer) or b"")
-        self._send(self._http.send(h11.Data(data=body)) or b"")
+        if self._request is None or self._request.method != b"HEAD":  # HEAD: the head alone
+            self._send(self._http.send(h11.Data(data=body)) or b"")
         self._send(self._http.send(h11.EndOfMessage()) or b"")
         self.ended = True
         self._transport.close()
 
     def _plain(self, status: int, message: str) -> None:
-        """An answer that is not a stream (a bad path, media type, size): a sentence."""
-        self._answer(status, [("content-type", "text/plain; charset=utf-8")], message.encode())
+        """An answer that is not a stream (a bad path, media type, size): a sentence (which an
+        allowed page may read)."""
+        headers = [("content-type", "text/plain; charset=utf-8"), *self._cors]
+        self._answer(status, headers, message.encode())
 
     def _send(self, data: bytes) -> None:
         if self._transport is not None and not self._transport.is_closing():
             self._transport.write(data)
 
     def _too_slow(self) -> None:
-        if self._request is None or self._opening is None:
+        if not self.ended and (self._request is None or self._opening is None):
             self._plain(408, f"send the whole request within {REQUEST_SECONDS:g} s")
 
     def _release(self) -> None:
@@ -525,12 +574,15 @@ class AudienceDoor:
         self,
         hub: FeedHub,
         verifier: Verifier,
-        slots: Callable[[str, str], AbstractContextManager[None]],
+        admission: Admission,
         allowed_origins: Sequence[str] = (),
+        edge_secret: str = "",
     ) -> None:
         self.hub = hub
         self.verifier = verifier
-        self.slots = slots
+        self.admission = admission
+        #: Whose address a stream counts from: its socket's, or a proxy's word for it.
+        self.peers = Peers(edge_secret)
         self._origins = frozenset(allowed_origins)
         self._crowds: dict[str, Crowd] = {}
         self._streams: set[SpectatorStream] = set()
@@ -603,6 +655,7 @@ class AudienceDoor:
                 continue
             try:
                 self.verifier.check(stream.identity)
+                stream.check_seat()
             except ServiceError as error:
                 stream.end(error)
         for table_id, crowd in list(self._crowds.items()):

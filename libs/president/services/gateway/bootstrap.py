@@ -160,7 +160,11 @@ def build(settings: Settings) -> Service:
                 "replica: set PRESIDENT_GATEWAY_ROLE=audience too (the players' replicas have none)"
             )
         door = AudienceDoor(
-            hub, verifier, admission.stream, env_origins("PRESIDENT_AUDIENCE_ALLOWED_ORIGINS")
+            hub,
+            verifier,
+            admission,
+            env_origins("PRESIDENT_AUDIENCE_ALLOWED_ORIGINS"),
+            settings.edge_secret,
         )
 
         door_tls = TlsSettings.from_env().public_ssl_context()
