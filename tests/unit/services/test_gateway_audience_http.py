@@ -25,7 +25,7 @@ from google.rpc import error_details_pb2
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.errors import ServiceError
-from president.servicekit.identity import AccessTokens
+from president.servicekit.identity import AccessTokens, Identity
 from president.servicekit.nats import Subjects
 from president.servicekit.tls import TlsSettings
 from president.services.gateway.admission import Admission
@@ -257,3 +257,51 @@ async def test_the_door_speaks_tls_with_the_gateways_certificate(
         with contextlib.suppress(asyncio.CancelledError):
             await serving
         await hub.close()
+
+
+async def test_opening_streams_at_the_door_counts_against_the_watch_rate_limit(
+    tables: units.LocalTables,
+) -> None:
+    """Streams opened faster than the Watch limit allows are refused RESOURCE_EXHAUSTED
+    (RATE_LIMITED) before any table is read, as at the gateway."""
+    units.bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    tokens = AccessTokens("s" * 32)
+    verifier = Verifier(tokens, Revocations())
+    token = tokens.issue(
+        Identity(
+            account_id="fan", display_name="Fan", kind="guest", session_id="s1", expires_at=10**10
+        )
+    )
+    admission = Admission.from_env("", {"PRESIDENT_RATE_STREAM": "3/60"})
+    door = AudienceDoor(hub, verifier, admission)
+    ready = asyncio.Event()
+    serving = asyncio.create_task(door.serve("127.0.0.1", 0, ready))
+    await asyncio.wait_for(ready.wait(), 5)
+    body = pb.WatchRequest(table_id="t1").SerializeToString()
+    codes = []
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{door.port}") as client:
+            for _ in range(5):
+                async with client.stream(
+                    "POST",
+                    "/president.gateway.v1.GatewayService/Watch",
+                    content=struct.pack(">BI", 0, len(body)) + body,
+                    headers={
+                        "content-type": PROTO.content_type,
+                        "authorization": f"Bearer {token}",
+                    },
+                ) as answer:
+                    first = await anext(answer.aiter_raw())
+                    codes.append("stream" if first[0] == 0 else json.loads(first[5:])["error"])
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+        await hub.close()
+    assert codes[:3] == ["stream"] * 3, codes
+    for refused in codes[3:]:
+        assert refused["code"] == "resource_exhausted", refused
+        assert "RATE_LIMITED" in base64.b64decode(refused["details"][0]["value"] + "==").decode(
+            "latin-1"
+        )
