@@ -54,7 +54,23 @@ DELIVERIES = Counter(
 DELAY = Histogram(
     "president_gateway_audience_delay_seconds",
     "From a change's arrival at this replica to a spectator taking it (its oldest untaken).",
-    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0),
+    buckets=(
+        0.001,
+        0.002,
+        0.005,
+        0.01,
+        0.02,
+        0.03,
+        0.04,
+        0.05,
+        0.06,
+        0.075,
+        0.1,
+        0.2,
+        0.5,
+        1.0,
+        2.0,
+    ),
 )
 
 
