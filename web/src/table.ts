@@ -72,11 +72,15 @@ export class TablePage {
         const spectator = this.view?.viewerSeat === undefined; // not seated, or not known yet
         for await (const changes of watchTable(this.tableId, from, this.abort.signal, spectator)) {
           failures = 0;
+          let newest: TableView | undefined;
           for (const change of changes) {
             this.receipts.keep(change);
             if (change.event) this.onEvent(change.event.type, change.event.payload);
-            if (change.view) this.show(change.view);
+            if (change.view) newest = change.view;
           }
+          // Changes that came together are drawn once, as the newest: a deal's empty hand
+          // and its cards a moment later are one drawing, not a flash of buttons replaced.
+          if (newest) this.show(newest);
         }
       } catch (error) {
         if (this.abort.signal.aborted) return;
