@@ -594,6 +594,8 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     page.wait_for_selector("body[data-ready=table]")
     page.locator("#menu-rules").click()
     expect(page.locator("#rules")).to_contain_text("game_end=rounds:1")
+    # The rules in words say this table's timer, not the preset's 10 s.
+    expect(page.locator("#rules")).to_contain_text("When nobody plays for 6 seconds")
     page.locator("#start").click()
     # Every sentence the notice shows, in order: a table event may replace one soon after.
     page.evaluate(

@@ -4,7 +4,7 @@
 import { gateway, sentence } from "./api";
 import { checkRound, witnessTable } from "./dealcheck";
 import { fill, h } from "./dom";
-import { PRESETS } from "./rules";
+import { PRESETS, ruleLines } from "./rules";
 import { withCardFaces } from "./seats";
 import type { TablePage } from "./table";
 
@@ -16,7 +16,7 @@ function rulesPanel(page: TablePage): HTMLElement {
     "section",
     { id: "rules", "aria-labelledby": "rules-title" },
     h("h2", { id: "rules-title" }, `The rules: ${preset} (${rules?.players ?? "?"} players)`),
-    h("ul", {}, ...(rules?.rules ?? []).map((line) => h("li", {}, ...withCardFaces(line)))),
+    h("ul", {}, ...ruleLines(preset, page.view?.options?.options ?? {}).map((line) => h("li", {}, ...withCardFaces(line)))),
     options.length ? h("p", {}, "This table's options: ", ...withCardFaces(options.map(([k, v]) => `${k}=${v}`).join(", "))) : null,
   );
 }

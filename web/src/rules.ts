@@ -59,7 +59,7 @@ export const PRESETS: Record<string, Preset> = {
       "The queen of hearts starts the first round.",
       "An equal rank may answer the pile; a pass sits you out until the trick closes.",
       "The Asshole leads later rounds; +3, +2, +1 points to the first three.",
-      "Each turn lasts 30 seconds; then the server plays for you.",
+      "Each turn lasts {turn_seconds} seconds; then the server plays for you.",
     ],
   },
   "house-rapid": {
@@ -69,7 +69,7 @@ export const PRESETS: Record<string, Preset> = {
     rules: [
       "Anyone may play at any time: the first legal play on the pile as you saw it wins.",
       "A play that lost the race is refused and your cards stay in your hand.",
-      "When nobody plays for 10 seconds the trick closes.",
+      "When nobody plays for {rapid_seconds} seconds the trick closes.",
     ],
   },
   traditional: {
@@ -82,3 +82,18 @@ export const PRESETS: Record<string, Preset> = {
     ],
   },
 };
+
+/** The server's shared timer of a rapid table when the table sets none (``rapid_seconds``). */
+const RAPID_SECONDS = 10;
+
+/** A preset's rules in words with this table's own timers: its options where it set them,
+ * else the preset's values (a table of 6 s races reads 6 seconds, not the preset's 10). */
+export function ruleLines(preset: string, options: Record<string, string>): string[] {
+  const rules = PRESETS[preset];
+  const values: Record<string, string> = {
+    turn_seconds: String(rules?.defaults.turnSeconds ?? 30),
+    rapid_seconds: String(RAPID_SECONDS),
+    ...options,
+  };
+  return (rules?.rules ?? []).map((line) => line.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole));
+}
