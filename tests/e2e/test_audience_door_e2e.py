@@ -18,13 +18,13 @@ import base64
 import json
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
 import httpx
 import pytest
 
-from president.client import GatewayClient, GatewayError, SeatLog, play_seat, watch_at_door
+from president.client import GatewayClient, GatewayError, play_seat, watch_at_door
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.launcher import NatsServer, Stack
 from tests.support.audiences import (
@@ -32,10 +32,12 @@ from tests.support.audiences import (
     PAGE_ORIGIN,
     REPLAY_LIMIT,
     ROUNDS,
+    check_resumes,
     check_watched,
     practice,
     spectator,
     until_over,
+    watch_through_restarts,
 )
 from tests.support.gateway_truth import Store
 
@@ -98,29 +100,16 @@ async def test_a_resumed_spectator_at_the_door_gets_no_gap_and_no_duplicate(
     """From a recent version: every change after it, once; from long past (version 1): the
     view now marked skipped, then every change."""
     host = await practice(audience_stack)
-    table_id = host.table_id
-    fan = await spectator(audience_stack.address("audience"), table_id)
+    fan = await spectator(audience_stack.address("audience"), host.table_id)
+    door = _door(audience_stack)
     try:
-        playing = asyncio.create_task(play_seat(host, host_rounds=ROUNDS, log=SeatLog()))
-        while audience_store.version(table_id) < REPLAY_LIMIT * 2:
-            await asyncio.sleep(0.05)
         # Well inside the replay: versions keep coming until the door's stream opens.
-        near = audience_store.version(table_id) - REPLAY_LIMIT // 8
-        door = _door(audience_stack)
-        recent, old = await asyncio.wait_for(
-            asyncio.gather(
-                until_over(watch_at_door(door, fan.token, table_id, near)),
-                until_over(watch_at_door(door, fan.token, table_id, 1)),
-            ),
-            GAME_SECONDS,
+        await check_resumes(
+            audience_store,
+            host,
+            lambda version: watch_at_door(door, fan.token, host.table_id, version),
+            REPLAY_LIMIT // 8,
         )
-        await asyncio.wait_for(playing, GAME_SECONDS)
-        truth = audience_store.truth(table_id)
-        check_watched(recent, truth, near)
-        assert recent[0].version == near + 1 and not recent[0].snapshot
-        check_watched(old, truth, 1)
-        assert old[0].snapshot and old[0].skipped and old[0].version > REPLAY_LIMIT
-        assert not any(c.skipped for c in old[1:])
     finally:
         await host.close()
         await fan.close()
@@ -258,21 +247,31 @@ async def test_the_door_refuses_with_a_code_a_reason_and_a_sentence(
         await fan.close()
 
 
+async def _stream_ended_by(
+    stack: Stack, host: GatewayClient, act: Callable[[GatewayClient], Awaitable[object]]
+) -> GatewayError:
+    """A spectator's stream at the door, opened, then ``act`` done by the spectator: the
+    refusal that ended the stream (within the door's next re-check)."""
+    fan = GatewayClient.connect(stack.gateway)
+    try:
+        token = await fan.spectate(host.table_id)
+        changes = watch_at_door(_door(stack), token, host.table_id)
+        assert (await asyncio.wait_for(anext(changes), 10)).snapshot
+        await act(fan)
+        return await asyncio.wait_for(_refusal(changes), 10)
+    finally:
+        await fan.close()
+
+
 async def test_an_open_stream_at_the_door_ends_when_its_session_logs_out(
     audience_stack: Stack,
 ) -> None:
     host = await practice(audience_stack)
-    fan = GatewayClient.connect(audience_stack.gateway)
     try:
-        token = await fan.spectate(host.table_id)
-        changes = watch_at_door(_door(audience_stack), token, host.table_id)
-        assert (await asyncio.wait_for(anext(changes), 10)).snapshot
-        await fan.log_out()
-        error = await asyncio.wait_for(_refusal(changes), 10)
+        error = await _stream_ended_by(audience_stack, host, lambda fan: fan.log_out())
         assert (error.code, error.reason) == (grpc.StatusCode.UNAUTHENTICATED, "SESSION_REVOKED")
     finally:
         await host.close()
-        await fan.close()
 
 
 async def test_a_spectator_who_sits_down_is_sent_to_the_players_gateway(
@@ -282,18 +281,14 @@ async def test_a_spectator_who_sits_down_is_sent_to_the_players_gateway(
     door stream ends with SEAT_HOLDER within the next re-check, so its page watches its
     hand where it is shown."""
     host = GatewayClient.connect(audience_stack.gateway)
-    fan = GatewayClient.connect(audience_stack.gateway)
     try:
         await host.create_table("house", display_name="Host", visibility="public")
-        token = await fan.spectate(host.table_id)
-        changes = watch_at_door(_door(audience_stack), token, host.table_id)
-        assert (await asyncio.wait_for(anext(changes), 10)).snapshot
-        await fan.join(host.table_id, "Fan")
-        error = await asyncio.wait_for(_refusal(changes), 10)
+        error = await _stream_ended_by(
+            audience_stack, host, lambda fan: fan.join(host.table_id, "Fan")
+        )
         assert (error.code, error.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "SEAT_HOLDER")
     finally:
         await host.close()
-        await fan.close()
 
 
 async def test_odd_requests_get_an_answer_and_leave_the_door_serving(
@@ -327,50 +322,19 @@ async def test_the_doors_spectators_go_on_when_the_audience_replica_and_nats_res
     then NATS is: a spectator at the door resumes from its last version each time and sees
     the game to its end, no gap, no duplicate, no leak."""
     host = await practice(audience_stack)
-    table_id = host.table_id
-    fan = await spectator(audience_stack.address("audience"), table_id)
-    seen: list[pb.WatchResponse] = []
-    ends: list[str] = []
-    over = asyncio.Event()
-
-    async def watch_through() -> None:
-        while not over.is_set():
-            try:
-                door = _door(audience_stack)
-                async for change in watch_at_door(
-                    door, fan.token, table_id, seen[-1].version if seen else 1
-                ):
-                    seen.append(change)
-                    if change.view.phase == "game_over":
-                        over.set()
-                        return
-            except GatewayError as error:
-                ends.append(error.reason)
-            await asyncio.sleep(0.2)
-
-    async def play_to(version: int | None) -> None:
-        def reached(view: object) -> bool:
-            return version is not None and view.version >= version  # type: ignore[attr-defined]
-
-        await asyncio.wait_for(play_seat(host, host_rounds=ROUNDS, until=reached), GAME_SECONDS)
-
+    fan = await spectator(audience_stack.address("audience"), host.table_id)
+    door = _door(audience_stack)
     try:
-        watching = asyncio.create_task(watch_through())
-        start = audience_store.version(table_id)
-        await play_to(start + 20)
-        await asyncio.to_thread(audience_stack.stop_one, "audience")
-        await asyncio.to_thread(audience_stack.start_one, "audience")
-        await play_to(start + 60)
-        audience_nats.stop()
-        await asyncio.sleep(0.5)
-        await asyncio.to_thread(audience_nats.start)
-        await play_to(None)
-        await asyncio.wait_for(watching, 30)
-        check_watched(seen, audience_store.truth(table_id), 1)
-        assert seen[-1].view.phase == "game_over"
+        watched = await watch_through_restarts(
+            audience_stack,
+            audience_store,
+            audience_nats,
+            host,
+            lambda version: watch_at_door(door, fan.token, host.table_id, version),
+        )
         # The replica's stop ended the stream (told SERVER_DRAINING, or cut off behind
         # unsent bytes), and it resumed.
-        assert ends and set(ends) <= {"SERVER_DRAINING", ""}, ends
+        assert watched.ends and set(watched.ends) <= {"SERVER_DRAINING", ""}, watched.ends
     finally:
         await host.close()
         await fan.close()

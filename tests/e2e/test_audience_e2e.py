@@ -17,7 +17,7 @@ import asyncio
 import grpc
 import pytest
 
-from president.client import GatewayClient, GatewayError, SeatLog, play_seat
+from president.client import GatewayClient, GatewayError, play_seat
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.servicekit.launcher import NatsServer, Stack
@@ -26,10 +26,12 @@ from tests.support.audiences import (
     INBOX,
     REPLAY_LIMIT,
     ROUNDS,
+    check_resumes,
     check_watched,
     practice,
     spectator,
     until_over,
+    watch_through_restarts,
 )
 from tests.support.gateway_truth import Store, expect
 
@@ -159,49 +161,15 @@ async def test_a_resumed_spectator_gets_no_gap_and_no_duplicate(
     """Resumed at the audience replica from a recent version: every change after it, once;
     from long past (version 1): the view now, marked skipped, then what follows."""
     host = await practice(audience_stack)
-    table_id = host.table_id
-    tier = await spectator(audience_stack.address("audience"), table_id)
+    tier = await spectator(audience_stack.address("audience"), host.table_id)
     try:
-        log = SeatLog()
-        playing = asyncio.create_task(play_seat(host, host_rounds=ROUNDS, log=log))
-        while audience_store.version(table_id) < REPLAY_LIMIT * 2:
-            await asyncio.sleep(0.05)
-        near = audience_store.version(table_id) - REPLAY_LIMIT // 2
-        recent, old = await asyncio.wait_for(
-            asyncio.gather(until_over(tier.watch(near)), until_over(tier.watch(1))),
-            GAME_SECONDS,
-        )
-        await asyncio.wait_for(playing, GAME_SECONDS)
-        truth = audience_store.truth(table_id)
-        check_watched(recent, truth, near)
-        assert recent[0].version == near + 1 and not recent[0].snapshot
-        check_watched(old, truth, 1)
-        assert old[0].snapshot and old[0].skipped and old[0].version > REPLAY_LIMIT
-        assert not any(c.skipped for c in old[1:])
-        assert old[0].version - 1 > len(old[:1]), "the states since version 1 not replayed"
+        await check_resumes(audience_store, host, tier.watch, REPLAY_LIMIT // 2)
     finally:
         await host.close()
         await tier.close()
 
 
 # --------------------------------------------------------------------------- restarts
-async def _watch_through(
-    watcher: GatewayClient, log: list[pb.WatchResponse], done: asyncio.Event, opened: list[int]
-) -> None:
-    """Watch until the game is over, resuming from the last version after a lost stream
-    (``opened``: how many streams it opened)."""
-    while not done.is_set():
-        opened[0] += 1
-        try:
-            async for change in watcher.watch(log[-1].version if log else 1):
-                log.append(change)
-                if change.view.phase == "game_over":
-                    done.set()
-                    return
-        except GatewayError:
-            await asyncio.sleep(0.2)
-
-
 async def test_spectators_go_on_when_the_audience_replica_and_nats_restart(
     audience_stack: Stack, audience_store: Store, audience_nats: NatsServer
 ) -> None:
@@ -209,34 +177,12 @@ async def test_spectators_go_on_when_the_audience_replica_and_nats_restart(
     resumes from its last version each time and sees the game to its end, no gap, no
     duplicate, no leak."""
     host = await practice(audience_stack)
-    table_id = host.table_id
-    tier = await spectator(audience_stack.address("audience"), table_id)
-    seen: list[pb.WatchResponse] = []
-    over = asyncio.Event()
+    tier = await spectator(audience_stack.address("audience"), host.table_id)
     try:
-        opened = [0]
-        watching = asyncio.create_task(_watch_through(tier, seen, over, opened))
-        start = audience_store.version(table_id)
-
-        async def play_to(version: int | None) -> None:  # bots wait for the host between
-            def reached(view: object) -> bool:
-                return version is not None and view.version >= version  # type: ignore[attr-defined]
-
-            await asyncio.wait_for(play_seat(host, host_rounds=ROUNDS, until=reached), GAME_SECONDS)
-
-        await play_to(start + 20)
-        await asyncio.to_thread(audience_stack.stop_one, "audience")
-        await asyncio.to_thread(audience_stack.start_one, "audience")
-        await play_to(start + 60)
-        audience_nats.stop()
-        await asyncio.sleep(0.5)
-        await asyncio.to_thread(audience_nats.start)
-        await play_to(None)
-        await asyncio.wait_for(watching, 30)
-        truth = audience_store.truth(table_id)
-        check_watched(seen, truth, 1)
-        assert seen[-1].view.phase == "game_over"
-        assert opened[0] >= 2, "the replica's restart ended the stream: it resumed"
+        watched = await watch_through_restarts(
+            audience_stack, audience_store, audience_nats, host, tier.watch
+        )
+        assert watched.opened >= 2, "the replica's restart ended the stream: it resumed"
     finally:
         await host.close()
         await tier.close()
