@@ -71,7 +71,7 @@ from president.services.gateway.auth import Verifier, bearer
 from president.services.gateway.entries import Entry
 from president.services.gateway.feed import FeedHub, TableFeed
 from president.services.gateway.guard import RECHECK_SECONDS
-from president.services.gateway.watch import REPLAY_LIMIT, snapshot
+from president.services.gateway.watch import snapshot, start_at, version_ahead
 
 #: The one call served here.
 WATCH_PATH = "/president.gateway.v1.GatewayService/Watch"
@@ -190,14 +190,6 @@ def _seat_holder(seat: int) -> ServiceError:
     )
 
 
-def _version_ahead(feed: TableFeed, asked: int) -> ServiceError:
-    return ServiceError(
-        grpc.StatusCode.OUT_OF_RANGE,
-        "VERSION_AHEAD",
-        f"the table is at version {feed.version}; there is no version {asked} yet",
-    )
-
-
 def _draining() -> ServiceError:
     return ServiceError(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING", DRAINING)
 
@@ -226,18 +218,10 @@ class Crowd:
         so no change falls between its opening and its first flush."""
         current = self.feed.current
         assert current is not None
-        opening: list[bytes]
-        if from_version == 0:
-            opening = [snapshot(current, None)]
-        else:
-            history = list(self.feed.history)
-            at = next((entry for entry in history if entry.version == from_version), None)
-            if at is not None and current.version - from_version <= REPLAY_LIMIT:
-                opening = [e.watch_response(None) for e in history if e.version > from_version]
-            elif from_version == current.version:
-                opening = []
-            else:  # long past: the view now (it is whole: no gap)
-                opening = [current.skipped_view(None)]
+        start = start_at(current, self.feed.history, from_version)
+        opening = [entry.watch_response(None) for entry in start.backlog]
+        if start.whole:
+            opening = [snapshot(current, None, skipped=start.whole == "skipped")]
         stream.begin(framed(stream.codec, opening) if opening else b"", current.version)
         self.streams.add(stream)
 
@@ -459,7 +443,7 @@ class SpectatorStream(asyncio.Protocol):
             if request.from_version > feed.version:
                 await feed.catch_up()
                 if request.from_version > feed.version:
-                    raise _version_ahead(feed, request.from_version)
+                    raise version_ahead(feed.version, request.from_version)
             seat = seat_of(feed.table.game, self.identity.account_id)
             if seat is not None:
                 raise _seat_holder(seat)

@@ -135,6 +135,42 @@ def messages(wire: Wire, entries: Sequence[Entry], seat_for: SeatOf) -> list[byt
     return out
 
 
+@dataclass(frozen=True)
+class Start:
+    """Where a stream starts: the entry it stands on, and what it sends first."""
+
+    #: The entry the stream holds once its first messages are sent.
+    last: Entry
+    #: The changes after ``from_version`` it replays (a resume within the history).
+    backlog: list[Entry]
+    #: Send ``last`` whole first: ``"fresh"`` (a new stream), ``"skipped"`` (a resume from
+    #: further back than the history, the view now), or ``""`` (nothing whole).
+    whole: str
+
+
+def start_at(current: Entry, history: Sequence[Entry], from_version: int) -> Start:
+    """How a stream asking for the changes after ``from_version`` starts: a snapshot (0),
+    the history's changes after it (at most :data:`REPLAY_LIMIT`), nothing (it is current),
+    or the view now marked skipped (from long past: whole, so no gap)."""
+    if from_version == 0:
+        return Start(current, [], "fresh")
+    at = next((entry for entry in history if entry.version == from_version), None)
+    if at is not None and current.version - from_version <= REPLAY_LIMIT:
+        return Start(at, [entry for entry in history if entry.version > from_version], "")
+    if from_version == current.version:
+        return Start(current, [], "")
+    return Start(current, [], "skipped")
+
+
+def version_ahead(version: int, asked: int) -> ServiceError:
+    """OUT_OF_RANGE: a resume from a version the table has not reached."""
+    return ServiceError(
+        grpc.StatusCode.OUT_OF_RANGE,
+        "VERSION_AHEAD",
+        f"the table is at version {version}; there is no version {asked} yet",
+    )
+
+
 def folded(last: Entry | None, events: Sequence[epb.EventEnvelope]) -> list[Entry]:
     """Stored events folded after ``last`` (None: from the first), up to the first gap."""
     out: list[Entry] = []
@@ -191,30 +227,15 @@ async def _watch(
     if from_version > feed.version:
         await feed.catch_up()
         if from_version > feed.version:
-            raise ServiceError(
-                grpc.StatusCode.OUT_OF_RANGE,
-                "VERSION_AHEAD",
-                f"the table is at version {feed.version}; there is no version {from_version} yet",
-            )
+            raise version_ahead(feed.version, from_version)
     spectator = feed.current is not None and seat_for(feed.current.table) is None
     listener, current, history = feed.listen(audience=spectator)
     WATCHERS.inc()
     try:
-        last: Entry
-        backlog: list[Entry] = []
-        if from_version == 0:
-            last = current
-            yield wire.whole(current, seat_for(current.table))
-        else:
-            at = next((entry for entry in history if entry.version == from_version), None)
-            if at is not None and current.version - from_version <= REPLAY_LIMIT:
-                backlog = [entry for entry in history if entry.version > from_version]
-                last = at
-            elif from_version == current.version:
-                last = current
-            else:  # long past: the view now, not every state since (no gap: it is whole)
-                last = current
-                yield wire.whole(current, seat_for(current.table), skipped=True)
+        start = start_at(current, history, from_version)
+        last, backlog = start.last, start.backlog
+        if start.whole:
+            yield wire.whole(current, seat_for(current.table), skipped=start.whole == "skipped")
         while True:
             after = last.version
             taken: list[Entry] | None
