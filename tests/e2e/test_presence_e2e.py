@@ -21,7 +21,7 @@ from president.hosting.events import SeatPresence, TableCreated
 from president.rules import round as rnd
 from president.servicekit.launcher import SERVICES, Stack
 from tests.support.gateway_truth import Store, expect, table_of_humans
-from tests.support.postgres import PostgresServer
+from tests.support.servers import store_databases
 from tests.support.service_stack import service_stack
 
 SECONDS = 60
@@ -35,24 +35,11 @@ def presence_stack(
 ) -> Iterator[Stack]:
     """The five services, on each store."""
     workdir = tmp_path_factory.mktemp("presence")
-    env: dict[str, str] = {}
-    made: list[str] = []
-    if request.param == "sqlite":
-        database = f"sqlite:///{workdir / 'president.db'}"
-    else:
-        server: PostgresServer = request.getfixturevalue("postgres_server")
-        database = server.create_database("presence")
-        env["PRESIDENT_DEALER_DATABASE_URL"] = server.create_database("dealer")
-        env["PRESIDENT_SCORING_DATABASE_URL"] = server.create_database("scoring")
-        made = [database, *env.values()]
-    try:
-        with service_stack(workdir, database, nats_url, SERVICES, env) as stack:
-            yield stack
-    finally:
-        if made:
-            server = request.getfixturevalue("postgres_server")
-            for url in made:
-                server.drop_database(url)
+    with (
+        store_databases(request, workdir, "presence") as (database, env),
+        service_stack(workdir, database, nats_url, SERVICES, env) as stack,
+    ):
+        yield stack
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from president.client import GatewayClient, play_seat
 from president.servicekit.launcher import SERVICES, Stack
 from tests.support.gateway_truth import Store, expect, table_of_humans
-from tests.support.postgres import PostgresServer
+from tests.support.servers import store_databases
 from tests.support.service_stack import service_stack
 
 WAIT = {"PRESIDENT_HOST_IDLE_SECONDS": "1", "PRESIDENT_EMPTY_TABLE_SECONDS": "1"}
@@ -27,28 +27,11 @@ def waiting_stack(
 ) -> Iterator[Stack]:
     """The five services with one-second waiting times, on each store."""
     workdir = tmp_path_factory.mktemp("waiting")
-    env = dict(WAIT)
-    made: list[str] = []
-    if request.param == "sqlite":
-        database = f"sqlite:///{workdir / 'president.db'}"
-    else:
-        server: PostgresServer = request.getfixturevalue("postgres_server")
-        database = server.create_database("waiting")
-        env["PRESIDENT_DEALER_DATABASE_URL"] = server.create_database("dealer")
-        env["PRESIDENT_SCORING_DATABASE_URL"] = server.create_database("scoring")
-        made = [
-            database,
-            env["PRESIDENT_DEALER_DATABASE_URL"],
-            env["PRESIDENT_SCORING_DATABASE_URL"],
-        ]
-    try:
-        with service_stack(workdir, database, nats_url, SERVICES, env) as stack:
-            yield stack
-    finally:
-        if made:
-            server = request.getfixturevalue("postgres_server")
-            for url in made:
-                server.drop_database(url)
+    with (
+        store_databases(request, workdir, "waiting") as (database, env),
+        service_stack(workdir, database, nats_url, SERVICES, {**env, **WAIT}) as stack,
+    ):
+        yield stack
 
 
 @pytest.fixture

@@ -118,28 +118,44 @@ def sqlite_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Ite
         asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
 
 
+@contextmanager
+def store_databases(
+    request: pytest.FixtureRequest, workdir: Path, name: str, kind: str | None = None
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """The store ``kind`` names (by default the fixture's param): ``"sqlite"``, a file in
+    ``workdir``; ``"postgres"``, fresh databases on the PostgreSQL server (``name``'s, the
+    dealer's and the scoring service's), dropped afterwards. Yields the store's URL and the
+    environment naming the other two."""
+    if (kind or request.param) == "sqlite":
+        yield f"sqlite:///{workdir / 'president.db'}", {}
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    database = server.create_database(name)
+    env = {
+        "PRESIDENT_DEALER_DATABASE_URL": server.create_database("dealer"),
+        "PRESIDENT_SCORING_DATABASE_URL": server.create_database("scoring"),
+    }
+    try:
+        yield database, env
+    finally:
+        for url in (database, *env.values()):
+            server.drop_database(url)
+
+
 @pytest.fixture(scope="module")
 def postgres_stack(
-    tmp_path_factory: pytest.TempPathFactory, nats_url: str, postgres_server: PostgresServer
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, nats_url: str
 ) -> Iterator[Stack]:
     """The six services on a fresh PostgreSQL database and NATS."""
     workdir = tmp_path_factory.mktemp("pgstack")
-    env = isolated_env()
-    database = postgres_server.create_database("stack")
-    env["PRESIDENT_DEALER_DATABASE_URL"] = postgres_server.create_database("dealer")
-    env["PRESIDENT_SCORING_DATABASE_URL"] = postgres_server.create_database("scoring")
-    stack = Stack(workdir, database, nats_url, env)
-    try:
-        yield stack.start()
-    finally:
-        stack.stop()
-        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
-        for url in (
-            database,
-            env["PRESIDENT_DEALER_DATABASE_URL"],
-            env["PRESIDENT_SCORING_DATABASE_URL"],
-        ):
-            postgres_server.drop_database(url)
+    with store_databases(request, workdir, "stack", "postgres") as (database, databases):
+        env = {**isolated_env(), **databases}
+        stack = Stack(workdir, database, nats_url, env)
+        try:
+            yield stack.start()
+        finally:
+            stack.stop()
+            asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -30,10 +30,11 @@ from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit.errors import error_info
 from president.servicekit.launcher import Stack
 from president.servicekit.nats import Subjects
+from tests.support.servers import store_databases
 from tests.support.service_stack import Tables, service_stack, wait_until
 
 if TYPE_CHECKING:
-    from tests.support.postgres import PostgresServer
+    pass
 
 pytestmark = pytest.mark.slow
 SERVICES = ("dealer", "table", "scoring")
@@ -44,23 +45,11 @@ def scoring_stack(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, nats_url: str
 ) -> Iterator[Stack]:
     workdir = tmp_path_factory.mktemp(f"scoring-{request.param}")
-    if request.param == "sqlite":
-        with service_stack(
-            workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, SERVICES
-        ) as stack:
-            yield stack
-        return
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    database = server.create_database("stack")
-    scoring = server.create_database("scoring")
-    dealer = server.create_database("dealer")
-    env = {"PRESIDENT_SCORING_DATABASE_URL": scoring, "PRESIDENT_DEALER_DATABASE_URL": dealer}
-    try:
-        with service_stack(workdir, database, nats_url, SERVICES, env) as stack:
-            yield stack
-    finally:
-        for url in (database, scoring, dealer):
-            server.drop_database(url)
+    with (
+        store_databases(request, workdir, "stack") as (database, env),
+        service_stack(workdir, database, nats_url, SERVICES, env) as stack,
+    ):
+        yield stack
 
 
 @pytest.fixture(scope="module")

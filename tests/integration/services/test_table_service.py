@@ -29,7 +29,8 @@ from president.services.gateway.owners import LeaseOwners
 from president.services.gateway.upstream import GrpcTables
 from president.store import StoredEvent, verify_chain
 from president.table.v1 import table_pb2 as pb
-from tests.support.servers import delete_stream, isolated_env
+from tests.support.servers import isolated_env, store_databases
+from tests.support.service_stack import service_stack
 from tests.support.table_service import (
     SERVER,
     Replica,
@@ -56,24 +57,13 @@ def table_stack(
 ) -> Iterator[Stack]:
     """The dealer and the table service on one store, with a JetStream stream of their own."""
     workdir = tmp_path_factory.mktemp(f"table-{request.param}")
-    env = isolated_env()
-    env["PRESIDENT_DEALER_CALL_SECONDS"] = "1"
-    databases: list[str] = []
-    if request.param == "sqlite":
-        database = f"sqlite:///{workdir / 'president.db'}"
-    else:
-        server = request.getfixturevalue("postgres_server")
-        database = server.create_database("table")
-        env["PRESIDENT_DEALER_DATABASE_URL"] = server.create_database("dealer")
-        databases = [database, env["PRESIDENT_DEALER_DATABASE_URL"]]
-    stack = Stack(workdir, database, nats_url, env)
-    try:
-        yield stack.start(services=SERVICES)
-    finally:
-        stack.stop()
-        asyncio.run(delete_stream(nats_url, env["PRESIDENT_STREAM"]))
-        for url in databases:
-            request.getfixturevalue("postgres_server").drop_database(url)
+    with (
+        store_databases(request, workdir, "table") as (database, env),
+        service_stack(
+            workdir, database, nats_url, SERVICES, {**env, "PRESIDENT_DEALER_CALL_SECONDS": "1"}
+        ) as stack,
+    ):
+        yield stack
 
 
 def stream_of(stack: Stack) -> str:
