@@ -305,3 +305,66 @@ async def test_opening_streams_at_the_door_counts_against_the_watch_rate_limit(
         assert "RATE_LIMITED" in base64.b64decode(refused["details"][0]["value"] + "==").decode(
             "latin-1"
         )
+
+
+async def test_a_stream_ends_when_its_connect_timeout_passes_and_a_bad_one_is_refused(
+    tables: units.LocalTables,
+) -> None:
+    """A client's ``Connect-Timeout-Ms`` bounds its stream: it gets the table, then the end
+    of stream says deadline_exceeded once that time passed; a value that is no count of
+    milliseconds is refused with what was wrong, before any table is read."""
+    units.bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    tokens = AccessTokens("s" * 32)
+    token = tokens.issue(
+        Identity(
+            account_id="fan", display_name="Fan", kind="guest", session_id="s1", expires_at=10**10
+        )
+    )
+    door = AudienceDoor(hub, Verifier(tokens, Revocations()), Admission.from_env(""))
+    ready = asyncio.Event()
+    serving = asyncio.create_task(door.serve("127.0.0.1", 0, ready))
+    await asyncio.wait_for(ready.wait(), 5)
+    body = pb.WatchRequest(table_id="t1").SerializeToString()
+
+    async def watch(timeout: str) -> tuple[list[pb.WatchResponse], dict[str, object], float]:
+        started = loop.time()
+        async with client.stream(
+            "POST",
+            "/president.gateway.v1.GatewayService/Watch",
+            content=struct.pack(">BI", 0, len(body)) + body,
+            headers={
+                "content-type": PROTO.content_type,
+                "authorization": f"Bearer {token}",
+                "connect-timeout-ms": timeout,
+            },
+        ) as answer:
+            data = await asyncio.wait_for(answer.aread(), 10)
+        took = loop.time() - started
+        messages, at = [], 0
+        while True:
+            flags, length = struct.unpack_from(">BI", data, at)
+            payload = data[at + 5 : at + 5 + length]
+            if flags & 0x02:
+                return messages, json.loads(payload)["error"], took
+            messages.append(pb.WatchResponse.FromString(payload))
+            at += 5 + length
+
+    loop = asyncio.get_running_loop()
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{door.port}") as client:
+            seen, error, took = await watch("300")
+            assert seen and seen[0].HasField("view"), seen
+            assert error["code"] == "deadline_exceeded", error
+            assert "300 ms" in str(error["message"]), error
+            assert 0.3 <= took < 5, took
+            for bad in ("soon", "0", "12345678901", "-5"):
+                seen, error, _ = await watch(bad)
+                assert not seen
+                assert error["code"] == "invalid_argument", (bad, error)
+                assert "Connect-Timeout-Ms" in str(error["message"]), (bad, error)
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+        await hub.close()

@@ -181,6 +181,27 @@ def _invalid(message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_REQUEST", message)
 
 
+def timeout_seconds(value: str | None) -> float | None:
+    """A stream's ``Connect-Timeout-Ms`` in seconds (None: it asked for none)."""
+    if value is None:
+        return None
+    digits = value.strip()
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 10 and int(digits) > 0):
+        raise _invalid(
+            f"Connect-Timeout-Ms must be a whole number of milliseconds from 1 to 10 digits,"
+            f" not {value[:20]!r}"
+        )
+    return int(digits) / 1000
+
+
+def _timed_out(seconds: float) -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        "DEADLINE_EXCEEDED",
+        f"the stream ran for the {seconds * 1000:.0f} ms its Connect-Timeout-Ms allowed",
+    )
+
+
 def _seat_holder(seat: int) -> ServiceError:
     return ServiceError(
         grpc.StatusCode.FAILED_PRECONDITION,
@@ -311,6 +332,7 @@ class SpectatorStream(asyncio.Protocol):
         self._body = bytearray()
         self._opening: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None
+        self._timeout: asyncio.TimerHandle | None = None
         self._slot: AbstractContextManager[None] | None = None
         self._crowd: Crowd | None = None
         self.codec = PROTO
@@ -430,6 +452,11 @@ class SpectatorStream(asyncio.Protocol):
 
     async def _open(self, headers: dict[str, str], body: bytes) -> None:
         try:
+            seconds = timeout_seconds(headers.get("connect-timeout-ms"))
+            if seconds is not None:
+                self._timeout = asyncio.get_running_loop().call_later(
+                    seconds, self.end, _timed_out(seconds)
+                )
             request = _request(self.codec, body)
             authorization = headers.get("authorization")
             token = bearer([("authorization", authorization)] if authorization else [])
@@ -538,6 +565,8 @@ class SpectatorStream(asyncio.Protocol):
             self._plain(408, f"send the whole request within {REQUEST_SECONDS:g} s")
 
     def _release(self) -> None:
+        if self._timeout is not None:
+            self._timeout.cancel()
         if self._crowd is not None:
             self._crowd.leave(self)
             self._crowd = None
