@@ -74,9 +74,10 @@ async def test_seats_get_a_change_at_once_and_spectators_wake_a_batch_per_loop_t
 async def test_a_spectator_too_far_behind_overflows_and_holds_no_changes_of_its_own(
     tables: units.LocalTables, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The log is shared and bounded: a spectator whose next change left it, or waited
-    longer than the lag allows, overflows (its stream skips to the view now); one that
-    keeps up takes what it has not sent."""
+    """The log is shared and bounded: a spectator whose next change left it, waited
+    longer than the lag allows, or that is more than MOST_CHANGES behind in a crowd
+    overflows (its stream skips to the view now); one that keeps up takes what it has not
+    sent."""
     monkeypatch.setattr(audience, "AUDIENCE_LIMIT", 3)
     units.bot_table(tables)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
@@ -94,12 +95,69 @@ async def test_a_spectator_too_far_behind_overflows_and_holds_no_changes_of_its_
         recent + 1,
         recent + 2,
     ]
+    monkeypatch.setattr(audience, "MOST_CHANGES", 1)
+    assert await behind.take(recent) is not None  # alone: not a crowd, it takes them all
+    monkeypatch.setattr(audience, "CROWD_PACE", 0.0)
+    assert await behind.take(recent) is None  # in a crowd: more than one take carries
+    monkeypatch.setattr(audience, "MOST_CHANGES", 16)
     monkeypatch.setattr(audience, "AUDIENCE_LAG", 0.0)
     await asyncio.sleep(0.01)
     assert await behind.take(recent) is None  # unread for longer than the lag
     assert len(feed.audience._log) <= 3
     feed.unlisten(behind)
     await hub.close()
+
+
+async def test_a_crowd_is_woken_at_most_once_a_pace_and_misses_no_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The spectators here write at most WRITES_PER_SECOND times a second together: with
+    20 spectators at 200 writes a second a table's crowd is woken once per 0.1 s, each
+    spectator taking every change since its last take in one go, in order, none twice,
+    none skipped, while changes come every 5 ms (without the pace: one take per change)."""
+    monkeypatch.setattr(audience, "WRITES_PER_SECOND", 200.0)
+    monkeypatch.setattr(audience, "MOST_CHANGES", 1000)
+    crowd = audience.Audience()
+    before = audience.pace()
+    spectators = [crowd.listener() for _ in range(20)]
+    assert audience.pace() == pytest.approx(before + 20 / 200)
+    seen: list[list[int]] = [[] for _ in spectators]
+    takes = [0] * len(spectators)
+
+    async def spectate(n: int, spectator: Spectator) -> None:
+        after = 0
+        while True:
+            taken = await spectator.take(after)
+            if taken is None:
+                return
+            takes[n] += 1
+            seen[n].extend(entry.version for entry in taken)
+            after = taken[-1].version
+
+    tasks = [asyncio.create_task(spectate(n, s)) for n, s in enumerate(spectators)]
+    await asyncio.sleep(0)
+    changes = 200
+    for version in range(1, changes + 1):
+        crowd.push(FakeEntry(version))  # type: ignore[arg-type]
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.3)
+    crowd.close()
+    await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    for spectator in spectators:
+        crowd.leave(spectator)
+    assert audience.pace() == pytest.approx(before)
+    for versions in seen:
+        assert versions == list(range(1, changes + 1))  # no gap, no duplicate, no skip
+    paced = changes * 0.005 / 0.1  # the pushes took at least this many paces
+    for count in takes:
+        assert 2 <= count <= 2 * paced + 2, takes  # not one per change
+
+
+class FakeEntry:
+    """A change as the audience's log holds it: its version."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
 
 
 def test_an_audience_replica_refuses_only_calls_that_act_at_a_table(

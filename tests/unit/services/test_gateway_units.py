@@ -381,6 +381,7 @@ async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact
     # The spectator reads only at the end: it must not skip the states it waits with.
     monkeypatch.setattr(audience, "AUDIENCE_LIMIT", 4096)
     monkeypatch.setattr(audience, "AUDIENCE_LAG", 600.0)
+    monkeypatch.setattr(audience, "MOST_CHANGES", 4096)
     viewers = [seat_resolver(player) for player in ("p0", "bot-1", None)]
     ahead = [watch_session(ahead_hub, "t1", 0, viewer) for viewer in viewers]
     after = [watch_session(after_hub, "t1", 0, viewer) for viewer in viewers]

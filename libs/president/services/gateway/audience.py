@@ -16,6 +16,13 @@ batched ``Watch``, :mod:`president.services.gateway.watch`) instead of
 queuing one write per change. Every spectator is sent the same bytes
 (``Entry.watch_response(None)``), built once.
 
+A table's spectators are woken together at most once per :func:`pace`: the
+spectators at this replica over the writes a second it gives them
+(:data:`WRITES_PER_SECOND`). A crowd of any size thus takes a bounded share of
+the replica's CPU, the seats keep the rest, and a spectator sends more changes
+per write the more spectators share the replica (a batched ``Watch`` sends
+them in one message; a plain one, one message each).
+
 A spectator that reads too slowly (a phone on a bad network, a client that
 never reads, a replica with more spectators than its CPU serves) finds that
 the change after its place left the log, or waited unread longer than
@@ -45,6 +52,31 @@ AUDIENCE_LIMIT = int(os.environ.get("PRESIDENT_AUDIENCE_INBOX", "") or 256)
 #: How long a change may wait unread by a spectator before it skips to the newest view
 #: (seconds; ``PRESIDENT_AUDIENCE_LAG_MS``).
 AUDIENCE_LAG = float(os.environ.get("PRESIDENT_AUDIENCE_LAG_MS", "") or 250) / 1000
+
+#: The most changes a spectator of a crowd takes at once (``PRESIDENT_AUDIENCE_MOST_CHANGES``):
+#: once the spectators here are paced to :data:`CROWD_PACE` or slower, one further behind
+#: skips to the view now, one message, instead (so a crowd's CPU is bounded per write too).
+MOST_CHANGES = int(os.environ.get("PRESIDENT_AUDIENCE_MOST_CHANGES", "") or 16)
+#: The pace from which the spectators here are a crowd (seconds: 80 spectators at 4,000
+#: writes a second); below it a spectator takes every change it has not sent.
+CROWD_PACE = 0.02
+#: The spectators' stream writes a second this replica allows itself
+#: (``PRESIDENT_AUDIENCE_WRITES``): at about 60 µs of CPU a gRPC stream write, 4,000 a second
+#: is a quarter of a core, whatever the audience's size.
+WRITES_PER_SECOND = float(os.environ.get("PRESIDENT_AUDIENCE_WRITES", "") or 4000)
+
+
+class _Spectators:
+    """How many spectators this replica's audiences hold (every table's)."""
+
+    count = 0
+
+
+def pace() -> float:
+    """The least time between two wakings of a table's spectators here, in seconds: the
+    spectators here over :data:`WRITES_PER_SECOND`, so they write that often at most."""
+    return _Spectators.count / WRITES_PER_SECOND
+
 
 DELIVERIES = Counter(
     "president_gateway_audience_deliveries", "Changes taken by spectators from their log."
@@ -100,15 +132,28 @@ class Audience:
         self._idle: list[asyncio.Future[None]] = []
         self._waking: deque[asyncio.Future[None]] = deque()
         self._scheduled = False
+        #: Whether a change came since the last waking started; how many wakings started.
+        self.changed = False
+        self.wakings = 0
+        #: When the next waking may start (one per :func:`pace` at most).
+        self._next_waking = 0.0
 
     def listener(self) -> Spectator:
         """A new spectator, registered, its place at the newest change."""
         spectator = Spectator(self)
         self.listeners.add(spectator)
+        _Spectators.count += 1
         return spectator
 
+    def leave(self, spectator: Spectator) -> None:
+        """``spectator``'s stream ended."""
+        if spectator in self.listeners:
+            self.listeners.discard(spectator)
+            _Spectators.count -= 1
+
     def push(self, entry: Entry) -> None:
-        """Log ``entry`` and wake the spectators waiting for it, a batch per loop turn."""
+        """Log ``entry`` and wake the spectators waiting for it, a batch per loop turn, at
+        most once per :func:`pace`."""
         for sink in self.sinks:
             sink.push(entry)
         if not self.listeners:
@@ -120,12 +165,29 @@ class Audience:
         if len(self._log) > AUDIENCE_LIMIT:
             self._log.popleft()
             self._came.popleft()
-        if self._idle:
-            self._waking.extend(self._idle)
-            self._idle.clear()
-            if not self._scheduled:
-                self._scheduled = True
-                asyncio.get_running_loop().call_soon(self._turn)
+        self.changed = True
+        self._schedule()
+
+    def _schedule(self) -> None:
+        """A waking of the idle spectators, at most one per :func:`pace`."""
+        if self._scheduled or not self._idle:
+            return
+        self._scheduled = True
+        now = time.monotonic()
+        start = max(now, self._next_waking)
+        self._next_waking = start + pace()
+        loop = asyncio.get_running_loop()
+        if start > now:
+            loop.call_later(start - now, self._waking_starts)
+        else:
+            loop.call_soon(self._waking_starts)
+
+    def _waking_starts(self) -> None:
+        self._waking.extend(self._idle)  # who waits now; who goes idle meanwhile waits a pace
+        self._idle.clear()
+        self.changed = False
+        self.wakings += 1
+        self._turn()
 
     def _turn(self) -> None:
         for _ in range(min(BATCH, len(self._waking))):
@@ -134,12 +196,16 @@ class Audience:
                 waiter.set_result(None)
         if self._waking:
             asyncio.get_running_loop().call_soon(self._turn)  # the rest next turn
-        else:
-            self._scheduled = False
+            return
+        self._scheduled = False
+        if self.changed:  # a change came while they were woken: the next waking
+            self._schedule()
 
     def after(self, version: int) -> list[Entry] | None:
         """The logged changes after ``version``, oldest first (empty: none yet); None when
-        the one right after it left the log or waited longer than the lag allows."""
+        the one right after it left the log or waited longer than the lag allows, or, in a
+        crowd, there are more than :data:`MOST_CHANGES` of them (the view now is one
+        message)."""
         log = self._log
         if not log or log[-1].version <= version:
             return []
@@ -149,8 +215,9 @@ class Audience:
             return None  # it left the log (or came before the spectator did)
         waited = time.monotonic() - self._came[start]
         DELAY.observe(waited)
-        if waited > AUDIENCE_LAG:
-            return None  # it skips to the view now
+        paced = pace()
+        if waited > AUDIENCE_LAG + paced or (count > MOST_CHANGES and paced >= CROWD_PACE):
+            return None  # it skips to the view now (a wait for the pace is no lag)
         DELIVERIES.inc(count)
         return [log[index] for index in range(start, len(log))]
 
@@ -160,6 +227,8 @@ class Audience:
         if len(self._idle) > 2 * len(self.listeners) + BATCH:  # streams that ended waiting
             self._idle = [idle for idle in self._idle if not idle.done()]
         self._idle.append(waiter)
+        if self.changed:  # a change it has not taken: the next waking
+            self._schedule()
         try:
             await waiter
         finally:
@@ -195,16 +264,24 @@ class Spectator:
         self._audience = audience
         self.overflowed = False
         self.closed = False
+        #: The waking it last took changes in (none yet).
+        self._took_at = -1
 
     async def take(self, after: int) -> list[Entry] | None:
-        """Every logged change after version ``after`` (at least one, waiting for it); None
-        when the spectator fell too far behind (``overflowed``) or the audience closed."""
+        """Every logged change after version ``after`` (at least one, waiting for it; once
+        per waking of the audience: a change that came after this waking's take waits for
+        the next); None when the spectator fell too far behind (``overflowed``) or the
+        audience closed."""
+        audience = self._audience
         while not self.closed:
-            taken = self._audience.after(after)
-            if taken is None:
-                self.overflowed = True
-                return None
-            if taken:
-                return taken
-            await self._audience.wait()
+            if self._took_at != audience.wakings or not audience.changed:
+                taken = audience.after(after)
+                if taken is None:
+                    self.overflowed = True
+                    self._took_at = audience.wakings  # the view now is this waking's write
+                    return None
+                if taken:
+                    self._took_at = audience.wakings
+                    return taken
+            await audience.wait()
         return None

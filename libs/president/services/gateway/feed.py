@@ -249,7 +249,7 @@ class TableFeed:
 
     def unlisten(self, listener: Listener | Spectator) -> None:
         if isinstance(listener, Spectator):
-            self.audience.listeners.discard(listener)
+            self.audience.leave(listener)
         else:
             self.listeners.discard(listener)
         self.touch()
