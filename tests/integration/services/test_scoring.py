@@ -13,7 +13,7 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 import nats
@@ -32,9 +32,6 @@ from president.servicekit.launcher import Stack
 from president.servicekit.nats import Subjects
 from tests.support.servers import store_databases
 from tests.support.service_stack import Tables, service_stack, wait_until
-
-if TYPE_CHECKING:
-    pass
 
 pytestmark = pytest.mark.slow
 SERVICES = ("dealer", "table", "scoring")

@@ -79,6 +79,7 @@ async def test_a_spectator_too_far_behind_overflows_and_holds_no_changes_of_its_
     overflows (its stream skips to the view now); one that keeps up takes what it has not
     sent."""
     monkeypatch.setattr(audience, "AUDIENCE_LIMIT", 3)
+    monkeypatch.setattr(audience, "WRITES_PER_SECOND", 4000.0)  # one spectator: no crowd
     units.bot_table(tables)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
@@ -117,6 +118,7 @@ async def test_a_crowd_is_woken_at_most_once_a_pace_and_misses_no_change(
     none skipped, while changes come every 5 ms (without the pace: one take per change)."""
     monkeypatch.setattr(audience, "WRITES_PER_SECOND", 200.0)
     monkeypatch.setattr(audience, "MOST_CHANGES", 1000)
+    monkeypatch.setattr(audience, "AUDIENCE_LAG", 600.0)  # a stalled machine is no slow reader
     crowd = audience.Audience()
     before = audience.pace()
     spectators = [crowd.listener() for _ in range(20)]
@@ -151,6 +153,43 @@ async def test_a_crowd_is_woken_at_most_once_a_pace_and_misses_no_change(
     paced = changes * 0.005 / 0.1  # the pushes took at least this many paces
     for count in takes:
         assert 2 <= count <= 2 * paced + 2, takes  # not one per change
+
+
+async def test_a_change_during_a_waking_of_several_turns_reaches_everyone_once_per_waking(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A crowd of three batches is woken over several loop turns; a change that comes
+    after the first batch took (between two turns) is not taken again in that waking by
+    those who took already: every spectator takes it in the next, none twice in one."""
+    monkeypatch.setattr(audience, "WRITES_PER_SECOND", 100_000.0)
+    crowd = audience.Audience()
+    spectators = [crowd.listener() for _ in range(3 * BATCH)]
+    seen: list[list[int]] = [[] for _ in spectators]
+    wakings: list[list[int]] = [[] for _ in spectators]
+
+    async def spectate(n: int, spectator: Spectator) -> None:
+        after = 0
+        while (taken := await spectator.take(after)) is not None:
+            wakings[n].append(crowd.wakings)
+            seen[n].extend(entry.version for entry in taken)
+            after = taken[-1].version
+            if n == 0 and after == 1:
+                crowd.push(FakeEntry(2))  # type: ignore[arg-type]  # between two turns
+
+    tasks = [asyncio.create_task(spectate(n, s)) for n, s in enumerate(spectators)]
+    await asyncio.sleep(0)
+    try:
+        crowd.push(FakeEntry(1))  # type: ignore[arg-type]
+        async with asyncio.timeout(5):
+            while not all(versions[-1:] == [2] for versions in seen):
+                await asyncio.sleep(0.005)
+        assert all(versions == [1, 2] for versions in seen), seen
+        assert all(taken == sorted(set(taken)) for taken in wakings), wakings  # once a waking
+    finally:
+        crowd.close()
+        await asyncio.gather(*tasks)
+        for spectator in spectators:
+            crowd.leave(spectator)
 
 
 class FakeEntry:

@@ -353,11 +353,11 @@ async def test_a_stream_ends_when_its_connect_timeout_passes_and_a_bad_one_is_re
     loop = asyncio.get_running_loop()
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{door.port}") as client:
-            seen, error, took = await watch("300")
+            seen, error, took = await watch("1500")
             assert seen and seen[0].HasField("view"), seen
             assert error["code"] == "deadline_exceeded", error
-            assert "300 ms" in str(error["message"]), error
-            assert 0.3 <= took < 5, took
+            assert "1500 ms" in str(error["message"]), error
+            assert 1.5 <= took < 8, took
             for bad in ("soon", "0", "12345678901", "-5"):
                 seen, error, _ = await watch(bad)
                 assert not seen

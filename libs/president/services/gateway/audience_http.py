@@ -453,7 +453,7 @@ class SpectatorStream(asyncio.Protocol):
     async def _open(self, headers: dict[str, str], body: bytes) -> None:
         try:
             seconds = timeout_seconds(headers.get("connect-timeout-ms"))
-            if seconds is not None:
+            if seconds is not None and not self.ended:
                 self._timeout = asyncio.get_running_loop().call_later(
                     seconds, self.end, _timed_out(seconds)
                 )
