@@ -259,6 +259,31 @@ async def test_the_door_speaks_tls_with_the_gateways_certificate(
         await hub.close()
 
 
+def _fan_token(tokens: AccessTokens) -> str:
+    """A guest spectator's access token."""
+    return tokens.issue(
+        Identity(
+            account_id="fan", display_name="Fan", kind="guest", session_id="s1", expires_at=10**10
+        )
+    )
+
+
+def _watch_at(
+    client: httpx.AsyncClient, body: bytes, token: str, headers: dict[str, str] | None = None
+) -> contextlib.AbstractAsyncContextManager[httpx.Response]:
+    """A binary Connect Watch stream at the door, with ``token`` (and ``headers``)."""
+    return client.stream(
+        "POST",
+        "/president.gateway.v1.GatewayService/Watch",
+        content=struct.pack(">BI", 0, len(body)) + body,
+        headers={
+            "content-type": PROTO.content_type,
+            "authorization": f"Bearer {token}",
+            **(headers or {}),
+        },
+    )
+
+
 async def test_opening_streams_at_the_door_counts_against_the_watch_rate_limit(
     tables: units.LocalTables,
 ) -> None:
@@ -268,11 +293,7 @@ async def test_opening_streams_at_the_door_counts_against_the_watch_rate_limit(
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     tokens = AccessTokens("s" * 32)
     verifier = Verifier(tokens, Revocations())
-    token = tokens.issue(
-        Identity(
-            account_id="fan", display_name="Fan", kind="guest", session_id="s1", expires_at=10**10
-        )
-    )
+    token = _fan_token(tokens)
     admission = Admission.from_env("", {"PRESIDENT_RATE_STREAM": "3/60"})
     door = AudienceDoor(hub, verifier, admission)
     ready = asyncio.Event()
@@ -283,15 +304,7 @@ async def test_opening_streams_at_the_door_counts_against_the_watch_rate_limit(
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{door.port}") as client:
             for _ in range(5):
-                async with client.stream(
-                    "POST",
-                    "/president.gateway.v1.GatewayService/Watch",
-                    content=struct.pack(">BI", 0, len(body)) + body,
-                    headers={
-                        "content-type": PROTO.content_type,
-                        "authorization": f"Bearer {token}",
-                    },
-                ) as answer:
+                async with _watch_at(client, body, token) as answer:
                     first = await anext(answer.aiter_raw())
                     codes.append("stream" if first[0] == 0 else json.loads(first[5:])["error"])
     finally:
@@ -316,11 +329,7 @@ async def test_a_stream_ends_when_its_connect_timeout_passes_and_a_bad_one_is_re
     units.bot_table(tables)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     tokens = AccessTokens("s" * 32)
-    token = tokens.issue(
-        Identity(
-            account_id="fan", display_name="Fan", kind="guest", session_id="s1", expires_at=10**10
-        )
-    )
+    token = _fan_token(tokens)
     door = AudienceDoor(hub, Verifier(tokens, Revocations()), Admission.from_env(""))
     ready = asyncio.Event()
     serving = asyncio.create_task(door.serve("127.0.0.1", 0, ready))
@@ -329,16 +338,7 @@ async def test_a_stream_ends_when_its_connect_timeout_passes_and_a_bad_one_is_re
 
     async def watch(timeout: str) -> tuple[list[pb.WatchResponse], dict[str, object], float]:
         started = loop.time()
-        async with client.stream(
-            "POST",
-            "/president.gateway.v1.GatewayService/Watch",
-            content=struct.pack(">BI", 0, len(body)) + body,
-            headers={
-                "content-type": PROTO.content_type,
-                "authorization": f"Bearer {token}",
-                "connect-timeout-ms": timeout,
-            },
-        ) as answer:
+        async with _watch_at(client, body, token, {"connect-timeout-ms": timeout}) as answer:
             data = await asyncio.wait_for(answer.aread(), 10)
         took = loop.time() - started
         messages, at = [], 0
