@@ -109,6 +109,28 @@ class TrackingRecorder(LogRecorder):
             _advance(connection, consumer, fresh[-1].position)
         return len(fresh)
 
+    def commit_from(
+        self,
+        consumer: str,
+        after: Position,
+        last: Position,
+        write: Callable[[Connection], None],
+    ) -> bool:
+        """Move ``consumer`` from ``after`` to ``last`` with ``write``'s writes, in one
+        transaction, unless another instance moved it first (then False, nothing written).
+
+        For a consumer that read its batch itself (``read_all`` from ``after``) and
+        worked on it outside the transaction, so its batch is read once.
+        """
+        check_id("consumer name", consumer)
+        self._ensure_tracking_row(consumer)
+        with self._tracking_lock(consumer) as (connection, current):
+            if current != after:
+                return False
+            write(connection)
+            _advance(connection, consumer, last)
+        return True
+
     def advance_over(self, consumer: str, positions: Sequence[Position]) -> Position | None:
         """Move ``consumer`` past ``positions`` without reading them, if nothing else lies between.
 

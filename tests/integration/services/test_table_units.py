@@ -323,6 +323,34 @@ def test_a_new_replica_lists_the_tables_without_reading_the_log_again(
     assert next(s for s in again.summaries() if s.table_id == "t1").seated == 1
 
 
+def test_a_replica_lists_its_own_changes_without_reading_their_streams_again(
+    either_store: EventStore,
+) -> None:
+    """A table this replica noted after its commands is taken as noted: the refresh
+    reads the batch of new events once and neither reads the table's stream nor needs
+    to fold it (a fresh directory, empty cache, would otherwise read the stream)."""
+    host = TableHost(either_store, LocalDealer())
+    host.create("t1", options_for("house"), seat_count=3, visibility="public")
+    TableDirectory(settle(either_store)).refresh()
+    _seat_all(host, "t1", 3)
+    settle(either_store)
+    counting = ReadCounting(either_store.engine)
+    replica = TableDirectory(counting)
+    noted = host.cached("t1")
+    assert noted is not None and noted.version == 4
+    replica.note(noted)
+    assert replica.refresh() == 3
+    assert counting.events_read == 3  # the batch only: t1's stream was not read
+    listed = next(s for s in replica.summaries() if s.table_id == "t1")
+    assert listed.seated == 3 and listed.version == 4
+    # Without the note, a fresh replica reads the table's stream to fold the batch on.
+    host.decide_and_append("t1", g.StartGame(), "go", "server")
+    settle(either_store)
+    fresh_counting = ReadCounting(either_store.engine)
+    assert TableDirectory(fresh_counting).refresh() >= 1
+    assert fresh_counting.events_read > 1
+
+
 @pytest.mark.parametrize("cached_tables", [2_000, 1], ids=["cached", "evicted"])
 def test_replicas_taking_turns_keep_every_row_right(
     either_store: EventStore, cached_tables: int

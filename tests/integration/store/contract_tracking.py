@@ -144,6 +144,24 @@ class TrackingContract(StoreFixtures):
         assert store.advance_over("relay", [p3, *(e.position for e in later)]) == later[1].position
         assert store.read_all(store.tracked_position("relay")) == []
 
+    def test_commit_from_writes_and_moves_only_from_the_position_it_read(
+        self, store: EventStore, seen_table: str
+    ) -> None:
+        """A consumer that read its batch itself commits it once; a second instance that
+        read from the same position is told it moved, and writes nothing."""
+        store.append("table-1", 0, [new_event(1), new_event(2)], "cmd-1")
+        after = settle(store).tracked_position("directory")
+        batch = store.read_all(after)
+
+        def write(connection: Connection) -> None:
+            for event in batch:
+                self._record(connection, event)
+
+        assert store.commit_from("directory", after, batch[-1].position, write)
+        assert store.tracked_position("directory") == batch[-1].position
+        assert not store.commit_from("directory", after, batch[-1].position, write)
+        assert self._seen(store) == [("table-1", 1), ("table-1", 2)]
+
     def test_consumers_track_their_own_positions(self, store: EventStore, seen_table: str) -> None:
         store.append("table-1", 0, [new_event(1)], "cmd-1")
         counts: Counter[str] = Counter()

@@ -174,10 +174,6 @@ class Query:
     after: str = ""
 
 
-class _Moved(Exception):
-    """Another replica moved the position while this one folded: fold again."""
-
-
 class TableDirectory:
     """The table list: rows in the store's database, brought up to date on refresh."""
 
@@ -207,25 +203,17 @@ class TableDirectory:
                     self._row(table, changed_at.get(table.table_id))
                     for table in self._fold(batch).values()
                 ]
-                try:
-                    folded += self._write(batch, rows)
-                except _Moved:
-                    continue
+
+                def write(connection: Connection) -> None:
+                    if rows:
+                        _upsert(connection, rows)
+
+                if not self._store.commit_from(CONSUMER, after, batch[-1].position, write):
+                    continue  # another replica moved the position: read from there
+                folded += len(batch)
                 self._caught_up(rows)
                 if len(batch) < BATCH:
                     return folded
-
-    def _write(self, batch: list[StoredEvent], rows: list[dict[str, Any]]) -> int:
-        """The rows and the position past ``batch``, in one transaction, if nobody moved it."""
-        expected = [stored.position for stored in batch]
-
-        def write(fresh: list[StoredEvent], connection: Connection) -> None:
-            if [stored.position for stored in fresh] != expected:
-                raise _Moved
-            if rows:
-                _upsert(connection, rows)
-
-        return self._store.process_batch(CONSUMER, write, limit=len(batch))
 
     def _caught_up(self, rows: list[dict[str, Any]]) -> None:
         """Forget the noted tables whose rows now hold their noted version or a later one."""
@@ -359,14 +347,22 @@ class TableDirectory:
 
     # -- folding ---------------------------------------------------------------
     def _fold(self, batch: Sequence[StoredEvent]) -> dict[str, TableState]:
-        """Each table the batch changed, folded to its last event in the batch."""
+        """Each table the batch changed, folded to its last event in the batch.
+
+        A table this replica left at that version or later (:meth:`note`) is taken as
+        it was noted: its own appends are not folded again.
+        """
         changed: dict[str, TableState] = {}
+        with self._noting:
+            noted = dict(self._noted)
         for stored in batch:
             if not stored.stream_id.startswith(STREAM_PREFIX):
                 continue
             table_id = table_id_of(stored.stream_id)
             table = changed.get(table_id)
             try:
+                if table is None:
+                    table = self._noted_at(noted.get(table_id), stored)
                 if table is None and stored.version > 1:
                     table = self._before(table_id, stored)
                 if table is not None and table.version >= stored.version:
@@ -383,6 +379,11 @@ class TableDirectory:
         while len(self._cache) > self._cached_tables:
             self._cache.popitem(last=False)
         return changed
+
+    @staticmethod
+    def _noted_at(noted: TableState | None, stored: StoredEvent) -> TableState | None:
+        """The noted table, if it is at ``stored``'s version or later (else None)."""
+        return noted if noted is not None and noted.version >= stored.version else None
 
     def _before(self, table_id: str, stored: StoredEvent) -> TableState | None:
         """The table just before ``stored`` (or later, if the cache is ahead): from the
