@@ -25,6 +25,7 @@ listed once the next refresh folds them.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections import OrderedDict
@@ -203,11 +204,7 @@ class TableDirectory:
                     self._row(table, changed_at.get(table.table_id))
                     for table in self._fold(batch).values()
                 ]
-
-                def write(connection: Connection) -> None:
-                    if rows:
-                        _upsert(connection, rows)
-
+                write = functools.partial(_upsert, rows=rows)
                 if not self._store.commit_from(CONSUMER, after, batch[-1].position, write):
                     continue  # another replica moved the position: read from there
                 folded += len(batch)
@@ -457,6 +454,8 @@ def _last_times(batch: Sequence[StoredEvent]) -> dict[str, datetime]:
 
 def _upsert(connection: Connection, rows: list[dict[str, Any]]) -> None:
     """Insert the rows, or update those whose table is listed at an older version."""
+    if not rows:
+        return
     dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
     insert = dialect.insert(table_directory)
     fields = {name: insert.excluded[name] for name in rows[0] if name != "table_id"}
