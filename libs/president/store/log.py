@@ -15,6 +15,7 @@ from sqlalchemy import Select, select
 
 from president.store.recorder import EVENT_COLUMNS, stored_event
 from president.store.records import Position, StoredEvent
+from president.store.schema import events as events_table
 from president.store.streams import StreamRecorder
 
 
@@ -44,3 +45,32 @@ class LogRecorder(StreamRecorder):
         )
         with self._reading() as connection:
             return [stored_event(row) for row in connection.execute(query)]
+
+    def read_all_of_type(
+        self, after: Position, event_type: str
+    ) -> tuple[list[StoredEvent], Position]:
+        """The committed events of one type after ``after``, and the newest committed
+        position now (``after`` itself when nothing committed since).
+
+        For a follower that needs one rare type: it reads the few events it wants, not
+        every one, and moves on to the returned position. No event of that type can
+        commit later at or before that position (the global order's promise).
+        """
+        backend = self._backend
+        newest_query: Select[Any] = (
+            select(events_table.c.tx_id, events_table.c.id)
+            .where(*backend.committed_after(after))
+            .order_by(*(column.desc() for column in backend.global_order))
+            .limit(1)
+        )
+        with self._reading() as connection:
+            newest = connection.execute(newest_query).first()
+            if newest is None:
+                return [], after
+            last = Position(int(newest.tx_id), int(newest.id))
+            query: Select[Any] = (
+                select(*EVENT_COLUMNS)
+                .where(*backend.committed_between(after, last), events_table.c.type == event_type)
+                .order_by(*backend.global_order)
+            )
+            return [stored_event(row) for row in connection.execute(query)], last

@@ -108,6 +108,29 @@ def test_each_commitment_is_published_once_in_order(store: EventStore, url: str)
     assert commitments.unpublished(feed, logs(store, *tables)) == []
 
 
+def test_the_feed_reads_only_commitments_and_writes_only_when_it_publishes(
+    store: EventStore, url: str
+) -> None:
+    """Events with no commitment move neither the tracked position nor the feed (no
+    write transaction for nothing); two replicas' publishers publish each commitment
+    once; a publisher started later looks again from the tracked position and finds
+    nothing it missed."""
+    first, second = CommitmentPublisher(store), CommitmentPublisher(store)
+    house_game(store, f"a-{url[:6]}")
+    assert first.refresh() == 2  # the game's two rounds
+    tracked = store.tracked_position("commitment-feed")
+    assert second.refresh() == 0  # the other replica published them already
+    host = TableHost(store, LocalDealer())
+    host.create(f"lobby-{url[:6]}", options_for("house"), seat_count=3, visibility="public")
+    assert first.refresh() == 0 and second.refresh() == 0
+    assert store.tracked_position("commitment-feed") == tracked  # nothing written
+    house_game(store, f"b-{url[:6]}")
+    assert second.refresh() + first.refresh() == 2
+    assert CommitmentPublisher(store).refresh() == 0  # a restart: nothing left behind
+    feed = read_feed(store.engine)
+    assert len(feed) == len({(f.commitment.stream_id, f.commitment.version) for f in feed}) == 4
+
+
 def test_a_replaced_round_is_caught_by_the_feed(
     store: EventStore, url: str, tmp_path: Path
 ) -> None:

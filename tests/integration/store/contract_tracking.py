@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import Connection, text
 
-from president.store import EventStore, Position, StoredEvent
+from president.store import EventStore, NewEvent, Position, StoredEvent
 
 from .contract import SEEN_TABLE, StoreFixtures, keys, new_event, run_threads, settle
 
@@ -143,6 +143,18 @@ class TrackingContract(StoreFixtures):
         assert store.advance_over("relay", [p3, later[1].position]) is None
         assert store.advance_over("relay", [p3, *(e.position for e in later)]) == later[1].position
         assert store.read_all(store.tracked_position("relay")) == []
+
+    def test_read_all_of_type_reads_one_type_and_tells_how_far_it_looked(
+        self, store: EventStore
+    ) -> None:
+        rare = NewEvent("test.v1.Rare", b"r")
+        store.append("table-1", 0, [new_event(1), rare, new_event(2)], "cmd-1")
+        store.append("table-2", 0, [new_event(3)], "cmd-2")
+        everything = settle(store).read_all()
+        found, newest = store.read_all_of_type(Position.START, "test.v1.Rare")
+        assert found == [everything[1]] and newest == everything[-1].position
+        assert store.read_all_of_type(newest, "test.v1.Rare") == ([], newest)
+        assert store.read_all_of_type(everything[1].position, "test.v1.Rare") == ([], newest)
 
     def test_commit_from_writes_and_moves_only_from_the_position_it_read(
         self, store: EventStore, seen_table: str

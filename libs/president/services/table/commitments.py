@@ -1,8 +1,8 @@
 """The table service publishes every round's commitment in the public commitment feed.
 
 A tracked consumer (``commitment-feed``) of the store's global order: each
-refresh reads the events appended since its position (by any replica), and
-appends one feed entry per ``DealCommitted`` event of a table's log
+refresh reads the ``DealCommitted`` events appended since its position (by any
+replica), and appends one feed entry per such event of a table's log
 (:mod:`president.store.commitments`) in the transaction that advances the
 position, so each commitment is published exactly once, in commit order,
 within a moment of its commit and long before its round's secret is revealed.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 
 import grpc
 from sqlalchemy import Connection
@@ -23,12 +23,10 @@ from president.events.v1 import events_pb2 as pb
 from president.hosting.events import DealCommitted
 from president.hosting.streams import STREAM_PREFIX
 from president.servicekit.errors import ServiceError
-from president.store import EventStore, StoredEvent
+from president.store import EventStore, Position, StoredEvent
 from president.store.commitments import Commitment, FeedEntry, append_commitments, read_feed
 
 CONSUMER = "commitment-feed"
-#: Events read per refresh transaction.
-BATCH = 500
 #: How often the table service publishes what was committed since (seconds).
 PUBLISH_SECONDS = 0.5
 
@@ -56,22 +54,42 @@ def commitment_of(event: StoredEvent) -> Commitment | None:
 
 
 class CommitmentPublisher:
-    """Keeps the commitment feed up to date with the store's global order."""
+    """Keeps the commitment feed up to date with the store's global order.
+
+    Each refresh reads only the ``DealCommitted`` events committed since, and the
+    newest position (:meth:`~president.store.log.LogRecorder.read_all_of_type`). It
+    writes, and moves the consumer's tracked position, only when it found some to
+    publish; between, it remembers how far it looked, so a refresh neither reads every
+    event again nor opens a write transaction for nothing. After a restart it looks
+    again from the tracked position: the range holds no commitment it missed.
+    """
 
     def __init__(self, store: EventStore) -> None:
         self._store = store
+        #: The tracked position as last read, and how far this publisher looked past it.
+        self._tracked: Position | None = None
+        self._looked: Position | None = None
 
     def refresh(self) -> int:
-        """Publish every commitment appended since the last refresh; returns the events read."""
-        total = 0
-        while handled := self._store.process_batch(CONSUMER, self._publish, limit=BATCH):
-            total += handled
-        return total
-
-    @staticmethod
-    def _publish(events: Sequence[StoredEvent], connection: Connection) -> None:
+        """Publish every commitment appended since the last refresh; returns how many."""
+        store = self._store
+        if self._tracked is None or self._looked is None:
+            self._tracked = self._looked = store.tracked_position(CONSUMER)
+        events, newest = store.read_all_of_type(self._looked, _DEAL_COMMITTED)
         found = [c for c in (commitment_of(event) for event in events) if c is not None]
-        append_commitments(connection, found)
+        if not found:
+            self._looked = newest
+            return 0
+        tracked = self._tracked
+
+        def publish(connection: Connection) -> None:
+            append_commitments(connection, found)
+
+        self._tracked = self._looked = None  # read the tracked position again next time
+        if not store.commit_from(CONSUMER, tracked, newest, publish):
+            return 0  # another replica published them (or more): look again from there
+        self._tracked = self._looked = newest
+        return len(found)
 
 
 async def publish_forever(
