@@ -31,11 +31,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import bisect
+import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -77,6 +79,8 @@ class TableRun:
     calls: list[float] = field(default_factory=list)
     refused: int = 0
     returns: int = 0
+    #: Messages the clients' Session streams received (one may carry several changes).
+    messages: int = 0
 
 
 async def _seat(run: TableRun, index: int, counting_from: float, calls: bool) -> None:
@@ -89,6 +93,7 @@ async def _seat(run: TableRun, index: int, counting_from: float, calls: bool) ->
         await _follow(run, index, seat, changes, seen, counting_from)
     finally:
         if session is not None:
+            run.messages += session.messages
             await session.close()
 
 
@@ -175,6 +180,28 @@ def _cpu_seconds(pid: int) -> float:
     """User + system CPU time a process used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _hops_of(stack: Stack, nats_server: NatsServer) -> dict[str, float]:
+    """Messages that crossed between processes so far: gRPC requests and stream commands
+    the services handled (their ``president_grpc_requests_total``), and NATS messages
+    in and out (its ``/varz``)."""
+    handled = 0.0
+    for name in stack.processes:
+        port = stack.metrics_ports.get(name)
+        if port is None:
+            continue
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as page:
+            for line in page.read().decode().splitlines():
+                if line.startswith("president_grpc_requests_total{"):
+                    handled += float(line.rsplit(" ", 1)[1])
+    with urllib.request.urlopen(f"{nats_server.monitor_url}/varz", timeout=5) as page:
+        varz = json.load(page)
+    return {
+        "gRPC requests and stream commands": handled,
+        "NATS messages in": float(varz["in_msgs"]),
+        "NATS messages out": float(varz["out_msgs"]),
+    }
 
 
 def _cpu_of(stack: Stack, nats_server: NatsServer) -> dict[str, float]:
@@ -343,17 +370,22 @@ def _measure(args: argparse.Namespace) -> Summary:
             stack.start()
             floor = uvloop.run(_floor(stack, database_url, nats_server.url))
             cpu_before = _cpu_of(stack, nats_server)
+            hops_before = _hops_of(stack, nats_server)
             wall_before = time.perf_counter()
             runs, counting_from, stop_at = uvloop.run(
                 _load(stack, args.tables, args.clients, args.seconds, args.calls)
             )
             wall = time.perf_counter() - wall_before
             cpu_after = _cpu_of(stack, nats_server)
+            hops = {
+                name: value - hops_before[name]
+                for name, value in _hops_of(stack, nats_server).items()
+            }
         finally:
             stack.stop()
             nats_server.stop()
     seconds = stop_at - counting_from
-    _report(args, runs, floor, seconds, cpu_after, cpu_before, wall)
+    _report(args, runs, floor, seconds, cpu_after, cpu_before, wall, hops)
     latencies = _latencies(runs)
     return Summary(
         plays_per_second=sum(len(run.plays) for run in runs) / seconds,
@@ -385,6 +417,7 @@ def _report(
     cpu_after: dict[str, float],
     cpu_before: dict[str, float],
     wall: float,
+    hops: dict[str, float],
 ) -> None:
     client_plays = sum(len(run.plays) for run in runs)
     all_plays = sum(len(run.all_plays) for run in runs)
@@ -427,6 +460,16 @@ def _report(
         f"  changes streamed to clients: {streamed} "
         f"({streamed / actions:.1f} per client action; a Session message carries what is ready "
         "together)"
+    )
+    if not args.calls:
+        messages = sum(run.messages for run in runs)
+        print(
+            f"  messages written to clients: {messages} ({messages / actions:.1f} per client "
+            "action)"
+        )
+    print(
+        "  between processes, per client action (the whole run, games' starts included): "
+        + ", ".join(f"{name} {value / actions:.1f}" for name, value in hops.items())
     )
     spent = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
     print(

@@ -472,6 +472,8 @@ class Session:
         self._client = client
         self._reader = asyncio.create_task(self._read(), name="session-reader")
         self._ended: GatewayError | None = None
+        #: Messages received on the stream so far (one may carry several changes).
+        self.messages = 0
 
     async def _requests(self) -> AsyncIterator[pb.SessionRequest]:
         while (request := await self._outbox.get()) is not None:
@@ -481,6 +483,7 @@ class Session:
         ended: GatewayError | None = None
         try:
             async for response in self._call:
+                self.messages += 1
                 for change in response.changes:
                     self._client._keep_receipt(change)
                     self._changes.put_nowait(change)

@@ -59,11 +59,17 @@ class NatsServer:
 
     data_dir: Path
     port: int = field(default_factory=free_port)
+    #: Its HTTP monitoring port (``/varz``: messages in and out, for the benches).
+    monitor_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"nats://127.0.0.1:{self.port}"
+
+    @property
+    def monitor_url(self) -> str:
+        return f"http://127.0.0.1:{self.monitor_port}"
 
     def start(self, timeout: float = 15.0) -> NatsServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -75,6 +81,8 @@ class NatsServer:
                 "127.0.0.1",
                 "-p",
                 str(self.port),
+                "-m",
+                str(self.monitor_port),
                 "-js",
                 "-sd",
                 str(self.data_dir),
