@@ -10,6 +10,7 @@ that need other tools (Docker, Kubernetes) are listed below and not run.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
@@ -224,3 +225,66 @@ def test_the_settings_page_documents_every_variable() -> None:
     assert len(variables) > 40
     missing = sorted(v for v in variables if not documented(v, page))
     assert not missing, f"docs/settings.md does not document {missing}"
+
+
+# What a page names exists.
+
+CODE = re.compile(r"`([^`\n]+)`")
+VARIABLE = re.compile(r"PRESIDENT_[A-Z0-9_]+(?![A-Z0-9_<*])")
+PATH = re.compile(r"(?:libs|tests|web|protos|deploy|docs|gen)/[^ <>*…:]++(?![*<])")
+PYTHON = re.compile(r"(president(?:\.[A-Za-z_0-9]+)+)(?::([A-Za-z_][\w.]*))?")
+#: Named in a page, found nowhere as such: each says why.
+NOT_IN_THE_CODE = {
+    "PRESIDENT_EVENTS_COMMITMENTS": "the feed's stream, <stream>_COMMITMENTS, made at run time",
+    "web/gen/": "protoc-gen-es writes it during make web-build; not committed",
+    "president.players.revoked": "a NATS subject, not a module",
+    "president.game.v1.Command": "a generated message, not a module",
+}
+SOURCES = ("libs", "tests", "web/src", "web/public", "deploy", "Makefile", "docker-compose.yml")
+
+
+def named(pattern: re.Pattern[str]) -> list[tuple[str, str]]:
+    found = set()
+    for page in PAGES:
+        for code in CODE.findall(page.read_text()):
+            for match in pattern.finditer(code):
+                if pattern is not PYTHON or match.group(0) == code:
+                    found.add((page.relative_to(ROOT).as_posix(), match.group(0)))
+    return sorted(found - {(p, n) for p, n in found if n in NOT_IN_THE_CODE})
+
+
+def variables_in_the_code() -> set[str]:
+    found = set()
+    for source in SOURCES:
+        base = ROOT / source
+        for path in [base] if base.is_file() else base.rglob("*"):
+            if path.is_file() and path.suffix in {"", ".py", ".ts", ".js", ".yaml", ".yml"}:
+                found |= set(VARIABLE.findall(path.read_text(errors="ignore")))
+    return found
+
+
+def test_every_variable_a_page_names_is_read_or_set_somewhere() -> None:
+    known = variables_in_the_code()
+    unknown = [(page, name) for page, name in named(VARIABLE) if name not in known]
+    assert not unknown, f"variables no code reads or sets: {unknown}"
+
+
+@pytest.mark.parametrize(("page", "path"), named(PATH))
+def test_every_path_a_page_names_exists(page: str, path: str) -> None:
+    assert (ROOT / path).exists(), f"{page} names {path}, which does not exist"
+
+
+@pytest.mark.parametrize(("page", "name"), named(PYTHON))
+def test_every_python_name_a_page_names_exists(page: str, name: str) -> None:
+    dotted, _, qualified = name.partition(":")
+    parts = dotted.split(".")
+    for length in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:length]))
+        except ImportError:
+            continue
+        rest = parts[length:] + (qualified.split(".") if qualified else [])
+        break
+    for attribute in rest:
+        assert hasattr(found, attribute), f"{page} names {name}: no {attribute!r}"
+        found = getattr(found, attribute)
