@@ -163,7 +163,7 @@ def _sqlite_url(path: Path) -> str:
     return f"sqlite:///{path.resolve()}"
 
 
-#: ``president run``'s TLS flags and the variables they set (the README's "TLS").
+#: ``president run``'s TLS flags and the variables they set (docs/operations.md).
 TLS_FLAGS = {
     "tls_cert": "PRESIDENT_TLS_CERT",
     "tls_key": "PRESIDENT_TLS_KEY",

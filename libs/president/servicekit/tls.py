@@ -1,6 +1,6 @@
 """TLS for the public door and mutual TLS between the services, from configured files.
 
-Two independent settings (the README's "TLS and mutual TLS"):
+Two independent settings (docs/operations.md, "Limits, TLS and mutual TLS"):
 
 - **Public TLS**: the gateway serves TLS with ``PRESIDENT_TLS_CERT`` and
   ``PRESIDENT_TLS_KEY`` (PEM files; no client certificate asked for: players

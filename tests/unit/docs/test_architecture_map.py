@@ -80,3 +80,48 @@ def test_nothing_below_the_services_imports_a_service() -> None:
         for path in files_of(f"president.{room}"):
             services = {n for n in president_imports(path) if n.startswith("president.services")}
             assert not services, f"{path.relative_to(ROOT)} imports {sorted(services)}"
+
+
+# Every room and its files.
+
+LISTING = re.compile(r"^## Every room and its files\n(.*?)(?=^## |\Z)", re.M | re.S)
+ROOM = re.compile(r"^`(libs/president/[a-z_/]*)`:", re.M)
+ROW = re.compile(r"^\| `([A-Za-z0-9_/]+\.py)` \| (.+) \|$", re.M)
+
+
+def listed_modules() -> dict[str, str]:
+    """Each module the map lists, as its path under libs/, and the job it gives it."""
+    (listing,) = LISTING.findall(MAP.read_text())
+    listed: dict[str, str] = {}
+    for part in re.split(r"^### ", listing, flags=re.M)[1:]:
+        (room,) = ROOM.findall(part)
+        for name, job in ROW.findall(part):
+            path = f"{room.removeprefix('libs/')}{name}"
+            assert path not in listed, f"the map lists {path} twice"
+            listed[path] = job
+    return listed
+
+
+def modules_in_libs() -> set[str]:
+    return {
+        path.relative_to(LIBS).as_posix()
+        for path in (LIBS / "president").rglob("*.py")
+        if path.name != "__init__.py"
+    }
+
+
+def test_the_map_lists_every_module_of_libs() -> None:
+    missing = sorted(modules_in_libs() - set(listed_modules()))
+    assert not missing, f"docs/architecture.md does not list {missing}"
+
+
+def test_the_map_lists_no_module_that_does_not_exist() -> None:
+    gone = sorted(set(listed_modules()) - modules_in_libs())
+    assert not gone, f"docs/architecture.md lists modules that do not exist: {gone}"
+
+
+def test_each_listed_module_has_a_job() -> None:
+    listed = listed_modules()
+    assert len(listed) > 200
+    for path, job in listed.items():
+        assert len(job.split()) >= 3, f"{path}: {job!r} says no job"

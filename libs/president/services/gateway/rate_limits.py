@@ -16,7 +16,7 @@ Limits come from the environment: ``PRESIDENT_RATE_<CLASS>`` (per identity)
 and ``PRESIDENT_RATE_<CLASS>_PEER`` (per peer), each ``calls/seconds`` or
 ``off``; ``PRESIDENT_LIMITS_SCALE`` multiplies every one (the local stacks
 of ``president run`` and the tests raise them, every client being on
-loopback). The README's "Limits" table lists the classes and defaults.
+loopback). docs/operations.md ("Rate limits") lists the classes and defaults.
 """
 
 from __future__ import annotations
