@@ -130,9 +130,9 @@ def seat_view(
 
 
 def seat_part(table: Table, seat: int, *, legal: bool = True) -> gpb.TableView:
-    """What only ``seat`` sees, and nothing else: merged into the public view it makes the
-    seat's view (as :meth:`MergeFrom`, or as serialized bytes appended to the public ones).
-    ``legal`` False leaves out the legal actions (a view that is not the table's newest)."""
+    """What only ``seat`` sees, and nothing else: merged into the public view
+    (:meth:`MergeFrom`) it makes the seat's view. ``legal`` False leaves out the legal
+    actions (a view that is not the table's newest)."""
     part = gpb.TableView(viewer_seat=seat)
     state = table.game.round
     if state is not None and 0 <= seat < state.seat_count and seat not in table.game.newcomers:

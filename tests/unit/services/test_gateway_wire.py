@@ -1,5 +1,6 @@
-"""The gateway's wire framing round-trips: bytes joined by hand parse back as the messages
-built the ordinary way (generated protobuf classes), for every seat of a played table."""
+"""The gateway's changes on the wire: each one the message built the ordinary way
+(generated protobuf classes), every singular field once at every depth, and its
+framing (Session, batched) exact, for every seat of a played table."""
 
 from __future__ import annotations
 
@@ -9,49 +10,20 @@ import pytest
 
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
-from president.hosting.dealer import LocalDealer
-from president.hosting.host import TableHost
 from president.hosting.seat_views import public_view, seat_part, seat_view
-from president.hosting.streams import stream_id
-from president.rules import bots
-from president.rules import game as g
-from president.rules.options import options_for
-from president.servicekit.nats import envelope
-from president.services.gateway.entries import Entry, apply, with_clock
+from president.services.gateway.entries import Entry
 from president.services.gateway.receipts import receipt
-from president.services.gateway.wire import (
-    public_change,
-    session_change,
+from president.services.gateway.watch import (
+    BATCHED_WATCH,
+    SESSION,
+    messages,
     session_snapshot,
-    view_part,
+    snapshot,
 )
-from president.store import EventStore
-
-
-def played_entries(tmp_path: Path, moves: int = 12) -> list[Entry]:
-    """The entries of a four-seat table (a human in seat 0, bots elsewhere) after a few plays."""
-    store = EventStore.from_url(f"sqlite:///{tmp_path / 'events.db'}", migrate=True)
-    host = TableHost(store, LocalDealer())
-    host.create("w1", options_for("house"), seat_count=4, host_player_id="p0")
-    host.decide_and_append("w1", g.SitDown(0, "p0", False, "Ada"), "sit-0", "p0")
-    for seat in range(1, 4):
-        host.decide_and_append("w1", g.SitDown(seat, f"bot-{seat}", True), f"sit-{seat}", "p0")
-    host.decide_and_append("w1", g.StartGame(), "start", "p0")
-    for step in range(moves):
-        table = host.load("w1")
-        state = table.game.round
-        if state is None or table.game.phase != g.GamePhase.ROUND:
-            break
-        command = bots.choose_action(state, 0)
-        if command is None:
-            break
-        host.decide_and_append("w1", command, f"move-{step}", "p0")
-    entries: list[Entry] = []
-    for stored in store.read_stream(stream_id("w1"), 1):
-        previous = entries[-1] if entries else None
-        entry = apply(previous.table if previous else None, envelope(stored))
-        entries.append(with_clock(entry, previous))
-    return entries
+from president.services.gateway.wire import session_change
+from president.services.gateway.wire import session_snapshot as framed_snapshot
+from tests.support.gateway_entries import game_entries, played_entries
+from tests.support.wire_fields import fields_sent_twice
 
 
 @pytest.mark.parametrize("size", [0, 1, 127, 128, 300, 16_383, 16_384, 70_000])
@@ -62,7 +34,7 @@ def test_a_framed_change_is_the_session_response_that_carries_it(size: int) -> N
     assert list(pb.SessionResponse.FromString(framed).changes) == [change]
 
 
-def test_joined_parts_parse_as_the_built_changes_for_every_seat(tmp_path: Path) -> None:
+def test_each_change_is_the_message_built_whole_for_every_seat(tmp_path: Path) -> None:
     entries = played_entries(tmp_path)
     assert len(entries) > 10
     for entry in entries:
@@ -71,20 +43,78 @@ def test_joined_parts_parse_as_the_built_changes_for_every_seat(tmp_path: Path) 
             built = pb.WatchResponse(version=entry.version, event=entry.event(seat))
             built.view.CopyFrom(seat_view(public_view(entry.table), entry.table, seat))
             built.view.MergeFrom(entry.countdown())
-            own = pb.WatchResponse(event=entry.event(seat), view=entry.countdown())
-            own = own.SerializeToString()
-            joined = public_change(entry.version, entry.table) + view_part(entry.table, seat)
-            assert pb.WatchResponse.FromString(joined + own) == built
             receipt(built, entry.envelope)  # every change carries its event's chain hashes
             assert built.receipt_hash == entry.envelope.hash != ""
-            receipted = receipt(pb.WatchResponse(), entry.envelope).SerializeToString()
-            assert pb.WatchResponse.FromString(joined + own + receipted) == built
+            sent = entry.watch_response(seat)
+            assert fields_sent_twice(sent, pb.WatchResponse.DESCRIPTOR) == []
             (carried,) = pb.SessionResponse.FromString(entry.session_response(seat)).changes
-            assert carried == built == pb.WatchResponse.FromString(entry.watch_response(seat))
-            if seat is not None:
-                assert view_part(entry.table, seat) == (
-                    pb.WatchResponse(view=seat_part(entry.table, seat)).SerializeToString()
-                )
+            assert carried == built == pb.WatchResponse.FromString(sent)
+
+
+def test_a_foreseen_entry_sends_what_an_unforeseen_one_does(tmp_path: Path) -> None:
+    """An entry whose public view and seats' parts were built ahead (the foresight) sends
+    the very messages of one built when its event came, each field once."""
+    for entry in played_entries(tmp_path)[-8:]:
+        table = entry.table
+        ahead = Entry(
+            entry.envelope,
+            entry.message,
+            table,
+            _public=public_view(table),
+            _view_parts={seat: seat_part(table, seat) for seat in range(len(table.game.seats))},
+            clock=entry.clock,
+            made_at=entry.made_at,
+        )
+        for seat in [*range(len(table.game.seats)), None]:
+            sent = ahead.watch_response(seat)
+            assert fields_sent_twice(sent, pb.WatchResponse.DESCRIPTOR) == []
+            assert pb.WatchResponse.FromString(sent) == pb.WatchResponse.FromString(
+                entry.watch_response(seat)
+            )
+
+
+def test_every_message_a_stream_sends_carries_each_field_once(tmp_path: Path) -> None:
+    """Over a whole game (the exchange included), for every seat and spectators: a change
+    alone, batched, on a Session, the snapshots, and several joined as one message."""
+    entries = game_entries(tmp_path)
+    watch, session = pb.WatchResponse.DESCRIPTOR, pb.SessionResponse.DESCRIPTOR
+    result = pb.SessionResponse(results=[pb.CommandResult(command_id="c", version=3)])
+    for seat in [0, 1, 2, 3, None]:
+        for entry in entries:
+            for sent in (
+                entry.watch_response(seat),
+                entry.skipped_view(seat),
+                snapshot(entry, seat),
+                entry.batched_watch_response(seat),
+            ):
+                assert fields_sent_twice(sent, watch) == [], (entry.version, seat)
+            for sent in (entry.session_response(seat), session_snapshot(entry, seat)):
+                assert fields_sent_twice(sent, session) == [], (entry.version, seat)
+        for wire, descriptor in ((BATCHED_WATCH, watch), (SESSION, session)):
+            versions: list[int] = []
+            for joined in messages(wire, entries, lambda _table, seat=seat: seat):
+                assert fields_sent_twice(joined, descriptor) == []
+                parsed = descriptor._concrete_class.FromString(joined)
+                versions += [change.version for change in parsed.changes]
+            assert versions == [entry.version for entry in entries]
+        together = entries[-1].session_response(seat) + result.SerializeToString()
+        assert fields_sent_twice(together, session) == []
+
+
+def test_a_field_sent_twice_is_found() -> None:
+    """The check finds what protobufjs would get wrong: a view in two parts."""
+    first = pb.WatchResponse(version=4)
+    first.view.round.round_no = 1
+    second = pb.WatchResponse()
+    second.view.round.hand.append("3C")
+    joined = first.SerializeToString() + second.SerializeToString()
+    assert fields_sent_twice(joined, pb.WatchResponse.DESCRIPTOR) == ["view"]
+    inner = pb.WatchResponse(view=first.view).SerializeToString()
+    inner += pb.WatchResponse(view=second.view).SerializeToString()
+    assert fields_sent_twice(inner, pb.WatchResponse.DESCRIPTOR) == ["view"]
+    both = pb.SessionRequest(watch=pb.WatchRequest(table_id="t")).SerializeToString()
+    both += pb.SessionRequest(play=pb.PlayRequest(cards=["3C"])).SerializeToString()
+    assert fields_sent_twice(both, pb.SessionRequest.DESCRIPTOR) == ["request (play, watch)"]
 
 
 def test_a_session_snapshot_is_the_snapshot_change(tmp_path: Path) -> None:
@@ -93,5 +123,5 @@ def test_a_session_snapshot_is_the_snapshot_change(tmp_path: Path) -> None:
         expected = pb.SessionResponse()
         expected.changes.add(version=entry.version, snapshot=True, view=entry.view(seat))
         expected.changes[0].view.server_now_unix_ms = 1_700_000_000_000
-        framed = session_snapshot(entry.version, entry.view(seat), 1_700_000_000_000)
+        framed = framed_snapshot(entry.version, entry.view(seat), 1_700_000_000_000)
         assert pb.SessionResponse.FromString(framed) == expected

@@ -4,7 +4,8 @@ An :class:`Entry` is an event folded into the table (the envelope, its
 message, the table after it). Everything a watcher is sent of it (its
 redacted event, its view, the ``WatchResponse``, the serialized Session
 change) is built on first use for a seat and shared by every watcher of
-that seat. A :class:`Listener` is one watcher's inbox of entries.
+that seat. Each is one message built and serialized whole, every field once
+on the wire. A :class:`Listener` is one watcher's inbox of entries.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from president.hosting.countdown import countdown
 from president.hosting.deadlines import TableClock, clocked, event_time
 from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
-from president.hosting.seat_views import public_view, redact, seat_part, seat_view
+from president.hosting.seat_views import public_view, redact, seat_part
 from president.services.gateway.receipts import receipt
-from president.services.gateway.wire import batched_change, public_change, session_change
+from president.services.gateway.wire import batched_change, session_change
 
 LISTENER_LIMIT = 4096
 
@@ -46,9 +47,8 @@ class Entry:
     _wire: dict[int | None, bytes] = field(default_factory=dict)
     _batched: dict[int | None, bytes] = field(default_factory=dict)
     _skipped: dict[int | None, bytes] = field(default_factory=dict)
-    _public_change: bytes | None = None
-    #: Each seat's own part of its view, serialized ahead (a prepared entry).
-    _view_parts: dict[int | None, bytes] | None = None
+    #: Each seat's own part of its view (:func:`seat_part`), built ahead (a prepared entry).
+    _view_parts: dict[int, gpb.TableView] | None = None
     #: Whether the prepared parts hold legal actions (a superseded entry uses only those that
     #: do not).
     _view_parts_legal: bool = True
@@ -69,8 +69,8 @@ class Entry:
         if self.superseded:
             return
         self.superseded = True
-        self._views.clear()
-        self._sessions.clear()  # the prepared view parts (with legal actions) go unused
+        self._views.clear()  # the prepared view parts (with legal actions) go unused
+        self._sessions.clear()
         self._wire.clear()
         self._batched.clear()
         self._skipped.clear()
@@ -92,14 +92,29 @@ class Entry:
             self._public = public_view(self.table)
         return self._public
 
+    def _part(self, seat: int) -> gpb.TableView:
+        """What only ``seat`` sees: prepared ahead when it fits, else built now."""
+        parts = self._view_parts
+        if parts is not None and (self.shows_legal or not self._view_parts_legal):
+            prepared = parts.get(seat)
+            if prepared is not None:
+                return prepared
+        return seat_part(self.table, seat, legal=self.shows_legal)
+
+    def _fill(self, view: gpb.TableView, seat: int | None) -> gpb.TableView:
+        """``view`` (empty) made the table after this event as ``seat`` sees it: what everyone
+        sees, the seat's own part and the countdown."""
+        view.CopyFrom(self._public_view())
+        if seat is not None:
+            view.MergeFrom(self._part(seat))
+        view.MergeFrom(self.countdown())
+        return view
+
     def view(self, seat: int | None) -> gpb.TableView:
         """The table after this event as ``seat`` sees it (computed once per seat)."""
         cached = self._views.get(seat)
         if cached is None:
-            cached = self._views[seat] = seat_view(
-                self._public_view(), self.table, seat, legal=self.shows_legal
-            )
-            cached.MergeFrom(self.countdown())
+            cached = self._views[seat] = self._fill(gpb.TableView(), seat)
         return cached
 
     def session_response(self, seat: int | None) -> bytes:
@@ -121,33 +136,13 @@ class Entry:
 
     def watch_response(self, seat: int | None) -> bytes:
         """The change as ``seat`` sees it, a serialized ``WatchResponse``, built once per seat
-        and shared by every stream of that seat (every spectator shares ``None``'s).
-
-        It is built from two serialized parts, the way protobuf merges a
-        message that appears twice: what everyone sees (serialized once per
-        change) followed by what only this seat sees (its event, the countdown,
-        the receipt and :func:`seat_part`). That spares a copy and a
-        serialization of the whole view per seat. Nothing in it differs per
-        watcher: a watcher's resume point is the version it holds.
-        """
+        and shared by every stream of that seat (every spectator shares ``None``'s). Nothing
+        in it differs per watcher: a watcher's resume point is the version it holds."""
         cached = self._wire.get(seat)
         if cached is None:
-            if self._public_change is None:
-                self._public_change = public_change(self.version, self.table)
-            own = pb.WatchResponse()
-            own.event.CopyFrom(self.event(seat))
-            own.view.MergeFrom(self.countdown())
-            receipt(own, self.envelope)
-            usable = self.shows_legal or not self._view_parts_legal
-            parts = self._view_parts if usable else None
-            prepared = parts.get(seat) if parts is not None else None
-            if prepared is not None:
-                cached = self._public_change + prepared + own.SerializeToString()
-            else:
-                if seat is not None:
-                    own.view.MergeFrom(seat_part(self.table, seat, legal=self.shows_legal))
-                cached = self._public_change + own.SerializeToString()
-            self._wire[seat] = cached
+            out = pb.WatchResponse(version=self.version, event=self.event(seat))
+            self._fill(out.view, seat)
+            cached = self._wire[seat] = receipt(out, self.envelope).SerializeToString()
         return cached
 
     def skipped_view(self, seat: int | None) -> bytes:

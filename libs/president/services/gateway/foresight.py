@@ -3,8 +3,9 @@
 When a play or pass through this gateway has been written to the table
 service's command stream, its table's feed works out what it will most
 likely commit: the engine's events on the feed's table, the table after
-each, and every seat's view, serialized (:func:`foresee`). The answer then
-finds the watchers' changes built. They are used only for the very events
+each, what everyone sees of it and every seat's own part with its legal
+actions (:func:`foresee`). The answer then finds those built; each watcher's
+message is only put together from them. They are used only for the very events
 foreseen (same type, same bytes, following the very table they were worked
 out from, :meth:`Foreseen.entry_for`); any other event is folded and shown
 as it always is. Nothing foreseen is shown before the table service's answer
@@ -30,12 +31,12 @@ from president import codec
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.projection import Table, fold
+from president.hosting.seat_views import public_view, seat_part
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import mask_of
 from president.services.gateway.entries import Entry, PreparedEntry
 from president.services.gateway.feed import FeedHub, TableFeed
-from president.services.gateway.wire import public_change, view_part
 from president.table.v1 import table_pb2 as tpb
 
 
@@ -51,8 +52,10 @@ class Foreseen:
     #: parses to an equal one, so it is not parsed again.
     message: Message
     table: Table
-    public_change: bytes
-    view_parts: dict[int | None, bytes]
+    #: What everyone sees of ``table`` (:func:`public_view`).
+    public: gpb.TableView
+    #: Each seat's own part of its view (:func:`seat_part`).
+    view_parts: dict[int, gpb.TableView]
     #: Whether the parts hold the legal actions: only the last event foreseen's do,
     #: the others are followed by more of the same command.
     legal: bool = True
@@ -69,7 +72,7 @@ class Foreseen:
             envelope,
             self.message,
             self.table,
-            _public_change=self.public_change,
+            _public=self.public,
             _view_parts=self.view_parts,
             _view_parts_legal=self.legal,
         )
@@ -107,7 +110,6 @@ def foresee(feed: TableFeed, command: rnd.Command) -> None:
         for version, event in enumerate(events, start=current.version + 1):
             message = codec.encode(event)
             after = fold(table, event, version)
-            seats: list[int | None] = [*range(len(after.game.seats)), None]
             legal = version == last
             foreseen[version] = Foreseen(
                 previous=table,
@@ -115,8 +117,11 @@ def foresee(feed: TableFeed, command: rnd.Command) -> None:
                 payload=message.SerializeToString(deterministic=True),
                 message=message,
                 table=after,
-                public_change=public_change(version, after),
-                view_parts={seat: view_part(after, seat, legal=legal) for seat in seats},
+                public=public_view(after),
+                view_parts={
+                    seat: seat_part(after, seat, legal=legal)
+                    for seat in range(len(after.game.seats))
+                },
                 legal=legal,
             )
             table = after

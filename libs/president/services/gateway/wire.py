@@ -1,16 +1,19 @@
-"""The gateway's changes as bytes on the wire: pre-serialized parts and their framing.
+"""The gateway's changes as bytes on the wire: serialized once, framed, passed through.
 
-A change goes to every watcher of a table, so its bytes are built once and
-joined, instead of building and serializing a message per stream. Two
-properties of the protobuf wire format make that exact:
+A change goes to every watcher of a table, so its ``WatchResponse`` is
+serialized once per seat (:meth:`Entry.watch_response
+<president.services.gateway.entries.Entry.watch_response>`), every field once,
+and shared by every stream of that seat. Framing it is exact, because a
+repeated field's element on the wire is its tag, its varint length and the
+element's bytes:
 
-- serialized messages of one type concatenate into one message whose
-  repeated fields hold all their elements, and whose sub-messages that
-  appear twice are merged: a ``WatchResponse`` is what everyone sees
-  (:func:`public_change`) followed by what only one seat sees
-  (:func:`view_part` and its redacted event);
-- a serialized ``WatchResponse`` becomes a ``SessionResponse`` carrying it
-  by prefixing the field's tag and its varint length (:func:`session_change`).
+- a ``SessionResponse`` carrying it is the ``changes`` tag and length before
+  it (:func:`session_change`), byte for byte what ``SerializeToString`` makes;
+- several such ``SessionResponse`` (or batched ``WatchResponse``,
+  :func:`batched_change`) joined are one message whose repeated fields hold
+  all their elements, in order. Only repeated fields are joined this way: a
+  singular field sent twice is merged by some protobuf libraries and
+  replaced by others (protobufjs, under ``@grpc/proto-loader``).
 
 :class:`PreSerialized` lets the gateway's streaming handlers yield such
 bytes; only the gateway's server installs it.
@@ -25,8 +28,6 @@ import grpc
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
-from president.hosting.projection import Table
-from president.hosting.seat_views import public_view, seat_part
 from president.services.gateway.receipts import receipt
 
 
@@ -62,21 +63,6 @@ def batched_change(change: bytes) -> bytes:
     """A serialized ``WatchResponse`` as a serialized ``WatchResponse`` whose ``changes``
     hold it: several of them joined are one batched message (``WatchRequest.batched``)."""
     return _WATCH_CHANGES + _varint(len(change)) + change
-
-
-def public_change(version: int, table: Table) -> bytes:
-    """What everyone sees of a change, serialized: its version and the public view."""
-    public = pb.WatchResponse(version=version)
-    public.view.CopyFrom(public_view(table))
-    return public.SerializeToString()
-
-
-def view_part(table: Table, seat: int | None, *, legal: bool = True) -> bytes:
-    """What only ``seat`` sees of the table, as a serialized ``WatchResponse`` to append
-    (without its legal actions when ``legal`` is False)."""
-    if seat is None:
-        return b""
-    return pb.WatchResponse(view=seat_part(table, seat, legal=legal)).SerializeToString()
 
 
 def session_snapshot(
