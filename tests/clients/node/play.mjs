@@ -119,7 +119,8 @@ class Guest {
     const expected_version = view.version;
     const command_id = `v${view.version}`;
     if (host && view.phase === "between_rounds") {
-      return ["HostAction", { choice: "HOST_CHOICE_NEXT_ROUND", table_id, command_id, expected_version }];
+      const choice = "HOST_CHOICE_NEXT_ROUND";
+      return ["HostAction", { choice, table_id, command_id, expected_version }];
     }
     if (view.phase !== "round") return null;
     const action = choose(view);
@@ -180,7 +181,12 @@ async function playOnSession(guest, host) {
   metadata.set("authorization", `Bearer ${guest.token}`);
   const stream = gateway.Session(metadata);
   stream.write({ watch: { table_id: guest.tableId, from_version: 0 } });
-  const KINDS = { HostAction: "host_action", ReturnCards: "return_cards", Play: "play", Pass: "pass" };
+  const KINDS = {
+    HostAction: "host_action",
+    ReturnCards: "return_cards",
+    Play: "play",
+    Pass: "pass",
+  };
   try {
     for await (const response of stream) {
       for (const result of response.results ?? []) {
@@ -217,7 +223,8 @@ async function main() {
   host.tableId = created.table_id;
   host.seat = created.seat;
   for (const guest of others) {
-    const joined = await call("JoinTable", { table_id: created.table_id, display_name: guest.name }, guest.token);
+    const request = { table_id: created.table_id, display_name: guest.name };
+    const joined = await call("JoinTable", request, guest.token);
     guest.tableId = created.table_id;
     guest.seat = joined.seat;
   }
@@ -225,7 +232,8 @@ async function main() {
     await call("AddBot", { table_id: created.table_id }, host.token);
   }
   await call("StartGame", { table_id: created.table_id, command_id: randomUUID() }, host.token);
-  await Promise.all([playWithCalls(host, true), ...others.map((guest) => playOnSession(guest, false))]);
+  const sessions = others.map((guest) => playOnSession(guest, false));
+  await Promise.all([playWithCalls(host, true), ...sessions]);
   const final = await call("GetTable", { table_id: created.table_id }, host.token);
   return {
     table_id: created.table_id,
@@ -236,7 +244,8 @@ async function main() {
 }
 
 const timer = setTimeout(() => {
-  process.stdout.write(`${JSON.stringify({ timeout_ms: TIMEOUT_MS, guests: guests.map((g) => g.report()) })}\n`);
+  const partial = { timeout_ms: TIMEOUT_MS, guests: guests.map((guest) => guest.report()) };
+  process.stdout.write(`${JSON.stringify(partial)}\n`);
   process.exit(2);
 }, TIMEOUT_MS);
 const report = await main();
