@@ -6,11 +6,10 @@ Every change of a table is sent to each seat and to its spectators as one
 changes of a whole game (two rounds of ``classic``, four seats) it prints the
 CPU time per change for four seats and the spectators:
 
-- the whole of it, when the change was not foreseen;
-- when it was (the foresight built what everyone sees and each seat's part
-  ahead): what is left is putting each message together and serializing it,
-  the most a trick on the wire's bytes could save;
-- the parts alone (the public view, each seat's part with its legal moves).
+- the whole of it;
+- the parts alone (the public view, each seat's part with its legal moves):
+  what is left of the whole is putting each message together and
+  serializing it, the most a trick on the wire's bytes could save.
 
 Compare with the gateway's CPU per client action that ``e2e_bench.py`` prints:
 a speed trick stays only if it saves 5% of that.
@@ -40,16 +39,10 @@ SEATS: list[int | None] = [0, 1, 2, 3, None]
 SAMPLES = 25
 
 
-def _entry(entry: Entry, ahead: Entry | None = None) -> Entry:
-    """``entry`` with nothing built yet but, with ``ahead``, the parts it built ahead."""
+def _entry(entry: Entry) -> Entry:
+    """``entry`` with nothing built yet."""
     return Entry(
-        entry.envelope,
-        entry.message,
-        entry.table,
-        _public=ahead._public if ahead is not None else None,
-        _view_parts=ahead._view_parts if ahead is not None else None,
-        clock=entry.clock,
-        made_at=entry.made_at,
+        entry.envelope, entry.message, entry.table, clock=entry.clock, made_at=entry.made_at
     )
 
 
@@ -77,26 +70,9 @@ def _parts(entry: Entry) -> None:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         entries = [e for e in game_entries(Path(folder)) if e.table.game.phase == "round"]
-    ahead = [  # what the foresight builds: the public view and each seat's part
-        Entry(
-            entry.envelope,
-            entry.message,
-            entry.table,
-            _public=public_view(entry.table),
-            _view_parts={seat: seat_part(entry.table, seat) for seat in range(4)},
-            clock=entry.clock,
-            made_at=entry.made_at,
-        )
-        for entry in entries
-    ]
     gc.disable()
     rows = {
-        "not foreseen: the whole change": _us_per_change(
-            entries, lambda entry: _send(_entry(entry))
-        ),
-        "foreseen: assembled and serialized": _us_per_change(
-            ahead, lambda entry: _send(_entry(entry, entry))
-        ),
+        "the whole change": _us_per_change(entries, lambda entry: _send(_entry(entry))),
         "the parts: public view and 4 seats' parts": _us_per_change(entries, _parts),
     }
     gc.enable()

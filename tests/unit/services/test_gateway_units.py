@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -23,16 +23,14 @@ from president.hosting.streams import stream_id
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
-from president.rules.cards import names
 from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.nats import Subjects, envelope
-from president.services.gateway import audience, checks, foresight
+from president.services.gateway import checks
 from president.services.gateway import watch as watch_module
 from president.services.gateway.dealcheck import check_deal
 from president.services.gateway.feed import FeedHub
-from president.services.gateway.foresight import foreseeable
 from president.services.gateway.handlers import transport_error
 from president.services.gateway.session import session as session_stream
 from president.services.gateway.watch import SeatOf, seat_resolver, watch_session
@@ -360,91 +358,6 @@ async def test_a_session_sends_the_changes_ready_together_in_one_message(
     await stream.aclose()
     await plain.aclose()
     await hub.close()
-
-
-async def test_changes_worked_out_ahead_are_the_changes_and_used_only_when_exact(
-    tables: LocalTables, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """While a play is being committed its feed builds every seat's change ahead. Parsed,
-    they equal the changes a feed builds afterwards, for each seat and a spectator, and a
-    play foreseen but not made (another came instead) leaves nothing of itself."""
-    bot_table(tables)
-    ahead_hub, after_hub = (FeedHub(tables, Subjects()) for _ in range(2))  # type: ignore[arg-type]
-    ahead_feed, after_feed = await ahead_hub.feed("t1"), await after_hub.feed("t1")
-    written: list[Callable[[tpb.ExecuteCommandRequest], None]] = []
-
-    class Written:  # the table port's side of the seam: who is told of a command written
-        def when_written(self, observer: Callable[[tpb.ExecuteCommandRequest], None]) -> None:
-            written.append(observer)
-
-    foresight.enable(Written(), ahead_hub)
-    # The spectator reads only at the end: it must not skip the states it waits with.
-    monkeypatch.setattr(audience, "AUDIENCE_LIMIT", 4096)
-    monkeypatch.setattr(audience, "AUDIENCE_LAG", 600.0)
-    monkeypatch.setattr(audience, "MOST_CHANGES", 4096)
-    viewers = [seat_resolver(player) for player in ("p0", "bot-1", None)]
-    ahead = [watch_session(ahead_hub, "t1", 0, viewer) for viewer in viewers]
-    after = [watch_session(after_hub, "t1", 0, viewer) for viewer in viewers]
-    for stream in (*ahead, *after):
-        await stream.__anext__()  # the snapshots
-    start = ahead_feed.version
-    foreseen_used: list[int] = []
-    wrong_guesses = 0
-    for step in range(40):
-        move = human_move(tables, "t1")
-        if move is None:
-            break
-        state, command = move
-        guess: rnd.Command = command
-        if isinstance(command, rnd.PlayCards) and step % 2 == 0:
-            # Foresee another play of the same seat, make this one: the other must
-            # leave no trace (same kind of event, other cards).
-            others = [
-                cards
-                for verb, cards in rnd.legal_actions(state, 0)
-                if verb == "play" and cards != command.cards
-            ]
-            if others:
-                guess, wrong_guesses = rnd.PlayCards(0, others[0], None), wrong_guesses + 1
-        message = None
-        if isinstance(guess, rnd.PlayCards):
-            message = gpb.Command(play_cards=gpb.PlayCards(seat=0, cards=names(guess.cards)))
-        elif isinstance(guess, rnd.Pass):
-            message = gpb.Command(**{"pass": gpb.Pass(seat=0)})
-        foreseen = foreseeable(message) if message is not None else None
-        if message is not None:  # the command was written: the foresight works it out
-            (told,) = written
-            told(tpb.ExecuteCommandRequest(table_id="t1", command=message))
-        outcome = tables.host.decide_and_append("t1", command, f"ahead-{step}", "p0")
-        before = ahead_feed.version
-        ahead_hub.nudge("t1", outcome.version, [envelope(e) for e in outcome.committed])
-        foreseen_used += [
-            entry.version
-            for entry in ahead_feed.history
-            if entry.version > before and entry._view_parts is not None
-        ]
-        if foreseen is not None and guess is command:
-            assert outcome.committed and outcome.committed[0].version in foreseen_used
-        else:
-            assert not set(foreseen_used) & {e.version for e in outcome.committed}
-    await after_feed.catch_up()
-    count = after_feed.version - start
-    assert count > 10 and ahead_feed.version == after_feed.version
-    assert foreseen_used and wrong_guesses
-    for built_ahead, built_after in zip(ahead, after, strict=True):
-        mine = await asyncio.wait_for(_session_changes(built_ahead, count), 10)
-        theirs = await asyncio.wait_for(_session_changes(built_after, count), 10)
-        assert [_unclocked(c) for c in mine] == [_unclocked(c) for c in theirs]
-        await built_ahead.aclose()
-        await built_after.aclose()
-    await ahead_hub.close()
-    await after_hub.close()
-
-
-def _unclocked(change: pb.WatchResponse) -> pb.WatchResponse:
-    """A change without the server's now (two feeds make it at other times)."""
-    change.view.ClearField("server_now_unix_ms")
-    return change
 
 
 async def test_watch_resumes_from_history_or_with_the_view_now(

@@ -10,8 +10,7 @@ import pytest
 
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
-from president.hosting.seat_views import public_view, seat_part, seat_view
-from president.services.gateway.entries import Entry
+from president.hosting.seat_views import public_view, seat_view
 from president.services.gateway.receipts import receipt
 from president.services.gateway.watch import (
     BATCHED_WATCH,
@@ -49,28 +48,6 @@ def test_each_change_is_the_message_built_whole_for_every_seat(tmp_path: Path) -
             assert fields_sent_twice(sent, pb.WatchResponse.DESCRIPTOR) == []
             (carried,) = pb.SessionResponse.FromString(entry.session_response(seat)).changes
             assert carried == built == pb.WatchResponse.FromString(sent)
-
-
-def test_a_foreseen_entry_sends_what_an_unforeseen_one_does(tmp_path: Path) -> None:
-    """An entry whose public view and seats' parts were built ahead (the foresight) sends
-    the very messages of one built when its event came, each field once."""
-    for entry in played_entries(tmp_path)[-8:]:
-        table = entry.table
-        ahead = Entry(
-            entry.envelope,
-            entry.message,
-            table,
-            _public=public_view(table),
-            _view_parts={seat: seat_part(table, seat) for seat in range(len(table.game.seats))},
-            clock=entry.clock,
-            made_at=entry.made_at,
-        )
-        for seat in [*range(len(table.game.seats)), None]:
-            sent = ahead.watch_response(seat)
-            assert fields_sent_twice(sent, pb.WatchResponse.DESCRIPTOR) == []
-            assert pb.WatchResponse.FromString(sent) == pb.WatchResponse.FromString(
-                entry.watch_response(seat)
-            )
 
 
 def test_every_message_a_stream_sends_carries_each_field_once(tmp_path: Path) -> None:

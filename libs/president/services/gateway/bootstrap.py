@@ -29,7 +29,6 @@ from president.servicekit.config import Settings, env_int, env_origins, env_seco
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
 from president.servicekit.tls import TlsSettings
-from president.services.gateway import foresight
 from president.services.gateway.accounts import Accounts
 from president.services.gateway.admission import Admission
 from president.services.gateway.app import Gateway
@@ -41,7 +40,7 @@ from president.services.gateway.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.owners import LeaseOwners
 from president.services.gateway.ratings import Ratings
 from president.services.gateway.revocations import Revocations
-from president.services.gateway.roles import AUDIENCE, PLAYERS, AudienceOnly, gateway_role
+from president.services.gateway.roles import AUDIENCE, AudienceOnly, gateway_role
 from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTables
 from president.services.gateway.wire import PreSerialized
 
@@ -55,8 +54,8 @@ log = structlog.get_logger(service="gateway")
 
 def build(settings: Settings) -> Service:
     """Wire the table, scoring and players clients, the feeds (NATS), the identity verifier
-    and the revocations into the servicer; turn the foresight on (the players' replicas)
-    or refuse table commands (an audience replica)."""
+    and the revocations into the servicer; refuse table commands at an audience
+    replica."""
     if not settings.token_secret:
         raise SystemExit(
             "PRESIDENT_TOKEN_SECRET is not set: the gateway verifies the players service's "
@@ -82,8 +81,6 @@ def build(settings: Settings) -> Service:
     scoring = GrpcScoring(settings.address("scoring"))
     role = gateway_role()
     hub = FeedHub(tables, settings.subjects)
-    if role == PLAYERS:
-        foresight.enable(tables, hub)  # plays' changes built while the table service commits
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     gateway = Gateway(tables, scoring, hub, id_key)
     admission = Admission.from_env(settings.edge_secret)

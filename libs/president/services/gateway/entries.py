@@ -14,7 +14,6 @@ import asyncio
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
 
 from google.protobuf.message import Message
 
@@ -47,11 +46,6 @@ class Entry:
     _wire: dict[int | None, bytes] = field(default_factory=dict)
     _batched: dict[int | None, bytes] = field(default_factory=dict)
     _skipped: dict[int | None, bytes] = field(default_factory=dict)
-    #: Each seat's own part of its view (:func:`seat_part`), built ahead (a prepared entry).
-    _view_parts: dict[int, gpb.TableView] | None = None
-    #: Whether the prepared parts hold legal actions (a superseded entry uses only those that
-    #: do not).
-    _view_parts_legal: bool = True
     #: The table's timer after this event (:func:`with_clock`), and when the entry was made.
     clock: TableClock | None = None
     made_at: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -69,7 +63,7 @@ class Entry:
         if self.superseded:
             return
         self.superseded = True
-        self._views.clear()  # the prepared view parts (with legal actions) go unused
+        self._views.clear()  # the views built with legal actions go unused
         self._sessions.clear()
         self._wire.clear()
         self._batched.clear()
@@ -77,9 +71,8 @@ class Entry:
 
     @property
     def shows_legal(self) -> bool:
-        """Whether this change's views carry legal actions: not once a newer change followed,
-        nor for an event foreseen to be followed by more of the same command."""
-        return not self.superseded and self._view_parts_legal
+        """Whether this change's views carry legal actions: not once a newer change followed."""
+        return not self.superseded
 
     def countdown(self) -> gpb.TableView:
         """The view's timing fields after this event (the same for every seat)."""
@@ -92,21 +85,12 @@ class Entry:
             self._public = public_view(self.table)
         return self._public
 
-    def _part(self, seat: int) -> gpb.TableView:
-        """What only ``seat`` sees: prepared ahead when it fits, else built now."""
-        parts = self._view_parts
-        if parts is not None and (self.shows_legal or not self._view_parts_legal):
-            prepared = parts.get(seat)
-            if prepared is not None:
-                return prepared
-        return seat_part(self.table, seat, legal=self.shows_legal)
-
     def _fill(self, view: gpb.TableView, seat: int | None) -> gpb.TableView:
         """``view`` (empty) made the table after this event as ``seat`` sees it: what everyone
         sees, the seat's own part and the countdown."""
         view.CopyFrom(self._public_view())
         if seat is not None:
-            view.MergeFrom(self._part(seat))
+            view.MergeFrom(seat_part(self.table, seat, legal=self.shows_legal))
         view.MergeFrom(self.countdown())
         return view
 
@@ -170,13 +154,6 @@ class Entry:
                 cached.payload = shown.SerializeToString(deterministic=True)
             self._events[seat] = cached
         return cached
-
-
-class PreparedEntry(Protocol):
-    """An entry built before its event came (the gateway's foresight)."""
-
-    def entry_for(self, previous: Table | None, envelope: epb.EventEnvelope) -> Entry | None:
-        """The entry, if ``envelope`` on ``previous`` is exactly what it was built for."""
 
 
 def parse(envelope: epb.EventEnvelope) -> tuple[Message, TableEvent]:

@@ -37,7 +37,7 @@ from president.servicekit.errors import ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
 from president.services.gateway.audience import Audience, Spectator
-from president.services.gateway.entries import Entry, Listener, PreparedEntry, apply, with_clock
+from president.services.gateway.entries import Entry, Listener, apply, with_clock
 from president.services.gateway.upstream import TablePort
 
 HISTORY = 512
@@ -79,8 +79,6 @@ class TableFeed:
         self.last_poll = time.monotonic()
         self._catch_up_queued = False
         self.closed = False
-        #: Entries built before their events came, by version (the foresight's).
-        self.prepared: dict[int, PreparedEntry] = {}
 
     # -- state ----------------------------------------------------------------
     @property
@@ -210,18 +208,9 @@ class TableFeed:
         held.forget_through(self.version)
 
     def _entry(self, envelope: epb.EventEnvelope) -> Entry:
-        """The entry of the next envelope (the prepared one if it is exactly that), with
-        the table's timer after it."""
+        """The entry of the next envelope, with the table's timer after it."""
         current = self.current
-        previous = current.table if current is not None else None
-        if self.prepared:
-            prepared = self.prepared.pop(envelope.version, None)
-            if prepared is not None:
-                entry = prepared.entry_for(previous, envelope)
-                if entry is not None:
-                    return with_clock(entry, current)
-                self.prepared.clear()  # something else happened
-        return with_clock(apply(previous, envelope), current)
+        return with_clock(apply(current.table if current is not None else None, envelope), current)
 
     def _apply(self, envelope: epb.EventEnvelope) -> None:
         entry = self._entry(envelope)
