@@ -7,6 +7,7 @@ from typing import Any
 
 import grpc
 
+from president.servicekit.config import KEEPALIVE, Keepalive
 from president.servicekit.tls import TlsSettings
 
 #: Reconnect quickly after a peer restarts: gRPC's default backoff grows to
@@ -28,13 +29,14 @@ def channel_target(address: str) -> str:
     return f"ipv4:{address}" if "," in address else address
 
 
-def internal_channel_options() -> list[tuple[str, Any]]:
+def internal_channel_options(keepalive: Keepalive = KEEPALIVE) -> list[tuple[str, Any]]:
     """Options for a channel from one service to another: calls go round the addresses of
-    its target (a dead replica is skipped until it answers again)."""
+    its target (a dead replica is skipped until it answers again); a quiet connection is
+    pinged as the servers allow (:class:`~president.servicekit.config.Keepalive`)."""
     return [
         ("grpc.lb_policy_name", "round_robin"),
         ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-        ("grpc.keepalive_time_ms", 30_000),
+        *keepalive.client_options(),
         ("grpc.enable_retries", 1),
         ("grpc.initial_reconnect_backoff_ms", RECONNECT_MS),
         ("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS),

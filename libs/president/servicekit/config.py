@@ -12,6 +12,39 @@ from dataclasses import dataclass, field
 from president.servicekit.nats import DEFAULT_MAX_AGE_SECONDS, Subjects
 
 
+@dataclass(frozen=True)
+class Keepalive:
+    """How the services' channels keep a quiet connection alive, and what their servers
+    allow: one object for both ends, so a server never takes its clients' pings for abuse.
+
+    A client pings a connection that carried nothing for :attr:`ping_ms`, with calls open
+    or not, for as long as it is quiet; a server accepts pings that far apart (half, for
+    timers' jitter) without data and without calls. gRPC's server defaults allow one ping
+    in five minutes and answer more with GOAWAY ENHANCE_YOUR_CALM ``too_many_pings``, which
+    fails every call open on the connection UNAVAILABLE.
+    """
+
+    ping_ms: int = 30_000
+
+    def client_options(self) -> list[tuple[str, int]]:
+        return [
+            ("grpc.keepalive_time_ms", self.ping_ms),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_pings_without_data", 0),
+        ]
+
+    def server_options(self) -> list[tuple[str, int]]:
+        return [
+            ("grpc.http2.min_ping_interval_without_data_ms", self.ping_ms // 2),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_pings_without_data", 0),
+        ]
+
+
+#: The keepalive of every internal channel and every service's server.
+KEEPALIVE = Keepalive()
+
+
 def _env(name: str, default: str) -> str:
     return os.environ.get(name, default)
 

@@ -19,7 +19,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from president.servicekit.config import Settings
+from president.servicekit.config import KEEPALIVE, Keepalive, Settings
 from president.servicekit.logs import configure
 from president.servicekit.malformed import MalformedRequests
 from president.servicekit.metrics import MetricsInterceptor, serve_metrics
@@ -51,11 +51,13 @@ class Service:
     options: Sequence[tuple[str, Any]] = ()
 
 
-def _options() -> list[tuple[str, Any]]:
+def server_options(keepalive: Keepalive = KEEPALIVE) -> list[tuple[str, Any]]:
+    """Every service's server options: message sizes, and the pings its clients send."""
     return [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", 16 * 1024 * 1024),
         ("grpc.so_reuseport", 0),
+        *keepalive.server_options(),
     ]
 
 
@@ -83,7 +85,7 @@ async def run(service: Service, settings: Settings) -> None:
     log = configure(service.name, settings.log_level)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(service.name), MalformedRequests(), *service.interceptors],
-        options=[*_options(), *service.options],
+        options=[*server_options(), *service.options],
     )
     names = list(service.register(server))
     checker = health.aio.HealthServicer()
