@@ -7,13 +7,13 @@ database comes from ``-x url=...`` or the ``PRESIDENT_STORE_URL`` variable.
 
 from __future__ import annotations
 
-import os
 from logging.config import fileConfig
 
 from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.pool import NullPool
 
+from president.servicekit.config.tools import ToolSettings
 from president.store.engine import create_store_engine, normalise_url
 from president.store.schema import metadata
 
@@ -21,9 +21,7 @@ config = context.config
 
 
 def _url() -> str:
-    url = context.get_x_argument(as_dictionary=True).get("url") or os.environ.get(
-        "PRESIDENT_STORE_URL"
-    )
+    url = context.get_x_argument(as_dictionary=True).get("url") or ToolSettings.from_env().store_url
     if not url:
         raise SystemExit(
             "no database given: pass -x url=sqlite:///path/to/store.db or set PRESIDENT_STORE_URL"
