@@ -1,5 +1,4 @@
-"""The settings of the tools beside the services: the store's migrations (alembic) and the
-ports the launcher hands out."""
+"""The settings of the tools beside the services: the ports the launcher hands out."""
 
 from __future__ import annotations
 
@@ -10,14 +9,8 @@ from president.servicekit.config.fields import FromEnv, setting
 
 @dataclass(frozen=True)
 class ToolSettings(FromEnv):
-    """What ``alembic`` and the launcher (``president run``, the tests' stacks) read."""
+    """What the launcher (``president run``, the tests' stacks) reads."""
 
-    store_url: str = setting(
-        "PRESIDENT_STORE_URL",
-        "",
-        "alembic run by hand: the store to migrate (or -x url=...); the services migrate "
-        "their own at start",
-    )
     port_range: str = setting(
         "PRESIDENT_PORT_RANGE",
         "",

@@ -2,7 +2,7 @@
 
 ``president.store.migrate`` passes its open connection in
 ``config.attributes["connection"]``. From the ``alembic`` command line the
-database comes from ``-x url=...`` or the ``PRESIDENT_STORE_URL`` variable.
+database comes from ``-x url=...``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.pool import NullPool
 
-from president.servicekit.config.tools import ToolSettings
 from president.store.engine import create_store_engine, normalise_url
 from president.store.schema import metadata
 
@@ -21,11 +20,9 @@ config = context.config
 
 
 def _url() -> str:
-    url = context.get_x_argument(as_dictionary=True).get("url") or ToolSettings.from_env().store_url
+    url = context.get_x_argument(as_dictionary=True).get("url")
     if not url:
-        raise SystemExit(
-            "no database given: pass -x url=sqlite:///path/to/store.db or set PRESIDENT_STORE_URL"
-        )
+        raise SystemExit("no database given: pass -x url=sqlite:///path/to/store.db")
     return url
 
 
