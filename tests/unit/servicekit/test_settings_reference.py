@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,26 @@ def test_only_the_loader_reads_the_environment() -> None:
         if re.search(r"\bos\.environ\b|\bgetenv\(", source):
             readers.add(path)
     assert readers <= READERS, sorted(str(path.relative_to(ROOT)) for path in readers - READERS)
+
+
+def _calls_at_import(tree: ast.AST) -> Iterator[ast.Call]:
+    """The calls a module makes when imported: outside any function body."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        yield from _calls_at_import(node)
+
+
+def test_nothing_reads_settings_at_import() -> None:
+    found = []
+    for path in sorted(LIBS.rglob("*.py")):
+        for call in _calls_at_import(ast.parse(path.read_text())):
+            name = ast.unparse(call.func)
+            if name.endswith("from_env") or name in ("port_range", "free_port"):
+                found.append(f"{path.relative_to(ROOT)}:{call.lineno} {name}")
+    assert not found, found
 
 
 def test_a_service_reads_its_groups_and_the_common_settings_at_once() -> None:
