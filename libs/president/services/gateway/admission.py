@@ -42,8 +42,9 @@ class Admission:
 
     @classmethod
     def from_env(cls, edge_secret: str, environ: Mapping[str, str] | None = None) -> Admission:
-        """:meth:`configured` with the limits read from ``environ`` (none: the defaults)."""
-        return cls.configured(LimitSettings.from_env(environ or {}), edge_secret)
+        """:meth:`configured` with the limits read from ``environ`` (the process's by
+        default), as a gateway replica reads them."""
+        return cls.configured(LimitSettings.from_env(environ), edge_secret)
 
     def peer(self, context: Context) -> str:
         """The address the call is counted from."""
