@@ -17,10 +17,8 @@ from typing import Any
 
 import grpc
 
-from president.servicekit.config.gateway import AUDIENCE, PLAYERS, ROLES
 from president.servicekit.errors import ServiceError, abort
 
-__all__ = ["AUDIENCE", "PLAYERS", "PLAYERS_ONLY", "ROLES", "AudienceOnly", "audience_replica"]
 #: The GatewayService methods only the players' replicas serve: they act at a table.
 PLAYERS_ONLY = frozenset(
     {

@@ -5,9 +5,10 @@ is evicted ``PRESIDENT_FINISHED_TABLE_SECONDS`` after its last change (an
 hour by default). Any table at which nothing happened for
 ``PRESIDENT_ABANDONED_TABLE_SECONDS`` (a day by default: a lobby nobody
 starts, a game every person walked away from and the timer finished) is
-abandoned and evicted too (both :class:`EvictionRules`, settings). Each table service
-replica sweeps every
-:attr:`EvictionRules.sweep_seconds`: the directory marks the due tables
+abandoned and evicted too (both are settings,
+:class:`~president.servicekit.config.table.EvictionRules`). Each table service
+replica sweeps every :attr:`~president.servicekit.config.table.EvictionRules.sweep_seconds`:
+the directory marks the due tables
 evicted for good (:meth:`~president.services.table.directory.TableDirectory.evict`,
 one transaction, so replicas agree), and every replica drops the evicted
 tables it holds from memory and gives back their leases. From then on the
@@ -20,10 +21,7 @@ from __future__ import annotations
 
 import grpc
 
-from president.servicekit.config.table import EvictionRules
 from president.servicekit.errors import ServiceError
-
-__all__ = ["EvictionRules", "table_gone"]
 
 
 def table_gone(table_id: str) -> ServiceError:
