@@ -19,6 +19,7 @@ Run: ``make bench`` or ``.venv/bin/python tests/benchmarks/wire_bench.py``.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import statistics
 import sys
@@ -68,6 +69,7 @@ def _parts(entry: Entry) -> None:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     with tempfile.TemporaryDirectory() as folder:
         entries = [e for e in game_entries(Path(folder)) if e.table.game.phase == "round"]
     gc.disable()

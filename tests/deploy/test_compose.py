@@ -343,8 +343,11 @@ def test_env_example_names_every_compose_variable() -> None:
 
 
 def test_readme_documents_every_variable_and_the_commands() -> None:
-    readme = (DEPLOY / "README.md").read_text()
+    # Every variable is documented on the reference page generated from the code (its
+    # test checks the page is current); deploy/README.md keeps the operators' prose.
+    reference = (ROOT / "docs" / "settings.md").read_text()
     for variable in sorted(set(settings_variables().values()) | extra_variables()):
-        assert f"`{variable}`" in readme, f"deploy/README.md does not document {variable}"
+        assert f"`{variable}`" in reference, f"docs/settings.md does not document {variable}"
+    readme = (DEPLOY / "README.md").read_text()
     for command in ("docker compose up --build", "kubectl apply -k deploy/k8s", "localhost:50051"):
         assert command in readme

@@ -29,12 +29,12 @@ async def scratch_stream(url: str) -> AsyncIterator[tuple[Any, str]]:
 
 
 def test_settings_carry_the_replicas_to_the_subjects(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert Settings().subjects.replicas == 1
+    assert Settings.from_env().subjects.replicas == 1
     monkeypatch.setenv("PRESIDENT_STREAM_REPLICAS", "3")
-    assert Settings().subjects.replicas == 3
+    assert Settings.from_env().subjects.replicas == 3
     monkeypatch.setenv("PRESIDENT_STREAM_REPLICAS", "three")
     with pytest.raises(SystemExit, match="PRESIDENT_STREAM_REPLICAS must be a whole number"):
-        Settings()
+        Settings.from_env()
 
 
 async def test_ensure_stream_creates_the_stream_with_its_replicas(nats_url: str) -> None:  # noqa: F811
@@ -54,12 +54,12 @@ async def test_ensure_stream_creates_the_stream_with_its_replicas(nats_url: str)
 def test_settings_carry_how_long_the_stream_keeps_events(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert Settings().subjects.max_age_seconds == 7 * 24 * 3600
+    assert Settings.from_env().subjects.max_age_seconds == 7 * 24 * 3600
     monkeypatch.setenv("PRESIDENT_STREAM_MAX_AGE_SECONDS", "0")
-    assert Settings().subjects.max_age_seconds == 0  # for ever
+    assert Settings.from_env().subjects.max_age_seconds == 0  # for ever
     monkeypatch.setenv("PRESIDENT_STREAM_MAX_AGE_SECONDS", "60")
     with pytest.raises(SystemExit, match=r"at least 600 s .* not 60 s"):
-        Settings()
+        Settings.from_env()
 
 
 async def test_ensure_stream_limits_how_long_events_stay(nats_url: str) -> None:  # noqa: F811

@@ -1,6 +1,6 @@
 """The web edge in docker-compose.yml, deploy/k8s and the image, and its HTTP health probe.
 
-The edge is an HTTP service with its own settings (``president.services.web.settings``),
+The edge is an HTTP service with its own settings (``president.servicekit.config.web``),
 a client of the gateway that holds no secret but its proof to the gateway that it
 names each browser's address (``PRESIDENT_EDGE_SECRET``, the gateway's too): every
 file must agree on its port,
@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from president.servicekit import healthcheck
+from president.servicekit.config.fields import variables
+from president.servicekit.config.web import WebSettings
 from tests.support.deployment import (
     CREDENTIALS,
     DOCKERFILE,
@@ -33,15 +35,10 @@ from tests.support.deployment import (
     workloads,
 )
 
-WEB_SETTINGS = ROOT / "libs/president/services/web/settings.py"
-
 
 def web_variables() -> set[str]:
     """The PRESIDENT_* variables the edge reads: the shared Settings and its own."""
-    own = set(
-        re.findall(r'"(PRESIDENT_WEB_[A-Z_]+|PRESIDENT_GATEWAY_ADDRESS)"', WEB_SETTINGS.read_text())
-    )
-    return set(settings_variables().values()) | own
+    return {variable.name for variable in variables(WebSettings)}
 
 
 def image_static_dir() -> str:

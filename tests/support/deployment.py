@@ -7,7 +7,6 @@ which settings each service reads, which ports it listens on.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import re
 from collections.abc import Iterator
@@ -15,12 +14,11 @@ from dataclasses import fields
 from functools import cache
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import yaml
 
-from president.servicekit import config
 from president.servicekit.config import Settings
+from president.servicekit.config.reference import every_variable
 from president.servicekit.launcher import EDGE, SERVICES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,24 +187,11 @@ def container_env(container: dict[str, Any]) -> dict[str, str]:
 @cache
 def settings_variables() -> dict[str, str]:
     """Each Settings field and the environment variable it is read from."""
-    variables: dict[str, str] = {}
-    for item in fields(Settings):
-        read: list[str] = []
-
-        def record(name: str, default: Any, read: list[str] = read) -> Any:
-            read.append(name)
-            return default
-
-        factory: Any = item.default_factory
-        with (
-            mock.patch.object(config, "_env", record),
-            mock.patch.object(config, "_env_int", record),
-            mock.patch.object(config, "env_seconds", record),
-        ):
-            factory()
-        assert len(read) == 1, f"Settings.{item.name} reads {read}: expected one variable"
-        variables[item.name] = read[0]
-    return variables
+    return {
+        item.name: item.metadata["variable"]
+        for item in fields(Settings)
+        if "variable" in item.metadata
+    }
 
 
 def _python_files(service: str) -> Iterator[Path]:
@@ -246,19 +231,9 @@ def _property_reads(name: str) -> set[str]:
 
 
 def extra_variables() -> set[str]:
-    """PRESIDENT_* variables the services read outside Settings (optional tunables)."""
-    settings = set(settings_variables().values())
-    found: set[str] = set()
-    for service in APP_SERVICES:
-        for path in _python_files(service):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if (
-                    isinstance(node, ast.Constant)
-                    and isinstance(node.value, str)
-                    and re.fullmatch(r"PRESIDENT_[A-Z0-9_]+", node.value)
-                ):
-                    found.add(node.value)
-    return found - settings
+    """PRESIDENT_* variables read beyond Settings' own fields: a service's own settings, TLS,
+    the tools' (every one on the generated reference page)."""
+    return {variable.name for _, variable in every_variable()} - set(settings_variables().values())
 
 
 def service_port(service: str) -> int:

@@ -7,7 +7,14 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Add every command group to ``app``."""
-    from president.cli import archive_cmd, audit_cmd, commitments_cmd, play_cmd, run_cmd
+    from president.cli import (
+        archive_cmd,
+        audit_cmd,
+        commitments_cmd,
+        play_cmd,
+        run_cmd,
+        settings_cmd,
+    )
     from president.cli.deal_cmd import register as register_deal
 
     play_cmd.register(app)
@@ -16,3 +23,4 @@ def register(app: typer.Typer) -> None:
     archive_cmd.register(audit_cmd.audit_app)
     audit_cmd.register(app)
     run_cmd.register(app)
+    settings_cmd.register(app)

@@ -7,6 +7,7 @@ from typing import Any
 
 import grpc
 
+from president.servicekit.config import KEEPALIVE, Keepalive
 from president.servicekit.tls import TlsSettings
 
 #: Reconnect quickly after a peer restarts: gRPC's default backoff grows to
@@ -28,13 +29,14 @@ def channel_target(address: str) -> str:
     return f"ipv4:{address}" if "," in address else address
 
 
-def internal_channel_options() -> list[tuple[str, Any]]:
+def internal_channel_options(keepalive: Keepalive = KEEPALIVE) -> list[tuple[str, Any]]:
     """Options for a channel from one service to another: calls go round the addresses of
-    its target (a dead replica is skipped until it answers again)."""
+    its target (a dead replica is skipped until it answers again); a quiet connection is
+    pinged as the servers allow (:class:`~president.servicekit.config.Keepalive`)."""
     return [
         ("grpc.lb_policy_name", "round_robin"),
         ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-        ("grpc.keepalive_time_ms", 30_000),
+        *keepalive.client_options(),
         ("grpc.enable_retries", 1),
         ("grpc.initial_reconnect_backoff_ms", RECONNECT_MS),
         ("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS),
@@ -43,15 +45,14 @@ def internal_channel_options() -> list[tuple[str, Any]]:
 
 
 def _internal(
-    address: str, tls: TlsSettings | None
+    address: str, tls: TlsSettings
 ) -> tuple[str, list[tuple[str, Any]], grpc.ChannelCredentials | None]:
-    settings = tls or TlsSettings.from_env()
     target = channel_target(address)
-    options = internal_channel_options() + settings.internal_options(target)
-    return target, options, settings.internal_credentials()
+    options = internal_channel_options() + tls.internal_options(target)
+    return target, options, tls.internal_credentials()
 
 
-def internal_channel(address: str, tls: TlsSettings | None = None) -> grpc.aio.Channel:
+def internal_channel(address: str, tls: TlsSettings) -> grpc.aio.Channel:
     """A grpc.aio channel from one service to another at ``address`` (one or a list):
     mutual TLS when configured (:mod:`president.servicekit.tls`), else plaintext."""
     target, options, credentials = _internal(address, tls)
@@ -60,7 +61,7 @@ def internal_channel(address: str, tls: TlsSettings | None = None) -> grpc.aio.C
     return grpc.aio.secure_channel(target, credentials, options=options)
 
 
-def internal_sync_channel(address: str, tls: TlsSettings | None = None) -> grpc.Channel:
+def internal_sync_channel(address: str, tls: TlsSettings) -> grpc.Channel:
     """:func:`internal_channel` for blocking callers (worker threads, probes)."""
     target, options, credentials = _internal(address, tls)
     if credentials is None:
@@ -68,11 +69,10 @@ def internal_sync_channel(address: str, tls: TlsSettings | None = None) -> grpc.
     return grpc.secure_channel(target, credentials, options=options)
 
 
-def gateway_channel(address: str, tls: TlsSettings | None = None) -> grpc.aio.Channel:
+def gateway_channel(address: str, tls: TlsSettings) -> grpc.aio.Channel:
     """A grpc.aio channel of a client inside the deployment (the web edge) to the gateway:
     TLS when the gateway serves it (trusting ``PRESIDENT_GATEWAY_TLS_CA``), else plaintext."""
-    settings = tls or TlsSettings.from_env()
-    credentials = settings.gateway_credentials()
+    credentials = tls.gateway_credentials()
     if credentials is None:
         return grpc.aio.insecure_channel(address, options=internal_channel_options())
     return grpc.aio.secure_channel(address, credentials, options=internal_channel_options())

@@ -19,6 +19,8 @@ import socket
 import tempfile
 from pathlib import Path
 
+from president.servicekit.config.tools import ToolSettings
+
 RANGE_VARIABLE = "PRESIDENT_PORT_RANGE"
 
 #: Ports :func:`free_port` handed out in this process (kernel-picked ones).
@@ -27,7 +29,7 @@ _HANDED_OUT: set[int] = set()
 
 def free_port() -> int:
     """A TCP port nothing is bound to right now, and not handed out before (see above)."""
-    span = port_range(os.environ.get(RANGE_VARIABLE, ""))
+    span = port_range(ToolSettings.from_env().port_range)
     return _from_range(*span) if span else _from_kernel()
 
 

@@ -14,17 +14,16 @@ import os
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from president.servicekit.config import Settings
+from president.servicekit.config import KEEPALIVE, Keepalive, Settings
 from president.servicekit.logs import configure
 from president.servicekit.malformed import MalformedRequests
 from president.servicekit.metrics import MetricsInterceptor, serve_metrics
 from president.servicekit.reflection import enable_reflection
-from president.servicekit.tls import TlsSettings
 
 MAX_MESSAGE_BYTES = 256 * 1024
 
@@ -51,31 +50,45 @@ class Service:
     options: Sequence[tuple[str, Any]] = ()
 
 
-def _options() -> list[tuple[str, Any]]:
+def server_options(keepalive: Keepalive = KEEPALIVE) -> list[tuple[str, Any]]:
+    """Every service's server options: message sizes, and the pings its clients send."""
     return [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", 16 * 1024 * 1024),
         ("grpc.so_reuseport", 0),
+        *keepalive.server_options(),
     ]
 
 
-def serve(build: Callable[[Settings], Service]) -> None:
-    """A service process's ``main``: settings from the environment, then :func:`run`.
+class ServiceSettings(Protocol):
+    """A service's settings: its own, and those every service reads (``common``)."""
+
+    @property
+    def common(self) -> Settings: ...
+
+
+S = TypeVar("S", bound=ServiceSettings)
+
+
+def serve(build: Callable[[S], Service], load: Callable[[], S]) -> None:
+    """A service process's ``main``: its settings read from the environment (``load``, the
+    one read), the service built with them, then :func:`run`.
 
     On uvloop where it is installed (Linux and macOS): with the services'
     calls on streams, the event loop's own overhead is a good part of their
     CPU, and uvloop's is smaller (in alternating end-to-end runs, about 6%
     more plays/s; the machine's noise was larger than that).
     """
-    settings = Settings()
-    if settings.nice > 0:
-        os.nice(settings.nice)  # CPU left to the processes that must go first
+    settings = load()
+    common = settings.common
+    if common.nice > 0:
+        os.nice(common.nice)  # CPU left to the processes that must go first
     try:
         import uvloop
     except ImportError:  # pragma: no cover - Windows
-        asyncio.run(run(build(settings), settings))
+        asyncio.run(run(build(settings), common))
     else:
-        uvloop.run(run(build(settings), settings))
+        uvloop.run(run(build(settings), common))
 
 
 async def run(service: Service, settings: Settings) -> None:
@@ -83,14 +96,14 @@ async def run(service: Service, settings: Settings) -> None:
     log = configure(service.name, settings.log_level)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(service.name), MalformedRequests(), *service.interceptors],
-        options=[*_options(), *service.options],
+        options=[*server_options(), *service.options],
     )
     names = list(service.register(server))
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     enable_reflection(server, names)
     address = f"{settings.host}:{service.port}"
-    credentials = TlsSettings.from_env().server_credentials(service.public)
+    credentials = settings.tls.server_credentials(service.public)
     if credentials is None:
         port = server.add_insecure_port(address)
     else:

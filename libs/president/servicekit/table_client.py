@@ -12,6 +12,7 @@ import grpc
 from president.events.v1 import events_pb2 as events_pb
 from president.game.v1 import game_pb2 as gpb
 from president.servicekit.channels import internal_channel
+from president.servicekit.tls import PLAINTEXT, TlsSettings
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
 
@@ -64,7 +65,10 @@ class TimeoutResult(enum.Enum):
 class TableClient:
     """A gRPC client of the table service; the channel opens on first use (inside the loop)."""
 
-    def __init__(self, address: str, *, page: int = MAX_READ_EVENTS) -> None:
+    def __init__(
+        self, address: str, *, page: int = MAX_READ_EVENTS, tls: TlsSettings = PLAINTEXT
+    ) -> None:
+        self._tls = tls
         self.address = address
         self.page = page
         self._channel: grpc.aio.Channel | None = None
@@ -72,7 +76,7 @@ class TableClient:
 
     def _table(self) -> Any:
         if self._stub is None:
-            self._channel = internal_channel(self.address)
+            self._channel = internal_channel(self.address, self._tls)
             self._stub = table_pb2_grpc.TableServiceStub(self._channel)
         return self._stub
 

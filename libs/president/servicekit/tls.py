@@ -21,13 +21,13 @@ Unset, everything is plaintext, as on one machine's loopback.
 
 from __future__ import annotations
 
-import os
 import ssl
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+
+from president.servicekit.config.fields import FromEnv, setting
 
 
 def _read(variable: str, path: str) -> bytes:
@@ -38,37 +38,52 @@ def _read(variable: str, path: str) -> bytes:
 
 
 @dataclass(frozen=True)
-class TlsSettings:
+class TlsSettings(FromEnv):
     """The certificate files of both settings ("" where not configured)."""
 
-    public_cert: str = ""
-    public_key: str = ""
-    gateway_ca: str = ""
-    internal_ca: str = ""
-    internal_cert: str = ""
-    internal_key: str = ""
-    client_cert: str = ""
-    client_key: str = ""
-    server_name: str = ""
+    public_cert: str = setting(
+        "PRESIDENT_TLS_CERT", "", "gateway: its TLS certificate (PEM); not set: plaintext"
+    )
+    public_key: str = setting("PRESIDENT_TLS_KEY", "", "gateway: its TLS key (PEM)")
+    gateway_ca: str = setting(
+        "PRESIDENT_GATEWAY_TLS_CA",
+        "",
+        "the gateway's clients (web edge, probes): the CA they trust for it; not set: the "
+        "system's roots",
+    )
+    internal_ca: str = setting(
+        "PRESIDENT_INTERNAL_TLS_CA",
+        "",
+        "mutual TLS between the services: the CA (PEM); not set: plaintext inside",
+    )
+    internal_cert: str = setting(
+        "PRESIDENT_INTERNAL_TLS_CERT", "", "mutual TLS: this service's certificate"
+    )
+    internal_key: str = setting("PRESIDENT_INTERNAL_TLS_KEY", "", "mutual TLS: this service's key")
+    client_cert: str = setting(
+        "PRESIDENT_INTERNAL_TLS_CLIENT_CERT",
+        "",
+        "mutual TLS: the certificate it presents as a client",
+        shown="its own",
+    )
+    client_key: str = setting(
+        "PRESIDENT_INTERNAL_TLS_CLIENT_KEY",
+        "",
+        "mutual TLS: the key it presents as a client",
+        shown="its own",
+    )
+    server_name: str = setting(
+        "PRESIDENT_INTERNAL_TLS_SERVER_NAME",
+        "",
+        "mutual TLS: the host name the servers' certificates are checked for; not set: the "
+        "host dialled",
+    )
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> TlsSettings:
-        env = os.environ if environ is None else environ
-        internal_cert = env.get("PRESIDENT_INTERNAL_TLS_CERT", "")
-        internal_key = env.get("PRESIDENT_INTERNAL_TLS_KEY", "")
-        settings = cls(
-            public_cert=env.get("PRESIDENT_TLS_CERT", ""),
-            public_key=env.get("PRESIDENT_TLS_KEY", ""),
-            gateway_ca=env.get("PRESIDENT_GATEWAY_TLS_CA", ""),
-            internal_ca=env.get("PRESIDENT_INTERNAL_TLS_CA", ""),
-            internal_cert=internal_cert,
-            internal_key=internal_key,
-            client_cert=env.get("PRESIDENT_INTERNAL_TLS_CLIENT_CERT", "") or internal_cert,
-            client_key=env.get("PRESIDENT_INTERNAL_TLS_CLIENT_KEY", "") or internal_key,
-            server_name=env.get("PRESIDENT_INTERNAL_TLS_SERVER_NAME", ""),
-        )
-        settings.check()
-        return settings
+    def __post_init__(self) -> None:
+        # A client presents the service's own pair unless told otherwise.
+        object.__setattr__(self, "client_cert", self.client_cert or self.internal_cert)
+        object.__setattr__(self, "client_key", self.client_key or self.internal_key)
+        self.check()
 
     def check(self) -> None:
         """A clear exit for a half-configured setting."""
@@ -146,3 +161,7 @@ class TlsSettings:
         if not name and target.startswith("ipv4:"):
             name = target.removeprefix("ipv4:").split(",")[0].rpartition(":")[0]
         return [("grpc.ssl_target_name_override", name)] if name else []
+
+
+#: No TLS anywhere: one machine's loopback, and the tests'.
+PLAINTEXT = TlsSettings()

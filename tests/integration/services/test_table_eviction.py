@@ -20,11 +20,11 @@ from president.hosting.dealer import LocalDealer
 from president.hosting.host import TableHost
 from president.hosting.move_on import CLOSING
 from president.rules import game as g
+from president.servicekit.config.table import EvictionRules
 from president.servicekit.errors import ServiceError
 from president.services.table.app import TableApp
 from president.services.table.commands import translate
 from president.services.table.directory import TableDirectory
-from president.services.table.eviction import EvictionRules
 from president.store import EventStore
 from tests.integration.services.test_table_units import either_store
 from tests.support.postgres import settle

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from president.servicekit.config.reference import every_variable
 from tests.support.deployment import extra_variables, settings_variables
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -254,7 +255,9 @@ def named(pattern: re.Pattern[str]) -> list[tuple[str, str]]:
 
 
 def variables_in_the_code() -> set[str]:
-    found = set()
+    """Every variable the code names, and every setting the settings declare (some, such
+    as the rate limits' ``PRESIDENT_RATE_<CLASS>``, are named by parts)."""
+    found = {variable.name for _section, variable in every_variable()}
     for source in SOURCES:
         base = ROOT / source
         for path in [base] if base.is_file() else base.rglob("*"):

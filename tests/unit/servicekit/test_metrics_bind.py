@@ -12,12 +12,12 @@ from president.servicekit.metrics import serve_metrics
 
 def test_metrics_bind_loopback_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PRESIDENT_METRICS_HOST", raising=False)
-    settings = Settings()
+    settings = Settings.from_env()
     port = free_port()  # as president run hands out: a fixed port, not 0
     assert serve_metrics(port, settings.metrics_host) == ("127.0.0.1", port)
 
 
 def test_a_deployment_may_open_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRESIDENT_METRICS_HOST", "0.0.0.0")
-    host, _ = serve_metrics(free_port(), Settings().metrics_host)
+    host, _ = serve_metrics(free_port(), Settings.from_env().metrics_host)
     assert host == "0.0.0.0"

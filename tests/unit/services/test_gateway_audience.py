@@ -12,13 +12,14 @@ import asyncio
 import pytest
 
 from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.config.gateway import GatewaySettings
 from president.servicekit.nats import Subjects
 from president.services.gateway import audience
 from president.services.gateway import watch as watch_module
 from president.services.gateway.audience import BATCH, Spectator
 from president.services.gateway.entries import Entry
 from president.services.gateway.feed import FeedHub
-from president.services.gateway.roles import PLAYERS_ONLY, gateway_role
+from president.services.gateway.roles import PLAYERS_ONLY
 from president.services.gateway.watch import seat_resolver, watch
 from tests.unit.services import test_gateway_units as units
 
@@ -197,6 +198,11 @@ class FakeEntry:
 
     def __init__(self, version: int) -> None:
         self.version = version
+
+
+def gateway_role() -> str:
+    """The role a replica started with this environment reads."""
+    return GatewaySettings.from_env().role
 
 
 def test_an_audience_replica_refuses_only_calls_that_act_at_a_table(

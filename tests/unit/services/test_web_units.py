@@ -8,14 +8,14 @@ from connectrpc.code import Code
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
+from president.servicekit.config.web import WebSettings
 from president.services.web.forward import UNREACHABLE, refusal
-from president.services.web.settings import WebSettings
 
 
 def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRESIDENT_WEB_ALLOWED_ORIGINS", " https://club.example/, http://a.test ")
     monkeypatch.setenv("PRESIDENT_GATEWAY_ADDRESS", "gateway:50051")
-    settings = WebSettings()
+    settings = WebSettings.from_env()
     assert settings.allowed_origins == ("https://club.example", "http://a.test")
     assert settings.gateway == "gateway:50051"
     assert not settings.tls
@@ -36,7 +36,7 @@ def test_bad_settings_stop_the_edge_with_a_sentence(
 ) -> None:
     monkeypatch.setenv(name, value)
     with pytest.raises(SystemExit) as stopped:
-        WebSettings()
+        WebSettings.from_env()
     assert says in str(stopped.value)
 
 

@@ -9,7 +9,6 @@ for each command a Session carries. A refusal is a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 
 import grpc
 
+from president.servicekit.config.gateway import LimitSettings
 from president.servicekit.peers import Peers
 from president.services.gateway.rate_limits import SESSION_COMMAND, RateLimits
 from president.services.gateway.stream_limits import StreamLimits
@@ -33,12 +33,18 @@ class Admission:
     peers: Peers = field(default_factory=Peers)
 
     @classmethod
-    def from_env(cls, edge_secret: str, environ: Mapping[str, str] = os.environ) -> Admission:
+    def configured(cls, limits: LimitSettings, edge_secret: str) -> Admission:
+        """The configured limits; addresses named by the web edge believed with
+        ``edge_secret``."""
         return cls(
-            RateLimits.from_env(environ),
-            StreamLimits.from_env(environ),
-            Peers(edge_secret),
+            RateLimits.configured(limits), StreamLimits.configured(limits), Peers(edge_secret)
         )
+
+    @classmethod
+    def from_env(cls, edge_secret: str, environ: Mapping[str, str] | None = None) -> Admission:
+        """:meth:`configured` with the limits read from ``environ`` (the process's by
+        default), as a gateway replica reads them."""
+        return cls.configured(LimitSettings.from_env(environ), edge_secret)
 
     def peer(self, context: Context) -> str:
         """The address the call is counted from."""

@@ -35,35 +35,42 @@ and it never makes anyone wait.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections import deque
 from typing import Protocol
 
 from prometheus_client import Counter, Histogram
 
+from president.servicekit.config.gateway import AudienceSettings
 from president.services.gateway.entries import Entry
 
 #: Spectators woken per event-loop turn.
 BATCH = 64
 #: Changes the audience's log holds: a spectator further behind skips to the newest view
 #: (``PRESIDENT_AUDIENCE_INBOX``; the log is shared, so it costs a reference per change).
-AUDIENCE_LIMIT = int(os.environ.get("PRESIDENT_AUDIENCE_INBOX", "") or 256)
+AUDIENCE_LIMIT = AudienceSettings().inbox
 #: How long a change may wait unread by a spectator before it skips to the newest view
 #: (seconds; ``PRESIDENT_AUDIENCE_LAG_MS``).
-AUDIENCE_LAG = float(os.environ.get("PRESIDENT_AUDIENCE_LAG_MS", "") or 250) / 1000
-
-#: The most changes a spectator of a crowd takes at once (``PRESIDENT_AUDIENCE_MOST_CHANGES``):
-#: once the spectators here are paced to :data:`CROWD_PACE` or slower, one further behind
-#: skips to the view now, one message, instead (so a crowd's CPU is bounded per write too).
-MOST_CHANGES = int(os.environ.get("PRESIDENT_AUDIENCE_MOST_CHANGES", "") or 16)
+AUDIENCE_LAG = AudienceSettings().lag_seconds
+#: The most changes a spectator of a crowd takes at once: once the spectators here are
+#: paced to :data:`CROWD_PACE` or slower, one further behind skips to the view now, one
+#: message, instead (so a crowd's CPU is bounded per write too).
+MOST_CHANGES = 16
 #: The pace from which the spectators here are a crowd (seconds: 80 spectators at 4,000
 #: writes a second); below it a spectator takes every change it has not sent.
 CROWD_PACE = 0.02
 #: The spectators' stream writes a second this replica allows itself
 #: (``PRESIDENT_AUDIENCE_WRITES``): at about 60 µs of CPU a gRPC stream write, 4,000 a second
 #: is a quarter of a core, whatever the audience's size.
-WRITES_PER_SECOND = float(os.environ.get("PRESIDENT_AUDIENCE_WRITES", "") or 4000)
+WRITES_PER_SECOND = AudienceSettings().writes_per_second
+
+
+def configure(settings: AudienceSettings) -> None:
+    """This replica's audience settings, set once at start (the gateway's bootstrap)."""
+    global AUDIENCE_LIMIT, AUDIENCE_LAG, WRITES_PER_SECOND  # noqa: PLW0603 - set once, at start
+    AUDIENCE_LIMIT = settings.inbox
+    AUDIENCE_LAG = settings.lag_seconds
+    WRITES_PER_SECOND = settings.writes_per_second
 
 
 class _Spectators:

@@ -41,7 +41,6 @@ import asyncio
 import base64
 import contextlib
 import json
-import os
 import socket
 import ssl
 import struct
@@ -62,6 +61,7 @@ from prometheus_client import Gauge
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
 from president.servicekit import checks
+from president.servicekit.config.gateway import DoorSettings
 from president.servicekit.errors import DOMAIN, DRAINING, ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.peers import Peers
@@ -75,14 +75,22 @@ from president.services.gateway.watch import snapshot, start_at, version_ahead
 
 #: The one call served here.
 WATCH_PATH = "/president.gateway.v1.GatewayService/Watch"
-#: Changes within this long of a spectator's last write go out with the next
-#: (``PRESIDENT_AUDIENCE_FLUSH_MS``): a flush writes once to every spectator.
-FLUSH_SECONDS = float(os.environ.get("PRESIDENT_AUDIENCE_FLUSH_MS", "") or 40) / 1000
+#: Changes within this long of a spectator's last write go out with the next: a flush
+#: writes once to every spectator.
+FLUSH_SECONDS = 0.04
 #: Unsent bytes a spectator may have, in this process and in the kernel's send buffer each,
-#: before it is skipped until its socket drains (``PRESIDENT_AUDIENCE_BUFFER_KIB``): a
-#: kernel's own default buffer holds megabytes, seconds of a table's changes, and a
-#: spectator behind by that much should get the view now instead.
-BUFFER_BYTES = int(os.environ.get("PRESIDENT_AUDIENCE_BUFFER_KIB", "") or 64) * 1024
+#: before it is skipped until its socket drains (``PRESIDENT_AUDIENCE_BUFFER_KIB``,
+#: :func:`configure`): a kernel's own default buffer holds megabytes, seconds of a table's
+#: changes, and a spectator behind by that much should get the view now instead.
+BUFFER_BYTES = DoorSettings().buffer_bytes
+
+
+def configure(settings: DoorSettings) -> None:
+    """The door's settings, set once at start (the gateway's bootstrap)."""
+    global BUFFER_BYTES  # noqa: PLW0603 - set once, at start
+    BUFFER_BYTES = settings.buffer_bytes
+
+
 #: The largest request body read (a WatchRequest is a few dozen bytes).
 MAX_REQUEST_BYTES = 16 * 1024
 #: A connection that has not sent its whole request by then is closed.

@@ -25,10 +25,10 @@ from nats.aio.msg import Msg
 
 from president.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from president.players.v1 import players_pb2
-from president.servicekit.config import Settings, env_int, env_origins, env_seconds
+from president.servicekit.config.gateway import AUDIENCE, GatewaySettings
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
-from president.servicekit.tls import TlsSettings
+from president.services.gateway import audience, audience_http, watch
 from president.services.gateway.accounts import Accounts
 from president.services.gateway.admission import Admission
 from president.services.gateway.app import Gateway
@@ -40,22 +40,22 @@ from president.services.gateway.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.owners import LeaseOwners
 from president.services.gateway.ratings import Ratings
 from president.services.gateway.revocations import Revocations
-from president.services.gateway.roles import AUDIENCE, AudienceOnly, gateway_role
+from president.services.gateway.roles import AudienceOnly
 from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTables
 from president.services.gateway.wire import PreSerialized
 
 RECONNECT_SECONDS = 1.0
-#: Streams one HTTP/2 connection may hold open at once.
-STREAMS_PER_CONNECTION = 1024
 #: How often the revocation list forgets revocations whose tokens all expired.
 PRUNE_SECONDS = 60.0
 log = structlog.get_logger(service="gateway")
 
 
-def build(settings: Settings) -> Service:
+def build(gateway_settings: GatewaySettings) -> Service:
     """Wire the table, scoring and players clients, the feeds (NATS), the identity verifier
     and the revocations into the servicer; refuse table commands at an audience
     replica."""
+    settings = gateway_settings.common
+    tls = settings.tls
     if not settings.token_secret:
         raise SystemExit(
             "PRESIDENT_TOKEN_SECRET is not set: the gateway verifies the players service's "
@@ -70,20 +70,19 @@ def build(settings: Settings) -> Service:
     verifier = Verifier(
         AccessTokens(secret), revocations, TrustedIssuers(issuers, time.time) if issuers else None
     )
-    players = GrpcPlayers(settings.address("players"))
+    players = GrpcPlayers(settings.address("players"), tls=tls)
     accounts = Accounts(players, verifier, settings.access_ttl_seconds)
-    owners = (
-        LeaseOwners(settings.lease_bucket)
-        if env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0) > 0
-        else None
-    )
-    tables = GrpcTables(settings.address("table"), owners=owners)
-    scoring = GrpcScoring(settings.address("scoring"))
-    role = gateway_role()
+    owners = LeaseOwners(settings.lease_bucket) if gateway_settings.leases.seconds > 0 else None
+    tables = GrpcTables(settings.address("table"), owners=owners, tls=tls)
+    scoring = GrpcScoring(settings.address("scoring"), tls=tls)
+    role = gateway_settings.role
+    audience.configure(gateway_settings.audience)
+    watch.configure(gateway_settings.audience)
+    audience_http.configure(gateway_settings.door)
     hub = FeedHub(tables, settings.subjects)
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     gateway = Gateway(tables, scoring, hub, id_key)
-    admission = Admission.from_env(settings.edge_secret)
+    admission = Admission.configured(gateway_settings.limits, settings.edge_secret)
     ratings = Ratings(scoring, id_key)
     client: list[Client] = []
     reloads: set[asyncio.Task[None]] = set()
@@ -149,22 +148,17 @@ def build(settings: Settings) -> Service:
             revocations.prune()
 
     background = [follow_nats, hub.maintain]
-    door_port = env_int("PRESIDENT_AUDIENCE_HTTP_PORT", -1)
-    if door_port >= 0:
-        if role != AUDIENCE:
-            raise SystemExit(
-                "PRESIDENT_AUDIENCE_HTTP_PORT opens the spectators' HTTP door of an audience "
-                "replica: set PRESIDENT_GATEWAY_ROLE=audience too (the players' replicas have none)"
-            )
+    door_port = gateway_settings.door.port
+    if door_port >= 0:  # an audience replica's (GatewaySettings checks)
         door = AudienceDoor(
             hub,
             verifier,
             admission,
-            env_origins("PRESIDENT_AUDIENCE_ALLOWED_ORIGINS"),
+            gateway_settings.door.allowed_origins,
             settings.edge_secret,
         )
 
-        door_tls = TlsSettings.from_env().public_ssl_context()
+        door_tls = tls.public_ssl_context()
 
         async def open_door() -> None:
             await door.serve(settings.host, door_port, tls=door_tls)
@@ -197,13 +191,5 @@ def build(settings: Settings) -> Service:
         public=True,
         # HTTP/2 bounds each connection's open streams (the web edge's one connection
         # carries every browser's: this is its total).
-        options=[("grpc.max_concurrent_streams", max_streams_per_connection())],
+        options=[("grpc.max_concurrent_streams", gateway_settings.limits.streams.per_connection)],
     )
-
-
-def max_streams_per_connection() -> int:
-    """``PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION`` (default 1,024, at least 1)."""
-    value = env_int("PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION", STREAMS_PER_CONNECTION)
-    if value < 1:
-        raise SystemExit("PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION must be at least 1")
-    return value

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from president.servicekit.config.gateway import GatewaySettings
 from president.servicekit.server import serve
 from president.services.gateway.bootstrap import build
 
 
 def main() -> None:
-    serve(build)
+    serve(build, GatewaySettings.from_env)
 
 
 if __name__ == "__main__":

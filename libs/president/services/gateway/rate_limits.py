@@ -12,60 +12,29 @@ takes one. A call that finds either bucket empty is refused before it runs
 sentence, and when to try again: the seconds in the ErrorInfo metadata
 (``retry_after_seconds``) and a ``google.rpc.RetryInfo``.
 
-Limits come from the environment: ``PRESIDENT_RATE_<CLASS>`` (per identity)
-and ``PRESIDENT_RATE_<CLASS>_PEER`` (per peer), each ``calls/seconds`` or
-``off``; ``PRESIDENT_LIMITS_SCALE`` multiplies every one (the local stacks
-of ``president run`` and the tests raise them, every client being on
-loopback). docs/operations.md ("Rate limits") lists the classes and defaults.
+The limits are settings (:class:`~president.servicekit.config.gateway.RateSettings`):
+``PRESIDENT_RATE_<CLASS>`` (per identity) and ``PRESIDENT_RATE_<CLASS>_PEER``
+(per peer), each ``calls/seconds`` or ``off``; ``PRESIDENT_LIMITS_SCALE``
+multiplies every one (the local stacks of ``president run`` and the tests
+raise them, every client being on loopback). ``docs/settings.md`` lists the
+classes and defaults.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import grpc
 
+from president.servicekit.config.gateway import Limit, LimitSettings, RateSettings
 from president.servicekit.errors import RETRY_AFTER, ServiceError
 
 #: Buckets kept per limit; past this, full buckets (nothing to remember) are forgotten first.
 MAX_BUCKETS = 50_000
 RATE_LIMITED = "RATE_LIMITED"
-#: The variables of a class's limits, per identity and per peer (its name in capitals).
-IDENTITY_VARIABLE = "PRESIDENT_RATE_{}"
-PEER_VARIABLE = "PRESIDENT_RATE_{}_PEER"
-
-
-@dataclass(frozen=True)
-class Limit:
-    """At most ``calls`` calls at once, refilled at ``calls`` per ``seconds``."""
-
-    calls: float
-    seconds: float
-
-    @property
-    def per_second(self) -> float:
-        return self.calls / self.seconds
-
-    def scaled(self, factor: float) -> Limit:
-        return Limit(self.calls * factor, self.seconds)
-
-    @classmethod
-    def parse(cls, name: str, text: str) -> Limit | None:
-        """``calls/seconds`` (``off``: no limit); a clear exit for anything else."""
-        if text.strip().lower() == "off":
-            return None
-        calls, slash, seconds = text.partition("/")
-        try:
-            limit = cls(float(calls), float(seconds)) if slash else None
-        except ValueError:
-            limit = None
-        if limit is None or not (limit.calls >= 1 and limit.seconds > 0):
-            raise SystemExit(f"{name} must read calls/seconds (such as 30/60) or off, not {text!r}")
-        return limit
 
 
 @dataclass(frozen=True)
@@ -79,21 +48,39 @@ class CallClass:
     what: str
 
 
-#: The classes, with their defaults: a person playing never meets them, a script soon does.
-CLASSES = {
-    item.name: item
-    for item in (
-        CallClass("create_table", Limit(20, 60), Limit(60, 60), "tables created"),
-        CallClass("seat", Limit(60, 60), Limit(300, 60), "joins, spectates and seat changes"),
-        CallClass("guest", None, Limit(30, 60), "guest accounts created"),
-        CallClass("password", Limit(10, 60), Limit(30, 60), "log-ins and registrations"),
-        CallClass("account", Limit(60, 60), Limit(600, 60), "account calls"),
-        CallClass("check_deal", Limit(30, 60), Limit(300, 60), "deal checks"),
-        CallClass("read", Limit(120, 10), Limit(1200, 10), "reads"),
-        CallClass("command", Limit(100, 10), Limit(2000, 10), "commands"),
-        CallClass("stream", Limit(60, 60), Limit(600, 60), "streams opened"),
-    )
+#: The classes and what a refusal calls them; their limits are settings (:class:`RateSettings`).
+WHAT = {
+    "create_table": "tables created",
+    "seat": "joins, spectates and seat changes",
+    "guest": "guest accounts created",
+    "password": "log-ins and registrations",
+    "account": "account calls",
+    "check_deal": "deal checks",
+    "read": "reads",
+    "command": "commands",
+    "stream": "streams opened",
 }
+
+
+def classes(rates: RateSettings, scale: float = 1.0) -> dict[str, CallClass]:
+    """The call classes with ``rates``' limits, multiplied by ``scale``."""
+
+    def scaled(limit: Limit | None) -> Limit | None:
+        return limit.scaled(scale) if limit is not None else None
+
+    return {
+        name: CallClass(
+            name,
+            scaled(getattr(rates, name)),
+            scaled(getattr(rates, f"{name}_peer")),
+            what,
+        )
+        for name, what in WHAT.items()
+    }
+
+
+#: The classes with their default limits.
+CLASSES = classes(RateSettings())
 
 #: The call class of every gateway method (a Session's commands count as ``command``).
 METHOD_CLASS = {
@@ -133,18 +120,6 @@ METHOD_CLASS = {
 }
 #: The class of one command sent on a Session stream.
 SESSION_COMMAND = "command"
-
-
-def env_scale(environ: Mapping[str, str]) -> float:
-    """``PRESIDENT_LIMITS_SCALE``: how much every limit is multiplied by (1 by default)."""
-    raw = environ.get("PRESIDENT_LIMITS_SCALE", "")
-    try:
-        scale = float(raw) if raw else 1.0
-    except ValueError:
-        scale = 0.0
-    if not scale > 0 or math.isinf(scale):
-        raise SystemExit(f"PRESIDENT_LIMITS_SCALE must be a positive number, not {raw!r}")
-    return scale
 
 
 class Buckets:
@@ -209,21 +184,14 @@ class RateLimits:
         }
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> RateLimits:
-        """The defaults, each overridden by its variable, all scaled."""
-        scale = env_scale(environ)
-        classes = {}
-        for name, item in CLASSES.items():
-            limits = []
-            for variable, default in (
-                (IDENTITY_VARIABLE.format(name.upper()), item.identity),
-                (PEER_VARIABLE.format(name.upper()), item.peer),
-            ):
-                raw = environ.get(variable, "")
-                limit = Limit.parse(variable, raw) if raw else default
-                limits.append(limit.scaled(scale) if limit is not None else None)
-            classes[name] = CallClass(name, limits[0], limits[1], item.what)
-        return cls(classes)
+    def configured(cls, limits: LimitSettings) -> RateLimits:
+        """The configured limits, scaled."""
+        return cls(classes(limits.rates, limits.scale))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> RateLimits:
+        """:meth:`configured` with the limits read from ``environ``."""
+        return cls.configured(LimitSettings.from_env(environ))
 
     def admit(self, method: str, peer: str, who: str = "") -> None:
         """Count a call of ``method`` by ``who`` (an account, or "" when none) from ``peer``;

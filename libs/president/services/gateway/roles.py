@@ -1,5 +1,6 @@
 """A gateway replica's role: the players' door, or an audience replica that serves
-spectators only (``PRESIDENT_GATEWAY_ROLE``).
+spectators only (``PRESIDENT_GATEWAY_ROLE``, a setting of
+:class:`~president.servicekit.config.gateway.GatewaySettings`).
 
 An audience replica is the same gateway, fed the same way (NATS, the table
 service's store reads), that refuses every call that acts at a table
@@ -11,7 +12,6 @@ those streams, so a crowd never slows a seat (:class:`AudienceOnly`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,9 +19,6 @@ import grpc
 
 from president.servicekit.errors import ServiceError, abort
 
-PLAYERS = "players"
-AUDIENCE = "audience"
-ROLES = (PLAYERS, AUDIENCE)
 #: The GatewayService methods only the players' replicas serve: they act at a table.
 PLAYERS_ONLY = frozenset(
     {
@@ -42,16 +39,6 @@ PLAYERS_ONLY = frozenset(
 )
 
 Context = grpc.aio.ServicerContext[Any, Any]
-
-
-def gateway_role() -> str:
-    """This replica's role from ``PRESIDENT_GATEWAY_ROLE`` (``players`` by default)."""
-    role = os.environ.get("PRESIDENT_GATEWAY_ROLE", "").strip().lower() or PLAYERS
-    if role not in ROLES:
-        raise SystemExit(
-            f"PRESIDENT_GATEWAY_ROLE={role!r}: a gateway replica is {' or '.join(ROLES)}"
-        )
-    return role
 
 
 def audience_replica() -> ServiceError:

@@ -13,19 +13,17 @@ streams of one connection are bounded by HTTP/2 itself
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import grpc
 
-from president.servicekit.config import env_int
+from president.servicekit.config.gateway import LimitSettings, StreamSettings
 from president.servicekit.errors import ServiceError
-from president.services.gateway.rate_limits import env_scale
 
-PER_IDENTITY = 16
-PER_PEER = 256
+PER_IDENTITY = StreamSettings().per_identity
+PER_PEER = StreamSettings().per_peer
 TOO_MANY_STREAMS = "TOO_MANY_STREAMS"
 
 
@@ -39,13 +37,15 @@ class StreamLimits:
         self._peers: Counter[str] = Counter()
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> StreamLimits:
-        scale = env_scale(environ)
-        identity = env_int("PRESIDENT_STREAMS_PER_IDENTITY", PER_IDENTITY, environ)
-        peer = env_int("PRESIDENT_STREAMS_PER_PEER", PER_PEER, environ)
-        if identity < 1 or peer < 1:
-            raise SystemExit("PRESIDENT_STREAMS_PER_IDENTITY and _PER_PEER must be at least 1")
-        return cls(max(1, int(identity * scale)), max(1, int(peer * scale)))
+    def configured(cls, limits: LimitSettings) -> StreamLimits:
+        """The configured limits, scaled (at least one each)."""
+        scale, streams = limits.scale, limits.streams
+        return cls(max(1, int(streams.per_identity * scale)), max(1, int(streams.per_peer * scale)))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> StreamLimits:
+        """:meth:`configured` with the limits read from ``environ``."""
+        return cls.configured(LimitSettings.from_env(environ))
 
     @contextmanager
     def holding(self, identity: str, peer: str) -> Iterator[None]:

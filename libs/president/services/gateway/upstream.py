@@ -22,6 +22,7 @@ from president.servicekit.channels import internal_channel
 from president.servicekit.command_stream import CommandStream, Observer
 from president.servicekit.errors import ServiceError, aio_error_info, reraise_remote
 from president.servicekit.table_client import MAX_READ_EVENTS, read_pages
+from president.servicekit.tls import PLAINTEXT, TlsSettings
 from president.services.gateway.owners import LeaseOwners
 from president.table.v1 import table_pb2 as tpb
 from president.table.v1 import table_pb2_grpc
@@ -103,8 +104,11 @@ async def _call(call: Callable[[], Awaitable[T]], service: str = "table") -> T:
 class _Lazy:
     """A channel opened on first use, inside the running event loop."""
 
-    def __init__(self, address: str, stub: Callable[[grpc.aio.Channel], Any]) -> None:
+    def __init__(
+        self, address: str, stub: Callable[[grpc.aio.Channel], Any], tls: TlsSettings
+    ) -> None:
         self._address = address
+        self._tls = tls
         self._make_stub = stub
         self._channel: grpc.aio.Channel | None = None
         self._stub_instance: Any = None
@@ -112,7 +116,7 @@ class _Lazy:
     @property
     def _stub(self) -> Any:
         if self._stub_instance is None:
-            self._channel = internal_channel(self._address)
+            self._channel = internal_channel(self._address, self._tls)
             self._stub_instance = self._make_stub(self._channel)
         return self._stub_instance
 
@@ -130,9 +134,14 @@ class GrpcTables(_Lazy):
     """
 
     def __init__(
-        self, address: str, *, page: int = MAX_READ_EVENTS, owners: LeaseOwners | None = None
+        self,
+        address: str,
+        *,
+        page: int = MAX_READ_EVENTS,
+        owners: LeaseOwners | None = None,
+        tls: TlsSettings = PLAINTEXT,
     ) -> None:
-        super().__init__(address, table_pb2_grpc.TableServiceStub)
+        super().__init__(address, table_pb2_grpc.TableServiceStub, tls)
         #: Events asked for per ReadEvents (the table service returns at most 5,000).
         self.page = page
         #: Commands travel on one ExecuteCommands stream, opened on first use.
@@ -179,7 +188,7 @@ class GrpcTables(_Lazy):
         """One replica of the table service, reached directly (its channel opens on first use)."""
         replica = self._replicas.get(address)
         if replica is None:
-            replica = self._replicas[address] = GrpcTables(address, page=self.page)
+            replica = self._replicas[address] = GrpcTables(address, page=self.page, tls=self._tls)
             for observer in self._observers:
                 replica.when_written(observer)
         return replica
@@ -233,8 +242,8 @@ class GrpcScoring(_Lazy):
 
     RATINGS_METHODS = frozenset({"GetRatings", "GetLeaderboard", "GetHistory", "GetHeadToHead"})
 
-    def __init__(self, address: str) -> None:
-        super().__init__(address, scoring_pb2_grpc.ScoringServiceStub)
+    def __init__(self, address: str, tls: TlsSettings = PLAINTEXT) -> None:
+        super().__init__(address, scoring_pb2_grpc.ScoringServiceStub, tls)
 
     async def ratings_call(self, method: str, request: Any) -> Any:
         if method not in self.RATINGS_METHODS:
@@ -287,8 +296,8 @@ class GrpcPlayers(_Lazy):
         {"CreateGuest", "Register", "LogIn", "Refresh", "LogOut", "LogOutEverywhere"}
     )
 
-    def __init__(self, address: str) -> None:
-        super().__init__(address, players_pb2_grpc.PlayersServiceStub)
+    def __init__(self, address: str, tls: TlsSettings = PLAINTEXT) -> None:
+        super().__init__(address, players_pb2_grpc.PlayersServiceStub, tls)
 
     async def call(self, method: str, request: Any) -> Any:
         if method not in self.METHODS:

@@ -20,7 +20,6 @@ Session stream carries it (:mod:`president.services.gateway.wire`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.countdown import unix_ms
 from president.hosting.projection import Table
 from president.hosting.seat_views import seat_of
+from president.servicekit.config.gateway import AudienceSettings
 from president.servicekit.errors import ServiceError
 from president.services.gateway.entries import Entry, apply, with_clock
 from president.services.gateway.feed import HISTORY, FeedHub
@@ -47,8 +47,15 @@ from president.services.gateway.wire import session_snapshot as framed_snapshot
 READ_BATCH = 0
 #: A resume replays at most this many changes from the feed's history (all of it by
 #: default); one from further back gets the view now instead (a snapshot marked
-#: ``skipped``), whatever came between (``PRESIDENT_WATCH_REPLAY``).
-REPLAY_LIMIT = int(os.environ.get("PRESIDENT_WATCH_REPLAY", "") or HISTORY)
+#: ``skipped``), whatever came between (``PRESIDENT_WATCH_REPLAY``, :func:`configure`).
+REPLAY_LIMIT = HISTORY
+
+
+def configure(settings: AudienceSettings) -> None:
+    """How far back a resume replays, set once at start (the gateway's bootstrap)."""
+    global REPLAY_LIMIT  # noqa: PLW0603 - set once, at start
+    REPLAY_LIMIT = settings.replay
+
 
 #: The most bytes of changes joined into one message (a resume's backlog travels in several).
 BATCH_BYTES = 256 * 1024

@@ -31,6 +31,7 @@ from president.rules import round as rnd
 from president.rules.options import check_table_rules, options_for, with_table_defaults
 from president.servicekit.checks import MAX_COMMAND_ID, invalid
 from president.servicekit.checks import table_id as check_table_id
+from president.servicekit.config.table import EvictionRules
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.names import table_name
 from president.servicekit.table_client import MAX_READ_EVENTS
@@ -42,7 +43,7 @@ from president.services.table.commands import (
     Translated,
 )
 from president.services.table.directory import Query, Summary, TableDirectory
-from president.services.table.eviction import EvictionRules, table_gone
+from president.services.table.eviction import table_gone
 from president.services.table.inputs import check_input
 from president.services.table.reaction_limit import ReactionLimit
 from president.services.table.rights import check_actor

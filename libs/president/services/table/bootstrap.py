@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,7 +10,7 @@ import grpc
 import structlog
 
 from president.hosting.host import TableHost
-from president.servicekit.config import Settings, env_seconds
+from president.servicekit.config.table import TableSettings
 from president.servicekit.feed_stream import FeedSubjects
 from president.servicekit.server import Service
 from president.services.table.app import TableApp, count_appended
@@ -20,9 +19,8 @@ from president.services.table.commitments import (
     CommitmentPublisher,
     publish_forever,
 )
-from president.services.table.dealer_client import CALL_SECONDS, GrpcDealer
+from president.services.table.dealer_client import GrpcDealer
 from president.services.table.directory import TableDirectory
-from president.services.table.eviction import EvictionRules
 from president.services.table.feed_relay import FeedRelay
 from president.services.table.handlers import TableServicer
 from president.services.table.leases import Leases
@@ -31,24 +29,20 @@ from president.store import AppendResult, EventStore, migrate
 from president.table.v1 import table_pb2, table_pb2_grpc
 
 WORKER_THREADS = 32
-#: A table no command touched for this long leaves memory (the store keeps it).
-IDLE_SECONDS = 600.0
-#: How often the table list folds what the store got since (0: on every list instead).
-DIRECTORY_SECONDS = 0.25
+#: How often the outbox relay looks for other replicas' appends.
+RELAY_POLL_SECONDS = 0.2
 
 
-def build(settings: Settings) -> Service:
+def build(table_settings: TableSettings) -> Service:
     """Wire the store, the dealer client, the host, the relay and the servicer."""
+    settings = table_settings.common
     migrate(settings.database_url)
     store = EventStore.from_url(settings.database_url)
     dealer = GrpcDealer(
-        settings.address("dealer"), env_seconds("PRESIDENT_DEALER_CALL_SECONDS", CALL_SECONDS)
+        settings.address("dealer"), table_settings.dealer_call_seconds, settings.tls
     )
     relay = OutboxRelay(
-        store,
-        settings.subjects,
-        settings.nats_url,
-        poll_seconds=env_seconds("PRESIDENT_RELAY_POLL_SECONDS", 0.2),
+        store, settings.subjects, settings.nats_url, poll_seconds=RELAY_POLL_SECONDS
     )
 
     def appended(result: AppendResult) -> None:
@@ -62,25 +56,23 @@ def build(settings: Settings) -> Service:
         store,
         FeedSubjects.beside(settings.subjects),
         settings.nats_url,
-        poll_seconds=env_seconds("PRESIDENT_COMMITMENT_SECONDS", PUBLISH_SECONDS),
+        poll_seconds=PUBLISH_SECONDS,
     )
     app = TableApp(store, host, directory)
-    lease_seconds = env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0)
+    lease_seconds = table_settings.leases.seconds
     leases = None
     if lease_seconds > 0:
-        address = os.environ.get("PRESIDENT_TABLE_ADVERTISE", "") or (
-            f"{settings.host}:{settings.table_port}"
-        )
+        address = table_settings.advertise or f"{settings.host}:{settings.table_port}"
         leases = Leases(settings.nats_url, settings.lease_bucket, address, lease_seconds)
-    servicer = TableServicer(app, leases)
+    servicer = TableServicer(app, leases, settings.tls)
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
         return [table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name]
 
-    idle_seconds = env_seconds("PRESIDENT_TABLE_IDLE_SECONDS", IDLE_SECONDS)
-    eviction = EvictionRules.from_env()
-    directory_seconds = env_seconds("PRESIDENT_TABLE_DIRECTORY_SECONDS", DIRECTORY_SECONDS)
+    idle_seconds = table_settings.idle_seconds
+    eviction = table_settings.eviction
+    directory_seconds = table_settings.directory_seconds
     directory.followed = directory_seconds > 0
 
     async def follow_directory() -> None:
@@ -119,11 +111,7 @@ def build(settings: Settings) -> Service:
         else:
             await servicer.executor.in_worker(directory.refresh)
         feed = asyncio.create_task(
-            publish_forever(
-                publisher,
-                servicer.executor.in_worker,
-                env_seconds("PRESIDENT_COMMITMENT_SECONDS", PUBLISH_SECONDS),
-            ),
+            publish_forever(publisher, servicer.executor.in_worker, PUBLISH_SECONDS),
             name="commitment-feed",
         )
         background.add(feed)

@@ -20,6 +20,7 @@ from president.hosting.dealer import DealtCards, RoundKey
 from president.rules.cards import CardSyntaxError, parse_card
 from president.servicekit.channels import internal_sync_channel
 from president.servicekit.errors import ServiceError
+from president.servicekit.tls import PLAINTEXT, TlsSettings
 
 CALL_SECONDS = 3.0
 ATTEMPTS = 2
@@ -29,8 +30,10 @@ RETRIED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 class GrpcDealer:
     """Commit, deal and reveal through the dealer service."""
 
-    def __init__(self, address: str, timeout: float = CALL_SECONDS) -> None:
-        self._channel = internal_sync_channel(address)
+    def __init__(
+        self, address: str, timeout: float = CALL_SECONDS, tls: TlsSettings = PLAINTEXT
+    ) -> None:
+        self._channel = internal_sync_channel(address, tls)
         self._stub: Any = dealer_pb2_grpc.DealerServiceStub(self._channel)
         self._timeout = timeout
 

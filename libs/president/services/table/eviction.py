@@ -5,8 +5,10 @@ is evicted ``PRESIDENT_FINISHED_TABLE_SECONDS`` after its last change (an
 hour by default). Any table at which nothing happened for
 ``PRESIDENT_ABANDONED_TABLE_SECONDS`` (a day by default: a lobby nobody
 starts, a game every person walked away from and the timer finished) is
-abandoned and evicted too. Each table service replica sweeps every
-:attr:`EvictionRules.sweep_seconds`: the directory marks the due tables
+abandoned and evicted too (both are settings,
+:class:`~president.servicekit.config.table.EvictionRules`). Each table service
+replica sweeps every :attr:`~president.servicekit.config.table.EvictionRules.sweep_seconds`:
+the directory marks the due tables
 evicted for good (:meth:`~president.services.table.directory.TableDirectory.evict`,
 one transaction, so replicas agree), and every replica drops the evicted
 tables it holds from memory and gives back their leases. From then on the
@@ -17,38 +19,9 @@ and ``president audit verify`` checks them as any other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import grpc
 
-from president.servicekit.config import env_seconds
 from president.servicekit.errors import ServiceError
-
-FINISHED_SECONDS = 3_600.0
-ABANDONED_SECONDS = 86_400.0
-#: The sweep runs at least this often, and at most twice a second.
-LONGEST_SWEEP, SHORTEST_SWEEP = 60.0, 0.5
-
-
-@dataclass(frozen=True)
-class EvictionRules:
-    """How long a finished table, and a table where nothing happens, stays."""
-
-    finished_seconds: float = FINISHED_SECONDS
-    abandoned_seconds: float = ABANDONED_SECONDS
-
-    @classmethod
-    def from_env(cls) -> EvictionRules:
-        return cls(
-            env_seconds("PRESIDENT_FINISHED_TABLE_SECONDS", FINISHED_SECONDS),
-            env_seconds("PRESIDENT_ABANDONED_TABLE_SECONDS", ABANDONED_SECONDS),
-        )
-
-    @property
-    def sweep_seconds(self) -> float:
-        """How often a replica sweeps: a quarter of the shorter time, within bounds."""
-        shorter = min(self.finished_seconds, self.abandoned_seconds)
-        return min(LONGEST_SWEEP, max(SHORTEST_SWEEP, shorter / 4))
 
 
 def table_gone(table_id: str) -> ServiceError:

@@ -39,6 +39,7 @@ from president.servicekit.errors import (
 from president.servicekit.feed_stream import entry_message
 from president.servicekit.metrics import REJECTIONS, observe_call
 from president.servicekit.nats import envelope, valid_table_id
+from president.servicekit.tls import PLAINTEXT, TlsSettings
 from president.services.table.app import TableApp
 from president.services.table.commands import Translated, translate
 from president.services.table.commitments import list_commitments
@@ -132,9 +133,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     (once: a forwarded call is always served where it lands).
     """
 
-    def __init__(self, app: TableApp, leases: Leases | None = None) -> None:
+    def __init__(
+        self, app: TableApp, leases: Leases | None = None, tls: TlsSettings = PLAINTEXT
+    ) -> None:
         self._app = app
         self._leases = leases
+        self._tls = tls
         self._peers: dict[str, tuple[grpc.aio.Channel, Any]] = {}
         #: Where each call runs: in a worker thread, or a quick play on the event loop.
         self.executor = CommandExecutor(app)
@@ -160,7 +164,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         if owner == leases.address:
             return None
         if owner not in self._peers:
-            channel = internal_channel(owner)
+            channel = internal_channel(owner, self._tls)
             self._peers[owner] = (channel, table_pb2_grpc.TableServiceStub(channel))
         peer = self._peers[owner][1]
         try:

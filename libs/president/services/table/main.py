@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from president.servicekit.config.table import TableSettings
 from president.servicekit.server import serve
 from president.services.table.bootstrap import build
 
 
 def main() -> None:
-    serve(build)
+    serve(build, TableSettings.from_env)
 
 
 if __name__ == "__main__":

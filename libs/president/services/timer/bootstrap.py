@@ -12,7 +12,7 @@ import structlog
 from nats.aio.client import Client
 
 from president.hosting.deadlines import IdleRules
-from president.servicekit.config import Settings, env_seconds
+from president.servicekit.config.timer import TimerSettings
 from president.servicekit.nats import close_all, connect, ensure_stream
 from president.servicekit.partition import Partition
 from president.servicekit.server import Service
@@ -24,25 +24,20 @@ from president.services.timer.scheduler import Scheduler
 from president.timer.v1 import timer_pb2, timer_pb2_grpc
 
 RECONNECT_SECONDS = 1.0
-#: Between rounds (and after a game), how long the host has before the table moves on.
-HOST_IDLE_SECONDS = 120.0
-#: After the last person left a table, how long it stays open.
-EMPTY_TABLE_SECONDS = 60.0
-#: A table with no deadline and no event for this long leaves memory.
-IDLE_SECONDS = 600.0
 log = structlog.get_logger(service="timer")
 
 
-def build(settings: Settings) -> Service:
+def build(timer_settings: TimerSettings) -> Service:
     """Wire the stream follower, the deadline board, the scheduler and the servicer."""
+    settings = timer_settings.common
     partition = Partition.parse(settings.timer_partition, "PRESIDENT_TIMER_PARTITION")
     board = DeadlineBoard()
     waiting = IdleRules(
-        host_idle_seconds=round(env_seconds("PRESIDENT_HOST_IDLE_SECONDS", HOST_IDLE_SECONDS)),
-        empty_seconds=round(env_seconds("PRESIDENT_EMPTY_TABLE_SECONDS", EMPTY_TABLE_SECONDS)),
+        host_idle_seconds=round(timer_settings.host_idle_seconds),
+        empty_seconds=round(timer_settings.empty_table_seconds),
     )
     clocks = Clocks(board, partition, waiting)
-    table = TableClient(settings.address("table"))
+    table = TableClient(settings.address("table"), tls=settings.tls)
     nats_clients: list[Client] = []
 
     async def follow() -> None:
@@ -67,7 +62,7 @@ def build(settings: Settings) -> Service:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await firing
 
-    idle = timedelta(seconds=env_seconds("PRESIDENT_TIMER_IDLE_SECONDS", IDLE_SECONDS))
+    idle = timedelta(seconds=timer_settings.idle_seconds)
 
     async def tidy() -> None:
         """Drop tables that have had no deadline and no event for a while."""

@@ -9,9 +9,9 @@ from connectrpc.compat import google_protobuf_codecs
 from starlette.types import ASGIApp
 
 from president.servicekit.channels import gateway_channel
+from president.servicekit.config.web import WebSettings
 from president.services.web.app import web_application
 from president.services.web.forward import GatewayForwarder, connect_application
-from president.services.web.settings import WebSettings
 
 
 @dataclass
@@ -28,7 +28,7 @@ def build(settings: WebSettings) -> Edge:
 
     Call it on the event loop that will serve (grpc.aio binds a channel to it).
     """
-    channel = gateway_channel(settings.gateway)
+    channel = gateway_channel(settings.gateway, settings.shared.tls)
     forwarder = GatewayForwarder(channel, settings.shared.edge_secret)
     api = connect_application(forwarder, settings.max_body_bytes, google_protobuf_codecs())
     app = web_application(

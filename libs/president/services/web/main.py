@@ -16,10 +16,10 @@ from types import FrameType
 
 import uvicorn
 
+from president.servicekit.config.web import WebSettings
 from president.servicekit.logs import configure
 from president.servicekit.metrics import serve_metrics
 from president.services.web.bootstrap import build
-from president.services.web.settings import WebSettings
 
 
 class DrainingServer(uvicorn.Server):
@@ -82,7 +82,7 @@ async def run(settings: WebSettings) -> None:
 
 
 def main() -> None:
-    settings = WebSettings()
+    settings = WebSettings.from_env()
     try:
         import uvloop
     except ImportError:  # pragma: no cover - Windows

@@ -2,12 +2,11 @@
 
 ``president.store.migrate`` passes its open connection in
 ``config.attributes["connection"]``. From the ``alembic`` command line the
-database comes from ``-x url=...`` or the ``PRESIDENT_STORE_URL`` variable.
+database comes from ``-x url=...``.
 """
 
 from __future__ import annotations
 
-import os
 from logging.config import fileConfig
 
 from alembic import context
@@ -21,13 +20,9 @@ config = context.config
 
 
 def _url() -> str:
-    url = context.get_x_argument(as_dictionary=True).get("url") or os.environ.get(
-        "PRESIDENT_STORE_URL"
-    )
+    url = context.get_x_argument(as_dictionary=True).get("url")
     if not url:
-        raise SystemExit(
-            "no database given: pass -x url=sqlite:///path/to/store.db or set PRESIDENT_STORE_URL"
-        )
+        raise SystemExit("no database given: pass -x url=sqlite:///path/to/store.db")
     return url
 
 

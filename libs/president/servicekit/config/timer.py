@@ -1,0 +1,35 @@
+"""The timer's settings: how long a table waits for its host or its people, and its memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from president.servicekit.config import Settings
+from president.servicekit.config.fields import FromEnv, group, seconds, setting
+
+
+@dataclass(frozen=True)
+class TimerSettings(FromEnv):
+    """Everything a timer replica reads."""
+
+    common: Settings = group(Settings)
+    host_idle_seconds: float = setting(
+        "PRESIDENT_HOST_IDLE_SECONDS",
+        120.0,
+        "timer: between rounds and after a game, how long the host has before the table "
+        "moves on by itself",
+        seconds,
+    )
+    empty_table_seconds: float = setting(
+        "PRESIDENT_EMPTY_TABLE_SECONDS",
+        60.0,
+        "timer: how long a table every person left stays open before it closes",
+        seconds,
+    )
+    idle_seconds: float = setting(
+        "PRESIDENT_TIMER_IDLE_SECONDS",
+        600.0,
+        "timer: a table with no deadline and no event this long leaves memory (its next "
+        "event reads its history)",
+        seconds,
+    )

@@ -1,0 +1,91 @@
+"""The web edge's settings: where it listens, what it serves, whom it lets in and where the
+gateway is. The shared ones (host, log level, grace period, metrics port, the gateway's port,
+TLS to the gateway) are its ``shared`` :class:`~president.servicekit.config.Settings`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from president.servicekit.config import Settings
+from president.servicekit.config.fields import (
+    FromEnv,
+    address,
+    group,
+    origins,
+    path,
+    setting,
+    whole,
+)
+from president.servicekit.server import MAX_MESSAGE_BYTES
+
+
+@dataclass(frozen=True)
+class WebSettings(FromEnv):
+    """Where the edge listens, what it serves, whom it lets in and where the gateway is."""
+
+    shared: Settings = group(Settings)
+    port: int = setting("PRESIDENT_WEB_PORT", 8080, "web edge: its HTTP port", whole)
+    static_dir: Path = setting(
+        "PRESIDENT_WEB_STATIC_DIR",
+        Path("web/public"),
+        "web edge: the folder of static files it serves",
+        path,
+    )
+    #: Other origins whose pages may call the API (CORS); the edge's own origin always may.
+    allowed_origins: tuple[str, ...] = setting(
+        "PRESIDENT_WEB_ALLOWED_ORIGINS",
+        (),
+        "web edge: other sites whose pages may call the API (full origins, comma-separated; "
+        "never *)",
+        origins,
+    )
+    #: The spectators' HTTP door the page watches at when it holds no seat ("": none).
+    audience_url: str = setting(
+        "PRESIDENT_WEB_AUDIENCE_URL",
+        "",
+        "web edge: where pages that hold no seat watch (an audience replica's door, "
+        "https://...), told to the page at /config.json and allowed by its CSP",
+        address,
+    )
+    tls_cert: str = setting(
+        "PRESIDENT_WEB_TLS_CERT", "", "web edge: its certificate (PEM): it then speaks https"
+    )
+    tls_key: str = setting("PRESIDENT_WEB_TLS_KEY", "", "web edge: its key (PEM)")
+    #: A request message larger than this is refused RESOURCE_EXHAUSTED before it is decoded:
+    #: by default the gateway's own limit, so a browser is refused where a native client is.
+    max_body_bytes: int = setting(
+        "PRESIDENT_WEB_MAX_BODY_BYTES",
+        MAX_MESSAGE_BYTES,
+        "web edge: the largest request message (the gateway's own limit)",
+        whole,
+    )
+    gateway_address: str = setting(
+        "PRESIDENT_GATEWAY_ADDRESS",
+        "",
+        "web edge: where the gateway's gRPC is",
+        shown="host:PRESIDENT_GATEWAY_PORT",
+    )
+
+    def __post_init__(self) -> None:
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise SystemExit(
+                "set both PRESIDENT_WEB_TLS_CERT and PRESIDENT_WEB_TLS_KEY for TLS, or neither"
+            )
+        if self.max_body_bytes < 1:
+            raise SystemExit("PRESIDENT_WEB_MAX_BODY_BYTES must be at least 1")
+        if self.audience_url and not self.audience_url.startswith(("http://", "https://")):
+            raise SystemExit(
+                "PRESIDENT_WEB_AUDIENCE_URL must be a whole address, as "
+                f"https://watch.club.example, not {self.audience_url!r}"
+            )
+
+    @property
+    def tls(self) -> bool:
+        """Whether the edge terminates TLS itself."""
+        return bool(self.tls_cert)
+
+    @property
+    def gateway(self) -> str:
+        """Where the gateway's native gRPC listens."""
+        return self.gateway_address or self.shared.address("gateway")
