@@ -30,6 +30,7 @@ from president import codec
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.projection import Table, fold
+from president.hosting.seat_views import seat_of
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import mask_of
@@ -75,20 +76,26 @@ class Foreseen:
         )
 
 
-def foreseeable(command: gpb.Command) -> rnd.Command | None:
-    """The engine command of a play or pass, whose events a feed can foresee; else None."""
+def foreseeable(command: gpb.Command, seat: int | None = None) -> rnd.Command | None:
+    """The engine command of a play or pass, whose events a feed can foresee, for the seat
+    it names or else ``seat`` (the table service finds it; the foresight's guess is the
+    feed's); else None."""
     kind = command.WhichOneof("kind")
     if kind == "play_cards":
         play = command.play_cards
+        seat = play.seat if play.HasField("seat") else seat
         version = play.trick_version if play.HasField("trick_version") else None
+        if seat is None:
+            return None
         try:
-            return rnd.PlayCards(play.seat, mask_of(list(play.cards)), version)
+            return rnd.PlayCards(seat, mask_of(list(play.cards)), version)
         except ValueError:
             return None
     if kind == "pass":
         passing = getattr(command, "pass")
+        seat = passing.seat if passing.HasField("seat") else seat
         version = passing.trick_version if passing.HasField("trick_version") else None
-        return rnd.Pass(passing.seat, version)
+        return None if seat is None else rnd.Pass(seat, version)
     return None
 
 
@@ -129,18 +136,19 @@ def foresee_written(hub: FeedHub) -> Callable[[tpb.ExecuteCommandRequest], None]
     """What to do once a command is written: a play or pass's feed works it out ahead."""
 
     def written(request: tpb.ExecuteCommandRequest) -> None:
-        command = foreseeable(request.command)
-        if command is None:
-            return
         feed = hub.following(request.table_id)
-        if feed is not None:
+        if feed is None or feed.current is None:
+            return
+        seat = seat_of(feed.current.table.game, request.actor.player_id)
+        command = foreseeable(request.command, seat)
+        if command is not None:
             foresee(feed, command)
 
     return written
 
 
 class WrittenCommands(Protocol):
-    """What tells its observers each command it has written (``GrpcTables``)."""
+    """What tells its observers each command it has written (``TableClient``)."""
 
     def when_written(self, observer: Callable[[tpb.ExecuteCommandRequest], None]) -> None:
         """Call ``observer`` soon after each command is written."""
