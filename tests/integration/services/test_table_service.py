@@ -25,8 +25,8 @@ from president.rules.cards import FULL_DECK, names
 from president.servicekit.command_stream import CommandStream
 from president.servicekit.errors import ServiceError, aio_error_info
 from president.servicekit.launcher import NatsServer, Stack
+from president.servicekit.table_client import TableClient
 from president.services.gateway.owners import LeaseOwners
-from president.services.gateway.upstream import GrpcTables
 from president.store import StoredEvent, verify_chain
 from president.table.v1 import table_pb2 as pb
 from tests.support.servers import isolated_env, store_databases
@@ -662,7 +662,7 @@ async def test_the_gateway_sends_commands_straight_to_the_lease_holder(
     owners = LeaseOwners(f"{stream_of(table_stack)}_TABLE_LEASES")
     owners.attach(client)
     # The table service's address is the replica without the lease.
-    gateway_side = GrpcTables(other.address, owners=owners)
+    gateway_side = TableClient(other.address, owners=owners)
     try:
         async with Tables(holder.address) as direct:
             table_id = await direct.bot_table(options={"game_end": "rounds:2"})

@@ -28,6 +28,7 @@ from president.players.v1 import players_pb2
 from president.servicekit.config import Settings, env_int, env_origins, env_seconds
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
+from president.servicekit.table_client import TableClient
 from president.servicekit.tls import TlsSettings
 from president.services.gateway import foresight
 from president.services.gateway.accounts import Accounts
@@ -42,7 +43,7 @@ from president.services.gateway.owners import LeaseOwners
 from president.services.gateway.ratings import Ratings
 from president.services.gateway.revocations import Revocations
 from president.services.gateway.roles import AUDIENCE, PLAYERS, AudienceOnly, gateway_role
-from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTables
+from president.services.gateway.upstream import GrpcPlayers, GrpcScoring
 from president.services.gateway.wire import PreSerialized
 
 RECONNECT_SECONDS = 1.0
@@ -78,7 +79,7 @@ def build(settings: Settings) -> Service:
         if env_seconds("PRESIDENT_TABLE_LEASE_SECONDS", 0.0) > 0
         else None
     )
-    tables = GrpcTables(settings.address("table"), owners=owners)
+    tables = TableClient(settings.address("table"), owners=owners)
     scoring = GrpcScoring(settings.address("scoring"))
     role = gateway_role()
     hub = FeedHub(tables, settings.subjects)
