@@ -20,6 +20,13 @@ that was sent on a broken stream is sent once more on the next one: its
 command id makes that safe (the table service runs a command id once and
 answers a repeat with the first result).
 
+A message holds the commands ready together up to about :data:`BATCH_BYTES`;
+a larger command goes alone. The gateway forwards a client's command as it
+came (the table service reads its cards), so one command may be as large as
+a public request: the table service takes messages of up to
+:data:`RECEIVE_BYTES` on this stream, and a client's oversized command is
+refused alone instead of breaking the stream for every other command on it.
+
 Observers (:meth:`CommandStream.when_written`) are told of each command
 soon after it is written, on the event loop: work meant for the wait for
 the answer then does not hold the command up (the gateway's foresight).
@@ -37,12 +44,34 @@ import grpc
 
 from president.servicekit.batching import take_ready
 from president.servicekit.errors import ServiceError, from_refusal
+from president.servicekit.server import MAX_MESSAGE_BYTES
 from president.table.v1 import table_pb2 as pb
 
 #: How long a command waits for its answer, as the unary call's deadline.
 ANSWER_SECONDS = 15.0
 #: Told of each command written (see :meth:`CommandStream.when_written`).
 Observer = Callable[[pb.ExecuteCommandRequest], None]
+#: Commands ready together share a message up to about this size.
+BATCH_BYTES = 64 * 1024
+#: The largest message the table service takes: a batch, or one command as large as a
+#: public request (the gateway's limit) with what the gateway adds to it.
+RECEIVE_BYTES = MAX_MESSAGE_BYTES + BATCH_BYTES
+
+
+def batches(ready: list[pb.TaggedCommand]) -> list[list[pb.TaggedCommand]]:
+    """``ready`` in messages of at most about :data:`BATCH_BYTES` (a larger command alone)."""
+    if len(ready) == 1:
+        return [ready]
+    out: list[list[pb.TaggedCommand]] = [[]]
+    size = 0
+    for item in ready:
+        length = item.ByteSize()
+        if out[-1] and size + length > BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += length
+    return out
 
 
 def unavailable() -> ServiceError:
@@ -82,7 +111,8 @@ class _Stream:
         loop = asyncio.get_running_loop()
         while (first := await self._outbox.get()) is not None:
             ready, end = take_ready(first, self._outbox)
-            yield pb.ExecuteCommandsRequest(commands=ready)
+            for batch in batches(ready):
+                yield pb.ExecuteCommandsRequest(commands=batch)
             for observer in self._observers:  # written: they run after the next writes
                 for item in ready:
                     loop.call_soon(observer, item.command)

@@ -287,6 +287,37 @@ async def test_a_command_streams_observers_run_once_the_command_is_written(
     assert [cid for cid, _ in calls] == ["wave-0", "wave-1", "wave-2"]
 
 
+async def test_a_command_as_large_as_a_public_request_is_refused_alone(
+    table_stack: Stack,
+) -> None:
+    """The gateway forwards a client's cards as sent. A play as large as a public request
+    (256 KiB of card texts, more with its ids) and two plays of 100 KB sent at once are
+    each MALFORMED_CARDS, and the reactions sent with them on the same stream run; so
+    does a unary call with the largest."""
+    async with Tables(table_stack.address("table"), streamed=True) as tables:
+        table_id = await tables.bot_table()
+        largest = gpb.Command(play_cards=gpb.PlayCards(cards=["3C"] * 65_534))
+        large = gpb.Command(play_cards=gpb.PlayCards(cards=["3C"] * 25_000))
+        wave = gpb.Command(react=gpb.React(reaction="wave"))
+        results = await asyncio.gather(
+            *(refusal(tables.execute(table_id, play, player(0))) for play in (largest, large)),
+            refusal(tables.execute(table_id, large, player(0))),
+            *(tables.execute(table_id, wave, player(0)) for _ in range(3)),
+        )
+        for code, reason, message in results[:3]:
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_CARDS")
+            assert message.startswith("a play or a return has at most 5 cards, not ")
+        assert all(isinstance(done, pb.ExecuteCommandResponse) for done in results[3:])
+        request = pb.ExecuteCommandRequest(
+            table_id=table_id, command_id=command_id(), actor=player(0), command=largest
+        )
+        assert request.ByteSize() > 256 * 1024
+        assert (await refusal(tables.stub.ExecuteCommand(request)))[1] == "MALFORMED_CARDS"
+    # A seat command that names no seat acts for its actor's: seat 0 reacted three times.
+    shown = [e for e in table_events(table_stack, table_id) if e.type.endswith("ReactionShown")]
+    assert len(shown) == 3
+
+
 async def test_a_command_stream_reopens_after_the_table_service_restarts(
     table_stack: Stack,
 ) -> None:

@@ -11,6 +11,7 @@ import grpc
 import structlog
 
 from president.hosting.host import TableHost
+from president.servicekit.command_stream import RECEIVE_BYTES
 from president.servicekit.config import Settings, env_seconds
 from president.servicekit.feed_stream import FeedSubjects
 from president.servicekit.server import Service
@@ -155,4 +156,6 @@ def build(settings: Settings) -> Service:
             *([leases.run] if leases is not None else []),
         ],
         on_stop=[close],
+        # A client's command comes as it was sent, as large as a public request.
+        options=[("grpc.max_receive_message_length", RECEIVE_BYTES)],
     )
