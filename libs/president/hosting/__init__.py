@@ -8,5 +8,7 @@
 - :mod:`.autoplay`: the move a bot (or a stand-in for a player who left) makes next.
 - :mod:`.errors`: the host's refusals that are not the rules'.
 - :mod:`.visibility`: who may find and join a table (practice, public, private).
+- :mod:`.commands`: every command a table takes, the game's and its own, decided by one
+  function.
 - :mod:`.host`: :class:`~president.hosting.host.TableHost`, commands in, events appended.
 """

@@ -40,20 +40,30 @@ from president import codec
 from president.deal import DEAL_VERSION
 from president.hosting.autoplay import bot_actor, next_bot_command
 from president.hosting.blinding import BLIND, Blinding, blinding_value
+from president.hosting.commands import (
+    HandOverHost,
+    MoveOn,
+    React,
+    SetPresence,
+    TableCommand,
+    bind,
+    decide,
+    digest_of,
+)
 from president.hosting.deadlines import needs_reveal, waits_for_server
 from president.hosting.dealer import DealerPort, RoundKey, deal_command
 from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
 from president.hosting.events import (
     DealCommitted,
     DealRevealed,
+    SeatPresence,
     TableCreated,
     TableEvent,
 )
 from president.hosting.host_role import successor
 from president.hosting.outcome import SERVER, Outcome, PendingDealerStep
-from president.hosting.own_events import OwnEvents
 from president.hosting.projection import Table, fold, fold_stored, is_current
-from president.hosting.retries import DIGEST, check_same, command_digest
+from president.hosting.retries import DIGEST, check_same
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -62,12 +72,15 @@ from president.rules.options import Options
 from president.store import AppendResult, ConcurrencyConflict, EventStore, NewEvent, StoredEvent
 
 MAX_FOLLOW_UPS = 2_000
+#: A command, or how to make it from the very table it is decided on (the table service
+#: finds the seat of a seat command there).
+Commanded = TableCommand | Callable[[Table], TableCommand]
 _log = logging.getLogger(__name__)
 
 
-class TableHost(OwnEvents):
-    """Hosts tables: loads them, runs commands through the engine, appends the events (and,
-    as :class:`~president.hosting.own_events.OwnEvents`, the table service's own)."""
+class TableHost:
+    """Hosts tables: loads them, decides every command on them
+    (:func:`president.hosting.commands.decide`), appends the events."""
 
     def __init__(
         self,
@@ -195,12 +208,12 @@ class TableHost(OwnEvents):
     def decide_and_append(
         self,
         table_id: str,
-        command: g.GameCommand | rnd.Command,
+        command: Commanded,
         command_id: str,
         actor: str,
         *,
         expected_version: int | None = None,
-        authorize: Callable[[Table], None] | None = None,
+        authorize: Callable[[Table], object] | None = None,
     ) -> Outcome:
         """Run one command through the engine, append its events, and what follows from
         it (deal, reveal, bot moves).
@@ -218,12 +231,12 @@ class TableHost(OwnEvents):
     def decide_and_append_until_dealer(
         self,
         table_id: str,
-        command: g.GameCommand | rnd.Command,
+        command: Commanded,
         command_id: str,
         actor: str,
         *,
         expected_version: int | None = None,
-        authorize: Callable[[Table], None] | None = None,
+        authorize: Callable[[Table], object] | None = None,
     ) -> Outcome:
         """As :meth:`decide_and_append`, but the follow-ups stop before a step that needs
         the dealer (a network call): the outcome then carries it as ``pending``, and
@@ -256,20 +269,30 @@ class TableHost(OwnEvents):
     def _decide_and_append(
         self,
         table_id: str,
-        command: g.GameCommand | rnd.Command,
+        command: Commanded,
         command_id: str,
         actor: str,
         expected_version: int | None,
-        authorize: Callable[[Table], None] | None,
+        authorize: Callable[[Table], object] | None,
         *,
         until_dealer: bool,
     ) -> Outcome:
-        def decide_on(table: Table) -> list[g.GameEvent]:
+        # What the command was bound to on the table last decided on, and who acts it.
+        acting = actor
+        # Known before deciding for a command that stands for itself; else once bound.
+        fixed = None if callable(command) or isinstance(command, MoveOn) else command
+        digest = digest_of(fixed, actor) if fixed is not None else ""
+
+        def decide_on(table: Table) -> list[TableEvent]:
+            nonlocal acting, digest
             if authorize is not None:
                 authorize(table)
-            return g.decide(table.game, command)
-
-        digest = command_digest(command, actor)
+            if fixed is not None:
+                return decide(table, fixed)
+            made = command(table) if callable(command) else command
+            bound, acting = bind(table, made, actor)
+            digest = digest_of(bound, acting)
+            return decide(table, bound)
 
         with self.lock(table_id), self._collecting(table_id) as committed:
             # Optimistic: decide on the cached table. The append's expected
@@ -289,6 +312,8 @@ class TableHost(OwnEvents):
             except Exception:  # refused: a retry of a command that ran, or a stale cache?
                 earlier = self._store.command_result(command_id, stream_id(table_id))
                 if earlier is not None:
+                    if not digest:  # not bound on this table: what it stood for is unknown
+                        raise
                     return self._earlier_outcome(table_id, command_id, earlier, digest)
                 fresh = self.load(table_id)
                 if fresh.version == table.version:
@@ -297,14 +322,19 @@ class TableHost(OwnEvents):
                 if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
                 events = decide_on(table)
+            if not events:  # nothing changes (a presence the table counts already)
+                return Outcome(table.version, 0)
             try:
-                result = self._commit(table, events, command_id, actor, digest)
+                result = self._commit(table, events, command_id, acting, digest)
             except ConcurrencyConflict:
                 # Another replica wrote first: catch up and decide again, once.
                 table = self.load(table_id)
                 if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
-                result = self._commit(table, decide_on(table), command_id, actor, digest)
+                events = decide_on(table)
+                if not events:
+                    return Outcome(table.version, 0)
+                result = self._commit(table, events, command_id, acting, digest)
             if result.first_version != table.version + 1:
                 return self._earlier_outcome(table_id, command_id, result, digest)
             stopped_at, unfinished = self._follow_up_committed(
@@ -319,6 +349,63 @@ class TableHost(OwnEvents):
                 else PendingDealerStep(table_id, command_id, stopped_at),
                 unfinished=unfinished,
             )
+
+    # -- the table's own commands, each decided as any other ------------------------
+    def append_reaction(
+        self,
+        table_id: str,
+        seat: int,
+        reaction: str,
+        command_id: str,
+        actor: str,
+        expected_version: int | None = None,
+    ) -> Outcome:
+        """Show a reaction from an occupied seat (a ``ReactionShown`` event)."""
+        return self.decide_and_append(
+            table_id, React(seat, reaction), command_id, actor, expected_version=expected_version
+        )
+
+    def set_presence(
+        self,
+        table_id: str,
+        report: SeatPresence,
+        command_id: str,
+        actor: str,
+        authorize: Callable[[Table], object] | None = None,
+    ) -> Outcome:
+        """A gateway replica reports a seat's person connected or not (a ``SeatPresence``
+        event; nothing when the table already counts it so)."""
+        command = SetPresence(report.seat, report.connected, report.gateway)
+        return self.decide_and_append(table_id, command, command_id, actor, authorize=authorize)
+
+    def hand_over_host(
+        self,
+        table_id: str,
+        seat: int,
+        command_id: str,
+        actor: str,
+        authorize: Callable[[Table], object] | None = None,
+    ) -> Outcome:
+        """The host hands the host role to the human in ``seat`` (a ``HostChanged`` event)."""
+        return self.decide_and_append(
+            table_id, HandOverHost(seat), command_id, actor, authorize=authorize
+        )
+
+    def move_on(
+        self,
+        table_id: str,
+        kind: str,
+        game_no: int,
+        round_no: int,
+        command_id: str,
+        timer_key: int = 0,
+    ) -> Outcome:
+        """The table waited too long (``kind``) in ``game_no``, ``round_no``: it moves on by
+        itself (:func:`president.hosting.move_on.move_on`), closes when nobody is left, or,
+        in rapid play, lets its next bot move (on table version ``timer_key``). STALE when
+        it moved on meanwhile (a repeated MoveOn too)."""
+        command = MoveOn(kind, game_no, round_no, timer_key)
+        return self.decide_and_append(table_id, command, command_id, SERVER)
 
     def _earlier_outcome(
         self, table_id: str, command_id: str, earlier: AppendResult, digest: str
@@ -547,5 +634,13 @@ def new_table_id() -> str:
 
 
 #: What a hosted command answers with is part of this module's surface (it lives in
-#: :mod:`president.hosting.outcome`, which :mod:`president.hosting.own_events` shares).
-__all__ = ["MAX_FOLLOW_UPS", "SERVER", "Outcome", "PendingDealerStep", "TableHost", "new_table_id"]
+#: :mod:`president.hosting.outcome`, which :mod:`president.hosting.commands` shares).
+__all__ = [
+    "MAX_FOLLOW_UPS",
+    "SERVER",
+    "Commanded",
+    "Outcome",
+    "PendingDealerStep",
+    "TableHost",
+    "new_table_id",
+]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import grpc
 
+from president.rules.cards import CardSyntaxError, parse_card
 from president.rules.levels import UnknownBotLevel, check_bot_player_id, check_level
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import valid_table_id
@@ -17,6 +19,10 @@ REACTION = re.compile(r"^[a-z0-9_]{1,32}$")
 REACTION_MESSAGE = "a reaction is 1 to 32 lowercase letters, digits or _, such as thumbs_up"
 TABLE_ID_MESSAGE = "a table id is 1 to 64 letters, digits, - or _"
 ROUND_MESSAGE = "game and round numbers start at 1"
+#: The most cards one play or return names (four of a kind and a joker).
+MAX_CARDS = 5
+#: The longest text of one card ("10H"; a joker "BJ"), with room for blanks around it.
+MAX_CARD_TEXT = 4
 
 
 def invalid(reason: str, message: str) -> ServiceError:
@@ -59,3 +65,27 @@ def bot_player(player_id: str) -> str:
     except UnknownBotLevel as error:
         raise invalid("UNKNOWN_BOT_LEVEL", str(error)) from None
     return player_id
+
+
+def cards(texts: Sequence[str]) -> list[int]:
+    """The cards one to five card texts name, in the order written (a card written twice
+    stays twice: the rules refuse it as NOT_IN_HAND); MALFORMED_CARDS otherwise.
+
+    The one parser of a client's cards: the table service's commands and the gateway's
+    preview of a play both read them here.
+    """
+    if not texts:
+        raise invalid("MALFORMED_CARDS", "name at least one card, as 10H, QS or 3C")
+    if len(texts) > MAX_CARDS:
+        raise invalid(
+            "MALFORMED_CARDS", f"a play or a return has at most {MAX_CARDS} cards, not {len(texts)}"
+        )
+    out = []
+    for text in texts:
+        if len(text) > MAX_CARD_TEXT:
+            raise invalid("MALFORMED_CARDS", f"{text[:12]!r}… is not a card: write 10H, QS or 3C")
+        try:
+            out.append(parse_card(text))
+        except CardSyntaxError as error:
+            raise invalid("MALFORMED_CARDS", str(error)) from None
+    return out

@@ -20,9 +20,12 @@ that was sent on a broken stream is sent once more on the next one: its
 command id makes that safe (the table service runs a command id once and
 answers a repeat with the first result).
 
-Observers (:meth:`CommandStream.when_written`) are told of each command
-soon after it is written, on the event loop: work meant for the wait for
-the answer then does not hold the command up (the gateway's foresight).
+A message holds the commands ready together up to about :data:`BATCH_BYTES`;
+a larger command goes alone. The gateway forwards a client's command as it
+came (the table service reads its cards), so one command may be as large as
+a public request: the table service takes messages of up to
+:data:`RECEIVE_BYTES` on this stream, and a client's oversized command is
+refused alone instead of breaking the stream for every other command on it.
 """
 
 from __future__ import annotations
@@ -37,12 +40,32 @@ import grpc
 
 from president.servicekit.batching import take_ready
 from president.servicekit.errors import ServiceError, from_refusal
+from president.servicekit.server import MAX_MESSAGE_BYTES
 from president.table.v1 import table_pb2 as pb
 
 #: How long a command waits for its answer, as the unary call's deadline.
 ANSWER_SECONDS = 15.0
-#: Told of each command written (see :meth:`CommandStream.when_written`).
-Observer = Callable[[pb.ExecuteCommandRequest], None]
+#: Commands ready together share a message up to about this size.
+BATCH_BYTES = 64 * 1024
+#: The largest message the table service takes: a batch, or one command as large as a
+#: public request (the gateway's limit) with what the gateway adds to it.
+RECEIVE_BYTES = MAX_MESSAGE_BYTES + BATCH_BYTES
+
+
+def batches(ready: list[pb.TaggedCommand]) -> list[list[pb.TaggedCommand]]:
+    """``ready`` in messages of at most about :data:`BATCH_BYTES` (a larger command alone)."""
+    if len(ready) == 1:
+        return [ready]
+    out: list[list[pb.TaggedCommand]] = [[]]
+    size = 0
+    for item in ready:
+        length = item.ByteSize()
+        if out[-1] and size + length > BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += length
+    return out
 
 
 def unavailable() -> ServiceError:
@@ -66,12 +89,9 @@ class _Broken(Exception):
 class _Stream:
     """One open ExecuteCommands call: requests in through a queue, answers to futures."""
 
-    def __init__(
-        self, open_call: Callable[[AsyncIterator[Any]], Any], observers: list[Observer]
-    ) -> None:
+    def __init__(self, open_call: Callable[[AsyncIterator[Any]], Any]) -> None:
         self._outbox: asyncio.Queue[pb.TaggedCommand | None] = asyncio.Queue()
         self._waiting: dict[int, asyncio.Future[pb.ExecuteCommandResponse]] = {}
-        self._observers = observers
         self._ids = itertools.count(1)
         self.broken = False
         self._call = open_call(self._requests())
@@ -79,13 +99,10 @@ class _Stream:
 
     async def _requests(self) -> AsyncIterator[pb.ExecuteCommandsRequest]:
         """Messages of the commands queued meanwhile (one or several each)."""
-        loop = asyncio.get_running_loop()
         while (first := await self._outbox.get()) is not None:
             ready, end = take_ready(first, self._outbox)
-            yield pb.ExecuteCommandsRequest(commands=ready)
-            for observer in self._observers:  # written: they run after the next writes
-                for item in ready:
-                    loop.call_soon(observer, item.command)
+            for batch in batches(ready):
+                yield pb.ExecuteCommandsRequest(commands=batch)
             if end:
                 return
 
@@ -143,15 +160,10 @@ class CommandStream:
     def __init__(self, open_call: Callable[[AsyncIterator[Any]], Any]) -> None:
         self._open_call = open_call
         self._stream: _Stream | None = None
-        self._observers: list[Observer] = []
-
-    def when_written(self, observer: Observer) -> None:
-        """Call ``observer`` with each command soon after it is written (see the module's doc)."""
-        self._observers.append(observer)
 
     def _current(self) -> _Stream:
         if self._stream is None or self._stream.broken:
-            self._stream = _Stream(self._open_call, self._observers)
+            self._stream = _Stream(self._open_call)
         return self._stream
 
     async def send(self, command: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:

@@ -96,7 +96,8 @@ async def run(service: Service, settings: Settings) -> None:
     log = configure(service.name, settings.log_level)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(service.name), MalformedRequests(), *service.interceptors],
-        options=[*server_options(), *service.options],
+        # A service's own option replaces the shared one of the same name (gRPC reads the first).
+        options=list({**dict(server_options()), **dict(service.options)}.items()),
     )
     names = list(service.register(server))
     checker = health.aio.HealthServicer()

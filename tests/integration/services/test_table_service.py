@@ -25,8 +25,8 @@ from president.rules.cards import FULL_DECK, names
 from president.servicekit.command_stream import CommandStream
 from president.servicekit.errors import ServiceError, aio_error_info
 from president.servicekit.launcher import NatsServer, Stack
+from president.servicekit.table_client import TableClient
 from president.services.gateway.owners import LeaseOwners
-from president.services.gateway.upstream import GrpcTables
 from president.store import StoredEvent, verify_chain
 from president.table.v1 import table_pb2 as pb
 from tests.support.servers import isolated_env, store_databases
@@ -255,36 +255,35 @@ async def test_one_stream_answers_commands_sent_at_once_each_by_its_request(
         assert table_events(table_stack, other)[-1].version == answer.version
 
 
-async def test_a_command_streams_observers_run_once_the_command_is_written(
+async def test_a_command_as_large_as_a_public_request_is_refused_alone(
     table_stack: Stack,
 ) -> None:
-    """An observer runs after the command's message went to the call, before its answer, once."""
-    written: list[str] = []
-    calls: list[tuple[str, list[str]]] = []
-
-    def opened(requests: AsyncIterator[pb.ExecuteCommandsRequest]) -> Any:
-        async def noted() -> AsyncIterator[pb.ExecuteCommandsRequest]:
-            async for message in requests:
-                yield message
-                written.extend(item.command.command_id for item in message.commands)
-
-        return tables.stub.ExecuteCommands(noted())
-
+    """The gateway forwards a client's cards as sent. A play as large as a public request
+    (256 KiB of card texts, more with its ids) and two plays of 100 KB sent at once are
+    each MALFORMED_CARDS, and the reactions sent with them on the same stream run; so
+    does a unary call with the largest."""
     async with Tables(table_stack.address("table"), streamed=True) as tables:
-        tables.commands = CommandStream(opened)
         table_id = await tables.bot_table()
-        tables.commands.when_written(
-            lambda request: calls.append((request.command_id, list(written)))
+        largest = gpb.Command(play_cards=gpb.PlayCards(cards=["3C"] * 65_534))
+        large = gpb.Command(play_cards=gpb.PlayCards(cards=["3C"] * 25_000))
+        wave = gpb.Command(react=gpb.React(reaction="wave"))
+        results = await asyncio.gather(
+            *(refusal(tables.execute(table_id, play, player(0))) for play in (largest, large)),
+            refusal(tables.execute(table_id, large, player(0))),
+            *(tables.execute(table_id, wave, player(0)) for _ in range(3)),
         )
-        wave = gpb.Command(react=gpb.React(seat=0, reaction="wave"))
-        for n in range(3):
-            request = pb.ExecuteCommandRequest(
-                table_id=table_id, command_id=f"wave-{n}", actor=player(0), command=wave
-            )
-            answer = await tables.commands.send(request)
-            assert answer.events == 1
-            assert calls[-1][0] == f"wave-{n}" and f"wave-{n}" in calls[-1][1]
-    assert [cid for cid, _ in calls] == ["wave-0", "wave-1", "wave-2"]
+        for code, reason, message in results[:3]:
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_CARDS")
+            assert message.startswith("a play or a return has at most 5 cards, not ")
+        assert all(isinstance(done, pb.ExecuteCommandResponse) for done in results[3:])
+        request = pb.ExecuteCommandRequest(
+            table_id=table_id, command_id=command_id(), actor=player(0), command=largest
+        )
+        assert request.ByteSize() > 256 * 1024
+        assert (await refusal(tables.stub.ExecuteCommand(request)))[1] == "MALFORMED_CARDS"
+    # A seat command that names no seat acts for its actor's: seat 0 reacted three times.
+    shown = [e for e in table_events(table_stack, table_id) if e.type.endswith("ReactionShown")]
+    assert len(shown) == 3
 
 
 async def test_a_command_stream_reopens_after_the_table_service_restarts(
@@ -662,7 +661,7 @@ async def test_the_gateway_sends_commands_straight_to_the_lease_holder(
     owners = LeaseOwners(f"{stream_of(table_stack)}_TABLE_LEASES")
     owners.attach(client)
     # The table service's address is the replica without the lease.
-    gateway_side = GrpcTables(other.address, owners=owners)
+    gateway_side = TableClient(other.address, owners=owners)
     try:
         async with Tables(holder.address) as direct:
             table_id = await direct.bot_table(options={"game_end": "rounds:2"})

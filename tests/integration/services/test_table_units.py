@@ -21,6 +21,7 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.dealer import LocalDealer
 from president.hosting.host import TableHost
+from president.hosting.seat_views import seat_of, table_view
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -29,7 +30,6 @@ from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
 from president.servicekit.table_client import TableClient, read_pages
-from president.services.gateway.upstream import GrpcTables
 from president.services.table.app import TableApp
 from president.services.table.commands import React, translate
 from president.services.table.directory import Summary, TableDirectory
@@ -440,19 +440,18 @@ async def test_readers_page_through_a_table_longer_than_one_response(store: Even
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     address = f"127.0.0.1:{port}"
-    gateway, client = GrpcTables(address, page=7), TableClient(address, page=7)
+    client = TableClient(address, page=7)
     try:
-        for read in (gateway.read_events, client.read_events):
-            assert [e.version for e in await read("long", 0)] == list(range(1, total + 1))
-            assert [e.version for e in await read("long", 3, 16)] == list(range(4, 20))
-            assert [e.version for e in await read("long", 25, 100)] == list(range(26, 33))
-            assert await read("long", total) == []
+        read = client.read_events
+        assert [e.version for e in await read("long", 0)] == list(range(1, total + 1))
+        assert [e.version for e in await read("long", 3, 16)] == list(range(4, 20))
+        assert [e.version for e in await read("long", 25, 100)] == list(range(26, 33))
+        assert await read("long", total) == []
         # A page smaller than the service's cap pages too.
         small = TableClient(address, page=4)
         assert len(await small.read_events("long", 0)) == total
         await small.close()
     finally:
-        await gateway.close()
         await client.close()
         await server.stop(None)
 
@@ -470,3 +469,52 @@ async def test_read_pages_stops_at_the_limit_and_at_a_short_page() -> None:
     calls.clear()
     assert [e.version for e in await read_pages(fetch, 2, 5, page=4)] == [3, 4, 5, 6, 7]
     assert calls == [(2, 4), (6, 1)]
+
+
+def test_a_seat_command_naming_no_seat_acts_for_the_seat_its_actor_holds_then(
+    store: EventStore,
+) -> None:
+    """Seats change between rounds (change_seats): a player's commands that name no seat
+    follow them to their new seat, decided on the table itself; one naming their old
+    seat is NOT_YOUR_SEAT. (Fixed deals: p0 then finishes in another place than first.)"""
+    host = TableHost(store, LocalDealer(secret_for=fixed_secret))
+    app = TableApp(store, host, TableDirectory(store))
+    options = options_for("classic", {"game_end": "rounds:4", "change_seats": "true"})
+    host.create("moves", options, seat_count=4, host_player_id="p0")
+    host.decide_and_append("moves", g.SitDown(0, "p0"), "sit-0", "server")
+    for seat in (1, 2, 3):
+        host.decide_and_append("moves", g.SitDown(seat, f"b{seat}", True), f"sit-{seat}", "p0")
+    p0 = gpb.Actor(player_id="p0")
+    played_at: set[int] = set()
+    old_seat_refused = False
+    for n in range(400):
+        table = host.load("moves")
+        seat = seat_of(table.game, "p0")
+        assert seat is not None
+        view = table_view(table, seat)
+        if view.phase == "game_over":
+            break
+        if view.phase == "lobby":
+            message = gpb.Command(start_game=gpb.StartGame())
+        elif view.phase == "between_rounds":
+            message = gpb.Command(next_round=gpb.NextRound())
+        else:
+            action = view.round.legal[0]
+            if action.verb == "play":
+                message = gpb.Command(play_cards=gpb.PlayCards(cards=action.cards))
+            elif action.verb == "pass":
+                message = gpb.Command(**{"pass": gpb.Pass()})
+            else:
+                message = gpb.Command(return_cards=gpb.ReturnCards(cards=action.cards))
+            played_at.add(seat)
+            if seat != 0 and not old_seat_refused:
+                named = gpb.Command()
+                named.CopyFrom(message)
+                getattr(named, message.WhichOneof("kind")).seat = 0
+                with pytest.raises(ServiceError, match="NOT_YOUR_SEAT"):
+                    app.handle_command("moves", translate(named), f"old-{n}", p0, None)
+                old_seat_refused = True
+        app.handle_command("moves", translate(message), f"move-{n}", p0, None)
+    assert view.phase == "game_over"
+    assert len(played_at) > 1 and old_seat_refused  # p0 moved, and acted where they sat
+    assert verify_table(store.read_stream(stream_id("moves"))).ok

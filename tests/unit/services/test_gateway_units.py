@@ -23,6 +23,7 @@ from president.hosting.streams import stream_id
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
+from president.rules.cards import parse_cards
 from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import Identity
@@ -82,7 +83,7 @@ def test_bad_input_is_invalid_argument(call: object, reason: str) -> None:
 
 def test_good_input_passes() -> None:
     assert checks.display_name("  Ada ") == "Ada"
-    assert checks.cards(["10h", "qs"]) == ["10H", "QS"]
+    assert checks.cards(["10h", "qs"]) == parse_cards(["10H", "QS"])  # the cards named
     assert len(checks.command_id("")) == 32
     assert checks.options(gpb.TableOptions()).preset == "classic"
     assert checks.seat_count(0, options_for("house")) == 4

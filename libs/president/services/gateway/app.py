@@ -2,13 +2,14 @@
 
 The servicer (:mod:`president.services.gateway.handlers`) verifies the token and hands
 the identity here; a table-scoped request names its table (``table_id``).
-Rights come from the table's state, never from the token: seat commands act
-for the seat the identity's account holds now (found in the table's feed, so
-a seat change between rounds follows the player), and the gateway decides no
-right itself: the table service checks every command, host actions included,
-against the table's state (:mod:`president.services.table.rights`).
-Commands carry the client's command id, scoped by account, so a retry with
-the same id runs once. Refusals from the table service pass through unchanged.
+Every command goes to the table service as (account, table, command) in one
+call (:meth:`Gateway._submit`). The gateway decides no seat and no right
+itself: a seat command names no seat, and the table service acts for the seat
+the account holds at that moment, checks every command, host actions
+included, against the table's state (:mod:`president.services.table.rights`),
+and reads the cards (:func:`president.servicekit.checks.cards`). Commands
+carry the client's command id, scoped by account, so a retry with the same id
+runs once. Refusals from the table service pass through unchanged.
 """
 
 from __future__ import annotations
@@ -238,8 +239,7 @@ class Gateway:
             table_id,
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
             f"remove-{request.seat}-v{feed.version}",
-            seat=self._host_seat(feed, identity),
-            expected_version=expected_version(request),
+            expected_version(request),
         )
         return pb.RemoveSeatResponse()
 
@@ -249,49 +249,44 @@ class Gateway:
         """Start: the host; at a public or practice table any seated player (the table
         service decides)."""
         table_id = checks.table_id(request.table_id)
-        feed = await self._hub.feed(table_id)
-        seat = self._host_seat(feed, identity)
+        await self._hub.feed(table_id)
         await self._submit(
             identity,
             table_id,
             gpb.Command(start_game=gpb.StartGame()),
             checks.command_id(request.command_id),
-            seat=seat,
-            expected_version=expected_version(request),
+            expected_version(request),
         )
         return pb.StartGameResponse()
 
     # -- plays ------------------------------------------------------------------------
     async def play(self, identity: Identity, request: pb.PlayRequest) -> pb.PlayResponse:
         """Play cards for the identity's seat."""
-        cards = checks.cards(request.cards)
-        command_id = checks.command_id(request.command_id)
-
-        def command(seat: int) -> gpb.Command:
-            play = gpb.PlayCards(seat=seat, cards=cards)
-            if request.HasField("trick_version"):
-                play.trick_version = request.trick_version
-            return gpb.Command(play_cards=play)
-
-        version = await self._seat_command(
-            identity, request.table_id, command, command_id, expected_version(request)
+        play = gpb.PlayCards(cards=request.cards)
+        if request.HasField("trick_version"):
+            play.trick_version = request.trick_version
+        version = await self._submit(
+            identity,
+            request.table_id,
+            gpb.Command(play_cards=play),
+            checks.command_id(request.command_id),
+            expected_version(request),
         )
         return pb.PlayResponse(version=version)
 
     async def pass_(self, identity: Identity, request: pb.PassRequest) -> pb.PassResponse:
         """Pass for the identity's seat."""
-        command_id = checks.command_id(request.command_id)
-
-        def command(seat: int) -> gpb.Command:
-            passing = gpb.Pass(seat=seat)
-            if request.HasField("trick_version"):
-                passing.trick_version = request.trick_version
-            out = gpb.Command()
-            getattr(out, "pass").CopyFrom(passing)
-            return out
-
-        version = await self._seat_command(
-            identity, request.table_id, command, command_id, expected_version(request)
+        passing = gpb.Pass()
+        if request.HasField("trick_version"):
+            passing.trick_version = request.trick_version
+        command = gpb.Command()
+        getattr(command, "pass").CopyFrom(passing)
+        version = await self._submit(
+            identity,
+            request.table_id,
+            command,
+            checks.command_id(request.command_id),
+            expected_version(request),
         )
         return pb.PassResponse(version=version)
 
@@ -299,13 +294,11 @@ class Gateway:
         self, identity: Identity, request: pb.ReturnCardsRequest
     ) -> pb.ReturnCardsResponse:
         """Return cards in the exchange for the identity's seat."""
-        cards = checks.cards(request.cards)
-        command_id = checks.command_id(request.command_id)
-        version = await self._seat_command(
+        version = await self._submit(
             identity,
             request.table_id,
-            lambda seat: gpb.Command(return_cards=gpb.ReturnCards(seat=seat, cards=cards)),
-            command_id,
+            gpb.Command(return_cards=gpb.ReturnCards(cards=request.cards)),
+            checks.command_id(request.command_id),
             expected_version(request),
         )
         return pb.ReturnCardsResponse(version=version)
@@ -313,10 +306,10 @@ class Gateway:
     async def react(self, identity: Identity, request: pb.ReactRequest) -> pb.ReactResponse:
         """Show a reaction to the table."""
         code = checks.reaction(request.reaction)
-        await self._seat_command(
+        await self._submit(
             identity,
             request.table_id,
-            lambda seat: gpb.Command(react=gpb.React(seat=seat, reaction=code)),
+            gpb.Command(react=gpb.React(reaction=code)),
             secrets.token_hex(8),
             expected_version(request),
         )
@@ -324,10 +317,10 @@ class Gateway:
 
     async def leave(self, identity: Identity, request: pb.LeaveRequest) -> pb.LeaveResponse:
         """Leave: a bot finishes the round; the account acts there no more."""
-        await self._seat_command(
+        await self._submit(
             identity,
             request.table_id,
-            lambda seat: gpb.Command(leave=gpb.Leave(seat=seat)),
+            gpb.Command(leave=gpb.Leave()),
             f"leave-{secrets.token_hex(6)}",
             expected_version(request),
         )
@@ -339,20 +332,18 @@ class Gateway:
         """Host: Next round, End the game, Play again, Back to lobby."""
         table_id = checks.table_id(request.table_id)
         choice = HOST_CHOICES.get(request.choice)
-        feed = await self._hub.feed(table_id)
+        await self._hub.feed(table_id)
         if choice is None:
             raise checks.invalid(
                 "INVALID_CHOICE",
                 "choose next round, end the game, play again or back to lobby",
             )
-        command_id = checks.command_id(request.command_id)
         version = await self._submit(
             identity,
             table_id,
             choice(),
-            command_id,
-            seat=self._host_seat(feed, identity),
-            expected_version=expected_version(request),
+            checks.command_id(request.command_id),
+            expected_version(request),
         )
         return pb.HostActionResponse(version=version)
 
@@ -361,7 +352,7 @@ class Gateway:
     ) -> pb.PreviewPlayResponse:
         """What the play button would say for these cards (rulebook 002); commits nothing."""
         table_id = checks.table_id(request.table_id)
-        cards = checks.cards(request.cards)
+        cards = checks.cards(request.cards)  # the table service's parser of a play's cards
         feed = await self._hub.feed(table_id)
         await feed.catch_up()
         seat = seat_of(feed.table.game, identity.account_id)
@@ -375,14 +366,13 @@ class Gateway:
         """Host: hand the host role to the person in a seat (the table service decides)."""
         table_id = checks.table_id(request.table_id)
         command_id = checks.command_id(request.command_id) or f"host-{secrets.token_hex(6)}"
-        feed = await self._hub.feed(table_id)
+        await self._hub.feed(table_id)
         version = await self._submit(
             identity,
             table_id,
             gpb.Command(hand_over_host=gpb.HandOverHost(seat=request.seat)),
             command_id,
-            seat=self._host_seat(feed, identity),
-            expected_version=expected_version(request),
+            expected_version(request),
         )
         return pb.HandOverHostResponse(version=version)
 
@@ -462,12 +452,12 @@ class Gateway:
         if seat_of(feed.table.game, identity.account_id) is None:
             return
         report = gpb.SetPresence(connected=connected, gateway=self.replica_id)
-
-        def command(seat: int) -> gpb.Command:
-            report.seat = seat
-            return gpb.Command(set_presence=report)
-
-        await self._seat_command(identity, table_id, command, f"presence-{secrets.token_hex(8)}")
+        await self._submit(
+            identity,
+            table_id,
+            gpb.Command(set_presence=report),
+            f"presence-{secrets.token_hex(8)}",
+        )
 
     def _derived(self, what: str, command_id: str) -> str:
         return hmac.new(self._id_key, f"{what}:{command_id}".encode(), hashlib.sha256).hexdigest()
@@ -486,7 +476,7 @@ class Gateway:
         request = tpb.ExecuteCommandRequest(
             table_id=table_id,
             command_id=command_id,
-            actor=gpb.Actor(player_id=actor, seat=-1 if is_bot else seat),
+            actor=gpb.Actor(player_id=actor),
             command=gpb.Command(
                 sit_down=gpb.SitDown(
                     seat=seat, player_id=player_id, display_name=name, is_bot=is_bot
@@ -520,74 +510,21 @@ class Gateway:
             return free[0]
         raise Refused("SEAT_TAKEN", "others took the free seats first: try again")
 
-    def _host_seat(self, feed: TableFeed, identity: Identity) -> int:
-        seat = seat_of(feed.table.game, identity.account_id)
-        return -1 if seat is None else seat
-
-    async def _acting_seat(self, identity: Identity, feed: TableFeed, fresh: bool = False) -> int:
-        """The seat the identity's account holds now, as the feed shows it.
-
-        A player the feed shows no seat for is sent on for seat 0: the table
-        service refuses them with the reason its state gives (SEAT_LEFT,
-        SEAT_REMOVED, READ_ONLY), the one place rights are decided.
-        """
-        if fresh:
-            await feed.catch_up()
-        seat = seat_of(feed.table.game, identity.account_id)
-        if seat is None and not fresh:
-            return await self._acting_seat(identity, feed, fresh=True)
-        return 0 if seat is None else seat
-
-    async def _seat_command(
-        self,
-        identity: Identity,
-        table: str,
-        command: Callable[[int], gpb.Command],
-        command_id: str,
-        expected_version: int | None = None,
-    ) -> int:
-        table_id = checks.table_id(table)
-        feed = await self._hub.feed(table_id)
-        seat = await self._acting_seat(identity, feed)
-        try:
-            return await self._submit(
-                identity,
-                table_id,
-                command(seat),
-                command_id,
-                seat=seat,
-                expected_version=expected_version,
-            )
-        except ServiceError as error:
-            if not _reason(error, "NOT_YOUR_SEAT"):
-                raise
-            moved = await self._acting_seat(identity, feed, fresh=True)  # seats changed: follow
-            if moved == seat:
-                raise
-            return await self._submit(
-                identity,
-                table_id,
-                command(moved),
-                command_id,
-                seat=moved,
-                expected_version=expected_version,
-            )
-
     async def _submit(
         self,
         identity: Identity,
-        table_id: str,
+        table: str,
         command: gpb.Command,
         command_id: str,
-        *,
-        seat: int,
         expected_version: int | None = None,
     ) -> int:
-        """Send a command; with ``expected_version`` it runs only on that table version."""
+        """Send (account, table, command) to the table service, which finds the account's
+        seat and decides; with ``expected_version`` it runs only on that table version."""
+        table_id = checks.table_id(table)
         request = tpb.ExecuteCommandRequest(
             table_id=table_id,
             command_id=scoped_command_id(identity.account_id, table_id, command_id),
-            actor=gpb.Actor(player_id=identity.account_id, seat=seat),
+            actor=gpb.Actor(player_id=identity.account_id),
             command=command,
         )
         if expected_version is not None:

@@ -28,6 +28,7 @@ from president.players.v1 import players_pb2
 from president.servicekit.config.gateway import AUDIENCE, GatewaySettings
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
+from president.servicekit.table_client import TableClient
 from president.services.gateway import audience, audience_http, watch
 from president.services.gateway.accounts import Accounts
 from president.services.gateway.admission import Admission
@@ -41,7 +42,7 @@ from president.services.gateway.owners import LeaseOwners
 from president.services.gateway.ratings import Ratings
 from president.services.gateway.revocations import Revocations
 from president.services.gateway.roles import AudienceOnly
-from president.services.gateway.upstream import GrpcPlayers, GrpcScoring, GrpcTables
+from president.services.gateway.upstream import GrpcPlayers, GrpcScoring
 from president.services.gateway.wire import PreSerialized
 
 RECONNECT_SECONDS = 1.0
@@ -73,7 +74,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
     players = GrpcPlayers(settings.address("players"), tls=tls)
     accounts = Accounts(players, verifier, settings.access_ttl_seconds)
     owners = LeaseOwners(settings.lease_bucket) if gateway_settings.leases.seconds > 0 else None
-    tables = GrpcTables(settings.address("table"), owners=owners, tls=tls)
+    tables = TableClient(settings.address("table"), owners=owners, tls=tls)
     scoring = GrpcScoring(settings.address("scoring"), tls=tls)
     role = gateway_settings.role
     audience.configure(gateway_settings.audience)

@@ -1,6 +1,7 @@
 """Input checks before anything is forwarded: each failure is INVALID_ARGUMENT with a sentence.
 
-The checks other services share (table id, round numbers, reactions) live in
+The checks other services share (table id, round numbers, reactions, the cards of a
+play, which the table service reads for every command) live in
 :mod:`president.servicekit.checks`, and the rule of shown names (display and
 table names) in :mod:`president.servicekit.names`; both are re-exported here.
 """
@@ -8,15 +9,15 @@ table names) in :mod:`president.servicekit.names`; both are re-exported here.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from president.game.v1 import game_pb2 as gpb
-from president.rules.cards import CardSyntaxError, parse_card
 from president.rules.game import MIN_TO_PLAY
 from president.rules.options import PRESETS, OptionError, Options, count_range, options_for
 from president.servicekit.checks import (
     MAX_COMMAND_ID,
     bot_level,
+    cards,
     invalid,
     reaction,
     round_number,
@@ -38,7 +39,6 @@ __all__ = [
     "table_name",
 ]
 
-MAX_CARDS = 5
 MAX_OPTIONS = 40
 MAX_OPTION_TEXT = 100
 USUAL_SEATS = 4
@@ -78,26 +78,6 @@ def seat_count(count: int, rules: Options) -> int:
             f"a {rules.preset} table has {count_range(low, rules.max_players)} seats, not {count}",
         )
     return count
-
-
-def cards(texts: Sequence[str]) -> list[str]:
-    """One to five well-formed card texts (MALFORMED_CARDS otherwise), upper case."""
-    if not texts:
-        raise invalid("MALFORMED_CARDS", "name at least one card, as 10H, QS or 3C")
-    if len(texts) > MAX_CARDS:
-        raise invalid(
-            "MALFORMED_CARDS", f"a play or a return has at most {MAX_CARDS} cards, not {len(texts)}"
-        )
-    out = []
-    for text in texts:
-        if len(text) > 4:
-            raise invalid("MALFORMED_CARDS", f"{text[:12]!r}… is not a card: write 10H, QS or 3C")
-        try:
-            parse_card(text)
-        except CardSyntaxError as error:
-            raise invalid("MALFORMED_CARDS", str(error)) from None
-        out.append(text.strip().upper())
-    return out
 
 
 def command_id(value: str) -> str:

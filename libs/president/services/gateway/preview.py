@@ -11,13 +11,12 @@ from __future__ import annotations
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.projection import Table
 from president.rules.button import preview_play
-from president.rules.cards import parse_cards
 from president.servicekit.errors import from_domain, to_refusal
 
 
-def preview_response(table: Table, seat: int, cards: list[str]) -> pb.PreviewPlayResponse:
-    """What the button would say if ``seat`` chose ``cards`` (well-formed texts) at ``table``."""
-    preview = preview_play(table.game, seat, parse_cards(cards))
+def preview_response(table: Table, seat: int, cards: list[int]) -> pb.PreviewPlayResponse:
+    """What the button would say if ``seat`` chose ``cards`` (card indexes) at ``table``."""
+    preview = preview_play(table.game, seat, cards)
     response = pb.PreviewPlayResponse(version=table.version, playable=preview.playable)
     if preview.refusal is not None:
         response.refused.CopyFrom(to_refusal(from_domain(preview.refusal)))

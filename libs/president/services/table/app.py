@@ -21,8 +21,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.hosting.autoplay import has_searching_bot
 from president.hosting.deadlines import waits_for_server
 from president.hosting.errors import TableNotFound
-from president.hosting.events import SeatPresence
-from president.hosting.host import SERVER, Outcome, TableHost, new_table_id
+from president.hosting.host import SERVER, Commanded, Outcome, TableHost, new_table_id
 from president.hosting.projection import Table
 from president.hosting.seat_views import table_view
 from president.hosting.streams import stream_id
@@ -35,13 +34,7 @@ from president.servicekit.config.table import EvictionRules
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.names import table_name
 from president.servicekit.table_client import MAX_READ_EVENTS
-from president.services.table.commands import (
-    HandOverHost,
-    MoveOn,
-    React,
-    SetPresence,
-    Translated,
-)
+from president.services.table.commands import React, TableCommand, Translated
 from president.services.table.directory import Query, Summary, TableDirectory
 from president.services.table.eviction import table_gone
 from president.services.table.inputs import check_input
@@ -231,46 +224,29 @@ class TableApp:
         check_command_id(command_id)
         self._check_not_gone(table_id)
 
-        def authorize(table: Table) -> None:
-            check_actor(translated, actor, table)
+        def on_table(table: Table) -> TableCommand:
+            """The command to decide on this very table: the actor's rights checked, its
+            seat found, its input checked against the table, a reaction counted."""
+            command = check_actor(translated, actor, table)
             if actor.player_id != SERVER:
-                check_input(translated.command, table)
-
-        self._settle(table_id)
-        player = actor.player_id or SERVER
-        command = translated.command
-        try:
+                check_input(command, table)
             if isinstance(command, React):
-                authorize(self._load(table_id))
                 self.reactions.admit(table_id, command.seat)
-                return self._host.append_reaction(
-                    table_id, command.seat, command.reaction, command_id, player, expected_version
-                )
-            if isinstance(command, SetPresence):
-                report = SeatPresence(command.seat, command.gateway, command.connected)
-                return self._host.set_presence(table_id, report, command_id, player, authorize)
-            if isinstance(command, HandOverHost):
-                return self._host.hand_over_host(
-                    table_id, command.seat, command_id, player, authorize
-                )
-            if isinstance(command, MoveOn):
-                authorize(self._load(table_id))
-                return self._host.move_on(
-                    table_id,
-                    command.kind,
-                    command.game_no,
-                    command.round_no,
-                    command_id,
-                    command.timer_key,
-                )
+            return command
+
+        # A command that names its seat (or needs none) is itself, checked on the table: a
+        # retry of it is known before it is decided. One that names no seat is made there.
+        command: Commanded = on_table if translated.for_seat else translated.command
+        self._settle(table_id)
+        try:
             # The host catches up and decides again once if another replica wrote first.
             outcome = run(
                 table_id,
                 command,
                 command_id,
-                player,
+                actor.player_id or SERVER,
                 expected_version=expected_version,
-                authorize=authorize,
+                authorize=None if translated.for_seat else on_table,
             )
         except Exception:
             self._settled.discard(table_id)  # the dealer or store failed: settle next time

@@ -10,6 +10,7 @@ import grpc
 import structlog
 
 from president.hosting.host import TableHost
+from president.servicekit.command_stream import RECEIVE_BYTES
 from president.servicekit.config.table import TableSettings
 from president.servicekit.feed_stream import FeedSubjects
 from president.servicekit.server import Service
@@ -143,4 +144,6 @@ def build(table_settings: TableSettings) -> Service:
             *([leases.run] if leases is not None else []),
         ],
         on_stop=[close],
+        # A client's command comes as it was sent, as large as a public request.
+        options=[("grpc.max_receive_message_length", RECEIVE_BYTES)],
     )

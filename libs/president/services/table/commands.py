@@ -1,98 +1,77 @@
-"""``president.game.v1.Command`` to the engine's commands, and what right each needs.
+"""``president.game.v1.Command`` to the table's commands, and what right each needs.
 
-Cards arrive as text: a text that names no card is ``MALFORMED_CARDS`` (with
-the sentence of :func:`president.rules.cards.parse_card`), the same card
-twice is ``NOT_IN_HAND``. Who may send a command is decided from the table's
-state by :mod:`president.services.table.rights`.
+Cards arrive as text, read by the one parser of a client's cards
+(:func:`president.servicekit.checks.cards`: MALFORMED_CARDS for a text that names
+no card or more than five of them); the same card twice is ``NOT_IN_HAND``. A
+seat command that names no seat acts for the seat its actor holds at that
+moment: :mod:`president.services.table.rights` finds it on the very table the
+command is decided on, and decides who may send each command.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from president.game.v1 import game_pb2 as gpb
+from president.hosting.commands import HandOverHost, MoveOn, React, SetPresence, TableCommand
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.button import named_twice
-from president.rules.cards import CardSyntaxError, parse_card, to_mask
-from president.servicekit.checks import bot_player, invalid, reaction
+from president.rules.cards import to_mask
+from president.servicekit.checks import bot_player, cards, invalid, reaction
 from president.servicekit.names import display_name
 
-MAX_CARDS = 54
 MAX_PLAYER_ID = 64
 MAX_SEAT = 64
-
-
-@dataclass(frozen=True)
-class React:
-    """Show a reaction: a service command, not a move of the game."""
-
-    seat: int
-    reaction: str
-
-
-@dataclass(frozen=True)
-class HandOverHost:
-    """The host hands the host role to the human in ``seat``: a service command."""
-
-    seat: int
-
-
-@dataclass(frozen=True)
-class MoveOn:
-    """The server: the table waited too long after a round or a game, and moves on."""
-
-    kind: str
-    game_no: int
-    round_no: int
-    #: The wait's timer key (for the bots, the table version they waited on).
-    timer_key: int = 0
-
-
-@dataclass(frozen=True)
-class SetPresence:
-    """A gateway replica reports a seat's person connected or not: a service command."""
-
-    seat: int
-    connected: bool
-    gateway: str
-
-
 MAX_GATEWAY_ID = 64
 
-TableCommand = g.GameCommand | rnd.Command | React | HandOverHost | MoveOn | SetPresence
+__all__ = [
+    "HandOverHost",
+    "MoveOn",
+    "React",
+    "SetPresence",
+    "TableCommand",
+    "Translated",
+    "card_mask",
+    "translate",
+]
 
 
 @dataclass(frozen=True)
 class Translated:
-    """An engine command with what the service needs to know about it."""
+    """A table command with what the service needs to know about it."""
 
+    #: The command; for one that names no seat, as made for seat 0 (see ``for_seat``).
     command: TableCommand
-    #: The seat the command acts for, if it is a seat command.
+    #: The seat the command acts for, if it is a seat command that names one.
     seat: int | None = None
     #: Leave by the host: removes another player.
     removal: bool = False
     #: Only the table's host of the moment may send it.
     host_only: bool = False
+    #: A seat command that names no seat: the command for the seat its actor holds.
+    for_seat: Callable[[int], TableCommand] | None = None
 
 
-def parse_card_texts(texts: Sequence[str], *, allow_empty: bool = False) -> int:
+def card_mask(texts: Sequence[str]) -> int:
     """The mask of card texts; MALFORMED_CARDS, or NOT_IN_HAND for a card written twice."""
-    if len(texts) > MAX_CARDS:
-        raise invalid("MALFORMED_CARDS", f"at most {MAX_CARDS} cards, not {len(texts)}")
-    if not texts and not allow_empty:
-        raise invalid("MALFORMED_CARDS", "name at least one card, as 10H, QS or 3C")
-    cards = []
-    for text in texts:
-        try:
-            cards.append(parse_card(text))
-        except CardSyntaxError as error:
-            raise invalid("MALFORMED_CARDS", str(error)) from None
-    twice = named_twice(cards)
+    named = cards(texts)
+    twice = named_twice(named)
     if twice is not None:
         raise twice
-    return to_mask(cards)
+    return to_mask(named)
+
+
+def _seat_command(
+    sent: gpb.PlayCards | gpb.Pass | gpb.ReturnCards | gpb.React | gpb.SetPresence | gpb.Leave,
+    make: Callable[[int], TableCommand],
+) -> Translated:
+    """A seat command: for the seat it names, or (none named) for its actor's."""
+    if sent.HasField("seat"):
+        seat = _seat(sent.seat)
+        return Translated(make(seat), seat=seat)
+    return Translated(make(0), for_seat=make)
 
 
 def _seat(value: int) -> int:
@@ -102,39 +81,38 @@ def _seat(value: int) -> int:
 
 
 def translate(command: gpb.Command) -> Translated:
-    """The engine command of a protobuf command; ServiceError or Rejected for bad input."""
+    """The table command of a protobuf command; ServiceError or Rejected for bad input."""
     kind = command.WhichOneof("kind")
     if kind == "play_cards":
         play = command.play_cards
         version = play.trick_version if play.HasField("trick_version") else None
-        seat = _seat(play.seat)
-        mask = parse_card_texts(play.cards)
-        return Translated(rnd.PlayCards(seat, mask, version), seat=seat)
+        mask = card_mask(play.cards)
+        return _seat_command(play, lambda seat: rnd.PlayCards(seat, mask, version))
     if kind == "pass":
         passing = getattr(command, "pass")
-        version = passing.trick_version if passing.HasField("trick_version") else None
-        seat = _seat(passing.seat)
-        return Translated(rnd.Pass(seat, version), seat=seat)
+        trick = passing.trick_version if passing.HasField("trick_version") else None
+        return _seat_command(passing, lambda seat: rnd.Pass(seat, trick))
     if kind == "return_cards":
         returned = command.return_cards
-        seat = _seat(returned.seat)
-        return Translated(rnd.ReturnCards(seat, parse_card_texts(returned.cards)), seat=seat)
+        returning = card_mask(returned.cards)
+        return _seat_command(returned, lambda seat: rnd.ReturnCards(seat, returning))
     if kind == "react":
-        seat = _seat(command.react.seat)
-        return Translated(React(seat, reaction(command.react.reaction)), seat=seat)
+        code = reaction(command.react.reaction)
+        return _seat_command(command.react, lambda seat: React(seat, code))
     if kind == "set_presence":
         presence = command.set_presence
-        seat = _seat(presence.seat)
         if not 0 < len(presence.gateway) <= MAX_GATEWAY_ID:
             raise invalid(
                 "INVALID_GATEWAY",
                 f"a presence report names its gateway replica in 1 to {MAX_GATEWAY_ID} characters",
             )
-        return Translated(SetPresence(seat, presence.connected, presence.gateway), seat=seat)
+        connected, gateway = presence.connected, presence.gateway
+        return _seat_command(presence, lambda seat: SetPresence(seat, connected, gateway))
     if kind == "leave":
-        seat = _seat(command.leave.seat)
-        removed = command.leave.removed
-        return Translated(g.Leave(seat, removed), seat=None if removed else seat, removal=removed)
+        if command.leave.removed:
+            seat = _seat(command.leave.seat)
+            return Translated(g.Leave(seat, True), removal=True)
+        return _seat_command(command.leave, lambda seat: g.Leave(seat, False))
     if kind == "hand_over_host":
         seat = _seat(command.hand_over_host.seat)
         return Translated(HandOverHost(seat), host_only=True)

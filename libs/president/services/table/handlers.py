@@ -145,7 +145,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     async def _forward(self, table_id: str, method: str, request: Any, context: Context) -> Any:
         """The holder's answer when another replica holds the table, else None (serve here)."""
-        if any(key == FORWARDED for key, _ in context.invocation_metadata() or ()):
+        if _forwarded(context):
             return None
         try:
             return await self._forward_to_holder(table_id, method, request)
@@ -218,11 +218,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def ExecuteCommand(
         self, request: pb.ExecuteCommandRequest, context: Context
     ) -> pb.ExecuteCommandResponse:
-        forwarded = await self._forward(request.table_id, "ExecuteCommand", request, context)
-        if forwarded is not None:
-            return forwarded  # type: ignore[no-any-return]
+        """One command, as one answer of :meth:`ExecuteCommands` (the same steps)."""
         try:
-            return await self._run_command(request)
+            return await self._command(request, context)
         except Exception as error:
             await abort(context, _refused(error))
 
@@ -237,11 +235,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         async def answer(item: pb.TaggedCommand) -> None:
             started = time.perf_counter()
             try:
-                done = await self._forward_to_holder(
-                    item.command.table_id, "ExecuteCommand", item.command
-                )
-                if done is None:
-                    done = await self._run_command(item.command)
+                done = await self._command(item.command, context)
                 out = pb.TaggedAnswer(request_id=item.request_id, done=done)
                 code = "OK"
             except Exception as error:
@@ -274,6 +268,17 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             for task in list(running):
                 task.cancel()
 
+    async def _command(
+        self, request: pb.ExecuteCommandRequest, context: Context
+    ) -> pb.ExecuteCommandResponse:
+        """The one path of a command: to the lease holder when another replica holds the table
+        (once: a command forwarded here is served here), else run here."""
+        if not _forwarded(context):
+            done = await self._forward_to_holder(request.table_id, "ExecuteCommand", request)
+            if done is not None:
+                return done  # type: ignore[no-any-return]
+        return await self._run_command(request)
+
     async def _run_command(self, request: pb.ExecuteCommandRequest) -> pb.ExecuteCommandResponse:
         """Run a command on this replica, where the executor says."""
         command_id = request.command_id or _fresh_command_id()
@@ -284,7 +289,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 raise ServiceError(
                     grpc.StatusCode.INVALID_ARGUMENT,
                     "MISSING_ACTOR",
-                    "say who acts: actor.player_id (and actor.seat for a seat's command)",
+                    "say who acts: actor.player_id",
                 )
             return translate(request.command)
 
@@ -357,6 +362,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             ),
         )
         return pb.ListCommitmentsResponse(entries=[entry_message(e) for e in entries])
+
+
+def _forwarded(context: Context) -> bool:
+    """The call came forwarded from another replica (it is served here, never again forwarded)."""
+    return any(key == FORWARDED for key, _ in context.invocation_metadata() or ())
 
 
 def _fresh_command_id() -> str:

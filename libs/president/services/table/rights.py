@@ -8,7 +8,9 @@ for a right.
 
 - A seat command (play, pass, return, react, leave, a presence report) comes from the person
   seated there who has not left it: else SEAT_LEFT, SEAT_REMOVED (naming who
-  removed them), READ_ONLY (no seat here) or NOT_YOUR_SEAT.
+  removed them), READ_ONLY (no seat here) or NOT_YOUR_SEAT. One that names no
+  seat acts for the seat its actor holds on this very table (the gateway
+  never guesses it).
 - A host action (next round, end the game, play again, back to lobby, add a
   bot, remove a seat, hand over the host role) comes from the table's host of
   that moment: else NOT_HOST (naming the host).
@@ -30,8 +32,9 @@ from president.hosting.projection import Table, departure_of
 from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRIVATE
 from president.rules import game as g
+from president.servicekit.checks import invalid
 from president.servicekit.errors import ServiceError, denied, read_only
-from president.services.table.commands import MoveOn, Translated
+from president.services.table.commands import MoveOn, TableCommand, Translated
 
 
 def gone(table: Table, player_id: str) -> ServiceError | None:
@@ -68,15 +71,18 @@ def _require_host(table: Table, player_id: str, what: str) -> None:
     raise denied("NOT_HOST", f"only the table's host{_host_is(table)} may {what}")
 
 
-def _require_seat(table: Table, player_id: str, seat: int) -> None:
+def _require_seat(table: Table, player_id: str, seat: int | None) -> int:
+    """The seat ``player_id`` acts for (``seat``, or None: theirs); refused unless they
+    hold it."""
     refusal = gone(table, player_id)
     if refusal is not None:
         raise refusal
     held = seat_of(table.game, player_id)
     if held is None:
         raise read_only()
-    if held != seat:
+    if seat is not None and held != seat:
         raise denied("NOT_YOUR_SEAT", f"seat {seat} is not yours: you act only for your own seat")
+    return held
 
 
 _HOST_ACTIONS: dict[type, str] = {
@@ -87,8 +93,10 @@ _HOST_ACTIONS: dict[type, str] = {
 }
 
 
-def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
-    """PERMISSION_DENIED with a precise reason unless ``actor`` may send this command now."""
+def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> TableCommand:
+    """The command to decide for ``actor`` on this table (a seat command that names no seat:
+    for the seat they hold); PERMISSION_DENIED with a precise reason unless they may send
+    it now."""
     if table.closed:
         raise ServiceError(
             grpc.StatusCode.FAILED_PRECONDITION,
@@ -96,14 +104,19 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
             "this table closed when nobody was left at it: create or join another",
         )
     player = actor.player_id
-    if player == SERVER:
-        return
     command = translated.command
+    for_seat = translated.for_seat
+    if player == SERVER:
+        if for_seat is not None:
+            raise invalid("NO_SUCH_SEAT", "the server names the seat it acts for")
+        return command
     if isinstance(command, MoveOn):
         raise denied("SERVER_ONLY", "only the server moves a table on by itself")
+    if for_seat is not None:
+        return for_seat(_require_seat(table, player, None))
     if translated.seat is not None:
         _require_seat(table, player, translated.seat)
-        return
+        return command
     if translated.removal:
         _require_host(table, player, "remove a player")
         assert isinstance(command, g.Leave)
@@ -114,21 +127,21 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> None:
                 "OWN_SEAT",
                 "the host leaves with Leave, not by removing their own seat",
             )
-        return
+        return command
     if isinstance(command, g.SitDown):
         if command.is_bot:
             _require_host(table, player, "seat a bot")
         elif command.player != player:
             raise denied("NOT_YOUR_SEAT", "a person takes a seat only for themselves")
-        return
+        return command
     if isinstance(command, g.StartGame):
         held = seat_of(table.game, player)
         if table.visibility == PRIVATE or held is None:
             _require_host(table, player, "start the game")
         else:
             _require_seat(table, player, held)
-        return
+        return command
     if translated.host_only:
         _require_host(table, player, _HOST_ACTIONS.get(type(command), "hand over the host role"))
-        return
+        return command
     raise denied("NOT_ALLOWED", "this command is not yours to send")  # pragma: no cover

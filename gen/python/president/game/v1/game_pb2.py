@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cpresident/game/v1/game.proto\x12\x11president.game.v1\"\x8d\x01\n\x0cTableOptions\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12=\n\x07options\x18\x02 \x03(\x0b\x32,.president.game.v1.TableOptions.OptionsEntry\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"(\n\x05\x41\x63tor\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"\xd2\x05\n\x07\x43ommand\x12.\n\x08sit_down\x18\x01 \x01(\x0b\x32\x1a.president.game.v1.SitDownH\x00\x12)\n\x05leave\x18\x02 \x01(\x0b\x32\x18.president.game.v1.LeaveH\x00\x12\x32\n\nstart_game\x18\x03 \x01(\x0b\x32\x1c.president.game.v1.StartGameH\x00\x12\x32\n\nplay_cards\x18\x04 \x01(\x0b\x32\x1c.president.game.v1.PlayCardsH\x00\x12\'\n\x04pass\x18\x05 \x01(\x0b\x32\x17.president.game.v1.PassH\x00\x12\x36\n\x0creturn_cards\x18\x06 \x01(\x0b\x32\x1e.president.game.v1.ReturnCardsH\x00\x12\x32\n\nnext_round\x18\x07 \x01(\x0b\x32\x1c.president.game.v1.NextRoundH\x00\x12.\n\x08\x65nd_game\x18\x08 \x01(\x0b\x32\x1a.president.game.v1.EndGameH\x00\x12\x32\n\nplay_again\x18\t \x01(\x0b\x32\x1c.president.game.v1.PlayAgainH\x00\x12\x37\n\rback_to_lobby\x18\n \x01(\x0b\x32\x1e.president.game.v1.BackToLobbyH\x00\x12)\n\x05react\x18\x0b \x01(\x0b\x32\x18.president.game.v1.ReactH\x00\x12\x39\n\x0ehand_over_host\x18\x0c \x01(\x0b\x32\x1f.president.game.v1.HandOverHostH\x00\x12,\n\x07move_on\x18\r \x01(\x0b\x32\x19.president.game.v1.MoveOnH\x00\x12\x36\n\x0cset_presence\x18\x0e \x01(\x0b\x32\x1e.president.game.v1.SetPresenceH\x00\x42\x06\n\x04kind\"?\n\x0bSetPresence\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tconnected\x18\x02 \x01(\x08\x12\x0f\n\x07gateway\x18\x03 \x01(\t\"P\n\x07SitDown\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x0e\n\x06is_bot\x18\x04 \x01(\x08\"&\n\x05Leave\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0f\n\x07removed\x18\x02 \x01(\x08\"\x0b\n\tStartGame\"V\n\tPlayCards\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x1a\n\rtrick_version\x18\x03 \x01(\rH\x00\x88\x01\x01\x42\x10\n\x0e_trick_version\"B\n\x04Pass\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1a\n\rtrick_version\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x10\n\x0e_trick_version\"*\n\x0bReturnCards\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\"\x0b\n\tNextRound\"\t\n\x07\x45ndGame\"\x0b\n\tPlayAgain\"\r\n\x0b\x42\x61\x63kToLobby\"\'\n\x05React\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x10\n\x08reaction\x18\x02 \x01(\t\"\x1c\n\x0cHandOverHost\x12\x0c\n\x04seat\x18\x01 \x01(\r\"L\n\x06MoveOn\x12\x0f\n\x07game_no\x18\x01 \x01(\r\x12\x10\n\x08round_no\x18\x02 \x01(\r\x12\x11\n\ttimer_key\x18\x03 \x01(\x04\x12\x0c\n\x04kind\x18\x04 \x01(\t\"\xb5\x01\n\x08SeatView\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x10\n\x08occupied\x18\x02 \x01(\x08\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x0e\n\x06is_bot\x18\x05 \x01(\x08\x12\x0c\n\x04left\x18\x06 \x01(\x08\x12\x12\n\ncard_count\x18\x07 \x01(\r\x12\r\n\x05score\x18\x08 \x01(\x05\x12\x0c\n\x04role\x18\t \x01(\t\x12\x11\n\tconnected\x18\n \x01(\x08\"*\n\x0bLegalAction\x12\x0c\n\x04verb\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\"\xbf\x03\n\tRoundView\x12\x10\n\x08round_no\x18\x01 \x01(\r\x12\r\n\x05phase\x18\x02 \x01(\t\x12\x13\n\x06to_act\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x0b\n\x03top\x18\x04 \x03(\t\x12\x15\n\x08top_seat\x18\x05 \x01(\rH\x01\x88\x01\x01\x12\x15\n\rtrick_version\x18\x06 \x01(\r\x12\x12\n\nrevolution\x18\x07 \x01(\x08\x12\x14\n\x0cout_of_trick\x18\x08 \x03(\r\x12\x10\n\x08\x66inished\x18\t \x03(\r\x12\x0c\n\x04hand\x18\n \x03(\t\x12\x11\n\tnew_cards\x18\x0b \x03(\t\x12\x17\n\x0fsame_or_nothing\x18\x0c \x01(\x08\x12\x13\n\x0breturn_owed\x18\r \x01(\r\x12-\n\x05legal\x18\x0e \x03(\x0b\x32\x1e.president.game.v1.LegalAction\x12\x11\n\tstandings\x18\x0f \x03(\r\x12\x0e\n\x06points\x18\x10 \x03(\x05\x12\x13\n\x0b\x66ingerprint\x18\x11 \x01(\t\x12\x11\n\ttimer_key\x18\x12 \x01(\r\x12\x16\n\treturn_to\x18\x13 \x01(\rH\x02\x88\x01\x01\x42\t\n\x07_to_actB\x0b\n\t_top_seatB\x0c\n\n_return_to\"\x8e\x04\n\tTableView\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\r\n\x05phase\x18\x03 \x01(\t\x12\x30\n\x07options\x18\x04 \x01(\x0b\x32\x1f.president.game.v1.TableOptions\x12*\n\x05seats\x18\x05 \x03(\x0b\x32\x1b.president.game.v1.SeatView\x12\x0f\n\x07game_no\x18\x06 \x01(\r\x12+\n\x05round\x18\x07 \x01(\x0b\x32\x1c.president.game.v1.RoundView\x12\x16\n\x0elast_standings\x18\x08 \x03(\r\x12\x0f\n\x07winners\x18\t \x03(\r\x12\x0f\n\x07stopped\x18\n \x01(\x08\x12\x16\n\x0ehost_player_id\x18\x0b \x01(\t\x12\x12\n\nvisibility\x18\x0c \x01(\t\x12\x18\n\x0bviewer_seat\x18\r \x01(\rH\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65\x61\x64line_unix_ms\x18\x0e \x01(\x03H\x01\x88\x01\x01\x12\x1a\n\rdeadline_seat\x18\x0f \x01(\rH\x02\x88\x01\x01\x12\x15\n\rdeadline_kind\x18\x10 \x01(\t\x12\x1a\n\x12server_now_unix_ms\x18\x11 \x01(\x03\x12\x0e\n\x06\x63losed\x18\x14 \x01(\x08\x42\x0e\n\x0c_viewer_seatB\x13\n\x11_deadline_unix_msB\x10\n\x0e_deadline_seat\"\xa5\x01\n\x07Refusal\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12:\n\x08metadata\x18\x04 \x03(\x0b\x32(.president.game.v1.Refusal.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cpresident/game/v1/game.proto\x12\x11president.game.v1\"\x8d\x01\n\x0cTableOptions\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12=\n\x07options\x18\x02 \x03(\x0b\x32,.president.game.v1.TableOptions.OptionsEntry\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"(\n\x05\x41\x63tor\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"\xd2\x05\n\x07\x43ommand\x12.\n\x08sit_down\x18\x01 \x01(\x0b\x32\x1a.president.game.v1.SitDownH\x00\x12)\n\x05leave\x18\x02 \x01(\x0b\x32\x18.president.game.v1.LeaveH\x00\x12\x32\n\nstart_game\x18\x03 \x01(\x0b\x32\x1c.president.game.v1.StartGameH\x00\x12\x32\n\nplay_cards\x18\x04 \x01(\x0b\x32\x1c.president.game.v1.PlayCardsH\x00\x12\'\n\x04pass\x18\x05 \x01(\x0b\x32\x17.president.game.v1.PassH\x00\x12\x36\n\x0creturn_cards\x18\x06 \x01(\x0b\x32\x1e.president.game.v1.ReturnCardsH\x00\x12\x32\n\nnext_round\x18\x07 \x01(\x0b\x32\x1c.president.game.v1.NextRoundH\x00\x12.\n\x08\x65nd_game\x18\x08 \x01(\x0b\x32\x1a.president.game.v1.EndGameH\x00\x12\x32\n\nplay_again\x18\t \x01(\x0b\x32\x1c.president.game.v1.PlayAgainH\x00\x12\x37\n\rback_to_lobby\x18\n \x01(\x0b\x32\x1e.president.game.v1.BackToLobbyH\x00\x12)\n\x05react\x18\x0b \x01(\x0b\x32\x18.president.game.v1.ReactH\x00\x12\x39\n\x0ehand_over_host\x18\x0c \x01(\x0b\x32\x1f.president.game.v1.HandOverHostH\x00\x12,\n\x07move_on\x18\r \x01(\x0b\x32\x19.president.game.v1.MoveOnH\x00\x12\x36\n\x0cset_presence\x18\x0e \x01(\x0b\x32\x1e.president.game.v1.SetPresenceH\x00\x42\x06\n\x04kind\"M\n\x0bSetPresence\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x11\n\tconnected\x18\x02 \x01(\x08\x12\x0f\n\x07gateway\x18\x03 \x01(\tB\x07\n\x05_seat\"P\n\x07SitDown\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x0e\n\x06is_bot\x18\x04 \x01(\x08\"4\n\x05Leave\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x0f\n\x07removed\x18\x02 \x01(\x08\x42\x07\n\x05_seat\"\x0b\n\tStartGame\"d\n\tPlayCards\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x1a\n\rtrick_version\x18\x03 \x01(\rH\x01\x88\x01\x01\x42\x07\n\x05_seatB\x10\n\x0e_trick_version\"P\n\x04Pass\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x1a\n\rtrick_version\x18\x02 \x01(\rH\x01\x88\x01\x01\x42\x07\n\x05_seatB\x10\n\x0e_trick_version\"8\n\x0bReturnCards\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\tB\x07\n\x05_seat\"\x0b\n\tNextRound\"\t\n\x07\x45ndGame\"\x0b\n\tPlayAgain\"\r\n\x0b\x42\x61\x63kToLobby\"5\n\x05React\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x10\n\x08reaction\x18\x02 \x01(\tB\x07\n\x05_seat\"\x1c\n\x0cHandOverHost\x12\x0c\n\x04seat\x18\x01 \x01(\r\"L\n\x06MoveOn\x12\x0f\n\x07game_no\x18\x01 \x01(\r\x12\x10\n\x08round_no\x18\x02 \x01(\r\x12\x11\n\ttimer_key\x18\x03 \x01(\x04\x12\x0c\n\x04kind\x18\x04 \x01(\t\"\xb5\x01\n\x08SeatView\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x10\n\x08occupied\x18\x02 \x01(\x08\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x0e\n\x06is_bot\x18\x05 \x01(\x08\x12\x0c\n\x04left\x18\x06 \x01(\x08\x12\x12\n\ncard_count\x18\x07 \x01(\r\x12\r\n\x05score\x18\x08 \x01(\x05\x12\x0c\n\x04role\x18\t \x01(\t\x12\x11\n\tconnected\x18\n \x01(\x08\"*\n\x0bLegalAction\x12\x0c\n\x04verb\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\"\xbf\x03\n\tRoundView\x12\x10\n\x08round_no\x18\x01 \x01(\r\x12\r\n\x05phase\x18\x02 \x01(\t\x12\x13\n\x06to_act\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x0b\n\x03top\x18\x04 \x03(\t\x12\x15\n\x08top_seat\x18\x05 \x01(\rH\x01\x88\x01\x01\x12\x15\n\rtrick_version\x18\x06 \x01(\r\x12\x12\n\nrevolution\x18\x07 \x01(\x08\x12\x14\n\x0cout_of_trick\x18\x08 \x03(\r\x12\x10\n\x08\x66inished\x18\t \x03(\r\x12\x0c\n\x04hand\x18\n \x03(\t\x12\x11\n\tnew_cards\x18\x0b \x03(\t\x12\x17\n\x0fsame_or_nothing\x18\x0c \x01(\x08\x12\x13\n\x0breturn_owed\x18\r \x01(\r\x12-\n\x05legal\x18\x0e \x03(\x0b\x32\x1e.president.game.v1.LegalAction\x12\x11\n\tstandings\x18\x0f \x03(\r\x12\x0e\n\x06points\x18\x10 \x03(\x05\x12\x13\n\x0b\x66ingerprint\x18\x11 \x01(\t\x12\x11\n\ttimer_key\x18\x12 \x01(\r\x12\x16\n\treturn_to\x18\x13 \x01(\rH\x02\x88\x01\x01\x42\t\n\x07_to_actB\x0b\n\t_top_seatB\x0c\n\n_return_to\"\x8e\x04\n\tTableView\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\r\n\x05phase\x18\x03 \x01(\t\x12\x30\n\x07options\x18\x04 \x01(\x0b\x32\x1f.president.game.v1.TableOptions\x12*\n\x05seats\x18\x05 \x03(\x0b\x32\x1b.president.game.v1.SeatView\x12\x0f\n\x07game_no\x18\x06 \x01(\r\x12+\n\x05round\x18\x07 \x01(\x0b\x32\x1c.president.game.v1.RoundView\x12\x16\n\x0elast_standings\x18\x08 \x03(\r\x12\x0f\n\x07winners\x18\t \x03(\r\x12\x0f\n\x07stopped\x18\n \x01(\x08\x12\x16\n\x0ehost_player_id\x18\x0b \x01(\t\x12\x12\n\nvisibility\x18\x0c \x01(\t\x12\x18\n\x0bviewer_seat\x18\r \x01(\rH\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65\x61\x64line_unix_ms\x18\x0e \x01(\x03H\x01\x88\x01\x01\x12\x1a\n\rdeadline_seat\x18\x0f \x01(\rH\x02\x88\x01\x01\x12\x15\n\rdeadline_kind\x18\x10 \x01(\t\x12\x1a\n\x12server_now_unix_ms\x18\x11 \x01(\x03\x12\x0e\n\x06\x63losed\x18\x14 \x01(\x08\x42\x0e\n\x0c_viewer_seatB\x13\n\x11_deadline_unix_msB\x10\n\x0e_deadline_seat\"\xa5\x01\n\x07Refusal\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12:\n\x08metadata\x18\x04 \x03(\x0b\x32(.president.game.v1.Refusal.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,43 +44,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_COMMAND']._serialized_start=238
   _globals['_COMMAND']._serialized_end=960
   _globals['_SETPRESENCE']._serialized_start=962
-  _globals['_SETPRESENCE']._serialized_end=1025
-  _globals['_SITDOWN']._serialized_start=1027
-  _globals['_SITDOWN']._serialized_end=1107
-  _globals['_LEAVE']._serialized_start=1109
-  _globals['_LEAVE']._serialized_end=1147
-  _globals['_STARTGAME']._serialized_start=1149
-  _globals['_STARTGAME']._serialized_end=1160
-  _globals['_PLAYCARDS']._serialized_start=1162
-  _globals['_PLAYCARDS']._serialized_end=1248
-  _globals['_PASS']._serialized_start=1250
-  _globals['_PASS']._serialized_end=1316
-  _globals['_RETURNCARDS']._serialized_start=1318
-  _globals['_RETURNCARDS']._serialized_end=1360
-  _globals['_NEXTROUND']._serialized_start=1362
-  _globals['_NEXTROUND']._serialized_end=1373
-  _globals['_ENDGAME']._serialized_start=1375
-  _globals['_ENDGAME']._serialized_end=1384
-  _globals['_PLAYAGAIN']._serialized_start=1386
-  _globals['_PLAYAGAIN']._serialized_end=1397
-  _globals['_BACKTOLOBBY']._serialized_start=1399
-  _globals['_BACKTOLOBBY']._serialized_end=1412
-  _globals['_REACT']._serialized_start=1414
-  _globals['_REACT']._serialized_end=1453
-  _globals['_HANDOVERHOST']._serialized_start=1455
-  _globals['_HANDOVERHOST']._serialized_end=1483
-  _globals['_MOVEON']._serialized_start=1485
-  _globals['_MOVEON']._serialized_end=1561
-  _globals['_SEATVIEW']._serialized_start=1564
-  _globals['_SEATVIEW']._serialized_end=1745
-  _globals['_LEGALACTION']._serialized_start=1747
-  _globals['_LEGALACTION']._serialized_end=1789
-  _globals['_ROUNDVIEW']._serialized_start=1792
-  _globals['_ROUNDVIEW']._serialized_end=2239
-  _globals['_TABLEVIEW']._serialized_start=2242
-  _globals['_TABLEVIEW']._serialized_end=2768
-  _globals['_REFUSAL']._serialized_start=2771
-  _globals['_REFUSAL']._serialized_end=2936
-  _globals['_REFUSAL_METADATAENTRY']._serialized_start=2889
-  _globals['_REFUSAL_METADATAENTRY']._serialized_end=2936
+  _globals['_SETPRESENCE']._serialized_end=1039
+  _globals['_SITDOWN']._serialized_start=1041
+  _globals['_SITDOWN']._serialized_end=1121
+  _globals['_LEAVE']._serialized_start=1123
+  _globals['_LEAVE']._serialized_end=1175
+  _globals['_STARTGAME']._serialized_start=1177
+  _globals['_STARTGAME']._serialized_end=1188
+  _globals['_PLAYCARDS']._serialized_start=1190
+  _globals['_PLAYCARDS']._serialized_end=1290
+  _globals['_PASS']._serialized_start=1292
+  _globals['_PASS']._serialized_end=1372
+  _globals['_RETURNCARDS']._serialized_start=1374
+  _globals['_RETURNCARDS']._serialized_end=1430
+  _globals['_NEXTROUND']._serialized_start=1432
+  _globals['_NEXTROUND']._serialized_end=1443
+  _globals['_ENDGAME']._serialized_start=1445
+  _globals['_ENDGAME']._serialized_end=1454
+  _globals['_PLAYAGAIN']._serialized_start=1456
+  _globals['_PLAYAGAIN']._serialized_end=1467
+  _globals['_BACKTOLOBBY']._serialized_start=1469
+  _globals['_BACKTOLOBBY']._serialized_end=1482
+  _globals['_REACT']._serialized_start=1484
+  _globals['_REACT']._serialized_end=1537
+  _globals['_HANDOVERHOST']._serialized_start=1539
+  _globals['_HANDOVERHOST']._serialized_end=1567
+  _globals['_MOVEON']._serialized_start=1569
+  _globals['_MOVEON']._serialized_end=1645
+  _globals['_SEATVIEW']._serialized_start=1648
+  _globals['_SEATVIEW']._serialized_end=1829
+  _globals['_LEGALACTION']._serialized_start=1831
+  _globals['_LEGALACTION']._serialized_end=1873
+  _globals['_ROUNDVIEW']._serialized_start=1876
+  _globals['_ROUNDVIEW']._serialized_end=2323
+  _globals['_TABLEVIEW']._serialized_start=2326
+  _globals['_TABLEVIEW']._serialized_end=2852
+  _globals['_REFUSAL']._serialized_start=2855
+  _globals['_REFUSAL']._serialized_end=3020
+  _globals['_REFUSAL_METADATAENTRY']._serialized_start=2973
+  _globals['_REFUSAL_METADATAENTRY']._serialized_end=3020
 # @@protoc_insertion_point(module_scope)

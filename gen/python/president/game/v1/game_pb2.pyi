@@ -71,7 +71,7 @@ Global___TableOptions: _TypeAlias = TableOptions  # noqa: Y015
 
 @_typing.final
 class Actor(_message.Message):
-    """Who is asking: the player and the seat their token is for."""
+    """Who is asking: the player (the table service finds their seat in its own state)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -80,7 +80,9 @@ class Actor(_message.Message):
     player_id: _builtins.str
     """The player's id, as issued by the gateway; "bot:<seat>" for bots, "server" for the server."""
     seat: _builtins.int
-    """The seat the actor acts for; -1 when none (host actions by a spectator host, the server)."""
+    """Not read: a seat command names its seat, or acts for the seat the player
+    holds at that moment. Kept so older senders still parse.
+    """
     def __init__(
         self,
         *,
@@ -208,7 +210,7 @@ class SetPresence(_message.Message):
     CONNECTED_FIELD_NUMBER: _builtins.int
     GATEWAY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    """The seat."""
+    """The seat; unset: the seat the actor holds now (the table service finds it)."""
     connected: _builtins.bool
     """True when the first stream opened, false when the last closed."""
     gateway: _builtins.str
@@ -216,15 +218,17 @@ class SetPresence(_message.Message):
     def __init__(
         self,
         *,
-        seat: _builtins.int = ...,
+        seat: _builtins.int | None = ...,
         connected: _builtins.bool = ...,
         gateway: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "gateway", b"gateway", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "connected", b"connected", "gateway", b"gateway", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___SetPresence: _TypeAlias = SetPresence  # noqa: Y015
 
@@ -271,20 +275,22 @@ class Leave(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     REMOVED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    """The seat left."""
+    """The seat left (the seat removed, with removed); unset: the seat the actor holds now (the table service finds it)."""
     removed: _builtins.bool
     """True when the host removed the player."""
     def __init__(
         self,
         *,
-        seat: _builtins.int = ...,
+        seat: _builtins.int | None = ...,
         removed: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["removed", b"removed", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "removed", b"removed", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___Leave: _TypeAlias = Leave  # noqa: Y015
 
@@ -315,7 +321,7 @@ class PlayCards(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    """The seat playing."""
+    """The seat playing; unset: the seat the actor holds now (the table service finds it)."""
     trick_version: _builtins.int
     """The trick version the play answers; a play on an older version is STALE."""
     @_builtins.property
@@ -325,16 +331,21 @@ class PlayCards(_message.Message):
     def __init__(
         self,
         *,
-        seat: _builtins.int = ...,
+        seat: _builtins.int | None = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
         trick_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "trick_version", b"trick_version"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "_trick_version", b"_trick_version", "seat", b"seat", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "cards", b"cards", "seat", b"seat", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "_trick_version", b"_trick_version", "cards", b"cards", "seat", b"seat", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
     _WhichOneofReturnType__trick_version: _TypeAlias = _typing.Literal["trick_version"]  # noqa: Y015
     _WhichOneofArgType__trick_version: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__trick_version) -> _WhichOneofReturnType__trick_version | None: ...
 
 Global___PlayCards: _TypeAlias = PlayCards  # noqa: Y015
@@ -348,21 +359,26 @@ class Pass(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     TRICK_VERSION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    """The seat passing."""
+    """The seat passing; unset: the seat the actor holds now (the table service finds it)."""
     trick_version: _builtins.int
     """The trick version the pass answers."""
     def __init__(
         self,
         *,
-        seat: _builtins.int = ...,
+        seat: _builtins.int | None = ...,
         trick_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "trick_version", b"trick_version"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "_trick_version", b"_trick_version", "seat", b"seat", "trick_version", b"trick_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version", "seat", b"seat", "trick_version", b"trick_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "_trick_version", b"_trick_version", "seat", b"seat", "trick_version", b"trick_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
     _WhichOneofReturnType__trick_version: _TypeAlias = _typing.Literal["trick_version"]  # noqa: Y015
     _WhichOneofArgType__trick_version: _TypeAlias = _typing.Literal["_trick_version", b"_trick_version"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__trick_version) -> _WhichOneofReturnType__trick_version | None: ...
 
 Global___Pass: _TypeAlias = Pass  # noqa: Y015
@@ -376,7 +392,7 @@ class ReturnCards(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    """The seat returning."""
+    """The seat returning; unset: the seat the actor holds now (the table service finds it)."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards returned."""
@@ -384,14 +400,16 @@ class ReturnCards(_message.Message):
     def __init__(
         self,
         *,
-        seat: _builtins.int = ...,
+        seat: _builtins.int | None = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "cards", b"cards", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___ReturnCards: _TypeAlias = ReturnCards  # noqa: Y015
 
@@ -472,20 +490,22 @@ class React(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     REACTION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    """The seat reacting."""
+    """The seat reacting; unset: the seat the actor holds now (the table service finds it)."""
     reaction: _builtins.str
     """A short reaction code, such as "thumbs_up"."""
     def __init__(
         self,
         *,
-        seat: _builtins.int = ...,
+        seat: _builtins.int | None = ...,
         reaction: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reaction", b"reaction", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "reaction", b"reaction", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___React: _TypeAlias = React  # noqa: Y015
 

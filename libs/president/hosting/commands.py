@@ -1,0 +1,144 @@
+"""Every command a hosted table takes, and how each is decided on the table.
+
+The game's commands (:mod:`president.rules.game`, :mod:`president.rules.round`)
+are decided by the rules engine. The table's own commands (a reaction, the
+host's handover, a presence report, moving on by itself) are decided here,
+beside them, by the same :func:`decide`: all are appended, folded and
+answered by the one path of :meth:`president.hosting.host.TableHost.decide_and_append`.
+
+A command may stand for another on the table it meets (:func:`bind`):
+``MoveOn`` becomes what the table does by itself
+(:func:`president.hosting.move_on.move_on`), acted by the server or, for a
+waiting bot's move, by that bot.
+
+Each command's digest (:mod:`president.hosting.retries`) names what it has named
+since such commands were first stored (:func:`digest_of`), so a retry of a
+stored command still matches and the stored events stay the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from president.hosting.autoplay import bot_actor
+from president.hosting.events import (
+    HostChanged,
+    ReactionShown,
+    SeatPresence,
+    TableClosed,
+    TableEvent,
+)
+from president.hosting.host_role import handover
+from president.hosting.move_on import move_on
+from president.hosting.outcome import SERVER
+from president.hosting.projection import Table
+from president.hosting.retries import command_digest
+from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.errors import ErrorCode, Rejected
+
+
+@dataclass(frozen=True)
+class React:
+    """Show a reaction from an occupied seat."""
+
+    seat: int
+    reaction: str
+
+    def decide(self, table: Table) -> list[TableEvent]:
+        seats = table.game.seats
+        if not 0 <= self.seat < len(seats) or not seats[self.seat].occupied:
+            raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {self.seat}")
+        return [ReactionShown(seat=self.seat, reaction=self.reaction)]
+
+    def digest_subject(self) -> object:
+        return ReactionShown(seat=self.seat, reaction=self.reaction)
+
+
+@dataclass(frozen=True)
+class HandOverHost:
+    """The host hands the host role to the person in ``seat``."""
+
+    seat: int
+
+    def decide(self, table: Table) -> list[TableEvent]:
+        changed: HostChanged = handover(table, self.seat)
+        return [changed]
+
+    def digest_subject(self) -> object:
+        return ("hand_over_host", self.seat)
+
+
+@dataclass(frozen=True)
+class SetPresence:
+    """A gateway replica reports a seat's person connected or not (nothing when the table
+    already counts it so)."""
+
+    seat: int
+    connected: bool
+    gateway: str
+
+    def decide(self, table: Table) -> list[TableEvent]:
+        already = (self.seat, self.gateway) in table.presence
+        return [] if already == self.connected else [self.digest_subject()]
+
+    def digest_subject(self) -> SeatPresence:
+        return SeatPresence(self.seat, self.gateway, self.connected)
+
+
+@dataclass(frozen=True)
+class Close:
+    """The table closes (what ``MoveOn`` becomes when nobody is left at it)."""
+
+    reason: str
+
+    def decide(self, table: Table) -> list[TableEvent]:
+        return [TableClosed(self.reason)]
+
+    def digest_subject(self) -> object:
+        return TableClosed(self.reason)
+
+
+@dataclass(frozen=True)
+class MoveOn:
+    """The server: the table waited too long after a round or a game, and moves on."""
+
+    kind: str
+    game_no: int
+    round_no: int
+    #: The wait's timer key (for the bots, the table version they waited on).
+    timer_key: int = 0
+
+
+OwnCommand = React | HandOverHost | SetPresence | Close
+#: What a table takes: the game's commands and its own.
+TableCommand = g.GameCommand | rnd.Command | OwnCommand | MoveOn
+_OWN = (React, HandOverHost, SetPresence, Close)
+
+
+def bind(table: Table, command: TableCommand, actor: str) -> tuple[TableCommand, str]:
+    """The command ``command`` stands for on ``table``, and who acts it: itself and
+    ``actor``, but for ``MoveOn`` the table's own step (STALE when it moved on)."""
+    if not isinstance(command, MoveOn):
+        return command, actor
+    step = move_on(table, command.kind, command.game_no, command.round_no, command.timer_key)
+    if isinstance(step, TableClosed):
+        return Close(step.reason), SERVER
+    if isinstance(step, rnd.PlayCards | rnd.Pass):
+        return step, bot_actor(table.game, step.seat)
+    return step, SERVER
+
+
+def decide(table: Table, command: TableCommand) -> list[TableEvent]:
+    """The events ``command`` appends to ``table`` (a Rejected refusal otherwise)."""
+    if isinstance(command, _OWN):
+        return command.decide(table)
+    if isinstance(command, MoveOn):  # pragma: no cover - bound before it is decided
+        raise TypeError("MoveOn is decided as the step it stands for (bind it first)")
+    return list(g.decide(table.game, command))
+
+
+def digest_of(command: TableCommand, actor: str) -> str:
+    """The digest kept with the command's events (see the module's doc)."""
+    subject = command.digest_subject() if isinstance(command, _OWN) else command
+    return command_digest(subject, actor)
