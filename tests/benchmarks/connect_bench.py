@@ -15,7 +15,11 @@ one by one at ``--rate`` changes a second, as a command's answer offers them):
   bytes, as ``PreSerialized`` lets it);
 - ``edge``: the web edge itself (``python -m president.services.web.main``)
   in front of the ``grpc`` server, each spectator's stream forwarded as the
-  edge forwards a browser's: measured is the edge's own process.
+  edge forwards a browser's: measured is the edge's own process;
+- ``connect-fanout``, ``grpc-fanout``: ``connect`` and ``grpc`` with the
+  proposed one fan-out (:mod:`president.services.gateway.broadcast`, a
+  ``Mailbox`` per stream, flushed at the audience's pace) instead of
+  ``watch.watch``.
 
 Every stream opens as ``Watch`` does (a bearer token verified, a stream slot,
 its rights re-checked while open). The spectators run in one more process,
@@ -67,7 +71,7 @@ from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
 
 TABLE = "bench"
 WATCH = "/president.gateway.v1.GatewayService/Watch"
-MODES = ("door", "connect", "grpc", "edge")
+MODES = ("door", "connect", "grpc", "edge", "connect-fanout", "grpc-fanout")
 #: The feed starts here (the game started); every later event is offered live.
 START_VERSION = 12
 #: Rounds of the house game played ahead (about 75 events each).
@@ -153,6 +157,23 @@ class CappedTables:
         return [envelope(event) for event in self.store.read_stream(stream_id(TABLE), version + 1)]
 
 
+class Sink:
+    """The proposal's broadcast fed as the door's crowd is: an audience's sink."""
+
+    def __init__(self, broadcast: Any) -> None:
+        self.broadcast = broadcast
+
+    @property
+    def watching(self) -> bool:
+        return bool(self.broadcast.subscribers)
+
+    def push(self, entry: Any) -> None:
+        self.broadcast.push(entry)
+
+    def close(self) -> None:
+        self.broadcast.close()
+
+
 class PassThrough:
     """Connect's binary codec, passing bytes a handler serialized itself as they are."""
 
@@ -171,8 +192,10 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
     from president.servicekit.identity import AccessTokens
     from president.servicekit.nats import Subjects
     from president.services.gateway.admission import Admission
+    from president.services.gateway.audience import WRITES_PER_SECOND
     from president.services.gateway.audience_http import AudienceDoor, SpectatorStream
     from president.services.gateway.auth import Verifier, bearer
+    from president.services.gateway.broadcast import BATCHED_WATCH, Broadcast, Mailbox, Policy
     from president.services.gateway.feed import FeedHub
     from president.services.gateway.rate_limits import RateLimits
     from president.services.gateway.revocations import Revocations
@@ -186,6 +209,7 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
     verifier = Verifier(AccessTokens(secret), Revocations())
     admission = Admission(RateLimits.from_env(LIMITS), StreamLimits.from_env(LIMITS))
     counts = {"writes": 0, "streams": 0}
+    loop = asyncio.get_running_loop()
 
     async def stream(request: pb.WatchRequest, token: str, peer: str) -> AsyncIterator[bytes]:
         """``Watch`` for a spectator, as the gateway's handler opens it."""
@@ -203,7 +227,32 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
                 counts["writes"] += 1
                 yield message
 
+    broadcast = Broadcast(
+        lambda flush: loop.call_later(len(broadcast.subscribers) / WRITES_PER_SECOND, flush)
+    )
+    if mode.endswith("-fanout"):  # the proposal: the feed's spectators' changes broadcast
+        assert feed.current is not None
+        broadcast.push(feed.current)
+        feed.audience.sinks.append(Sink(broadcast))
+
+    async def fanned_out(request: pb.WatchRequest, token: str, peer: str) -> AsyncIterator[bytes]:
+        """``Watch`` for a spectator through the proposed one fan-out (a pull stream)."""
+        identity = verifier.verify(token)
+        with admission.stream(peer, identity.account_id):
+            counts["streams"] += 1
+            box = Mailbox(None, BATCHED_WATCH, Policy.NEWEST)
+            broadcast.join(box, request.from_version)
+            try:
+                async for message in box.messages():
+                    verifier.check(identity)
+                    counts["writes"] += 1
+                    yield message
+            finally:
+                broadcast.leave(box)
+
+    open_stream = fanned_out if mode.endswith("-fanout") else stream
     stopping: list[Any] = []
+    transport = mode.removesuffix("-fanout")
     if mode == "door":
         door = AudienceDoor(hub, verifier, admission)
         write = SpectatorStream.write
@@ -217,11 +266,11 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
         task = asyncio.create_task(door.serve("127.0.0.1", port, ready))
         stopping.append(task.cancel)
         await ready.wait()
-    elif mode == "grpc":
+    elif transport == "grpc":
 
         async def handler(request: pb.WatchRequest, context: Any) -> AsyncIterator[bytes]:
             # grpc.aio streams from an async generator function only
-            async for message in stream(
+            async for message in open_stream(
                 request, bearer(context.invocation_metadata()), context.peer()
             ):
                 yield message
@@ -256,7 +305,7 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
         def connect_handler(request: pb.WatchRequest, ctx: Any) -> AsyncIterator[bytes]:
             authorization = ctx.request_headers.get("authorization")
             token = bearer([("authorization", authorization)] if authorization else [])
-            return stream(request, token, ctx.client_address or "")
+            return open_stream(request, token, ctx.client_address or "")
 
         class WatchApplication(ConnectASGIApplication[object]):
             @property
@@ -288,7 +337,6 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
             except OSError:
                 await asyncio.sleep(0.05)
     print("@@ ready", flush=True)
-    loop = asyncio.get_running_loop()
     offered = 0
     while True:
         line = await loop.run_in_executor(None, sys.stdin.readline)
@@ -543,7 +591,7 @@ def one_run(
             return spent[0], spent[1] if len(spent) > 1 else 0.0
 
         alone, edge_alone = window(args.changes // 2)
-        kind = "grpc" if mode == "grpc" else "http"
+        kind = "grpc" if mode.startswith("grpc") else "http"
         readers = Child([*me, "--read", kind, at, token, str(args.watchers)])
         if readers.hear() != "ready":
             raise RuntimeError("the spectators did not all open")
