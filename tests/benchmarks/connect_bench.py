@@ -17,7 +17,7 @@ one by one at ``--rate`` changes a second, as a command's answer offers them):
   in front of the ``grpc`` server, each spectator's stream forwarded as the
   edge forwards a browser's: measured is the edge's own process;
 - ``connect-fanout``, ``grpc-fanout``: ``connect`` and ``grpc`` with the
-  proposed one fan-out (:mod:`president.services.gateway.broadcast`, a
+  proposed one fan-out (:mod:`tests.support.fanout_prototype`, a
   ``Mailbox`` per stream, flushed at the audience's pace) instead of
   ``watch.watch``.
 
@@ -195,12 +195,12 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
     from president.services.gateway.audience import WRITES_PER_SECOND
     from president.services.gateway.audience_http import AudienceDoor, SpectatorStream
     from president.services.gateway.auth import Verifier, bearer
-    from president.services.gateway.broadcast import BATCHED_WATCH, Broadcast, Mailbox, Policy
     from president.services.gateway.feed import FeedHub
     from president.services.gateway.rate_limits import RateLimits
     from president.services.gateway.revocations import Revocations
     from president.services.gateway.stream_limits import StreamLimits
     from president.services.gateway.watch import seat_resolver, watch
+    from tests.support.fanout_prototype import BATCHED_WATCH, Broadcast, Mailbox, Policy
 
     tables = CappedTables(db, START_VERSION)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]

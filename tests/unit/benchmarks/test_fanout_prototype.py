@@ -1,4 +1,4 @@
-"""The one fan-out's proposal (:mod:`president.services.gateway.broadcast`): a table's changes
+"""The one fan-out's proposal (:mod:`tests.support.fanout_prototype`): a table's changes
 to a gRPC-like pull stream and to HTTP sockets, each change built once per viewer and wire,
 each subscriber written once per flush; a spectator that cannot keep up skips to the view
 now, a seat gets every change it missed, or ends when the log no longer holds them.
@@ -16,7 +16,9 @@ import pytest
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.nats import Subjects
-from president.services.gateway.broadcast import (
+from president.services.gateway.entries import Entry
+from president.services.gateway.feed import FeedHub, TableFeed
+from tests.support.fanout_prototype import (
     BATCHED_WATCH,
     CONNECT_H1,
     Behind,
@@ -25,8 +27,6 @@ from president.services.gateway.broadcast import (
     Policy,
     SocketSubscriber,
 )
-from president.services.gateway.entries import Entry
-from president.services.gateway.feed import FeedHub, TableFeed
 from tests.unit.services import test_gateway_units as units
 
 tables = units.tables
