@@ -88,15 +88,30 @@ class Options:
     plain_compare: bool = dataclasses.field(init=False, compare=False, repr=False)
     """Answers compare by rank alone: exact counts, no jokers, special 2s, suits or poker."""
 
+    plain_tricks: bool = dataclasses.field(init=False, compare=False, repr=False)
+    """A trick goes round in turn and closes only when everyone else passes: ``plain_compare``,
+    and no rapid mode, one lap, skips, social rule, revolution or early closes (classic, club)."""
+
     def __post_init__(self) -> None:
         skip_rule = "off" if self.rapid else self.skip_on_match
         exact = self.count_rule == "exact" or self.must_match_type
-        derived = {
-            "plain_compare": exact
+        plain_compare = (
+            exact
             and not self.jokers
             and self.twos == "plain"
             and not self.suit_order
-            and not self.poker_hands,
+            and not self.poker_hands
+        )
+        derived = {
+            "plain_compare": plain_compare,
+            "plain_tricks": plain_compare
+            and not self.rapid
+            and not self.one_lap
+            and skip_rule == "off"
+            and not self.social
+            and not self.revolution
+            and not self.four_closes
+            and not self.strongest_closes,
             "exact_count": self.count_rule == "exact" or self.must_match_type,
             "sit_out": self.pass_rule == "sit_out" or self.rapid,
             "skip_rule": skip_rule,
