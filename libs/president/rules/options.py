@@ -89,8 +89,8 @@ class Options:
     """Answers compare by rank alone: exact counts, no jokers, special 2s, suits or poker."""
 
     plain_tricks: bool = dataclasses.field(init=False, compare=False, repr=False)
-    """A trick goes round in turn and closes only when everyone else passes: ``plain_compare``,
-    and no rapid mode, one lap, skips, social rule, revolution or early closes (classic, club)."""
+    """Turns go round the table one seat at a time and answers compare by rank alone:
+    ``plain_compare``, and no rapid mode, one lap or social rule (classic, club, house)."""
 
     def __post_init__(self) -> None:
         skip_rule = "off" if self.rapid else self.skip_on_match
@@ -104,14 +104,7 @@ class Options:
         )
         derived = {
             "plain_compare": plain_compare,
-            "plain_tricks": plain_compare
-            and not self.rapid
-            and not self.one_lap
-            and skip_rule == "off"
-            and not self.social
-            and not self.revolution
-            and not self.four_closes
-            and not self.strongest_closes,
+            "plain_tricks": plain_compare and not (self.rapid or self.one_lap or self.social),
             "exact_count": self.count_rule == "exact" or self.must_match_type,
             "sit_out": self.pass_rule == "sit_out" or self.rapid,
             "skip_rule": skip_rule,

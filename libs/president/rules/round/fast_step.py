@@ -1,12 +1,13 @@
 """Speed trick: ``step`` for a play or a pass in a plain trick, decided and folded at once.
 
-Under ``options.plain_tricks`` (classic and club: exact counts compared by rank,
-no jokers, revolutions, skips, early closes or rapid mode), most moves are a
-play of one rank that beats the top, or a pass, by the seat whose turn it is.
-:func:`step_play` and :func:`step_pass` make such a move's events and new state
-in one function each, skipping the general path's per-event fold (a copy of the
-state per event) and the checks those options make moot. They return None for
-anything else (a refusal, the round's last play, another mode), and
+Under ``options.plain_tricks`` (classic, club and house: turns in order, one
+rank against one rank by exact count, no jokers, poker, rapid mode, one lap or
+social rule), most moves are a play of one rank that beats the top, or a pass,
+by the seat whose turn it is. :func:`step_play` and :func:`step_pass` make such
+a move's events and new state in one function each, skipping the general path's
+per-event fold (a copy of the state per event) and the checks those options
+make moot. They return None for anything else (a refusal, the round's last
+play, a revolution, a match under a skip rule, another mode), and
 :func:`president.rules.round.decisions.step` then takes the general path.
 
 The events and state are those of ``decide`` then ``evolve``:
@@ -17,7 +18,7 @@ rounds. The table service decides and folds separately, so this serves
 
 from __future__ import annotations
 
-from president.rules.cards import RANK_MASKS, RANK_TWO
+from president.rules.cards import RANK_MASKS, RANK_THREE, RANK_TWO
 from president.rules.round.commands import Pass, PlayCards
 from president.rules.round.events import CardsPlayed, Event, Passed, PlayerWentOut, TrickClosed
 from president.rules.round.plays import leader_after
@@ -101,12 +102,19 @@ def step_play(state: RoundState, command: PlayCards) -> Stepped | None:
         return None
     hand = hands[seat]
     left = hand & ~cards
-    if not cards or cards & ~hand or sat_out >> seat & 1 or same_or_nothing:
+    if not cards or cards & ~hand or sat_out >> seat & 1:
         return None
     rank = ((cards & -cards).bit_length() - 1) >> 2
     if cards & ~RANK_MASKS[rank] or (must_include and not cards & must_include):
         return None
+    if same_or_nothing and rank != run_rank:
+        return None
     size = cards.bit_count()
+    if size == 4 and options.revolution:
+        return None  # a revolution: the general path says so
+    matched = top and rank == run_rank
+    if matched and options.skip_rule != "off":
+        return None  # the next seat may be skipped or restricted: the general path walks
     if top:
         top_rank = ((top & -top).bit_length() - 1) >> 2
         if size != top.bit_count() or top & ~RANK_MASKS[top_rank]:
@@ -122,19 +130,25 @@ def step_play(state: RoundState, command: PlayCards) -> Stepped | None:
     after[seat] = left
     if not left and len(after) - after.count(0) <= 1:
         return None  # the round ends: its scoring is the general path's
-    # next_in_trick_fast_path, inlined: the next seat with cards that has not sat out.
-    out = sat_out if options.sit_out else 0
-    seat_count = len(after)
-    next_seat = seat
-    while True:
-        next_seat += 1
-        if next_seat == seat_count:
-            next_seat = 0
-        if next_seat == seat:
-            next_seat = NOBODY
-            break
-        if after[next_seat] and not out >> next_seat & 1:
-            break
+    run_count = run_count + size if matched else size
+    if (options.four_closes and run_count >= 4) or (
+        options.strongest_closes and rank == (RANK_THREE if revolution else RANK_TWO)
+    ):
+        next_seat = NOBODY  # the play closes the trick
+    else:
+        # next_in_trick_fast_path, inlined: the next seat with cards that has not sat out.
+        out = sat_out if options.sit_out else 0
+        seat_count = len(after)
+        next_seat = seat
+        while True:
+            next_seat += 1
+            if next_seat == seat_count:
+                next_seat = 0
+            if next_seat == seat:
+                next_seat = NOBODY
+                break
+            if after[next_seat] and not out >> next_seat & 1:
+                break
     events: list[Event] = [
         tuple_new(CardsPlayed, (seat, cards, trick_version, next_seat, (), False))
     ]
@@ -152,7 +166,6 @@ def step_play(state: RoundState, command: PlayCards) -> Stepped | None:
         top, top_seat, trick_leader, trick_version = 0, NOBODY, NOBODY, trick_version + 1
         sat_out, run_rank, run_count, to_act = 0, -1, 0, leader
     else:
-        run_count = run_count + size if top and rank == run_rank else size
         if not top:
             trick_leader = seat
         top, top_seat, run_rank, to_act = cards, seat, rank, next_seat
