@@ -17,7 +17,7 @@ bitmask down; then poker hands in the order of their cards; then the pass.
 from __future__ import annotations
 
 from president.rules.cards import JOKER_RANK, JOKERS, RANK_MASKS
-from president.rules.combos import ANSWERS, SET, Combo, classify, refusal
+from president.rules.combos import ANSWERS, SET, Combo, beats_fast_path, classify, refusal
 from president.rules.options import Options
 from president.rules.round.plays import NOT_SOCIAL
 from president.rules.round.state import RoundPhase, RoundState
@@ -61,8 +61,10 @@ _BY_SIZES: tuple[tuple[RankTable, ...], ...] = tuple(
 _ALL_SIZES = 0b11110
 #: Leading a trick: every one-rank play.
 _LEAD = tuple(_BY_SIZES[rank][_ALL_SIZES] for rank in _RANKS)
-#: The answers to a one-rank top, by (top, revolution, and the options :func:`refusal` reads).
-_ANSWER_TABLES: dict[tuple[object, ...], tuple[RankTable, ...]] = {}
+#: The one-rank answers to a top, by (top, revolution, and the options :func:`refusal` reads);
+#: None: a poker hand is on top.
+_ANSWER_TABLES: dict[tuple[object, ...], tuple[RankTable, ...] | None] = {}
+_UNKNOWN: tuple[RankTable, ...] = ()
 
 
 def legal_actions(state: RoundState, seat: int) -> list[Action]:
@@ -107,23 +109,22 @@ def _answers(state: RoundState, seat: int, hand: int, options: Options) -> list[
     top = state.top
     revolution = state.revolution
     tables: tuple[RankTable, ...] | None = _LEAD
-    top_combo = None
     if top:
-        top_combo = classify(top, options, revolution)
-        if top_combo.kind == SET:
-            key = (
-                top_combo,
-                revolution,
-                options.twos,
-                options.exact_count,
-                options.equal_rank_answers,
-                options.suit_order,
-            )
-            tables = _ANSWER_TABLES.get(key)
-            if tables is None:
-                tables = _ANSWER_TABLES[key] = _answer_tables(top_combo, options, revolution)
-        else:
+        key = (
+            top,
+            revolution,
+            options.twos,
+            options.exact_count,
+            options.equal_rank_answers,
+            options.suit_order,
+        )
+        tables = _ANSWER_TABLES.get(key, _UNKNOWN)
+        if tables is _UNKNOWN:
+            shape = classify(top, options, revolution)
             tables = None  # a poker hand on top: only poker hands answer
+            if shape.kind == SET:
+                tables = _answer_tables(shape, options, revolution)
+            _ANSWER_TABLES[key] = tables
     same_or_nothing = state.same_or_nothing and seat == state.to_act
     plays: list[int] = []
     if tables is not None:
@@ -139,11 +140,12 @@ def _answers(state: RoundState, seat: int, hand: int, options: Options) -> list[
     if options.poker_hands:
         # Four of a kind goes with a fifth card, unless it is the whole hand.
         plays = [cards for cards in plays if cards.bit_count() != 4 or cards == hand]
+        top_combo = classify(top, options, revolution) if top else None
         for cards in poker_hands(hand):
             combo = classify(cards, options, revolution)
             if same_or_nothing and combo.rank != state.run_rank:
                 continue
-            if top_combo is not None and refusal(combo, top_combo, options, revolution) != ANSWERS:
+            if top_combo is not None and not _beats(combo, top_combo, options, revolution):
                 continue
             plays.append(cards)
     must = state.must_include
@@ -167,6 +169,14 @@ def _completions(state: RoundState, hand: int, options: Options) -> list[int]:
     return plays
 
 
+def _beats(play: Combo, top: Combo, options: Options, revolution: bool) -> bool:
+    """Whether ``play`` answers ``top``, decided as :func:`check_play` decides it."""
+    return (
+        beats_fast_path(play, top, options, revolution)
+        or refusal(play, top, options, revolution) == ANSWERS
+    )
+
+
 def _answer_tables(top: Combo, options: Options, revolution: bool) -> tuple[RankTable, ...]:
     """For each rank, the one-rank plays that answer ``top`` (a set), by the hand's suits."""
     tables = []
@@ -175,8 +185,7 @@ def _answer_tables(top: Combo, options: Options, revolution: bool) -> tuple[Rank
         by_suit = False
         for size in range(1, 5):
             verdicts = {
-                refusal(Combo(SET, size, rank, suit), top, options, revolution) == ANSWERS
-                for suit in range(4)
+                _beats(Combo(SET, size, rank, suit), top, options, revolution) for suit in range(4)
             }
             if verdicts == {True}:
                 sizes |= 1 << size
@@ -190,7 +199,7 @@ def _answer_tables(top: Combo, options: Options, revolution: bool) -> tuple[Rank
                 tuple(
                     sub << 4 * rank
                     for sub, size, suit in _SUBSETS[nibble]
-                    if refusal(Combo(SET, size, rank, suit), top, options, revolution) == ANSWERS
+                    if _beats(Combo(SET, size, rank, suit), top, options, revolution)
                 )
                 for nibble in range(16)
             )
