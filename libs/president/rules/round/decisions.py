@@ -48,11 +48,12 @@ def decide(state: RoundState, command: Command) -> list[Event]:
 
 def step(state: RoundState, command: Command) -> tuple[RoundState, list[Event]]:
     """``decide`` then ``evolve``: the new state and the events."""
-    fast = FAST_STEP.get(type(command))
-    if fast is not None:
-        stepped = fast(state, command)
-        if stepped is not None:
-            return stepped
+    if state.options.plain_tricks:  # other rules pay one attribute for the fast step
+        fast = FAST_STEP.get(type(command))
+        if fast is not None:
+            stepped = fast(state, command)
+            if stepped is not None:
+                return stepped
     try:  # decide(state, command), its table read here: one call less per move
         handler = DECIDE[type(command)]
     except KeyError:

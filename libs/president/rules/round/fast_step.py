@@ -65,6 +65,8 @@ if RoundState._fields != FIELDS:  # pragma: no cover - a changed state must chan
 
 def step_play(state: RoundState, command: PlayCards) -> Stepped | None:
     """A plain trick's play by the seat to act that does not end the round, or None."""
+    if not state.options.plain_tricks:
+        return None  # before unpacking: other rules pay nothing more
     seat, cards, version = command
     (
         options,
@@ -96,7 +98,7 @@ def step_play(state: RoundState, command: PlayCards) -> Stepped | None:
         played,
         exchanged,
     ) = state
-    if not options.plain_tricks or phase is not _PLAY or seat != to_act or seat < 0:
+    if phase is not _PLAY or seat != to_act or seat < 0:
         return None
     if version is not None and version != trick_version:
         return None
@@ -207,6 +209,8 @@ def step_play(state: RoundState, command: PlayCards) -> Stepped | None:
 
 def step_pass(state: RoundState, command: Pass) -> Stepped | None:
     """A plain trick's pass by the seat to act, or None."""
+    if not state.options.plain_tricks:
+        return None  # before unpacking: other rules pay nothing more
     seat, version = command
     (
         options,
@@ -238,7 +242,7 @@ def step_pass(state: RoundState, command: Pass) -> Stepped | None:
         played,
         exchanged,
     ) = state
-    if not options.plain_tricks or phase is not _PLAY or seat != to_act or seat < 0:
+    if phase is not _PLAY or seat != to_act or seat < 0:
         return None
     if version is not None and version != trick_version:
         return None
