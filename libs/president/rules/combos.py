@@ -129,23 +129,39 @@ def beats_fast_path(play: Combo, top: Combo, options: Options, revolution: bool)
     return False
 
 
-def check_beats(
-    play: Combo, play_cards: int, top: Combo, top_cards: int, options: Options, revolution: bool
-) -> None:
-    """Raise ``WRONG_COUNT`` or ``TOO_LOW`` unless ``play`` answers ``top``."""
+#: What :func:`refusal` finds: the play answers the top, or the rule that refuses it.
+ANSWERS = 0
+NOTHING_BEATS_JOKER = 1
+ONLY_TWOS_BEAT_TWO = 2
+COUNT_DIFFERS = 3
+SET_TOO_LOW = 4
+SET_AGAINST_POKER = 5
+POKER_AGAINST_SET = 6
+POKER_TOO_LOW = 7
+
+
+def refusal(play: Combo, top: Combo, options: Options, revolution: bool) -> int:
+    """:data:`ANSWERS` when ``play`` answers ``top``, else the rule that refuses it.
+
+    The one statement of what beats what: :func:`check_beats` words a refusal
+    for a submitted play, and legal actions keep the plays this answers.
+    """
     if play.kind != SET or top.kind != SET:
-        _check_poker(play, play_cards, top, top_cards, revolution)
-        return
+        if play.kind == SET:
+            return SET_AGAINST_POKER
+        if top.kind == SET:
+            return POKER_AGAINST_SET
+        if (play.kind, strength(play.rank, revolution)) > (
+            top.kind,
+            strength(top.rank, revolution),
+        ):
+            return ANSWERS
+        return POKER_TOO_LOW
     if play.rank == JOKER_RANK and play.size == 1 and top.size <= 3:
-        if top.rank == JOKER_RANK:
-            raise Rejected(ErrorCode.TOO_LOW, "nothing beats a joker")
-        return  # a single joker beats any single, pair or triple
+        # a single joker beats any single, pair or triple, but not a joker
+        return NOTHING_BEATS_JOKER if top.rank == JOKER_RANK else ANSWERS
     if options.twos == "only_twos_beat_two" and top.rank == RANK_TWO:
-        if play.rank == RANK_TWO and play.size > top.size:
-            return
-        raise Rejected(
-            ErrorCode.TOO_LOW, lambda: f"only more 2s or a joker beat {describe(top_cards)}"
-        )
+        return ANSWERS if play.rank == RANK_TWO and play.size > top.size else ONLY_TWOS_BEAT_TWO
     if (
         options.twos == "up_a_count"
         and play.rank == RANK_TWO
@@ -153,39 +169,51 @@ def check_beats(
         and top.rank != JOKER_RANK
         and play.size + 1 == top.size
     ):
-        return  # n twos beat any n + 1 cards
+        return ANSWERS  # n twos beat any n + 1 cards
     if play.size != top.size:
         if not options.exact_count and play.size > top.size:
-            return  # more cards beat fewer
-        raise Rejected(ErrorCode.WRONG_COUNT, lambda: _count_reason(top, top_cards, options))
+            return ANSWERS  # more cards beat fewer
+        return COUNT_DIFFERS
     mine = strength(play.rank, revolution)
     theirs = strength(top.rank, revolution)
     if mine > theirs:
-        return
+        return ANSWERS
     if mine == theirs:
         if options.equal_rank_answers:
-            return
+            return ANSWERS
         if options.suit_order and play.top_suit > top.top_suit:
-            return
-    raise Rejected(ErrorCode.TOO_LOW, lambda: _low_reason(top, top_cards, options, revolution))
+            return ANSWERS
+    return SET_TOO_LOW
 
 
-def _check_poker(
-    play: Combo, play_cards: int, top: Combo, top_cards: int, revolution: bool
+def check_beats(
+    play: Combo, play_cards: int, top: Combo, top_cards: int, options: Options, revolution: bool
 ) -> None:
-    if play.kind == SET:
+    """Raise ``WRONG_COUNT`` or ``TOO_LOW`` unless ``play`` answers ``top`` (:func:`refusal`)."""
+    why = refusal(play, top, options, revolution)
+    if why == ANSWERS:
+        return
+    if why == NOTHING_BEATS_JOKER:
+        raise Rejected(ErrorCode.TOO_LOW, "nothing beats a joker")
+    if why == ONLY_TWOS_BEAT_TWO:
+        raise Rejected(
+            ErrorCode.TOO_LOW, lambda: f"only more 2s or a joker beat {describe(top_cards)}"
+        )
+    if why == COUNT_DIFFERS:
+        raise Rejected(ErrorCode.WRONG_COUNT, lambda: _count_reason(top, top_cards, options))
+    if why == SET_TOO_LOW:
+        raise Rejected(ErrorCode.TOO_LOW, lambda: _low_reason(top, top_cards, options, revolution))
+    if why == SET_AGAINST_POKER:
         raise Rejected(
             ErrorCode.WRONG_COUNT,
             f"{POKER_KIND_NAMES[top.kind]} is answered only by a higher five-card poker hand",
         )
-    if top.kind == SET:
+    if why == POKER_AGAINST_SET:
         raise Rejected(
             ErrorCode.WRONG_COUNT,
             f"a five-card hand cannot answer {describe(top_cards)}; poker hands only lead "
             "or answer poker hands",
         )
-    if (play.kind, strength(play.rank, revolution)) > (top.kind, strength(top.rank, revolution)):
-        return
     raise Rejected(
         ErrorCode.TOO_LOW,
         f"{POKER_KIND_NAMES[play.kind]} does not beat {POKER_KIND_NAMES[top.kind]} "
@@ -223,6 +251,7 @@ __all__ = [
     "beats_fast_path",
     "check_beats",
     "classify",
+    "refusal",
     "set_rank",
     "strength",
 ]

@@ -88,15 +88,23 @@ class Options:
     plain_compare: bool = dataclasses.field(init=False, compare=False, repr=False)
     """Answers compare by rank alone: exact counts, no jokers, special 2s, suits or poker."""
 
+    plain_tricks: bool = dataclasses.field(init=False, compare=False, repr=False)
+    """Turns go round the table one seat at a time and answers compare by rank alone:
+    ``plain_compare``, and no rapid mode, one lap or social rule (classic, club, house)."""
+
     def __post_init__(self) -> None:
         skip_rule = "off" if self.rapid else self.skip_on_match
         exact = self.count_rule == "exact" or self.must_match_type
-        derived = {
-            "plain_compare": exact
+        plain_compare = (
+            exact
             and not self.jokers
             and self.twos == "plain"
             and not self.suit_order
-            and not self.poker_hands,
+            and not self.poker_hands
+        )
+        derived = {
+            "plain_compare": plain_compare,
+            "plain_tricks": plain_compare and not (self.rapid or self.one_lap or self.social),
             "exact_count": self.count_rule == "exact" or self.must_match_type,
             "sit_out": self.pass_rule == "sit_out" or self.rapid,
             "skip_rule": skip_rule,

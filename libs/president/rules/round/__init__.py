@@ -31,7 +31,7 @@ from president.rules.round.events import (
     TrickClosed,
 )
 from president.rules.round.evolution import evolve, initial_state, replay
-from president.rules.round.legal import Action, candidate_plays, legal_actions
+from president.rules.round.legal import Action, legal_actions
 from president.rules.round.plays import check_play
 from president.rules.round.scoring import game_end, place_points, role_key, round_result
 from president.rules.round.start import start_round
@@ -59,7 +59,6 @@ __all__ = [
     "TimedOut",
     "Timeout",
     "TrickClosed",
-    "candidate_plays",
     "check_play",
     "decide",
     "evolve",

@@ -16,6 +16,7 @@ from president.rules.round.commands import Command, Pass, PlayCards, ReturnCards
 from president.rules.round.events import Event
 from president.rules.round.evolution import EVOLVE
 from president.rules.round.exchange import decide_return
+from president.rules.round.fast_step import step_pass, step_play
 from president.rules.round.plays import decide_pass, decide_play
 from president.rules.round.state import RoundState
 from president.rules.round.timeouts import decide_timeout
@@ -26,6 +27,13 @@ DECIDE: dict[type, Callable[[RoundState, Any], list[Event]]] = {
     Pass: decide_pass,
     ReturnCards: decide_return,
     Timeout: decide_timeout,
+}
+
+#: Speed trick (:mod:`president.rules.round.fast_step`): a plain trick's play or pass
+#: decided and folded at once; None sends the command down the general path.
+FAST_STEP: dict[type, Callable[[RoundState, Any], tuple[RoundState, list[Event]] | None]] = {
+    PlayCards: step_play,
+    Pass: step_pass,
 }
 
 
@@ -40,6 +48,12 @@ def decide(state: RoundState, command: Command) -> list[Event]:
 
 def step(state: RoundState, command: Command) -> tuple[RoundState, list[Event]]:
     """``decide`` then ``evolve``: the new state and the events."""
+    if state.options.plain_tricks:  # other rules pay one attribute for the fast step
+        fast = FAST_STEP.get(type(command))
+        if fast is not None:
+            stepped = fast(state, command)
+            if stepped is not None:
+                return stepped
     try:  # decide(state, command), its table read here: one call less per move
         handler = DECIDE[type(command)]
     except KeyError:
