@@ -17,7 +17,7 @@ with no seat: nobody's cards).
 Only an audience replica opens it (``PRESIDENT_AUDIENCE_HTTP_PORT``), fed as
 its gRPC ``Watch`` is (NATS, the table service's store reads). A stream
 opens as ``Watch`` does: the bearer token, a slot of the caller's streams
-(:mod:`president.services.gateway.stream_limits`), a snapshot, a resume
+(:mod:`president.services.gateway.limits.stream_limits`), a snapshot, a resume
 from the feed's history or, from long past, the view now marked
 ``skipped``. Its rights are checked again every second; a refusal ends the
 stream with its code, sentence and ``google.rpc.ErrorInfo``. A caller who
@@ -65,13 +65,13 @@ from president.servicekit.config.gateway import DoorSettings
 from president.servicekit.errors import DOMAIN, DRAINING, ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.peers import Peers
-from president.services.gateway.admission import Admission
-from president.services.gateway.audience import DELAY, DELIVERIES
-from president.services.gateway.auth import Verifier, bearer
-from president.services.gateway.entries import Entry
-from president.services.gateway.feed import FeedHub, TableFeed
-from president.services.gateway.guard import RECHECK_SECONDS
-from president.services.gateway.watch import snapshot, start_at, version_ahead
+from president.services.gateway.identity.auth import Verifier, bearer
+from president.services.gateway.identity.guard import RECHECK_SECONDS
+from president.services.gateway.limits.admission import Admission
+from president.services.gateway.streams.audience import DELAY, DELIVERIES
+from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.feed import FeedHub, TableFeed
+from president.services.gateway.streams.watch import snapshot, start_at, version_ahead
 
 #: The one call served here.
 WATCH_PATH = "/president.gateway.v1.GatewayService/Watch"

@@ -1,7 +1,7 @@
 """The gateway's gRPC servicer: token -> identity, proto in and out, errors -> rich status.
 
 Every refusal becomes its transport error here (:func:`transport_error`):
-the gateway's own (:class:`~president.services.gateway.app.Refused`) by
+the gateway's own (:class:`~president.services.gateway.calls.app.Refused`) by
 :data:`REFUSED_STATUS`, the rules' and the services' by the service kit's
 tables.
 """
@@ -19,12 +19,12 @@ from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
 from president.servicekit.errors import ServiceError, abort, from_domain
 from president.servicekit.identity import Identity
-from president.services.gateway.accounts import Accounts
-from president.services.gateway.admission import Admission
-from president.services.gateway.app import Gateway, Refused
-from president.services.gateway.auth import Verifier, bearer
-from president.services.gateway.ratings import Ratings
-from president.services.gateway.session import DOMAIN_ERRORS, internal, session
+from president.services.gateway.api.session import DOMAIN_ERRORS, internal, session
+from president.services.gateway.calls.accounts import Accounts
+from president.services.gateway.calls.app import Gateway, Refused
+from president.services.gateway.calls.ratings import Ratings
+from president.services.gateway.identity.auth import Verifier, bearer
+from president.services.gateway.limits.admission import Admission
 from president.standings.v1 import standings_pb2 as st
 
 T = TypeVar("T")

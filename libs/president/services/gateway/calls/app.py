@@ -1,6 +1,6 @@
 """What the gateway does for each call: rights, input checks, then the table service.
 
-The servicer (:mod:`president.services.gateway.handlers`) verifies the token and hands
+The servicer (:mod:`president.services.gateway.api.handlers`) verifies the token and hands
 the identity here; a table-scoped request names its table (``table_id``).
 Every command goes to the table service as (account, table, command) in one
 call (:meth:`Gateway._submit`). The gateway decides no seat and no right
@@ -27,19 +27,19 @@ from president.hosting.visibility import PRACTICE, VISIBILITIES
 from president.rules.levels import bot_player_id
 from president.servicekit.errors import ServiceError, denied, read_only
 from president.servicekit.identity import Identity
-from president.services.gateway import bot_levels, checks
-from president.services.gateway.activity import activity_page, activity_tokens, before_version
-from president.services.gateway.countdowns import with_countdown
-from president.services.gateway.dealcheck import check_deal
-from president.services.gateway.feed import FeedHub, TableFeed
-from president.services.gateway.lobby import lobby_page, lobby_tokens
-from president.services.gateway.page_tokens import page_size
-from president.services.gateway.presence import Presence
-from president.services.gateway.preview import preview_response
-from president.services.gateway.scores import scores
-from president.services.gateway.upstream import ScoringPort, TablePort
-from president.services.gateway.versions import expected_version
-from president.services.gateway.watch import Check, seat_resolver, watch, watch_session
+from president.services.gateway.calls import bot_levels, checks
+from president.services.gateway.calls.activity import activity_page, activity_tokens, before_version
+from president.services.gateway.calls.countdowns import with_countdown
+from president.services.gateway.calls.dealcheck import check_deal
+from president.services.gateway.calls.lobby import lobby_page, lobby_tokens
+from president.services.gateway.calls.page_tokens import page_size
+from president.services.gateway.calls.preview import preview_response
+from president.services.gateway.calls.scores import scores
+from president.services.gateway.calls.versions import expected_version
+from president.services.gateway.streams.feed import FeedHub, TableFeed
+from president.services.gateway.streams.presence import Presence
+from president.services.gateway.streams.watch import Check, seat_resolver, watch, watch_session
+from president.services.gateway.upstream.ports import ScoringPort, TablePort
 from president.table.v1 import table_pb2 as tpb
 
 T = TypeVar("T")
@@ -61,7 +61,7 @@ class Refused(Exception):
     """A call the gateway refuses by its own rules: a stable reason and a sentence.
 
     The entrypoint gives it its transport status
-    (:data:`president.services.gateway.handlers.REFUSED_STATUS`).
+    (:data:`president.services.gateway.api.handlers.REFUSED_STATUS`).
     """
 
     def __init__(self, reason: str, message: str) -> None:
@@ -389,7 +389,7 @@ class Gateway:
         self, _identity: Identity, request: pb.GetScoresRequest
     ) -> pb.GetScoresResponse:
         """The current game's totals (from the table) and finished games (from scoring, once
-        it caught up with the table: :mod:`president.services.gateway.scores`)."""
+        it caught up with the table: :mod:`president.services.gateway.calls.scores`)."""
         table_id = checks.table_id(request.table_id)
         return await scores(self._scoring, await self._tables.get_table(table_id, None))
 
