@@ -1,4 +1,4 @@
-"""The gateway's layout: wings in layers, no import circle.
+"""The gateway's layout: wings in layers, no import circle, no file over 550 lines.
 
 The graph is every import between the gateway's modules, read from the source:
 those at module level and those inside functions, and the type-only ones under
@@ -15,6 +15,7 @@ GATEWAY = ROOT / "libs" / "president" / "services" / "gateway"
 PACKAGE = "president.services.gateway"
 #: The wings, each importing only those after it; the top (bootstrap, main) imports any.
 WINGS = ("api", "calls", "streams", "identity", "limits", "upstream")
+MAX_LINES = 550
 
 
 def module_of(path: Path) -> str:
@@ -114,3 +115,12 @@ def test_a_wing_imports_only_the_wings_after_it() -> None:
             if other is None or WINGS.index(other) < WINGS.index(wing):
                 upward.append(f"{module} imports {target}")
     assert not upward, "\n".join(sorted(upward))
+
+
+def test_no_file_of_the_gateway_is_over_550_lines() -> None:
+    long = {
+        str(path.relative_to(GATEWAY)): lines
+        for path in modules().values()
+        if (lines := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"split along a seam: {long}"

@@ -35,7 +35,9 @@ from president.services.gateway.api.handlers import GatewayServicer
 from president.services.gateway.api.roles import AudienceOnly
 from president.services.gateway.calls.accounts import Accounts
 from president.services.gateway.calls.app import Gateway
+from president.services.gateway.calls.commands import Commands
 from president.services.gateway.calls.ratings import Ratings
+from president.services.gateway.calls.seats import Seats
 from president.services.gateway.identity.auth import Verifier
 from president.services.gateway.identity.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.identity.revocations import Revocations
@@ -83,7 +85,9 @@ def build(gateway_settings: GatewaySettings) -> Service:
     audience_http.configure(gateway_settings.door)
     hub = FeedHub(tables, settings.subjects)
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
-    gateway = Gateway(tables, scoring, hub, id_key)
+    commands = Commands(tables, hub, id_key)
+    gateway = Gateway(tables, scoring, hub, commands, id_key)
+    seats = Seats(tables, hub, commands)
     admission = Admission.configured(gateway_settings.limits, settings.edge_secret)
     ratings = Ratings(scoring, id_key)
     client: list[Client] = []
@@ -169,7 +173,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
-            GatewayServicer(gateway, verifier, accounts, ratings, admission), server
+            GatewayServicer(gateway, seats, verifier, accounts, ratings, admission), server
         )
         return [gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"].full_name]
 

@@ -42,7 +42,8 @@ from president.servicekit.errors import ServiceError, denied, to_refusal
 from president.servicekit.identity import Identity
 from president.servicekit.metrics import observe_call
 from president.services.gateway.calls import checks
-from president.services.gateway.calls.app import Gateway, Refused
+from president.services.gateway.calls.app import Gateway
+from president.services.gateway.calls.refused import Refused
 from president.services.gateway.identity.guard import checked_get
 
 DOMAIN_ERRORS = (ServiceError, Rejected, OptionError, Refused)
