@@ -34,7 +34,6 @@ from president.services.gateway.calls.lobby import lobby_page, lobby_tokens
 from president.services.gateway.calls.page_tokens import page_size
 from president.services.gateway.calls.preview import preview_response
 from president.services.gateway.calls.scores import scores
-from president.services.gateway.calls.versions import expected_version
 from president.services.gateway.streams.feed import FeedHub
 from president.services.gateway.streams.presence import Presence
 from president.services.gateway.streams.watch import Check, seat_resolver, watch, watch_session
@@ -95,12 +94,8 @@ class Gateway:
         play = gpb.PlayCards(cards=request.cards)
         if request.HasField("trick_version"):
             play.trick_version = request.trick_version
-        version = await self._commands.submit(
-            identity,
-            request.table_id,
-            gpb.Command(play_cards=play),
-            checks.command_id(request.command_id),
-            expected_version(request),
+        version = await self._commands.run(
+            identity, request, gpb.Command(play_cards=play), checks.command_id(request.command_id)
         )
         return pb.PlayResponse(version=version)
 
@@ -111,12 +106,8 @@ class Gateway:
             passing.trick_version = request.trick_version
         command = gpb.Command()
         getattr(command, "pass").CopyFrom(passing)
-        version = await self._commands.submit(
-            identity,
-            request.table_id,
-            command,
-            checks.command_id(request.command_id),
-            expected_version(request),
+        version = await self._commands.run(
+            identity, request, command, checks.command_id(request.command_id)
         )
         return pb.PassResponse(version=version)
 
@@ -124,35 +115,26 @@ class Gateway:
         self, identity: Identity, request: pb.ReturnCardsRequest
     ) -> pb.ReturnCardsResponse:
         """Return cards in the exchange for the identity's seat."""
-        version = await self._commands.submit(
+        version = await self._commands.run(
             identity,
-            request.table_id,
+            request,
             gpb.Command(return_cards=gpb.ReturnCards(cards=request.cards)),
             checks.command_id(request.command_id),
-            expected_version(request),
         )
         return pb.ReturnCardsResponse(version=version)
 
     async def react(self, identity: Identity, request: pb.ReactRequest) -> pb.ReactResponse:
         """Show a reaction to the table."""
         code = checks.reaction(request.reaction)
-        await self._commands.submit(
-            identity,
-            request.table_id,
-            gpb.Command(react=gpb.React(reaction=code)),
-            secrets.token_hex(8),
-            expected_version(request),
+        await self._commands.run(
+            identity, request, gpb.Command(react=gpb.React(reaction=code)), secrets.token_hex(8)
         )
         return pb.ReactResponse()
 
     async def leave(self, identity: Identity, request: pb.LeaveRequest) -> pb.LeaveResponse:
         """Leave: a bot finishes the round; the account acts there no more."""
-        await self._commands.submit(
-            identity,
-            request.table_id,
-            gpb.Command(leave=gpb.Leave()),
-            f"leave-{secrets.token_hex(6)}",
-            expected_version(request),
+        await self._commands.run(
+            identity, request, gpb.Command(leave=gpb.Leave()), f"leave-{secrets.token_hex(6)}"
         )
         return pb.LeaveResponse()
 
@@ -168,12 +150,8 @@ class Gateway:
                 "INVALID_CHOICE",
                 "choose next round, end the game, play again or back to lobby",
             )
-        version = await self._commands.submit(
-            identity,
-            table_id,
-            choice(),
-            checks.command_id(request.command_id),
-            expected_version(request),
+        version = await self._commands.run(
+            identity, request, choice(), checks.command_id(request.command_id)
         )
         return pb.HostActionResponse(version=version)
 

@@ -16,6 +16,7 @@ import hmac
 from president.game.v1 import game_pb2 as gpb
 from president.servicekit.identity import Identity
 from president.services.gateway.calls import checks
+from president.services.gateway.calls.versions import CommandRequest, expected_version
 from president.services.gateway.streams.feed import FeedHub
 from president.services.gateway.upstream.ports import TablePort
 from president.table.v1 import table_pb2 as tpb
@@ -44,6 +45,14 @@ class Commands:
         return await self._execute(
             table_id, command_id, identity.account_id, command, expected_version
         )
+
+    async def run(
+        self, identity: Identity, request: CommandRequest, command: gpb.Command, command_id: str
+    ) -> int:
+        """:meth:`submit` ``command`` for a call's request: at its table, on the version it
+        was chosen on."""
+        version = expected_version(request)
+        return await self.submit(identity, request.table_id, command, command_id, version)
 
     async def sit(
         self,

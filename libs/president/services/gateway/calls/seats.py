@@ -170,12 +170,11 @@ class Seats:
         checks the host and the seat."""
         table_id = checks.table_id(request.table_id)
         feed = await self._hub.feed(table_id)
-        await self._commands.submit(
+        await self._commands.run(
             identity,
-            table_id,
+            request,
             gpb.Command(leave=gpb.Leave(seat=request.seat, removed=True)),
             f"remove-{request.seat}-v{feed.version}",
-            expected_version(request),
         )
         return pb.RemoveSeatResponse()
 
@@ -186,12 +185,11 @@ class Seats:
         service decides)."""
         table_id = checks.table_id(request.table_id)
         await self._hub.feed(table_id)
-        await self._commands.submit(
+        await self._commands.run(
             identity,
-            table_id,
+            request,
             gpb.Command(start_game=gpb.StartGame()),
             checks.command_id(request.command_id),
-            expected_version(request),
         )
         return pb.StartGameResponse()
 
@@ -202,12 +200,11 @@ class Seats:
         table_id = checks.table_id(request.table_id)
         command_id = checks.command_id(request.command_id) or f"host-{secrets.token_hex(6)}"
         await self._hub.feed(table_id)
-        version = await self._commands.submit(
+        version = await self._commands.run(
             identity,
-            table_id,
+            request,
             gpb.Command(hand_over_host=gpb.HandOverHost(seat=request.seat)),
             command_id,
-            expected_version(request),
         )
         return pb.HandOverHostResponse(version=version)
 
