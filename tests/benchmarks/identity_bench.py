@@ -19,9 +19,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from president.servicekit.identity import AccessTokens, Identity
-from president.services.gateway.auth import Verifier
-from president.services.gateway.issuers import TrustedIssuer, TrustedIssuers
-from president.services.gateway.revocations import Revocations
+from president.services.gateway.identity.auth import Verifier
+from president.services.gateway.identity.issuers import TrustedIssuer, TrustedIssuers
+from president.services.gateway.identity.revocations import Revocations
 from president.services.players.hashing import hash_password, password_matches
 
 

@@ -50,7 +50,7 @@ from president.hosting.dealer import LocalDealer  # noqa: E402
 from president.hosting.host import TableHost  # noqa: E402
 from president.rules import game as g  # noqa: E402
 from president.servicekit.launcher import NatsServer, Stack  # noqa: E402
-from president.services.gateway.page_tokens import MAX_PAGE  # noqa: E402
+from president.services.gateway.calls.page_tokens import MAX_PAGE  # noqa: E402
 from president.services.table.app import TableApp  # noqa: E402
 from president.services.table.directory import TableDirectory  # noqa: E402
 from president.store import EventStore  # noqa: E402

@@ -3,7 +3,7 @@
 A client calls PreviewPlay on every tap, so its cost is what matters: the
 pure preview (:func:`president.rules.button.preview_play`, the engine's
 ``decide`` with nothing committed) and the gateway's answer built around it
-(:func:`president.services.gateway.preview.preview_response`, protobuf
+(:func:`president.services.gateway.calls.preview.preview_response`, protobuf
 included), each for playable and refused selections, per preset.
 
 Run: ``make bench`` or ``.venv/bin/python tests/benchmarks/preview_bench.py``.
@@ -24,7 +24,7 @@ from president.rules import game as g
 from president.rules.button import preview_play
 from president.rules.cards import cards_of, names, to_mask
 from president.rules.options import options_for
-from president.services.gateway.preview import preview_response
+from president.services.gateway.calls.preview import preview_response
 
 PRESETS = ("classic", "club", "house", "house-rapid", "traditional")
 PLAYERS = 4

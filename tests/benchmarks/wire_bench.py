@@ -2,7 +2,7 @@
 
 Every change of a table is sent to each seat and to its spectators as one
 ``WatchResponse`` per seat, built whole and serialized once
-(:meth:`president.services.gateway.entries.Entry.watch_response`). For the
+(:meth:`president.services.gateway.streams.entries.Entry.watch_response`). For the
 changes of a whole game (two rounds of ``classic``, four seats) it prints the
 CPU time per change for four seats and the spectators:
 
@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from president.hosting.seat_views import public_view, seat_part  # noqa: E402
-from president.services.gateway.entries import Entry  # noqa: E402
+from president.services.gateway.streams.entries import Entry  # noqa: E402
 from tests.support.gateway_entries import game_entries  # noqa: E402
 
 SEATS: list[int | None] = [0, 1, 2, 3, None]

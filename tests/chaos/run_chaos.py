@@ -53,7 +53,7 @@ from president.scoring.v1 import scoring_pb2 as spb  # noqa: E402
 from president.scoring.v1 import scoring_pb2_grpc  # noqa: E402
 from president.servicekit.launcher import NatsServer, Stack  # noqa: E402
 from president.servicekit.nats import envelope  # noqa: E402
-from president.services.gateway.app import scoped_command_id  # noqa: E402
+from president.services.gateway.calls.commands import scoped_command_id  # noqa: E402
 from president.services.scoring.store import ScoringStore  # noqa: E402
 from president.store import EventStore, StoredEvent, migrate  # noqa: E402
 from tests.support.private_postgres import PrivatePostgres  # noqa: E402

@@ -18,8 +18,13 @@ from google.protobuf.message import Message
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import public_view, seat_part
-from president.services.gateway.watch import BATCHED_WATCH, SESSION, messages, session_snapshot
-from president.services.gateway.watch import snapshot as watch_snapshot
+from president.services.gateway.streams.watch import (
+    BATCHED_WATCH,
+    SESSION,
+    messages,
+    session_snapshot,
+)
+from president.services.gateway.streams.watch import snapshot as watch_snapshot
 from tests.support.gateway_entries import game_entries
 from tests.support.node_client import PROTOS, run_node
 

@@ -19,7 +19,7 @@ from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.options import PRESETS
 from president.servicekit.launcher import Stack
-from president.services.gateway.app import scoped_command_id
+from president.services.gateway.calls.commands import scoped_command_id
 from tests.support.gateway_truth import (
     Store,
     check_stream,

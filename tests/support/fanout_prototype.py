@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from president.services.gateway.entries import Entry
-from president.services.gateway.watch import snapshot
+from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.watch import snapshot
 
 #: A seat's number, or None: a spectator (every spectator sees the same).
 Viewer = int | None

@@ -12,7 +12,7 @@ from president.rules import bots
 from president.rules import game as g
 from president.rules.options import options_for
 from president.servicekit.nats import envelope
-from president.services.gateway.entries import Entry, apply, with_clock
+from president.services.gateway.streams.entries import Entry, apply, with_clock
 from president.store import EventStore
 
 

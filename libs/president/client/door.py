@@ -1,7 +1,7 @@
 """Watching a table at an audience replica's spectators' HTTP door.
 
 The door (``PRESIDENT_AUDIENCE_HTTP_PORT``,
-:mod:`president.services.gateway.audience_http`) speaks Connect over
+:mod:`president.services.gateway.api.audience_http`) speaks Connect over
 HTTP/1.1; this reads it with connectrpc's own client, binary protobuf. Use
 it (binary protobuf or JSON) for a crowd of watchers (a stream costs the door a share of a socket
 write, against a gRPC write at a gateway); a seat watches at the players'

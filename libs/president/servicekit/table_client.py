@@ -79,7 +79,7 @@ class TimeoutResult(enum.Enum):
 
 
 class LeaseHolders(Protocol):
-    """Which replica holds a table's lease (``services/gateway/owners.py`` reads the bucket)."""
+    """Which replica holds a table's lease (``gateway/upstream/owners.py`` reads the bucket)."""
 
     async def owner(self, table_id: str) -> str | None:
         """The holder's address, or None (no lease, or no way to know)."""

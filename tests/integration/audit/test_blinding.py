@@ -32,7 +32,7 @@ from president.rules import round as rnd
 from president.rules.cards import STANDARD_DECK_SIZE, mask_of, names
 from president.rules.options import options_for
 from president.servicekit.nats import envelope
-from president.services.gateway.entries import Entry, apply
+from president.services.gateway.streams.entries import Entry, apply
 from president.store import EventStore, StoredEvent, event_hash, migrate, verify_chain
 from tests.support.recorded_games import rechain
 

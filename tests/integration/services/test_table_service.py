@@ -26,7 +26,7 @@ from president.servicekit.command_stream import CommandStream
 from president.servicekit.errors import ServiceError, aio_error_info
 from president.servicekit.launcher import NatsServer, Stack
 from president.servicekit.table_client import TableClient
-from president.services.gateway.owners import LeaseOwners
+from president.services.gateway.upstream.owners import LeaseOwners
 from president.store import StoredEvent, verify_chain
 from president.table.v1 import table_pb2 as pb
 from tests.support.servers import isolated_env, store_databases

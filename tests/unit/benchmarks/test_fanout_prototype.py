@@ -16,8 +16,8 @@ import pytest
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.nats import Subjects
-from president.services.gateway.entries import Entry
-from president.services.gateway.feed import FeedHub, TableFeed
+from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.feed import FeedHub, TableFeed
 from tests.support.fanout_prototype import (
     BATCHED_WATCH,
     CONNECT_H1,

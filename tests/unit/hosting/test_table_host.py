@@ -20,7 +20,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
 from president.servicekit.nats import envelope
-from president.services.gateway.entries import apply
+from president.services.gateway.streams.entries import apply
 from president.store import EventStore
 from tests.support.table_host import (
     FlakyDealer,

@@ -21,8 +21,8 @@ from president.servicekit.errors import (
     to_status,
 )
 from president.servicekit.nats import valid_table_id
-from president.services.gateway import checks as gateway_checks
-from president.services.gateway.handlers import REFUSED_STATUS
+from president.services.gateway.api.handlers import REFUSED_STATUS
+from president.services.gateway.calls import checks as gateway_checks
 from president.services.table.commands import translate
 
 

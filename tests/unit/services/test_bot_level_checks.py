@@ -8,7 +8,7 @@ import pytest
 from president.game.v1 import game_pb2 as gpb
 from president.rules import game as g
 from president.servicekit.errors import ServiceError
-from president.services.gateway import bot_levels, checks
+from president.services.gateway.calls import bot_levels, checks
 from president.services.table.commands import translate
 
 

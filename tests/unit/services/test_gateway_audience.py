@@ -14,13 +14,13 @@ import pytest
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.config.gateway import GatewaySettings
 from president.servicekit.nats import Subjects
-from president.services.gateway import audience
-from president.services.gateway import watch as watch_module
-from president.services.gateway.audience import BATCH, Spectator
-from president.services.gateway.entries import Entry
-from president.services.gateway.feed import FeedHub
-from president.services.gateway.roles import PLAYERS_ONLY
-from president.services.gateway.watch import seat_resolver, watch
+from president.services.gateway.api.roles import PLAYERS_ONLY
+from president.services.gateway.streams import audience
+from president.services.gateway.streams import watch as watch_module
+from president.services.gateway.streams.audience import BATCH, Spectator
+from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.feed import FeedHub
+from president.services.gateway.streams.watch import seat_resolver, watch
 from tests.unit.services import test_gateway_units as units
 
 tables = units.tables

@@ -28,19 +28,14 @@ from president.servicekit.errors import ServiceError
 from president.servicekit.identity import AccessTokens, Identity
 from president.servicekit.nats import Subjects
 from president.servicekit.tls import TlsSettings
-from president.services.gateway.admission import Admission
-from president.services.gateway.audience_http import (
-    JSON,
-    PROTO,
-    AudienceDoor,
-    Codec,
-    Crowd,
-    _request,
-    end_of_stream,
-)
-from president.services.gateway.auth import Verifier
-from president.services.gateway.feed import FeedHub
-from president.services.gateway.revocations import Revocations
+from president.services.gateway.api.audience_http import AudienceDoor
+from president.services.gateway.api.connect import JSON, PROTO, Codec, end_of_stream
+from president.services.gateway.api.connect import read_request as _request
+from president.services.gateway.api.crowds import Crowd
+from president.services.gateway.identity.auth import Verifier
+from president.services.gateway.identity.revocations import Revocations
+from president.services.gateway.limits.admission import Admission
+from president.services.gateway.streams.feed import FeedHub
 from tests.support.certificates import Authority
 from tests.unit.services import test_gateway_units as units
 

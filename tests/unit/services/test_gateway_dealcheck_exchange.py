@@ -16,7 +16,7 @@ import pytest
 from president.events.v1 import events_pb2 as epb
 from president.rules import game as g
 from president.rules.cards import mask_of, names, strongest
-from president.services.gateway.dealcheck import check_deal
+from president.services.gateway.calls.dealcheck import check_deal
 from president.store import EventStore
 from tests.unit.services.test_gateway_units import LocalTables, bot_table, play_human
 

@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import AccessTokens, Identity
-from president.services.gateway.auth import Verifier, bearer
-from president.services.gateway.guard import checked_wait
-from president.services.gateway.issuers import TrustedIssuers, load_issuers
-from president.services.gateway.revocations import Revocations
+from president.services.gateway.identity.auth import Verifier, bearer
+from president.services.gateway.identity.guard import checked_wait
+from president.services.gateway.identity.issuers import TrustedIssuers, load_issuers
+from president.services.gateway.identity.revocations import Revocations
 
 NOW = 1_900_000_000.0
 CLUB = "https://id.club.example"

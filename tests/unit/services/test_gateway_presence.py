@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from president.servicekit.identity import Identity
-from president.services.gateway.presence import Presence
+from president.services.gateway.streams.presence import Presence
 
 ANN = Identity("ann", "Ann", "guest", "s-1", 2**40)
 

@@ -28,14 +28,14 @@ from president.rules.options import options_for
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.nats import Subjects, envelope
-from president.services.gateway import checks
-from president.services.gateway import watch as watch_module
-from president.services.gateway.dealcheck import check_deal
-from president.services.gateway.feed import FeedHub
-from president.services.gateway.handlers import transport_error
-from president.services.gateway.session import session as session_stream
-from president.services.gateway.watch import SeatOf, seat_resolver, watch_session
-from president.services.gateway.watch import watch as watch_bytes
+from president.services.gateway.api.handlers import transport_error
+from president.services.gateway.api.session import session as session_stream
+from president.services.gateway.calls import checks
+from president.services.gateway.calls.dealcheck import check_deal
+from president.services.gateway.streams import watch as watch_module
+from president.services.gateway.streams.feed import FeedHub
+from president.services.gateway.streams.watch import SeatOf, seat_resolver, watch_session
+from president.services.gateway.streams.watch import watch as watch_bytes
 from president.store import EventStore
 from president.table.v1 import table_pb2 as tpb
 

@@ -14,15 +14,20 @@ import pytest
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.errors import ServiceError
 from president.servicekit.nats import Subjects
-from president.services.gateway.activity import (
+from president.services.gateway.calls.activity import (
     TOKEN_SECONDS,
     activity_page,
     activity_tokens,
     before_version,
 )
-from president.services.gateway.feed import FeedHub
-from president.services.gateway.page_tokens import DEFAULT_PAGE, MAX_PAGE, PageTokens, page_size
-from president.services.gateway.watch import SeatOf, seat_resolver, watch_session
+from president.services.gateway.calls.page_tokens import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
+    PageTokens,
+    page_size,
+)
+from president.services.gateway.streams.feed import FeedHub
+from president.services.gateway.streams.watch import SeatOf, seat_resolver, watch_session
 from tests.unit.services import test_gateway_units as units
 
 #: The gateway unit tests' fixture: the TablePort over an in-process TableHost.

@@ -11,16 +11,16 @@ import pytest
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import public_view, seat_view
-from president.services.gateway.receipts import receipt
-from president.services.gateway.watch import (
+from president.services.gateway.streams.receipts import receipt
+from president.services.gateway.streams.watch import (
     BATCHED_WATCH,
     SESSION,
     messages,
     session_snapshot,
     snapshot,
 )
-from president.services.gateway.wire import session_change
-from president.services.gateway.wire import session_snapshot as framed_snapshot
+from president.services.gateway.streams.wire import session_change
+from president.services.gateway.streams.wire import session_snapshot as framed_snapshot
 from tests.support.gateway_entries import game_entries, played_entries
 from tests.support.wire_fields import fields_sent_twice
 

@@ -15,7 +15,7 @@ from president.gateway.v1 import gateway_pb2
 from president.servicekit.errors import RETRY_AFTER, ServiceError, to_status
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER, Peers, address_of
 from president.servicekit.tls import TlsSettings
-from president.services.gateway.rate_limits import (
+from president.services.gateway.limits.rate_limits import (
     CLASSES,
     METHOD_CLASS,
     RATE_LIMITED,
@@ -23,7 +23,7 @@ from president.services.gateway.rate_limits import (
     Limit,
     RateLimits,
 )
-from president.services.gateway.stream_limits import TOO_MANY_STREAMS, StreamLimits
+from president.services.gateway.limits.stream_limits import TOO_MANY_STREAMS, StreamLimits
 
 
 class Clock:

@@ -5,7 +5,7 @@ A rate limit is ``calls/seconds`` (tokens refilled at ``calls`` per ``seconds``)
 or ``off``, per identity (``PRESIDENT_RATE_<CLASS>``) and per peer address
 (``PRESIDENT_RATE_<CLASS>_PEER``); ``PRESIDENT_LIMITS_SCALE`` multiplies every
 rate and stream limit (the local stacks raise them: every client is on
-loopback). :mod:`president.services.gateway.rate_limits` counts them.
+loopback). :mod:`president.services.gateway.limits.rate_limits` counts them.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A replica is the players' door or, with ``PRESIDENT_GATEWAY_ROLE=audience``,
 an audience replica that serves spectators only
-(:mod:`president.services.gateway.roles`). The gateway verifies access tokens
+(:mod:`president.services.gateway.api.roles`). The gateway verifies access tokens
 with ``PRESIDENT_TOKEN_SECRET`` (shared with the players service) and trusted
 issuers' JWTs with their keys (``PRESIDENT_TRUSTED_ISSUERS``). It follows
 revocations on NATS and loads the current list from the players service at
@@ -29,21 +29,24 @@ from president.servicekit.config.gateway import AUDIENCE, GatewaySettings
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
 from president.servicekit.table_client import TableClient
-from president.services.gateway import audience, audience_http, watch
-from president.services.gateway.accounts import Accounts
-from president.services.gateway.admission import Admission
-from president.services.gateway.app import Gateway
-from president.services.gateway.audience_http import AudienceDoor
-from president.services.gateway.auth import Verifier
-from president.services.gateway.feed import FeedHub
-from president.services.gateway.handlers import GatewayServicer
-from president.services.gateway.issuers import TrustedIssuers, load_issuers
-from president.services.gateway.owners import LeaseOwners
-from president.services.gateway.ratings import Ratings
-from president.services.gateway.revocations import Revocations
-from president.services.gateway.roles import AudienceOnly
-from president.services.gateway.upstream import GrpcPlayers, GrpcScoring
-from president.services.gateway.wire import PreSerialized
+from president.services.gateway.api import audience_http
+from president.services.gateway.api.audience_http import AudienceDoor
+from president.services.gateway.api.handlers import GatewayServicer
+from president.services.gateway.api.roles import AudienceOnly
+from president.services.gateway.calls.accounts import Accounts
+from president.services.gateway.calls.app import Gateway
+from president.services.gateway.calls.commands import Commands
+from president.services.gateway.calls.ratings import Ratings
+from president.services.gateway.calls.seats import Seats
+from president.services.gateway.identity.auth import Verifier
+from president.services.gateway.identity.issuers import TrustedIssuers, load_issuers
+from president.services.gateway.identity.revocations import Revocations
+from president.services.gateway.limits.admission import Admission
+from president.services.gateway.streams import audience, watch
+from president.services.gateway.streams.feed import FeedHub
+from president.services.gateway.streams.wire import PreSerialized
+from president.services.gateway.upstream.owners import LeaseOwners
+from president.services.gateway.upstream.ports import GrpcPlayers, GrpcScoring
 
 RECONNECT_SECONDS = 1.0
 #: How often the revocation list forgets revocations whose tokens all expired.
@@ -82,7 +85,9 @@ def build(gateway_settings: GatewaySettings) -> Service:
     audience_http.configure(gateway_settings.door)
     hub = FeedHub(tables, settings.subjects)
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
-    gateway = Gateway(tables, scoring, hub, id_key)
+    commands = Commands(tables, hub, id_key)
+    gateway = Gateway(tables, scoring, hub, commands, id_key)
+    seats = Seats(tables, hub, commands)
     admission = Admission.configured(gateway_settings.limits, settings.edge_secret)
     ratings = Ratings(scoring, id_key)
     client: list[Client] = []
@@ -168,7 +173,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
-            GatewayServicer(gateway, verifier, accounts, ratings, admission), server
+            GatewayServicer(gateway, seats, verifier, accounts, ratings, admission), server
         )
         return [gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"].full_name]
 

@@ -17,14 +17,15 @@ with no seat: nobody's cards).
 Only an audience replica opens it (``PRESIDENT_AUDIENCE_HTTP_PORT``), fed as
 its gRPC ``Watch`` is (NATS, the table service's store reads). A stream
 opens as ``Watch`` does: the bearer token, a slot of the caller's streams
-(:mod:`president.services.gateway.stream_limits`), a snapshot, a resume
+(:mod:`president.services.gateway.limits.stream_limits`), a snapshot, a resume
 from the feed's history or, from long past, the view now marked
 ``skipped``. Its rights are checked again every second; a refusal ends the
 stream with its code, sentence and ``google.rpc.ErrorInfo``. A caller who
 holds a seat at the table is refused (``SEAT_HOLDER``): its hand is shown at
 the players' gateway only.
 
-Changes that come within :data:`FLUSH_SECONDS` of the last write go out
+Changes that come within
+:data:`~president.services.gateway.api.crowds.FLUSH_SECONDS` of the last write go out
 together (at most one write per spectator per flush). A spectator whose
 unsent bytes pass :data:`BUFFER_BYTES` (a phone on a bad network, a client
 that never reads) is skipped, and once its socket drains it is sent the
@@ -38,46 +39,42 @@ TLS with the same certificate.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import json
 import socket
 import ssl
-import struct
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import grpc
 import h11
 import structlog
-from google.protobuf import json_format
-from google.protobuf.message import DecodeError
-from google.rpc import error_details_pb2
 from prometheus_client import Gauge
 
-from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
 from president.servicekit import checks
 from president.servicekit.config.gateway import DoorSettings
-from president.servicekit.errors import DOMAIN, DRAINING, ServiceError
+from president.servicekit.errors import ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.peers import Peers
-from president.services.gateway.admission import Admission
-from president.services.gateway.audience import DELAY, DELIVERIES
-from president.services.gateway.auth import Verifier, bearer
-from president.services.gateway.entries import Entry
-from president.services.gateway.feed import FeedHub, TableFeed
-from president.services.gateway.guard import RECHECK_SECONDS
-from president.services.gateway.watch import snapshot, start_at, version_ahead
+from president.services.gateway.api.connect import (
+    CODECS,
+    JSON,
+    PROTO,
+    end_of_stream,
+    read_request,
+    timed_out,
+    timeout_seconds,
+)
+from president.services.gateway.api.crowds import Crowd, draining
+from president.services.gateway.identity.auth import Verifier, bearer
+from president.services.gateway.identity.guard import RECHECK_SECONDS
+from president.services.gateway.limits.admission import Admission
+from president.services.gateway.streams.feed import FeedHub, TableFeed
+from president.services.gateway.streams.watch import version_ahead
 
 #: The one call served here.
 WATCH_PATH = "/president.gateway.v1.GatewayService/Watch"
-#: Changes within this long of a spectator's last write go out with the next: a flush
-#: writes once to every spectator.
-FLUSH_SECONDS = 0.04
 #: Unsent bytes a spectator may have, in this process and in the kernel's send buffer each,
 #: before it is skipped until its socket drains (``PRESIDENT_AUDIENCE_BUFFER_KIB``,
 #: :func:`configure`): a kernel's own default buffer holds megabytes, seconds of a table's
@@ -95,7 +92,6 @@ def configure(settings: DoorSettings) -> None:
 MAX_REQUEST_BYTES = 16 * 1024
 #: A connection that has not sent its whole request by then is closed.
 REQUEST_SECONDS = 10.0
-END_STREAM = 0x02
 ALLOWED_HEADERS = (
     "authorization, content-type, connect-protocol-version, connect-timeout-ms, "
     "connect-accept-encoding, connect-content-encoding, x-user-agent, x-grpc-web"
@@ -105,111 +101,6 @@ STREAMS = Gauge("president_gateway_audience_http_streams", "Spectators' HTTP Wat
 log = structlog.get_logger(service="gateway")
 
 
-# -- the wire ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Codec:
-    """One of Connect's message encodings: the content type, a response's bytes from the
-    shared serialized ``WatchResponse``, and the request read."""
-
-    content_type: str
-    encode: Callable[[bytes], bytes]
-    decode: Callable[[bytes], pb.WatchRequest]
-
-
-def _json(serialized: bytes) -> bytes:
-    return json_format.MessageToJson(pb.WatchResponse.FromString(serialized), indent=None).encode()
-
-
-def _from_json(data: bytes) -> pb.WatchRequest:
-    return json_format.Parse(data, pb.WatchRequest())
-
-
-PROTO = Codec(
-    "application/connect+proto", lambda serialized: serialized, pb.WatchRequest.FromString
-)
-JSON = Codec("application/connect+json", _json, _from_json)
-CODECS = {codec.content_type: codec for codec in (PROTO, JSON)}
-
-
-def envelope(data: bytes, flags: int = 0) -> bytes:
-    """One Connect stream message: flags, big-endian length, the bytes."""
-    return struct.pack(">BI", flags, len(data)) + data
-
-
-def chunk(payload: bytes) -> bytes:
-    """``payload`` as one HTTP/1.1 chunk."""
-    return b"%x\r\n%s\r\n" % (len(payload), payload)
-
-
-def framed(codec: Codec, messages: Iterable[bytes]) -> bytes:
-    """Serialized ``WatchResponse`` messages as the chunk a spectator is written."""
-    return chunk(b"".join(envelope(codec.encode(message)) for message in messages))
-
-
-def end_of_stream(error: ServiceError | None) -> bytes:
-    """The stream's last message (Connect's end-of-stream JSON), then the last chunk."""
-    body: dict[str, Any] = {}
-    if error is not None:
-        info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN)
-        info.metadata.update(error.metadata)
-        value = base64.b64encode(info.SerializeToString()).decode().rstrip("=")
-        body["error"] = {
-            "code": connect_code(error.status),
-            "message": error.message,
-            "details": [{"type": info.DESCRIPTOR.full_name, "value": value}],
-        }
-    return chunk(envelope(json.dumps(body).encode(), END_STREAM)) + b"0\r\n\r\n"
-
-
-def connect_code(status: grpc.StatusCode) -> str:
-    """Connect's name of a status (gRPC's, in lower case; Connect spells CANCELED so)."""
-    return "canceled" if status == grpc.StatusCode.CANCELLED else status.name.lower()
-
-
-def _request(codec: Codec, body: bytes) -> pb.WatchRequest:
-    """The one enveloped WatchRequest of a stream's body (INVALID_ARGUMENT otherwise)."""
-    if len(body) < 5:
-        raise _invalid("the request must be one Connect message: 5 bytes of envelope, then it")
-    flags, size = struct.unpack(">BI", body[:5])
-    if flags & 0x01:
-        raise ServiceError(
-            grpc.StatusCode.UNIMPLEMENTED,
-            "COMPRESSION_UNSUPPORTED",
-            "send the request uncompressed",
-        )
-    if size != len(body) - 5:
-        raise _invalid(f"the envelope says {size} bytes but {len(body) - 5} came")
-    try:
-        return codec.decode(body[5:])
-    except (DecodeError, json_format.ParseError) as error:
-        raise _invalid(f"the WatchRequest could not be read: {str(error)[:200]}") from None
-
-
-def _invalid(message: str) -> ServiceError:
-    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_REQUEST", message)
-
-
-def timeout_seconds(value: str | None) -> float | None:
-    """A stream's ``Connect-Timeout-Ms`` in seconds (None: it asked for none)."""
-    if value is None:
-        return None
-    digits = value.strip()
-    if not (digits.isascii() and digits.isdigit() and len(digits) <= 10 and int(digits) > 0):
-        raise _invalid(
-            f"Connect-Timeout-Ms must be a whole number of milliseconds from 1 to 10 digits,"
-            f" not {value[:20]!r}"
-        )
-    return int(digits) / 1000
-
-
-def _timed_out(seconds: float) -> ServiceError:
-    return ServiceError(
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        "DEADLINE_EXCEEDED",
-        f"the stream ran for the {seconds * 1000:.0f} ms its Connect-Timeout-Ms allowed",
-    )
-
-
 def _seat_holder(seat: int) -> ServiceError:
     return ServiceError(
         grpc.StatusCode.FAILED_PRECONDITION,
@@ -217,115 +108,6 @@ def _seat_holder(seat: int) -> ServiceError:
         f"you hold seat {seat} at this table: watch it at the players' gateway, "
         "which shows you your hand (this door shows the table as a spectator sees it)",
     )
-
-
-def _draining() -> ServiceError:
-    return ServiceError(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING", DRAINING)
-
-
-# -- one table's spectators here ---------------------------------------------------------
-class Crowd:
-    """The HTTP spectators of one table at this replica: every change framed once per
-    encoding and written to each of them, at most once per flush."""
-
-    def __init__(self, feed: TableFeed) -> None:
-        self.feed = feed
-        self.streams: set[SpectatorStream] = set()
-        self._pending: list[Entry] = []
-        self._came = 0.0
-        self._last_flush = 0.0
-        self._timer: asyncio.TimerHandle | None = None
-        self._skipped: dict[tuple[int, Codec], bytes] = {}
-        feed.audience.sinks.append(self)
-
-    @property
-    def watching(self) -> bool:
-        return bool(self.streams)
-
-    def join(self, stream: SpectatorStream, from_version: int) -> None:
-        """Start ``stream`` where it asked (fresh, resumed or skipped) and add it: one step,
-        so no change falls between its opening and its first flush."""
-        current = self.feed.current
-        assert current is not None
-        start = start_at(current, self.feed.history, from_version)
-        opening = [entry.watch_response(None) for entry in start.backlog]
-        if start.whole:
-            opening = [snapshot(current, None, skipped=start.whole == "skipped")]
-        stream.begin(framed(stream.codec, opening) if opening else b"", current.version)
-        self.streams.add(stream)
-
-    def leave(self, stream: SpectatorStream) -> None:
-        self.streams.discard(stream)
-
-    def push(self, entry: Entry) -> None:
-        """A change came: write it with the next flush (now, if the last was long enough ago)."""
-        if not self.streams:
-            return
-        if not self._pending:
-            self._came = time.monotonic()
-        self._pending.append(entry)
-        if self._timer is None:
-            wait = max(0.0, self._last_flush + FLUSH_SECONDS - self._came)
-            self._timer = asyncio.get_running_loop().call_later(wait, self.flush)
-
-    def flush(self) -> None:
-        """Write the pending changes to every spectator: the same bytes to all that hold the
-        version before them (framed once per encoding), the view now to one that fell behind."""
-        self._timer = None
-        self._last_flush = time.monotonic()
-        entries, self._pending = self._pending, []
-        if not entries:
-            return
-        first, last = entries[0].version, entries[-1].version
-        shared: dict[Codec, bytes] = {}
-        written = 0
-        for stream in list(self.streams):
-            if stream.version >= last:
-                continue
-            if stream.paused:
-                stream.behind = True  # its socket is full: the view now once it drains
-                continue
-            if stream.version == first - 1:
-                data = shared.get(stream.codec)
-                if data is None:
-                    data = shared[stream.codec] = framed(
-                        stream.codec, (entry.watch_response(None) for entry in entries)
-                    )
-            elif stream.version >= first:  # joined between two of them
-                data = framed(
-                    stream.codec,
-                    (e.watch_response(None) for e in entries if e.version > stream.version),
-                )
-            else:
-                self.catch_up(stream)
-                continue
-            stream.write(data, last)
-            written += 1
-        if written:
-            DELAY.observe(time.monotonic() - self._came)
-            DELIVERIES.inc(written * len(entries))
-
-    def catch_up(self, stream: SpectatorStream) -> None:
-        """The view now, marked ``skipped``, for a spectator that missed changes (the same
-        bytes for every spectator skipped at that version)."""
-        current = self.feed.current
-        stream.behind = False
-        if current is None or stream.version >= current.version:
-            return
-        key = (current.version, stream.codec)
-        data = self._skipped.get(key)
-        if data is None:
-            self._skipped.clear()
-            data = self._skipped[key] = framed(stream.codec, [current.skipped_view(None)])
-        stream.write(data, current.version)
-
-    def close(self) -> None:
-        """The table's feed closed here (the replica stops): every stream ends."""
-        if self._timer is not None:
-            self._timer.cancel()
-        for stream in list(self.streams):
-            stream.end(_draining())
-        self.streams.clear()
 
 
 # -- one spectator's connection ------------------------------------------------------------
@@ -463,9 +245,9 @@ class SpectatorStream(asyncio.Protocol):
             seconds = timeout_seconds(headers.get("connect-timeout-ms"))
             if seconds is not None and not self.ended:
                 self._timeout = asyncio.get_running_loop().call_later(
-                    seconds, self.end, _timed_out(seconds)
+                    seconds, self.end, timed_out(seconds)
                 )
-            request = _request(self.codec, body)
+            request = read_request(self.codec, body)
             authorization = headers.get("authorization")
             token = bearer([("authorization", authorization)] if authorization else [])
             self.identity = self._door.verifier.verify(token)
@@ -666,7 +448,7 @@ class AudienceDoor:
         finally:
             self._server.close()
             for stream in list(self._streams):
-                stream.end(_draining())
+                stream.end(draining())
             self._crowds.clear()
 
     def recheck(self) -> None:

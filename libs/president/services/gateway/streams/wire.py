@@ -2,7 +2,7 @@
 
 A change goes to every watcher of a table, so its ``WatchResponse`` is
 serialized once per seat (:meth:`Entry.watch_response
-<president.services.gateway.entries.Entry.watch_response>`), every field once,
+<president.services.gateway.streams.entries.Entry.watch_response>`), every field once,
 and shared by every stream of that seat. Framing it is exact, because a
 repeated field's element on the wire is its tag, its varint length and the
 element's bytes:
@@ -28,7 +28,7 @@ import grpc
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
-from president.services.gateway.receipts import receipt
+from president.services.gateway.streams.receipts import receipt
 
 
 def _varint(value: int) -> bytes:

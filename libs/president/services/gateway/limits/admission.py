@@ -1,6 +1,6 @@
 """Whether a call may run now: the rate limits and stream limits, for one call's peer.
 
-The entrypoint (:mod:`president.services.gateway.handlers`) asks before any
+The entrypoint (:mod:`president.services.gateway.api.handlers`) asks before any
 work: :meth:`Admission.call` for every call (and every stream's opening),
 :meth:`Admission.stream` around an open stream, :meth:`Admission.command`
 for each command a Session carries. A refusal is a
@@ -18,8 +18,8 @@ import grpc
 
 from president.servicekit.config.gateway import LimitSettings
 from president.servicekit.peers import Peers
-from president.services.gateway.rate_limits import SESSION_COMMAND, RateLimits
-from president.services.gateway.stream_limits import StreamLimits
+from president.services.gateway.limits.rate_limits import SESSION_COMMAND, RateLimits
+from president.services.gateway.limits.stream_limits import StreamLimits
 
 Context = grpc.aio.ServicerContext[Any, Any]
 

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.countdown import unix_ms
-from president.services.gateway.entries import Entry
-from president.services.gateway.feed import FeedHub, TableFeed
+from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.feed import FeedHub, TableFeed
 
 
 def _entry_at(feed: TableFeed, version: int) -> Entry | None:

@@ -139,10 +139,8 @@ def check_exchange(
     automatic = [gift for gift in gifts if gift.automatic]
     returns = [gift for gift in gifts if not gift.automatic]
     for gift in automatic:
-        try:
-            cards = mask_of(list(gift.cards))
-        except ValueError:
-            problems.append(f"seat {gift.giver}'s automatic give names no cards: {gift.cards}")
+        cards = _named(gift, "automatic give", problems)
+        if cards is None:
             continue
         count = cards.bit_count()
         expected = strongest(dealt.get(gift.giver, 0), count)
@@ -155,10 +153,8 @@ def check_exchange(
         hands[gift.receiver] = hands.get(gift.receiver, 0) | cards
         owed[gift.receiver, gift.giver] = owed.get((gift.receiver, gift.giver), 0) + count
     for gift in returns:
-        try:
-            cards = mask_of(list(gift.cards))
-        except ValueError:
-            problems.append(f"seat {gift.giver}'s return names no cards: {gift.cards}")
+        cards = _named(gift, "return", problems)
+        if cards is None:
             continue
         count = cards.bit_count()
         due = owed.pop((gift.giver, gift.receiver), None)
@@ -181,3 +177,12 @@ def check_exchange(
         hands[gift.giver] = held & ~cards
         hands[gift.receiver] = hands.get(gift.receiver, 0) | cards
     return hands, problems
+
+
+def _named(gift: epb.CardsGiven, what: str, problems: list[str]) -> int | None:
+    """The cards of a give or a return as a mask (None, and a problem said, if unreadable)."""
+    try:
+        return mask_of(list(gift.cards))
+    except ValueError:
+        problems.append(f"seat {gift.giver}'s {what} names no cards: {gift.cards}")
+        return None

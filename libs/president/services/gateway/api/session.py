@@ -16,7 +16,7 @@ The commands act at the session's table (the watch request's
 ``table_id``): a command naming another table is refused WRONG_TABLE. Each
 command re-checks the identity that opened the stream: an expired or
 revoked one is refused (TOKEN_EXPIRED, SESSION_REVOKED), and the entrypoint
-then ends the stream (:mod:`president.services.gateway.guard`).
+then ends the stream (:mod:`president.services.gateway.identity.guard`).
 
 A refused command ends nothing else: the refusal travels in its result. The
 stream itself fails, with the status Watch would have, when watching fails
@@ -41,9 +41,10 @@ from president.rules.options import OptionError
 from president.servicekit.errors import ServiceError, denied, to_refusal
 from president.servicekit.identity import Identity
 from president.servicekit.metrics import observe_call
-from president.services.gateway import checks
-from president.services.gateway.app import Gateway, Refused
-from president.services.gateway.guard import checked_get
+from president.services.gateway.calls import checks
+from president.services.gateway.calls.app import Gateway
+from president.services.gateway.calls.refused import Refused
+from president.services.gateway.identity.guard import checked_get
 
 DOMAIN_ERRORS = (ServiceError, Rejected, OptionError, Refused)
 #: A refusal as the client receives it (the entrypoint's mapping).

@@ -9,7 +9,7 @@ UPSTREAM_UNAVAILABLE.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 import grpc
@@ -21,8 +21,8 @@ from president.players.v1 import players_pb2_grpc
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit.channels import internal_channel
-from president.servicekit.errors import ServiceError, aio_error_info, reraise_remote
-from president.servicekit.table_client import called
+from president.servicekit.errors import aio_error_info, reraise_remote
+from president.servicekit.table_client import called, unreachable
 from president.servicekit.tls import PLAINTEXT, TlsSettings
 from president.table.v1 import table_pb2 as tpb
 
@@ -127,39 +127,26 @@ class GrpcScoring(_Lazy):
 
     async def game_results(self, table_id: str) -> list[spb.GameResult]:
         request = spb.GetGameResultsRequest(table_id=table_id)
-        try:
-            response: spb.GetGameResultsResponse = await self._stub.GetGameResults(
-                request, timeout=CALL_TIMEOUT
-            )
-        except grpc.aio.AioRpcError as error:
-            if error.code() == grpc.StatusCode.NOT_FOUND:
-                return []
-            if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise ServiceError(
-                    grpc.StatusCode.UNAVAILABLE,
-                    "UPSTREAM_UNAVAILABLE",
-                    "the scoring service cannot be reached right now: try again shortly",
-                ) from None
-            reraise_remote(error, await aio_error_info(error))
-        return list(response.games)
+        answer = await self._read(lambda: self._stub.GetGameResults(request, timeout=CALL_TIMEOUT))
+        return [] if answer is None else list(answer.games)
 
     async def processed_version(self, table_id: str) -> int:
         request = spb.GetStandingsRequest(table_id=table_id)
+        answer = await self._read(lambda: self._stub.GetStandings(request, timeout=CALL_TIMEOUT))
+        return 0 if answer is None else int(answer.version)
+
+    @staticmethod
+    async def _read(call: Callable[[], Awaitable[T]]) -> T | None:
+        """A read model's answer, None while scoring has not seen the table (NOT_FOUND);
+        UPSTREAM_UNAVAILABLE while scoring is away, whatever its ErrorInfo."""
         try:
-            response: spb.GetStandingsResponse = await self._stub.GetStandings(
-                request, timeout=CALL_TIMEOUT
-            )
+            return await call()
         except grpc.aio.AioRpcError as error:
             if error.code() == grpc.StatusCode.NOT_FOUND:
-                return 0
+                return None
             if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise ServiceError(
-                    grpc.StatusCode.UNAVAILABLE,
-                    "UPSTREAM_UNAVAILABLE",
-                    "the scoring service cannot be reached right now: try again shortly",
-                ) from None
+                raise unreachable("scoring") from None
             reraise_remote(error, await aio_error_info(error))
-        return int(response.version)
 
 
 class GrpcPlayers(_Lazy):

@@ -19,8 +19,8 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.players.v1 import players_pb2 as ppb
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import EXTERNAL, GUEST, Identity, identity_message
-from president.services.gateway.auth import Verifier
-from president.services.gateway.upstream import PlayersPort
+from president.services.gateway.identity.auth import Verifier
+from president.services.gateway.upstream.ports import PlayersPort
 
 
 class Accounts:

@@ -12,7 +12,7 @@ between two batches the loop reads its sockets, so a seat's command, its
 answer and its own change never wait behind a thousand spectators' writes. A
 woken spectator takes every change after its place at once: a stream that
 writes slower than the table changes sends several changes per write (a
-batched ``Watch``, :mod:`president.services.gateway.watch`) instead of
+batched ``Watch``, :mod:`president.services.gateway.streams.watch`) instead of
 queuing one write per change. Every spectator is sent the same bytes
 (``Entry.watch_response(None)``), built once.
 
@@ -42,7 +42,7 @@ from typing import Protocol
 from prometheus_client import Counter, Histogram
 
 from president.servicekit.config.gateway import AudienceSettings
-from president.services.gateway.entries import Entry
+from president.services.gateway.streams.entries import Entry
 
 #: Spectators woken per event-loop turn.
 BATCH = 64
@@ -114,7 +114,7 @@ DELAY = Histogram(
 
 
 class Sink(Protocol):
-    """Spectators served another way (:mod:`president.services.gateway.audience_http`): told
+    """Spectators served another way (:mod:`president.services.gateway.api.audience_http`): told
     of each change as it is logged, and closed with the audience."""
 
     @property

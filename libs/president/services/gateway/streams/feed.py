@@ -6,7 +6,7 @@ them into a local :class:`~president.hosting.projection.Table`. After that it ap
 envelopes strictly in version order (:mod:`president.servicekit.follower`):
 one at or below its version is dropped (no duplicate), one that skips ahead
 makes it read the missing ones from the store (no gap). Each applied event
-becomes an :class:`~president.services.gateway.entries.Entry` (the event and
+becomes an :class:`~president.services.gateway.streams.entries.Entry` (the event and
 the table after it), kept in a short history and handed to the listeners.
 
 Without NATS (not reachable yet, or lost), feeds poll the store, so a watcher
@@ -36,9 +36,9 @@ from president.hosting.projection import Table
 from president.servicekit.errors import ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
-from president.services.gateway.audience import Audience, Spectator
-from president.services.gateway.entries import Entry, Listener, apply, with_clock
-from president.services.gateway.upstream import TablePort
+from president.services.gateway.streams.audience import Audience, Spectator
+from president.services.gateway.streams.entries import Entry, Listener, apply, with_clock
+from president.services.gateway.upstream.ports import TablePort
 
 HISTORY = 512
 POLL_SECONDS = 2.0

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from president.servicekit.errors import ServiceError
-from president.services.gateway.checks import invalid
+from president.services.gateway.calls.checks import invalid
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 200

@@ -2,7 +2,7 @@
 
 A token says who you are and nothing about a table: the players service's
 access tokens (HS256 on the shared ``PRESIDENT_TOKEN_SECRET``) or a trusted
-issuer's JWT (:mod:`president.services.gateway.issuers`). What you may do at
+issuer's JWT (:mod:`president.services.gateway.identity.issuers`). What you may do at
 a table is read from the table's state. Clients send the token in the
 metadata ``authorization: Bearer <token>``. A missing, forged or expired
 token is UNAUTHENTICATED with the reason TOKEN_MISSING, TOKEN_INVALID or
@@ -27,8 +27,8 @@ from president.servicekit.identity import (
     Identity,
     unauthenticated,
 )
-from president.services.gateway.issuers import TrustedIssuers
-from president.services.gateway.revocations import Revocations
+from president.services.gateway.identity.issuers import TrustedIssuers
+from president.services.gateway.identity.revocations import Revocations
 
 AUTHORIZATION = "authorization"
 #: Verified tokens kept, so a player's many calls verify the signature once.

@@ -13,9 +13,9 @@ from __future__ import annotations
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.visibility import PUBLIC
 from president.rules.options import PRESETS
-from president.services.gateway.checks import invalid
-from president.services.gateway.page_tokens import PageTokens, page_size
-from president.services.gateway.upstream import TablePort
+from president.services.gateway.calls.checks import invalid
+from president.services.gateway.calls.page_tokens import PageTokens, page_size
+from president.services.gateway.upstream.ports import TablePort
 from president.table.v1 import table_pb2 as tpb
 
 #: The lobby's phase of each table phase.

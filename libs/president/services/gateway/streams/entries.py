@@ -26,8 +26,8 @@ from president.hosting.deadlines import TableClock, clocked, event_time
 from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import public_view, redact, seat_part
-from president.services.gateway.receipts import receipt
-from president.services.gateway.wire import batched_change, session_change
+from president.services.gateway.streams.receipts import receipt
+from president.services.gateway.streams.wire import batched_change, session_change
 
 LISTENER_LIMIT = 4096
 
@@ -180,7 +180,7 @@ def with_clock(entry: Entry, previous: Entry | None) -> Entry:
 class Listener:
     """A seat's watcher's inbox of entries; it overflows instead of growing without end
     (a spectator's is its place in the table's audience,
-    :class:`president.services.gateway.audience.Spectator`)."""
+    :class:`president.services.gateway.streams.audience.Spectator`)."""
 
     audience = False
 

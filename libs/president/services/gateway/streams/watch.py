@@ -1,7 +1,7 @@
 """A watcher's stream of one table: a snapshot or a resume, then every change, for its seat.
 
 A watcher (:func:`watch`) registers as a listener of the table's feed
-(:mod:`president.services.gateway.feed`) and, in the same step, takes the
+(:mod:`president.services.gateway.streams.feed`) and, in the same step, takes the
 feed's state: a fresh stream starts with a snapshot of the seat's view; a
 resumed one (``from_version`` > 0) replays the entries after that version
 from the feed's history (at most :data:`REPLAY_LIMIT`); from further back
@@ -9,13 +9,13 @@ from the feed's history (at most :data:`REPLAY_LIMIT`); from further back
 marked ``skipped``, instead of every state since (so a resume costs what
 the watcher must see, not the table's age), then goes on live. Spectators
 (watchers with no seat) listen in the table's audience
-(:mod:`president.services.gateway.audience`): served after the seats, and
+(:mod:`president.services.gateway.streams.audience`): served after the seats, and
 skipped to the newest view when they read too slowly. Every change is sent
 as bytes built once per seat and change: every spectator's are the same.
 Every event is redacted for the watcher's seat and every view is that seat's
 own (:mod:`president.hosting.seat_views`): nobody receives another seat's cards.
 :func:`watch_session` is the same stream, each change serialized as a
-Session stream carries it (:mod:`president.services.gateway.wire`).
+Session stream carries it (:mod:`president.services.gateway.streams.wire`).
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ from president.hosting.projection import Table
 from president.hosting.seat_views import seat_of
 from president.servicekit.config.gateway import AudienceSettings
 from president.servicekit.errors import ServiceError
-from president.services.gateway.entries import Entry, apply, with_clock
-from president.services.gateway.feed import HISTORY, FeedHub
-from president.services.gateway.guard import checked_wait
-from president.services.gateway.receipts import receipt
-from president.services.gateway.upstream import TablePort
-from president.services.gateway.wire import session_change
-from president.services.gateway.wire import session_snapshot as framed_snapshot
+from president.services.gateway.identity.guard import checked_wait
+from president.services.gateway.streams.entries import Entry, apply, with_clock
+from president.services.gateway.streams.feed import HISTORY, FeedHub
+from president.services.gateway.streams.receipts import receipt
+from president.services.gateway.streams.wire import session_change
+from president.services.gateway.streams.wire import session_snapshot as framed_snapshot
+from president.services.gateway.upstream.ports import TablePort
 
 #: Events per ReadEvents when a seat's watcher reads the stored events again (0: all).
 READ_BATCH = 0
@@ -206,7 +206,7 @@ def watch(
     """The stream of one watcher: a snapshot (fresh) or the changes after ``from_version``,
     each a serialized ``WatchResponse`` (``batched``: the changes ready together in one).
     ``check``: the watcher's rights, checked before the first message, after each wait
-    and while the table is quiet (:func:`president.services.gateway.guard.checked_wait`);
+    and while the table is quiet (:func:`president.services.gateway.identity.guard.checked_wait`);
     its refusal ends the stream."""
     wire = BATCHED_WATCH if batched else WATCH
     return _watch(hub, table_id, from_version, seat_for, wire, check)

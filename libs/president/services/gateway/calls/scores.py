@@ -15,7 +15,7 @@ import time
 
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
-from president.services.gateway.upstream import ScoringPort
+from president.services.gateway.upstream.ports import ScoringPort
 
 #: The longest GetScores waits for scoring to catch up before answering with what it has.
 CATCH_UP_SECONDS = 3.0

@@ -2,13 +2,13 @@
 
 Each item is one change in words (:func:`president.hosting.activity.describe`)
 and as its event, redacted for the reader by the very path Watch takes: the
-feed's entries (:class:`~president.services.gateway.entries.Entry`, the seat
+feed's entries (:class:`~president.services.gateway.streams.entries.Entry`, the seat
 resolved on the table after the change, ``Entry.event``). The sentence is
 made from the redacted event, so it never says more than the event shows.
 Recent pages come from the feed's history; older ones are folded again
 from the stored events, as a resumed Watch does.
 
-Page tokens (:mod:`president.services.gateway.page_tokens`) hold the
+Page tokens (:mod:`president.services.gateway.calls.page_tokens`) hold the
 version the next page ends before, bound to the table and the reader, for
 :data:`TOKEN_SECONDS`.
 """
@@ -18,11 +18,11 @@ from __future__ import annotations
 from president import codec
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.activity import describe
-from president.services.gateway.checks import invalid
-from president.services.gateway.entries import Entry
-from president.services.gateway.feed import FeedHub
-from president.services.gateway.page_tokens import PageTokens
-from president.services.gateway.watch import SeatOf, folded
+from president.services.gateway.calls.checks import invalid
+from president.services.gateway.calls.page_tokens import PageTokens
+from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.feed import FeedHub
+from president.services.gateway.streams.watch import SeatOf, folded
 
 #: How long an activity page token is good for.
 TOKEN_SECONDS = 3600

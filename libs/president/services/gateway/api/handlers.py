@@ -1,7 +1,7 @@
 """The gateway's gRPC servicer: token -> identity, proto in and out, errors -> rich status.
 
 Every refusal becomes its transport error here (:func:`transport_error`):
-the gateway's own (:class:`~president.services.gateway.app.Refused`) by
+the gateway's own (:class:`~president.services.gateway.calls.refused.Refused`) by
 :data:`REFUSED_STATUS`, the rules' and the services' by the service kit's
 tables.
 """
@@ -19,12 +19,14 @@ from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
 from president.servicekit.errors import ServiceError, abort, from_domain
 from president.servicekit.identity import Identity
-from president.services.gateway.accounts import Accounts
-from president.services.gateway.admission import Admission
-from president.services.gateway.app import Gateway, Refused
-from president.services.gateway.auth import Verifier, bearer
-from president.services.gateway.ratings import Ratings
-from president.services.gateway.session import DOMAIN_ERRORS, internal, session
+from president.services.gateway.api.session import DOMAIN_ERRORS, internal, session
+from president.services.gateway.calls.accounts import Accounts
+from president.services.gateway.calls.app import Gateway
+from president.services.gateway.calls.ratings import Ratings
+from president.services.gateway.calls.refused import Refused
+from president.services.gateway.calls.seats import Seats
+from president.services.gateway.identity.auth import Verifier, bearer
+from president.services.gateway.limits.admission import Admission
 from president.standings.v1 import standings_pb2 as st
 
 T = TypeVar("T")
@@ -48,18 +50,21 @@ def transport_error(error: Exception) -> ServiceError:
 
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
-    """The public API: each call is checked and handed to :class:`Gateway` (tables) or
-    :class:`Accounts` (who you are)."""
+    """The public API: each call is checked and handed to :class:`Seats` (setting a table
+    up), :class:`Gateway` (plays, reads, watching), :class:`Ratings` or :class:`Accounts`
+    (who you are)."""
 
     def __init__(
         self,
         gateway: Gateway,
+        seats: Seats,
         verifier: Verifier,
         accounts: Accounts,
         ratings: Ratings,
         admission: Admission | None = None,
     ) -> None:
         self._gateway = gateway
+        self._seats = seats
         self._verifier = verifier
         self._accounts = accounts
         self._admission = admission or Admission()
@@ -105,7 +110,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self, request: pb.CreateTableRequest, context: Context
     ) -> pb.CreateTableResponse:
         return await self._authed(
-            context, "CreateTable", lambda who: self._gateway.create_table(who, request)
+            context, "CreateTable", lambda who: self._seats.create_table(who, request)
         )
 
     async def ListTables(
@@ -124,7 +129,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self, request: pb.JoinTableRequest, context: Context
     ) -> pb.JoinTableResponse:
         return await self._authed(
-            context, "JoinTable", lambda who: self._gateway.join_table(who, request)
+            context, "JoinTable", lambda who: self._seats.join_table(who, request)
         )
 
     async def Spectate(self, request: pb.SpectateRequest, context: Context) -> pb.SpectateResponse:
@@ -133,22 +138,20 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         )
 
     async def AddBot(self, request: pb.AddBotRequest, context: Context) -> pb.AddBotResponse:
-        return await self._authed(
-            context, "AddBot", lambda who: self._gateway.add_bot(who, request)
-        )
+        return await self._authed(context, "AddBot", lambda who: self._seats.add_bot(who, request))
 
     async def RemoveSeat(
         self, request: pb.RemoveSeatRequest, context: Context
     ) -> pb.RemoveSeatResponse:
         return await self._authed(
-            context, "RemoveSeat", lambda who: self._gateway.remove_seat(who, request)
+            context, "RemoveSeat", lambda who: self._seats.remove_seat(who, request)
         )
 
     async def StartGame(
         self, request: pb.StartGameRequest, context: Context
     ) -> pb.StartGameResponse:
         return await self._authed(
-            context, "StartGame", lambda who: self._gateway.start_game(who, request)
+            context, "StartGame", lambda who: self._seats.start_game(who, request)
         )
 
     async def Play(self, request: pb.PlayRequest, context: Context) -> pb.PlayResponse:
@@ -195,7 +198,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self, request: pb.HandOverHostRequest, context: Context
     ) -> pb.HandOverHostResponse:
         return await self._authed(
-            context, "HandOverHost", lambda claims: self._gateway.hand_over_host(claims, request)
+            context, "HandOverHost", lambda claims: self._seats.hand_over_host(claims, request)
         )
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:

@@ -16,9 +16,9 @@ from __future__ import annotations
 from president.gateway.v1 import gateway_pb2 as pb
 from president.scoring.v1 import scoring_pb2 as spb
 from president.servicekit.identity import Identity
-from president.services.gateway.checks import invalid
-from president.services.gateway.page_tokens import PageTokens, page_size
-from president.services.gateway.upstream import RatingsPort
+from president.services.gateway.calls.checks import invalid
+from president.services.gateway.calls.page_tokens import PageTokens, page_size
+from president.services.gateway.upstream.ports import RatingsPort
 from president.standings.v1 import standings_pb2 as st
 
 #: Players shown on each side of the caller's own entry (at most MAX_AROUND).
