@@ -195,6 +195,43 @@ class StreamsContract(StoreFixtures):
         assert [e.payload for e in stored] == [b"payload-1", b"payload-2", b"payload-3"]
         assert verify_chain(stored) is None
 
+    def test_an_append_after_a_known_head_stores_what_the_plain_path_stores(
+        self, url: str, other_url: str
+    ) -> None:
+        """The fast path (``president.store.fast_append``: one INSERT after a stream head the
+        store knows) writes the rows, byte for byte, that the plain path writes (the head
+        read in a transaction, then the insert), and answers the same."""
+        batches = [[new_event(1)], [new_event(2), new_event(3)], [new_event(4, "player-2")]]
+        answers: dict[str, list[AppendResult]] = {"fast": [], "plain": []}
+        with EventStore.from_url(url) as fast:  # after its first append it knows the head
+            version = 0
+            for n, batch in enumerate(batches):
+                answers["fast"].append(fast.append("table-1", version, batch, f"c{n}", time=T0))
+                version += len(batch)
+        version = 0
+        for n, batch in enumerate(batches):
+            with EventStore.from_url(other_url) as plain:  # a new store reads the head first
+                answers["plain"].append(plain.append("table-1", version, batch, f"c{n}", time=T0))
+            version += len(batch)
+
+        def rows(at: str) -> list[tuple[object, ...]]:
+            columns = [c for c in events.columns if c.name not in ("id", "tx_id")]
+            with EventStore.from_url(at) as store, store.engine.connect() as connection:
+                found = connection.execute(
+                    events.select().with_only_columns(*columns).order_by(events.c.version)
+                )
+                return [tuple(row) for row in found]
+
+        assert rows(url) == rows(other_url) and len(rows(url)) == 4
+
+        def answered(result: AppendResult) -> list[tuple[object, ...]]:
+            return [
+                (e.stream_id, e.version, e.type, e.payload, dict(e.metadata), e.hash)
+                for e in result.events
+            ]
+
+        assert [answered(a) for a in answers["fast"]] == [answered(a) for a in answers["plain"]]
+
     def test_a_store_on_a_plain_engine_commits_its_appends(self, url: str) -> None:
         with EventStore(create_store_engine(url)) as plain:
             plain.append("table-1", 0, [new_event(1)], "cmd-1")

@@ -26,7 +26,7 @@ from president.store import (
 )
 from president.store.schema import events
 
-from .contract import SchemaContract, keys, new_event, settle
+from .contract import T0, SchemaContract, keys, new_event, settle
 from .contract_log import GlobalLogContract
 from .contract_streams import StreamsContract
 from .contract_tracking import TrackingContract
@@ -89,6 +89,38 @@ class TestSQLiteStreams(SQLiteDatabases, StreamsContract):
         # The first append's commit, then the seven that queued meanwhile: one more.
         assert (group.commits, group.statements) == (2, 8)
 
+    def test_a_group_stores_what_its_appends_store_one_at_a_time(
+        self, store: EventStore, other_url: str
+    ) -> None:
+        """The group commit agrees with the plain path: each append committed alone (an
+        append that finds the writer free) writes the same rows and answers the same."""
+        wanted = [(f"table-{n}", 1, f"c{n}") for n in range(1, 6)]
+        grouped = self._queued_appends(store, wanted)
+        group = store.group_commit
+        assert group is not None and (group.commits, group.statements) == (2, 6)
+        with EventStore.from_url(other_url) as alone:
+            for stream in {"table-0", *(stream for stream, _, _ in wanted)}:
+                alone.append(stream, 0, [new_event(0)], f"first-{stream}", time=T0)
+            alone.append("table-0", 1, [new_event(9)], "lead", time=T0)
+            for n, (stream, version, command_id) in enumerate(wanted):
+                one = alone.append(stream, version, [new_event(n)], command_id, time=T0)
+                answer = grouped[(stream, version, command_id, n)]
+                assert isinstance(answer, AppendResult)
+                assert [(e.version, e.hash) for e in answer.events] == [
+                    (e.version, e.hash) for e in one.events
+                ]
+            single = alone.group_commit
+            assert single is not None and single.commits == single.statements == 6
+
+        def rows(url: str) -> list[tuple[object, ...]]:
+            columns = [c for c in events.columns if c.name not in ("id", "tx_id")]
+            with EventStore.from_url(url) as reader, reader.engine.connect() as connection:
+                query = events.select().with_only_columns(*columns)
+                ordered = query.order_by(events.c.stream_id, events.c.version)
+                return [tuple(row) for row in connection.execute(ordered)]
+
+        assert rows(other_url) == rows(str(store.engine.url)) and len(rows(other_url)) == 12
+
     def test_a_refused_append_in_a_group_fails_alone(self, store: EventStore) -> None:
         # Two appends to table-1 at version 1 in the same group: one takes
         # version 2, the other is a conflict; the others of the group commit.
@@ -125,7 +157,7 @@ class TestSQLiteStreams(SQLiteDatabases, StreamsContract):
         waiting for the lock; the wanted appends queue behind it; the lock goes.
         """
         for stream in {"table-0", *(stream for stream, _, _ in wanted)}:
-            store.append(stream, 0, [new_event(0)], f"first-{stream}")
+            store.append(stream, 0, [new_event(0)], f"first-{stream}", time=T0)
         group = store.group_commit
         assert group is not None
         group.commits = group.statements = 0
@@ -134,7 +166,9 @@ class TestSQLiteStreams(SQLiteDatabases, StreamsContract):
         def append(key: tuple[str, int, str, int]) -> None:
             stream, version, command_id, _ = key
             try:
-                outcomes[key] = store.append(stream, version, [new_event(key[3])], command_id)
+                outcomes[key] = store.append(
+                    stream, version, [new_event(key[3])], command_id, time=T0
+                )
             except Exception as error:
                 outcomes[key] = error
 
