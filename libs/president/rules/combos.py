@@ -84,7 +84,7 @@ def classify(cards: int, options: Options, revolution: bool = False) -> Combo:
 def _poker(cards: int, revolution: bool) -> Combo | None:
     counts = [(cards & RANK_MASKS[rank]).bit_count() for rank in range(13)]
     present = [rank for rank in range(13) if counts[rank]]
-    suits = {(card_bit.bit_length() - 1) & 3 for card_bit in _bits(cards)}
+    suits = {(card_bit.bit_length() - 1) & 3 for card_bit in bits(cards)}
     flush = len(suits) == 1
     straight = len(present) == 5 and present[-1] - present[0] == 4
     top_suit = (cards.bit_length() - 1) & 3
@@ -103,7 +103,8 @@ def _poker(cards: int, revolution: bool) -> Combo | None:
     return None
 
 
-def _bits(mask: int) -> list[int]:
+def bits(mask: int) -> list[int]:
+    """Each set bit of ``mask`` on its own (one card each), lowest first."""
     out = []
     while mask:
         low = mask & -mask

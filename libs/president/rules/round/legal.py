@@ -17,7 +17,15 @@ bitmask down; then poker hands in the order of their cards; then the pass.
 from __future__ import annotations
 
 from president.rules.cards import JOKER_RANK, JOKERS, RANK_MASKS
-from president.rules.combos import ANSWERS, SET, Combo, beats_fast_path, classify, refusal
+from president.rules.combos import (
+    ANSWERS,
+    SET,
+    Combo,
+    beats_fast_path,
+    bits,
+    classify,
+    refusal,
+)
 from president.rules.options import Options
 from president.rules.round.plays import NOT_SOCIAL
 from president.rules.round.state import RoundPhase, RoundState
@@ -218,7 +226,7 @@ def poker_hands(hand: int) -> list[int]:
     found: set[int] = set()
     for rank, group in enumerate(groups):
         if group == RANK_MASKS[rank]:
-            found.update(group | other for other in _bits(cards & ~group))
+            found.update(group | other for other in bits(cards & ~group))
     triples = [subsets_of_size(group, 3) for group in groups]
     pairs = [subsets_of_size(group, 2) for group in groups]
     for rank, three in enumerate(triples):
@@ -234,7 +242,7 @@ def poker_hands(hand: int) -> list[int]:
         if all(run):
             straights = [0]
             for group in run:
-                straights = [chosen | bit for chosen in straights for bit in _bits(group)]
+                straights = [chosen | bit for chosen in straights for bit in bits(group)]
             found.update(straights)
     return sorted(found, key=_card_order)
 
@@ -242,18 +250,9 @@ def poker_hands(hand: int) -> list[int]:
 _SUIT_MASKS = tuple(sum(1 << (4 * rank + suit) for rank in range(13)) for suit in range(4))
 
 
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low)
-        mask ^= low
-    return out
-
-
 def _card_order(mask: int) -> list[int]:
     """The card indexes of ``mask``, lowest first: the order of :func:`subsets_of_size`."""
-    return [bit.bit_length() - 1 for bit in _bits(mask)]
+    return [bit.bit_length() - 1 for bit in bits(mask)]
 
 
 def subsets_of_size(mask: int, size: int) -> list[int]:
