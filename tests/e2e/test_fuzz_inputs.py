@@ -330,11 +330,23 @@ def test_every_rpc_with_a_valid_token(method: str, target: Target) -> None:
     def fuzz(request: Message) -> None:
         before = Before(target.store)
         answer = _call(target.channel, method, request, target.token())
+        if method == "Watch" and resumes_at_the_newest(target.store, request, answer):
+            answer = Answer("OK")  # an open stream, rightly quiet: nothing after that version
         check_answer(method, request, answer)
         if answer.refused:
             check_nothing_changed(before, target.scene.account_id, f"{method} {answer}")
 
     fuzz()
+
+
+def resumes_at_the_newest(store: EventStore, request: Message, answer: Answer) -> bool:
+    """A Watch resumed at the table's newest version has nothing to send until the next
+    change (a quiet table: our own deadline ends it); any other Watch answers at once."""
+    assert isinstance(request, pb.WatchRequest)
+    if answer.code != "DEADLINE_EXCEEDED" or request.from_version == 0:
+        return False
+    newest = store.current_version(STREAM_PREFIX + request.table_id)
+    return bool(newest) and request.from_version == newest
 
 
 WRONG_TOKENS = st.sampled_from(["", "garbage", "Bearer x", "a.b.c", "\x9b", "é" * 300])

@@ -52,7 +52,7 @@ from president.hosting.commands import (
 )
 from president.hosting.deadlines import needs_reveal, waits_for_server
 from president.hosting.dealer import DealerPort, RoundKey, deal_command
-from president.hosting.errors import TableExists, TableNotFound, VersionMismatch
+from president.hosting.errors import CommandConflict, TableExists, TableNotFound, VersionMismatch
 from president.hosting.events import (
     DealCommitted,
     DealRevealed,
@@ -283,16 +283,20 @@ class TableHost:
         fixed = None if callable(command) or isinstance(command, MoveOn) else command
         digest = digest_of(fixed, actor) if fixed is not None else ""
 
-        def decide_on(table: Table) -> list[TableEvent]:
+        def bound_on(table: Table) -> TableCommand:
+            """The command as it stands on ``table`` (its seat found), and who acts it."""
             nonlocal acting, digest
             if authorize is not None:
                 authorize(table)
             if fixed is not None:
-                return decide(table, fixed)
+                return fixed
             made = command(table) if callable(command) else command
             bound, acting = bind(table, made, actor)
             digest = digest_of(bound, acting)
-            return decide(table, bound)
+            return bound
+
+        def decide_on(table: Table) -> list[TableEvent]:
+            return decide(table, bound_on(table))
 
         with self.lock(table_id), self._collecting(table_id) as committed:
             # Optimistic: decide on the cached table. The append's expected
@@ -312,8 +316,8 @@ class TableHost:
             except Exception:  # refused: a retry of a command that ran, or a stale cache?
                 earlier = self._store.command_result(command_id, stream_id(table_id))
                 if earlier is not None:
-                    if not digest:  # not bound on this table: what it stood for is unknown
-                        raise
+                    if not digest:  # bind it where it first ran, to know what it stood for
+                        self._bind_before(table_id, earlier, bound_on, command_id)
                     return self._earlier_outcome(table_id, command_id, earlier, digest)
                 fresh = self.load(table_id)
                 if fresh.version == table.version:
@@ -406,6 +410,24 @@ class TableHost:
         it moved on meanwhile (a repeated MoveOn too)."""
         command = MoveOn(kind, game_no, round_no, timer_key)
         return self.decide_and_append(table_id, command, command_id, SERVER)
+
+    def _bind_before(
+        self,
+        table_id: str,
+        earlier: AppendResult,
+        bound_on: Callable[[Table], object],
+        command_id: str,
+    ) -> None:
+        """Bind a retried command on the table as it stood when its id first ran (a command
+        that names no seat is known only there: its cards left the hand since);
+        CommandConflict when it could not have been that command."""
+        stored = self._store.read_stream(stream_id(table_id), 1, earlier.first_version - 1)
+        before = fold_stored(None, stored)
+        assert before is not None
+        try:
+            bound_on(before)
+        except Exception:
+            raise CommandConflict(command_id) from None
 
     def _earlier_outcome(
         self, table_id: str, command_id: str, earlier: AppendResult, digest: str

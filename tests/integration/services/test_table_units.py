@@ -20,6 +20,7 @@ from president.audit import verify_table
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.dealer import LocalDealer
+from president.hosting.errors import CommandConflict
 from president.hosting.host import TableHost
 from president.hosting.seat_views import seat_of, table_view
 from president.hosting.streams import stream_id
@@ -518,3 +519,37 @@ def test_a_seat_command_naming_no_seat_acts_for_the_seat_its_actor_holds_then(
     assert view.phase == "game_over"
     assert len(played_at) > 1 and old_seat_refused  # p0 moved, and acted where they sat
     assert verify_table(store.read_stream(stream_id("moves"))).ok
+
+
+def test_a_retried_command_naming_no_seat_gets_its_first_outcome_on_any_replica(
+    store: EventStore,
+) -> None:
+    """A play whose answer was lost (its replica died after the commit) is sent again with
+    its command id: the same replica, or another whose copy of the table is from before the
+    player sat down, answers with the first outcome and writes nothing. The same id sent for
+    another command is COMMAND_CONFLICT."""
+    first_host = TableHost(store, LocalDealer(secret_for=fixed_secret))
+    first = TableApp(store, first_host, TableDirectory(store))
+    first_host.create("again", options_for("classic"), seat_count=4, host_player_id="p0")
+    other_host = TableHost(store, LocalDealer(secret_for=fixed_secret))
+    other = TableApp(store, other_host, TableDirectory(store))
+    other_host.load("again")  # this replica's copy: no one seated yet
+    first_host.decide_and_append("again", g.SitDown(0, "p0"), "sit-0", "server")
+    for seat in (1, 2, 3):
+        first_host.decide_and_append("again", g.SitDown(seat, f"b{seat}", True), f"s{seat}", "p0")
+    p0 = gpb.Actor(player_id="p0")
+    start = translate(gpb.Command(start_game=gpb.StartGame()))
+    first.handle_command("again", start, "start", p0, None)
+    view = table_view(first_host.load("again"), 0)
+    assert view.round.to_act == 0  # the bots moved until it is the person's turn
+    play = gpb.Command(play_cards=gpb.PlayCards(cards=view.round.legal[0].cards))
+    done = first.handle_command("again", translate(play), "play-1", p0, None)
+    written = store.current_version(stream_id("again"))
+    for replica in (first, other):
+        again = replica.handle_command("again", translate(play), "play-1", p0, None)
+        assert (again.version, again.events) == (done.version, done.events)
+    assert store.current_version(stream_id("again")) == written
+    passed = translate(gpb.Command(**{"pass": gpb.Pass()}))
+    with pytest.raises(CommandConflict):
+        other.handle_command("again", passed, "play-1", p0, None)
+    assert store.current_version(stream_id("again")) == written
