@@ -7,8 +7,6 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 
-import grpc
-
 from president.hosting.dealer import DealtCards, LocalDealer, RoundKey
 from president.hosting.host import TableHost
 from president.hosting.seat_views import table_view
@@ -16,7 +14,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import mask_of
 from president.rules.options import options_for
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 
 
 @dataclass
@@ -30,13 +28,13 @@ class FlakyDealer(LocalDealer):
 
     def deal(self, key: RoundKey) -> DealtCards:
         if self.down:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
+            raise ServiceError(Code.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
         self.deals.append(key)
         return super().deal(key)
 
     def reveal(self, key: RoundKey) -> bytes:
         if self.down or self.reveals_down:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
+            raise ServiceError(Code.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
         return super().reveal(key)
 
 

@@ -24,7 +24,8 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.streams import stream_id
 from president.servicekit.command_stream import CommandStream
-from president.servicekit.errors import ServiceError, aio_error_info
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import aio_error_info, code_of
 from president.servicekit.launcher import Stack, free_port, wait_healthy
 from president.store import EventStore, StoredEvent
 from president.table.v1 import table_pb2 as pb
@@ -170,13 +171,13 @@ def move_from(view: gpb.TableView, seat: int) -> gpb.Command:
     return gpb.Command(return_cards=gpb.ReturnCards(seat=seat, cards=action.cards))
 
 
-async def refusal(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str, str]:
-    """The status code, ErrorInfo reason and message of a call that must fail."""
+async def refusal(call: Awaitable[Any]) -> tuple[Code, str, str]:
+    """The code, ErrorInfo reason and message of a call that must fail."""
     try:
         await call
     except grpc.aio.AioRpcError as error:
         info = await aio_error_info(error)
-        return error.code(), info.reason if info is not None else "", error.details() or ""
+        return code_of(error.code()), info.reason if info is not None else "", error.details() or ""
     except ServiceError as error:  # a command refused on an ExecuteCommands stream
         return error.status, error.reason, error.message
     raise AssertionError("the call was accepted")

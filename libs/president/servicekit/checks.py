@@ -5,11 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import grpc
-
 from president.rules.cards import CardSyntaxError, parse_card
 from president.rules.levels import UnknownBotLevel, check_bot_player_id, check_level
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.nats import valid_table_id
 
 #: The longest command id a client may send (the gateway scopes it by player).
@@ -27,7 +25,7 @@ MAX_CARD_TEXT = 4
 
 def invalid(reason: str, message: str) -> ServiceError:
     """An INVALID_ARGUMENT refusal."""
-    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
+    return ServiceError(Code.INVALID_ARGUMENT, reason, message)
 
 
 def table_id(value: str) -> str:

@@ -39,7 +39,7 @@ from typing import Any
 import grpc
 
 from president.servicekit.batching import take_ready
-from president.servicekit.errors import ServiceError, from_refusal
+from president.servicekit.errors import Code, ServiceError, from_refusal
 from president.servicekit.server import MAX_MESSAGE_BYTES
 from president.table.v1 import table_pb2 as pb
 
@@ -71,7 +71,7 @@ def batches(ready: list[pb.TaggedCommand]) -> list[list[pb.TaggedCommand]]:
 def unavailable() -> ServiceError:
     """The table service cannot be reached (the stream broke or could not open)."""
     return ServiceError(
-        grpc.StatusCode.UNAVAILABLE,
+        Code.UNAVAILABLE,
         "UPSTREAM_UNAVAILABLE",
         "the table service cannot be reached right now: try again shortly",
     )

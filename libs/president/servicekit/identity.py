@@ -16,11 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import jwt
 
 from president.players.v1 import players_pb2 as ppb
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 
 GUEST = "guest"
 NAMED = "named"
@@ -39,7 +38,7 @@ MAX_TOKEN_CHARS = 8192
 
 def unauthenticated(reason: str, message: str) -> ServiceError:
     """An UNAUTHENTICATED refusal."""
-    return ServiceError(grpc.StatusCode.UNAUTHENTICATED, reason, message)
+    return ServiceError(Code.UNAUTHENTICATED, reason, message)
 
 
 @dataclass(frozen=True)

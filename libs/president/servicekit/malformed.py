@@ -13,7 +13,8 @@ from typing import Any
 
 import grpc
 
-from president.servicekit.errors import ServiceError, abort
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import abort
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -28,7 +29,7 @@ MALFORMED = _Malformed()
 def malformed_request() -> ServiceError:
     """The refusal of bytes that are not a message of the method."""
     return ServiceError(
-        grpc.StatusCode.INVALID_ARGUMENT,
+        Code.INVALID_ARGUMENT,
         "MALFORMED_REQUEST",
         "the request is not a valid protobuf message of this method",
     )

@@ -26,7 +26,8 @@ from president.events.v1 import events_pb2 as events_pb
 from president.game.v1 import game_pb2 as gpb
 from president.servicekit.channels import internal_channel
 from president.servicekit.command_stream import CommandStream
-from president.servicekit.errors import ServiceError, aio_error_info, reraise_remote
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import aio_error_info, reraise_remote
 from president.servicekit.tls import PLAINTEXT, TlsSettings
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
@@ -34,14 +35,9 @@ from president.table.v1 import table_pb2_grpc
 T = TypeVar("T")
 CALL_TIMEOUT_SECONDS = 15.0
 #: Codes saying the table moved on (the timer's key is stale, or the round is over).
-MOVED_ON = (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION)
+MOVED_ON = (Code.ABORTED, Code.FAILED_PRECONDITION)
 #: Codes no retry can fix.
-REFUSED = (
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.UNAUTHENTICATED,
-    grpc.StatusCode.OUT_OF_RANGE,
-)
+REFUSED = (Code.INVALID_ARGUMENT, Code.PERMISSION_DENIED, Code.UNAUTHENTICATED, Code.OUT_OF_RANGE)
 
 #: The most events the table service returns for one ReadEvents (for limit 0 too).
 MAX_READ_EVENTS = 5000
@@ -91,7 +87,7 @@ class LeaseHolders(Protocol):
 def unreachable(service: str = "table") -> ServiceError:
     """A service that cannot be reached right now."""
     return ServiceError(
-        grpc.StatusCode.UNAVAILABLE,
+        Code.UNAVAILABLE,
         "UPSTREAM_UNAVAILABLE",
         f"the {service} service cannot be reached right now: try again shortly",
     )
@@ -268,7 +264,7 @@ async def _answered(call: Awaitable[object]) -> tuple[TimeoutResult, str]:
         detail = f"{code.name}: {error.message}"
         if code in MOVED_ON:
             return TimeoutResult.STALE, detail
-        if code == grpc.StatusCode.NOT_FOUND:
+        if code == Code.NOT_FOUND:
             return TimeoutResult.GONE, detail
         if code in REFUSED:
             return TimeoutResult.REFUSED, detail

@@ -17,6 +17,8 @@ from president.hosting.dealer import LocalDealer
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
 from president.rules import game as g
+from president.servicekit.errors import Code
+from president.servicekit.grpc_errors import grpc_code
 from president.services.dealer.handlers import DealerServicer
 from president.services.dealer.vault import SecretVault
 from president.services.table.handlers import refusal
@@ -62,10 +64,12 @@ def test_a_command_during_an_outage_is_unavailable_and_runs_once_when_resent(
         with pytest.raises(Exception) as failed:
             host.decide_and_append("t1", g.StartGame(), "start", "p0")
         refused = refusal(failed.value)  # the table service's answer to it
-        assert refused.status == grpc.StatusCode.UNAVAILABLE
+        assert refused.status == Code.UNAVAILABLE
         assert refused.reason == "STORE_UNAVAILABLE"
         # The Python client (and the seat bot) send such a refusal again.
-        assert connection_lost(GatewayError(refused.status, refused.reason, refused.message))
+        assert connection_lost(
+            GatewayError(grpc_code(refused.status), refused.reason, refused.message)
+        )
         private_postgres.start()
         assert store.current_version(stream_id("t1")) == version  # nothing of it was kept
         first = host.decide_and_append("t1", g.StartGame(), "start", "p0")

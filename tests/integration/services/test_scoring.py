@@ -27,7 +27,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
-from president.servicekit.errors import error_info
+from president.servicekit.grpc_errors import error_info
 from president.servicekit.launcher import Stack
 from president.servicekit.nats import Subjects
 from tests.support.servers import store_databases

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import grpc
 import pytest
 
 from president.audit import verify_table
@@ -21,7 +20,7 @@ from president.hosting.host import TableHost
 from president.hosting.move_on import CLOSING
 from president.rules import game as g
 from president.servicekit.config.table import EvictionRules
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.services.table.app import TableApp
 from president.services.table.commands import translate
 from president.services.table.directory import TableDirectory
@@ -42,7 +41,7 @@ def _replica(store: EventStore) -> tuple[TableHost, TableApp]:
 def _gone(app: TableApp, table_id: str) -> None:
     with pytest.raises(ServiceError) as refused:
         app.view(table_id, None)
-    assert (refused.value.status, refused.value.reason) == (grpc.StatusCode.NOT_FOUND, "TABLE_GONE")
+    assert (refused.value.status, refused.value.reason) == (Code.NOT_FOUND, "TABLE_GONE")
 
 
 def test_finished_then_abandoned_tables_leave_both_replicas(either_store: EventStore) -> None:

@@ -23,7 +23,8 @@ from president.audit import verify_table
 from president.game.v1 import game_pb2 as gpb
 from president.rules.cards import FULL_DECK, names
 from president.servicekit.command_stream import CommandStream
-from president.servicekit.errors import ServiceError, aio_error_info
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import aio_error_info
 from president.servicekit.launcher import NatsServer, Stack
 from president.servicekit.table_client import TableClient
 from president.services.gateway.upstream.owners import LeaseOwners
@@ -273,7 +274,7 @@ async def test_a_command_as_large_as_a_public_request_is_refused_alone(
             *(tables.execute(table_id, wave, player(0)) for _ in range(3)),
         )
         for code, reason, message in results[:3]:
-            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_CARDS")
+            assert (code, reason) == (Code.INVALID_ARGUMENT, "MALFORMED_CARDS")
             assert message.startswith("a play or a return has at most 5 cards, not ")
         assert all(isinstance(done, pb.ExecuteCommandResponse) for done in results[3:])
         request = pb.ExecuteCommandRequest(
@@ -297,7 +298,7 @@ async def test_a_command_stream_reopens_after_the_table_service_restarts(
         table_stack.stop_one("table", kill=True)
         try:
             code, reason, message = await refusal(tables.execute(table_id, wave, player(0)))
-            assert (code, reason) == (StatusCode.UNAVAILABLE, "UPSTREAM_UNAVAILABLE"), message
+            assert (code, reason) == (Code.UNAVAILABLE, "UPSTREAM_UNAVAILABLE"), message
         finally:
             table_stack.start_one("table")
         cid = command_id("after-restart")
@@ -370,12 +371,12 @@ async def test_a_retried_command_id_plays_once(table_stack: Stack, streamed: boo
         code, reason, _ = await refusal(
             tables.execute(table_id, gpb.Command(start_game=gpb.StartGame()), cid=cid)
         )
-        assert (code, reason) == (StatusCode.INVALID_ARGUMENT, "COMMAND_ID_REUSED")
+        assert (code, reason) == (Code.INVALID_ARGUMENT, "COMMAND_ID_REUSED")
         assert (await tables.view(table_id)).version == first.version
         # The same id for another table is refused.
         elsewhere = await tables.bot_table()
         code, reason, _ = await refusal(tables.execute(elsewhere, step[0], step[1], cid=cid))
-        assert (code, reason) == (StatusCode.INVALID_ARGUMENT, "COMMAND_ID_REUSED")
+        assert (code, reason) == (Code.INVALID_ARGUMENT, "COMMAND_ID_REUSED")
         # Creating a table is idempotent by command id too, with or without a table id.
         created = [
             await tables.stub.CreateTable(

@@ -29,7 +29,7 @@ from president.rules import round as rnd
 from president.rules.cards import card_name, cards_of, mask_of
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import options_for
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.table_client import TableClient, read_pages
 from president.services.table.app import TableApp
 from president.services.table.commands import React, translate
@@ -92,7 +92,7 @@ def test_translates_each_kind_of_command() -> None:
 def test_bad_commands_are_invalid_arguments(command: gpb.Command, reason: str) -> None:
     with pytest.raises(ServiceError) as refused:
         translate(command)
-    assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.status == Code.INVALID_ARGUMENT
     assert refused.value.reason == reason and refused.value.message
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from president.servicekit.errors import error_info
+from president.servicekit.grpc_errors import error_info
 from president.servicekit.launcher import Stack
 from president.table.v1 import table_pb2 as tpb
 from president.timer.v1 import timer_pb2 as mpb

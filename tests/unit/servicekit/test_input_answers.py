@@ -5,7 +5,6 @@ C1 controls, bidi overrides or nothing visible at the gateway and the table serv
 
 from __future__ import annotations
 
-import grpc
 import pytest
 
 from president.game.v1 import game_pb2 as gpb
@@ -13,13 +12,8 @@ from president.rules.errors import ErrorCode
 from president.rules.options import OptionError, options_for
 from president.servicekit import names
 from president.servicekit.checks import bot_level, reaction
-from president.servicekit.errors import (
-    STATUS_OF_CODE,
-    ServiceError,
-    from_domain,
-    to_refusal,
-    to_status,
-)
+from president.servicekit.errors import STATUS_OF_CODE, Code, ServiceError, from_domain, to_refusal
+from president.servicekit.grpc_errors import to_status
 from president.servicekit.nats import valid_table_id
 from president.services.gateway.api.handlers import REFUSED_STATUS
 from president.services.gateway.calls import checks as gateway_checks
@@ -30,7 +24,7 @@ from president.services.table.commands import translate
 def test_unicode_digits_in_game_end_are_an_option_error(game_end: str) -> None:
     with pytest.raises(OptionError) as refused:  # was a ValueError: INTERNAL
         options_for("classic", {"game_end": game_end})
-    assert from_domain(refused.value).status == grpc.StatusCode.INVALID_ARGUMENT
+    assert from_domain(refused.value).status == Code.INVALID_ARGUMENT
 
 
 @pytest.mark.parametrize("text", ["x\n", "smile\n", "\n"])
@@ -77,7 +71,7 @@ def test_the_gateway_refuses_bad_display_and_table_names(name: str) -> None:
         with pytest.raises(ServiceError) as refused:
             check(name)
         assert (refused.value.status, refused.value.reason) == (
-            grpc.StatusCode.INVALID_ARGUMENT,
+            Code.INVALID_ARGUMENT,
             reason,
         )
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-import grpc
 import pytest
 
 from president.servicekit import checks
 from president.servicekit.batching import take_ready
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.nats import message_id, version_in
 
 
@@ -30,7 +29,7 @@ def test_each_refusal_is_invalid_argument_with_its_reason(
 ) -> None:
     with pytest.raises(ServiceError) as caught:
         check()
-    assert caught.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.status == Code.INVALID_ARGUMENT
     assert caught.value.reason == reason
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import grpc
 import pytest
 
 from president.game.v1 import game_pb2 as gpb
 from president.rules import game as g
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.services.gateway.calls import bot_levels, checks
 from president.services.table.commands import translate
 
@@ -16,7 +15,7 @@ def _refusal(call: object) -> ServiceError:
     assert callable(call)
     with pytest.raises(ServiceError) as refused:
         call()
-    assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT and refused.value.message
+    assert refused.value.status == Code.INVALID_ARGUMENT and refused.value.message
     return refused.value
 
 

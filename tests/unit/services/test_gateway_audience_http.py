@@ -17,14 +17,13 @@ import ssl
 import struct
 from pathlib import Path
 
-import grpc
 import httpx
 import pytest
 from google.protobuf import json_format
 from google.rpc import error_details_pb2
 
 from president.gateway.v1 import gateway_pb2 as pb
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.identity import AccessTokens, Identity
 from president.servicekit.nats import Subjects
 from president.servicekit.tls import TlsSettings
@@ -163,9 +162,7 @@ def _body(chunk: bytes) -> bytes:
 
 
 def test_the_end_of_a_stream_carries_the_code_the_sentence_and_the_reason() -> None:
-    ended = end_of_stream(
-        ServiceError(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED", "your token expired")
-    )
+    ended = end_of_stream(ServiceError(Code.UNAUTHENTICATED, "TOKEN_EXPIRED", "your token expired"))
     body = _body(ended)
     assert ended.endswith(b"\r\n0\r\n\r\n") and body[0] == 0x02
     error = json.loads(body[5:])["error"]
@@ -178,7 +175,7 @@ def test_the_end_of_a_stream_carries_the_code_the_sentence_and_the_reason() -> N
     assert clean[0] == 0x02 and json.loads(clean[5:]) == {}
 
 
-INVALID = grpc.StatusCode.INVALID_ARGUMENT
+INVALID = Code.INVALID_ARGUMENT
 
 
 @pytest.mark.parametrize(
@@ -187,7 +184,7 @@ INVALID = grpc.StatusCode.INVALID_ARGUMENT
         (b"", INVALID, "MALFORMED_REQUEST", "5 bytes of envelope"),
         (
             b"\x01\x00\x00\x00\x00",
-            grpc.StatusCode.UNIMPLEMENTED,
+            Code.UNIMPLEMENTED,
             "COMPRESSION_UNSUPPORTED",
             "uncompressed",
         ),
@@ -196,7 +193,7 @@ INVALID = grpc.StatusCode.INVALID_ARGUMENT
     ],
 )
 def test_a_malformed_request_is_refused_with_what_was_wrong(
-    body: bytes, code: grpc.StatusCode, reason: str, words: str
+    body: bytes, code: Code, reason: str, words: str
 ) -> None:
     with pytest.raises(ServiceError) as refused:
         _request(PROTO, body)

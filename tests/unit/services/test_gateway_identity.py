@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import grpc
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.identity import AccessTokens, Identity
 from president.services.gateway.identity.auth import Verifier, bearer
 from president.services.gateway.identity.guard import checked_wait
@@ -45,7 +44,7 @@ def verifier(
 def reason_of(call: Any) -> str:
     with pytest.raises(ServiceError) as raised:
         call()
-    assert raised.value.status == grpc.StatusCode.UNAUTHENTICATED
+    assert raised.value.status == Code.UNAUTHENTICATED
     assert len(raised.value.message) > 10
     return raised.value.reason
 

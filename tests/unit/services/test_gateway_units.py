@@ -11,7 +11,6 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import grpc
 import pytest
 
 from president.events.v1 import events_pb2 as epb
@@ -25,7 +24,7 @@ from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import parse_cards
 from president.rules.options import options_for
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.nats import Subjects, envelope
 from president.services.gateway.api.handlers import transport_error
@@ -76,7 +75,7 @@ from president.table.v1 import table_pb2 as tpb
 def test_bad_input_is_invalid_argument(call: object, reason: str) -> None:
     with pytest.raises(ServiceError) as raised:
         call()  # type: ignore[operator]
-    assert raised.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert raised.value.status == Code.INVALID_ARGUMENT
     assert raised.value.reason == reason
     assert raised.value.message  # a sentence for a person
 
@@ -106,7 +105,7 @@ class LocalTables:
         self.reads += 1
         stored = self.store.read_stream(stream_id(table_id), after + 1)
         if not stored and self.store.current_version(stream_id(table_id)) == 0:
-            raise ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "no table")
+            raise ServiceError(Code.NOT_FOUND, "TABLE_NOT_FOUND", "no table")
         return [envelope(event) for event in stored]
 
     async def create_table(self, request: tpb.CreateTableRequest) -> tpb.CreateTableResponse:
@@ -168,11 +167,11 @@ def test_check_deal_is_refused_before_the_reveal_and_verified_after(tables: Loca
     events = asyncio.run(tables.read_events("t1", 0))
     with pytest.raises(ServiceError) as early:
         check_deal(events, 1, 1)
-    assert early.value.status == grpc.StatusCode.FAILED_PRECONDITION
+    assert early.value.status == Code.FAILED_PRECONDITION
     assert early.value.reason == "ROUND_NOT_OVER"
     with pytest.raises(ServiceError) as unknown:
         check_deal(events, 1, 9)
-    assert unknown.value.status == grpc.StatusCode.NOT_FOUND
+    assert unknown.value.status == Code.NOT_FOUND
     play_human(tables, "t1", 200)
     events = asyncio.run(tables.read_events("t1", 0))
     checked = check_deal(events, 1, 1)
@@ -395,7 +394,7 @@ async def test_watch_resumes_from_history_or_with_the_view_now(
     assert ahead.value.reason == "VERSION_AHEAD"
     with pytest.raises(ServiceError) as unknown:
         await hub.feed("nope")
-    assert unknown.value.status == grpc.StatusCode.NOT_FOUND
+    assert unknown.value.status == Code.NOT_FOUND
     await hub.close()
 
 

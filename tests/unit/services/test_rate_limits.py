@@ -12,7 +12,8 @@ from google.rpc import error_details_pb2, status_pb2
 
 from president.client.errors import GatewayError, honouring_retry_hints
 from president.gateway.v1 import gateway_pb2
-from president.servicekit.errors import RETRY_AFTER, ServiceError, to_status
+from president.servicekit.errors import RETRY_AFTER, Code, ServiceError
+from president.servicekit.grpc_errors import to_status
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER, Peers, address_of
 from president.servicekit.tls import TlsSettings
 from president.services.gateway.limits.rate_limits import (
@@ -83,7 +84,7 @@ def test_an_identity_over_its_limit_is_refused_with_a_hint_and_others_are_not() 
     gate.admit("CreateTable", "10.0.0.1", "alice")
     gate.admit("CreateTable", "10.0.0.1", "alice")
     refused = refusal(lambda: gate.admit("CreateTable", "10.0.0.1", "alice"))
-    assert refused.status == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert refused.status == Code.RESOURCE_EXHAUSTED
     assert refused.reason == RATE_LIMITED
     assert float(refused.metadata[RETRY_AFTER]) == pytest.approx(30.0)
     assert refused.metadata["limit"] == "create_table"
@@ -123,9 +124,7 @@ def test_limits_come_from_the_environment_scaled_or_off() -> None:
 
 
 def test_the_rich_status_carries_retry_info_and_the_seconds() -> None:
-    error = ServiceError(
-        grpc.StatusCode.RESOURCE_EXHAUSTED, RATE_LIMITED, "wait", {RETRY_AFTER: "2.5"}
-    )
+    error = ServiceError(Code.RESOURCE_EXHAUSTED, RATE_LIMITED, "wait", {RETRY_AFTER: "2.5"})
     status = status_pb2.Status.FromString(to_status(error).trailing_metadata[0][1])
     kinds = {detail.type_url.rsplit("/", 1)[1] for detail in status.details}
     assert kinds == {"google.rpc.ErrorInfo", "google.rpc.RetryInfo"}
@@ -152,7 +151,7 @@ def test_streams_per_identity_and_per_peer_and_a_closed_one_frees_its_slot() -> 
     streams = StreamLimits(per_identity=2, per_peer=3)
     with streams.holding("ann", "p1"), streams.holding("ann", "p1"):
         refused = refusal(lambda: streams.holding("ann", "p2").__enter__())
-        assert refused.status == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert refused.status == Code.RESOURCE_EXHAUSTED
         assert refused.reason == TOO_MANY_STREAMS and "for this account" in refused.message
         with streams.holding("bob", "p1"):
             refused = refusal(lambda: streams.holding("cy", "p1").__enter__())

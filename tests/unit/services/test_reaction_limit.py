@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import grpc
 import pytest
 
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.services.table.reaction_limit import ReactionLimit
 
 
@@ -25,7 +24,7 @@ def test_a_seat_reacts_a_few_times_per_window() -> None:
     with pytest.raises(ServiceError) as refused:
         limit.admit("t1", 0)
     error = refused.value
-    assert (error.status, error.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "REACTION_RATE")
+    assert (error.status, error.reason) == (Code.RESOURCE_EXHAUSTED, "REACTION_RATE")
     assert "at most 3 reactions every 10 seconds" in error.message
     limit.admit("t1", 1)  # another seat
     limit.admit("t2", 0)  # another table

@@ -3,7 +3,6 @@ seated there, host actions from the host of the moment, the precise refusal of e
 
 from __future__ import annotations
 
-import grpc
 import pytest
 
 from president.game.v1 import game_pb2 as gpb
@@ -11,7 +10,7 @@ from president.hosting.events import HostChanged, TableCreated
 from president.hosting.projection import Table, fold, table_from_created
 from president.hosting.visibility import PRIVATE, PUBLIC
 from president.rules import game as g
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.services.table.commands import translate
 from president.services.table.rights import check_actor
 
@@ -35,7 +34,7 @@ def table(*events: object, visibility: str = PUBLIC) -> Table:
     return folded
 
 
-def refusal(translated: object, player: str, at: Table) -> tuple[grpc.StatusCode, str, str]:
+def refusal(translated: object, player: str, at: Table) -> tuple[Code, str, str]:
     with pytest.raises(ServiceError) as refused:
         check_actor(translated, gpb.Actor(player_id=player), at)  # type: ignore[arg-type]
     error = refused.value
@@ -46,7 +45,7 @@ def test_a_seat_command_comes_from_the_person_seated_there() -> None:
     check_actor(PASS_1, gpb.Actor(player_id="bob", seat=1), table())
     check_actor(PASS_1, gpb.Actor(player_id="server", seat=-1), table())
     status, reason, _ = refusal(PASS_1, "ann", table())
-    assert (status, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
+    assert (status, reason) == (Code.PERMISSION_DENIED, "NOT_YOUR_SEAT")
     # The actor's seat field is not trusted: the table says who sits where.
     with pytest.raises(ServiceError, match="NOT_YOUR_SEAT"):
         check_actor(PASS_1, gpb.Actor(player_id="ann", seat=1), table())
@@ -61,14 +60,14 @@ def test_a_player_who_left_or_was_removed_is_told_which() -> None:
     )
     removed = table(g.SeatLeft(1, "bob", True), g.SeatFreed(1))
     status, reason, message = refusal(PASS_1, "bob", removed)
-    assert (status, reason) == (grpc.StatusCode.PERMISSION_DENIED, "SEAT_REMOVED")
+    assert (status, reason) == (Code.PERMISSION_DENIED, "SEAT_REMOVED")
     assert "Ann (the host) removed you" in message
 
 
 def test_host_actions_come_from_the_host_of_the_moment() -> None:
     check_actor(NEXT_ROUND, gpb.Actor(player_id="ann"), table())
     status, reason, message = refusal(NEXT_ROUND, "bob", table())
-    assert (status, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_HOST")
+    assert (status, reason) == (Code.PERMISSION_DENIED, "NOT_HOST")
     assert "(Ann)" in message
     handed = table(HostChanged("bob", "ann", False))
     check_actor(NEXT_ROUND, gpb.Actor(player_id="bob"), handed)

@@ -14,7 +14,8 @@ from president.dealer.v1 import dealer_pb2_grpc
 from president.hosting.dealer import RoundKey
 from president.rules.cards import card_name
 from president.servicekit import checks
-from president.servicekit.errors import ServiceError, abort, store_unavailable
+from president.servicekit.errors import Code, ServiceError, store_unavailable
+from president.servicekit.grpc_errors import abort
 from president.services.dealer.vault import RoundNotOver, SecretVault, UnknownRound
 from president.store import is_transient
 
@@ -41,7 +42,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
             key = _key(request.round)
             if not 2 <= request.players <= MAX_PLAYERS:
                 raise ServiceError(
-                    grpc.StatusCode.INVALID_ARGUMENT,
+                    Code.INVALID_ARGUMENT,
                     "INVALID_PLAYERS",
                     f"a deal is for 2 to {MAX_PLAYERS} players, not {request.players}",
                 )
@@ -62,9 +63,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
             key = _key(request.round)
             dealt = await _in_vault(context, lambda: self._vault.deal(key))
         except UnknownRound as error:
-            await abort(
-                context, ServiceError(grpc.StatusCode.NOT_FOUND, "UNKNOWN_ROUND", str(error))
-            )
+            await abort(context, ServiceError(Code.NOT_FOUND, "UNKNOWN_ROUND", str(error)))
         except ServiceError as error:
             await abort(context, error)
         return pb.DealCardsResponse(
@@ -82,13 +81,11 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
             key = _key(request.round)
             committed = await _in_vault(context, lambda: self._vault.reveal(key))
         except UnknownRound as error:
-            await abort(
-                context, ServiceError(grpc.StatusCode.NOT_FOUND, "UNKNOWN_ROUND", str(error))
-            )
+            await abort(context, ServiceError(Code.NOT_FOUND, "UNKNOWN_ROUND", str(error)))
         except RoundNotOver as error:
             await abort(
                 context,
-                ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_OVER", str(error)),
+                ServiceError(Code.FAILED_PRECONDITION, "ROUND_NOT_OVER", str(error)),
             )
         except ServiceError as error:
             await abort(context, error)

@@ -16,9 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import grpc
-
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.identity import GUEST, NAMED, AccessTokens, Identity, unauthenticated
 from president.services.players import hashing, names
 from president.services.players.store import Account, NameTaken, PlayersStore, Rotation
@@ -115,7 +113,7 @@ class Players:
                 named = self._store.name_guest(guest.account_id, name, key, shown, hashed)
                 if named is None:
                     raise ServiceError(
-                        grpc.StatusCode.FAILED_PRECONDITION,
+                        Code.FAILED_PRECONDITION,
                         "NOT_A_GUEST",
                         "only a guest account can be given a name and a password",
                     )
@@ -124,7 +122,7 @@ class Players:
             self._store.add_account(account, key, self._now())
         except NameTaken:
             raise ServiceError(
-                grpc.StatusCode.ALREADY_EXISTS,
+                Code.ALREADY_EXISTS,
                 "NAME_TAKEN",
                 f"the name {name!r} is taken (names are unique ignoring case): choose another",
             ) from None

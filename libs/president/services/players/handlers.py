@@ -15,7 +15,8 @@ import structlog
 
 from president.players.v1 import players_pb2 as pb
 from president.players.v1 import players_pb2_grpc
-from president.servicekit.errors import ServiceError, abort
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import abort
 from president.servicekit.identity import identity_message
 from president.services.players.app import Issued, Players
 
@@ -51,7 +52,7 @@ class PlayersServicer(players_pb2_grpc.PlayersServiceServicer):
             self._log.exception("call failed", error=type(error).__name__)
             await abort(
                 context,
-                ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "the players service failed"),
+                ServiceError(Code.INTERNAL, "INTERNAL", "the players service failed"),
             )
 
     async def CreateGuest(

@@ -11,7 +11,8 @@ import grpc
 from president.scoring.v1 import scoring_pb2 as pb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit import checks
-from president.servicekit.errors import ServiceError, abort
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import abort
 from president.services.scoring.ratings_handlers import RatingsHandlers
 from president.services.scoring.store import MAX_PLAYER_ID, ScoringStore
 
@@ -20,7 +21,7 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 def _table_not_found(table_id: str) -> ServiceError:
     return ServiceError(
-        grpc.StatusCode.NOT_FOUND,
+        Code.NOT_FOUND,
         "TABLE_NOT_FOUND",
         f"scoring knows no table {table_id!r} (yet: it follows the event stream)",
     )
@@ -96,14 +97,14 @@ class ScoringServicer(RatingsHandlers, scoring_pb2_grpc.ScoringServiceServicer):
             player_id = request.player_id
             if not player_id.strip() or len(player_id) > MAX_PLAYER_ID:
                 raise ServiceError(
-                    grpc.StatusCode.INVALID_ARGUMENT,
+                    Code.INVALID_ARGUMENT,
                     "INVALID_PLAYER",
                     f"a player id is 1 to {MAX_PLAYER_ID} characters, not blank",
                 )
             stats = await asyncio.to_thread(self._store.player, player_id)
             if stats is None:
                 raise ServiceError(
-                    grpc.StatusCode.NOT_FOUND,
+                    Code.NOT_FOUND,
                     "PLAYER_NOT_FOUND",
                     f"scoring has seen no player {player_id!r} at any table",
                 )

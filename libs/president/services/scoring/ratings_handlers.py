@@ -20,7 +20,8 @@ from president.ratings.windows import ALL_TIME, UnknownWindow, check_window, per
 from president.rules.options import PRESETS
 from president.scoring.v1 import scoring_pb2 as pb
 from president.servicekit.checks import invalid
-from president.servicekit.errors import ServiceError, abort
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import abort
 from president.services.scoring.ratings_queries import (
     BOARDS,
     RATING,
@@ -79,7 +80,7 @@ def _moment(value: str, clock: Callable[[], datetime]) -> datetime:
 
 def _unknown(account: str) -> ServiceError:
     return ServiceError(
-        grpc.StatusCode.NOT_FOUND,
+        Code.NOT_FOUND,
         "ACCOUNT_NOT_FOUND",
         f"scoring has seen no round finished by account {account!r}",
     )

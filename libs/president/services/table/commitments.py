@@ -15,14 +15,13 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable
 
-import grpc
 from sqlalchemy import Connection
 
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting.events import DealCommitted
 from president.hosting.streams import STREAM_PREFIX
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.store import EventStore, Position, StoredEvent
 from president.store.commitments import Commitment, FeedEntry, append_commitments, read_feed
 
@@ -111,7 +110,7 @@ def list_commitments(store: EventStore, day: str, after_seq: int, limit: int) ->
     """A page of the feed (``day`` ``YYYY-MM-DD`` or empty: every day); INVALID_DAY otherwise."""
     if day and not _DAY.fullmatch(day):
         raise ServiceError(
-            grpc.StatusCode.INVALID_ARGUMENT,
+            Code.INVALID_ARGUMENT,
             "INVALID_DAY",
             f"day {day!r} is not a UTC day written YYYY-MM-DD (or empty: every day)",
         )

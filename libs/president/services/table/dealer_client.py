@@ -19,7 +19,7 @@ from president.dealer.v1 import dealer_pb2_grpc
 from president.hosting.dealer import DealtCards, RoundKey
 from president.rules.cards import CardSyntaxError, parse_card
 from president.servicekit.channels import internal_sync_channel
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.tls import PLAINTEXT, TlsSettings
 
 CALL_SECONDS = 3.0
@@ -59,7 +59,7 @@ class GrpcDealer:
             )
         except CardSyntaxError as error:
             raise ServiceError(
-                grpc.StatusCode.INTERNAL, "BAD_DEAL", f"the dealer sent a bad card: {error}"
+                Code.INTERNAL, "BAD_DEAL", f"the dealer sent a bad card: {error}"
             ) from None
 
     def reveal(self, key: RoundKey) -> bytes:
@@ -84,12 +84,12 @@ class GrpcDealer:
                 detail = error.details() if isinstance(error, grpc.Call) else str(error)
                 if code in RETRIED:
                     raise ServiceError(
-                        grpc.StatusCode.UNAVAILABLE,
+                        Code.UNAVAILABLE,
                         "DEALER_UNAVAILABLE",
                         f"the dealer did not answer ({detail}); try again shortly",
                     ) from None
                 raise ServiceError(
-                    grpc.StatusCode.INTERNAL,
+                    Code.INTERNAL,
                     "DEALER_FAILED",
                     f"the dealer refused {method}: {detail}",
                 ) from None

@@ -19,15 +19,13 @@ and ``president audit verify`` checks them as any other.
 
 from __future__ import annotations
 
-import grpc
-
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 
 
 def table_gone(table_id: str) -> ServiceError:
     """The answer about a table that was evicted."""
     return ServiceError(
-        grpc.StatusCode.NOT_FOUND,
+        Code.NOT_FOUND,
         "TABLE_GONE",
         f"table {table_id!r} is gone: it closed, or nothing happened at it for a long time, "
         "so it left the lobby; its log stays in the store for the audit",

@@ -28,15 +28,14 @@ from president.servicekit.channels import internal_channel
 from president.servicekit.checks import invalid
 from president.servicekit.errors import (
     STATUS_OF_CODE,
+    Code,
     ServiceError,
-    abort,
-    aio_error_info,
     from_domain,
-    reraise_remote,
     store_unavailable,
     to_refusal,
 )
 from president.servicekit.feed_stream import entry_message
+from president.servicekit.grpc_errors import abort, aio_error_info, reraise_remote
 from president.servicekit.metrics import REJECTIONS, observe_call
 from president.servicekit.nats import envelope, valid_table_id
 from president.servicekit.tls import PLAINTEXT, TlsSettings
@@ -62,9 +61,9 @@ def refusal(error: Exception) -> ServiceError:
     if isinstance(error, ServiceError):
         return error
     if isinstance(error, TableNotFound):
-        return ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", str(error))
+        return ServiceError(Code.NOT_FOUND, "TABLE_NOT_FOUND", str(error))
     if isinstance(error, TableExists):
-        return ServiceError(grpc.StatusCode.ALREADY_EXISTS, "TABLE_EXISTS", str(error))
+        return ServiceError(Code.ALREADY_EXISTS, "TABLE_EXISTS", str(error))
     if isinstance(error, VersionMismatch):
         return ServiceError(
             STATUS_OF_CODE[ErrorCode.STALE],
@@ -74,7 +73,7 @@ def refusal(error: Exception) -> ServiceError:
         )
     if isinstance(error, ConcurrencyConflict):
         return ServiceError(
-            grpc.StatusCode.ABORTED,
+            Code.ABORTED,
             "CONFLICT",
             "another replica kept changing this table: reload it and try again",
         )
@@ -287,7 +286,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         def prepare() -> Translated:
             if not request.actor.player_id:
                 raise ServiceError(
-                    grpc.StatusCode.INVALID_ARGUMENT,
+                    Code.INVALID_ARGUMENT,
                     "MISSING_ACTOR",
                     "say who acts: actor.player_id",
                 )
@@ -379,9 +378,7 @@ def _refused(error: Exception) -> ServiceError:
         rejection = refusal(error)
     except Exception:
         _log.exception("table call failed", error=repr(error))
-        rejection = ServiceError(
-            grpc.StatusCode.INTERNAL, "INTERNAL", "the table service failed; see its log"
-        )
+        rejection = ServiceError(Code.INTERNAL, "INTERNAL", "the table service failed; see its log")
     REJECTIONS.labels(rejection.reason).inc()
     return rejection
 

@@ -15,9 +15,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 
-import grpc
-
-from president.servicekit.errors import RETRY_AFTER, ServiceError
+from president.servicekit.errors import RETRY_AFTER, Code, ServiceError
 
 #: Reactions a seat may show in one window.
 BURST = 5
@@ -56,7 +54,7 @@ class ReactionLimit:
             if len(times) == self.burst and now - times[0] < self.window_seconds:
                 wait = self.window_seconds - (now - times[0])
                 raise ServiceError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    Code.RESOURCE_EXHAUSTED,
                     "REACTION_RATE",
                     f"at most {self.burst} reactions every {self.window_seconds:g} seconds: "
                     f"try again in {wait:.0f} s",

@@ -23,8 +23,6 @@ The actor ``server`` may do anything, and only it moves a table on by itself
 
 from __future__ import annotations
 
-import grpc
-
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.host import SERVER
 from president.hosting.host_role import host_has_left
@@ -33,7 +31,7 @@ from president.hosting.seat_views import seat_of
 from president.hosting.visibility import PRIVATE
 from president.rules import game as g
 from president.servicekit.checks import invalid
-from president.servicekit.errors import ServiceError, denied, read_only
+from president.servicekit.errors import Code, ServiceError, denied, read_only
 from president.services.table.commands import MoveOn, TableCommand, Translated
 
 
@@ -99,7 +97,7 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> Table
     it now."""
     if table.closed:
         raise ServiceError(
-            grpc.StatusCode.FAILED_PRECONDITION,
+            Code.FAILED_PRECONDITION,
             "TABLE_CLOSED",
             "this table closed when nobody was left at it: create or join another",
         )
@@ -123,7 +121,7 @@ def check_actor(translated: Translated, actor: gpb.Actor, table: Table) -> Table
         seats = table.game.seats
         if command.seat < len(seats) and seats[command.seat].player == player:
             raise ServiceError(
-                grpc.StatusCode.FAILED_PRECONDITION,
+                Code.FAILED_PRECONDITION,
                 "OWN_SEAT",
                 "the host leaves with Leave, not by removing their own seat",
             )

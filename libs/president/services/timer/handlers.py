@@ -8,7 +8,8 @@ import grpc
 
 from president.hosting.deadlines import Deadline
 from president.servicekit import checks
-from president.servicekit.errors import ServiceError, abort
+from president.servicekit.errors import ServiceError
+from president.servicekit.grpc_errors import abort
 from president.services.timer.deadlines import DeadlineBoard
 from president.timer.v1 import timer_pb2 as pb
 from president.timer.v1 import timer_pb2_grpc

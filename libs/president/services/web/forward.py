@@ -40,7 +40,8 @@ from google.rpc import error_details_pb2, status_pb2
 from protobuf.wkt import Any as WireAny
 
 from president.gateway.v1 import gateway_pb2
-from president.servicekit.errors import DOMAIN, DRAINING
+from president.servicekit.errors import DRAINING
+from president.servicekit.grpc_errors import DOMAIN
 from president.servicekit.metrics import observe_call
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
 

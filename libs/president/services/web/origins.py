@@ -20,7 +20,7 @@ from google.rpc import error_details_pb2
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from president.servicekit.errors import DOMAIN
+from president.servicekit.grpc_errors import DOMAIN
 
 ORIGIN_NOT_ALLOWED = "ORIGIN_NOT_ALLOWED"
 #: The request headers of Connect, gRPC-Web and the bearer token.

@@ -46,7 +46,6 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import cast
 
-import grpc
 import h11
 import structlog
 from prometheus_client import Gauge
@@ -54,7 +53,7 @@ from prometheus_client import Gauge
 from president.hosting.seat_views import seat_of
 from president.servicekit import checks
 from president.servicekit.config.gateway import DoorSettings
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.identity import Identity
 from president.servicekit.peers import Peers
 from president.services.gateway.api.connect import (
@@ -103,7 +102,7 @@ log = structlog.get_logger(service="gateway")
 
 def _seat_holder(seat: int) -> ServiceError:
     return ServiceError(
-        grpc.StatusCode.FAILED_PRECONDITION,
+        Code.FAILED_PRECONDITION,
         "SEAT_HOLDER",
         f"you hold seat {seat} at this table: watch it at the players' gateway, "
         "which shows you your hand (this door shows the table as a spectator sees it)",
@@ -273,7 +272,7 @@ class SpectatorStream(asyncio.Protocol):
             self.end(error)
         except Exception as error:  # a defect: the stream ends as INTERNAL, said once in the log
             log.exception("spectator stream failed", error=type(error).__name__)
-            self.end(ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "the server failed"))
+            self.end(ServiceError(Code.INTERNAL, "INTERNAL", "the server failed"))
 
     def check_seat(self) -> None:
         """SEAT_HOLDER once the spectator holds a seat at the table (it sat down elsewhere,

@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2
 
 from president.gateway.v1 import gateway_pb2 as pb
-from president.servicekit.errors import DOMAIN, ServiceError
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import DOMAIN
 
 END_STREAM = 0x02
 
@@ -82,9 +82,9 @@ def end_of_stream(error: ServiceError | None) -> bytes:
     return chunk(envelope(json.dumps(body).encode(), END_STREAM)) + b"0\r\n\r\n"
 
 
-def connect_code(status: grpc.StatusCode) -> str:
+def connect_code(status: Code) -> str:
     """Connect's name of a status (gRPC's, in lower case; Connect spells CANCELED so)."""
-    return "canceled" if status == grpc.StatusCode.CANCELLED else status.name.lower()
+    return "canceled" if status == Code.CANCELLED else status.name.lower()
 
 
 def read_request(codec: Codec, body: bytes) -> pb.WatchRequest:
@@ -94,7 +94,7 @@ def read_request(codec: Codec, body: bytes) -> pb.WatchRequest:
     flags, size = struct.unpack(">BI", body[:5])
     if flags & 0x01:
         raise ServiceError(
-            grpc.StatusCode.UNIMPLEMENTED,
+            Code.UNIMPLEMENTED,
             "COMPRESSION_UNSUPPORTED",
             "send the request uncompressed",
         )
@@ -107,7 +107,7 @@ def read_request(codec: Codec, body: bytes) -> pb.WatchRequest:
 
 
 def invalid(message: str) -> ServiceError:
-    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_REQUEST", message)
+    return ServiceError(Code.INVALID_ARGUMENT, "MALFORMED_REQUEST", message)
 
 
 def timeout_seconds(value: str | None) -> float | None:
@@ -125,7 +125,7 @@ def timeout_seconds(value: str | None) -> float | None:
 
 def timed_out(seconds: float) -> ServiceError:
     return ServiceError(
-        grpc.StatusCode.DEADLINE_EXCEEDED,
+        Code.DEADLINE_EXCEEDED,
         "DEADLINE_EXCEEDED",
         f"the stream ran for the {seconds * 1000:.0f} ms its Connect-Timeout-Ms allowed",
     )

@@ -15,9 +15,7 @@ import asyncio
 import time
 from typing import Protocol
 
-import grpc
-
-from president.servicekit.errors import DRAINING, ServiceError
+from president.servicekit.errors import DRAINING, Code, ServiceError
 from president.services.gateway.api.connect import Codec, framed
 from president.services.gateway.streams.audience import DELAY, DELIVERIES
 from president.services.gateway.streams.entries import Entry
@@ -47,7 +45,7 @@ class Spectator(Protocol):
 
 def draining() -> ServiceError:
     """Every stream's end when the replica stops: resume from the last version."""
-    return ServiceError(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING", DRAINING)
+    return ServiceError(Code.UNAVAILABLE, "SERVER_DRAINING", DRAINING)
 
 
 class Crowd:

@@ -17,7 +17,8 @@ import structlog
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
-from president.servicekit.errors import ServiceError, abort, from_domain
+from president.servicekit.errors import Code, ServiceError, from_domain
+from president.servicekit.grpc_errors import abort
 from president.servicekit.identity import Identity
 from president.services.gateway.api.session import DOMAIN_ERRORS, internal, session
 from president.services.gateway.calls.accounts import Accounts
@@ -34,11 +35,11 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 #: The transport status of each of the gateway's own refusals (:class:`Refused`).
 REFUSED_STATUS = {
-    "TABLE_EXISTS": grpc.StatusCode.ALREADY_EXISTS,
-    "NO_SUCH_SEAT": grpc.StatusCode.INVALID_ARGUMENT,  # as the rules' NO_SUCH_SEAT
-    "OWN_SEAT": grpc.StatusCode.FAILED_PRECONDITION,
-    "TABLE_FULL": grpc.StatusCode.FAILED_PRECONDITION,
-    "SEAT_TAKEN": grpc.StatusCode.ABORTED,
+    "TABLE_EXISTS": Code.ALREADY_EXISTS,
+    "NO_SUCH_SEAT": Code.INVALID_ARGUMENT,  # as the rules' NO_SUCH_SEAT
+    "OWN_SEAT": Code.FAILED_PRECONDITION,
+    "TABLE_FULL": Code.FAILED_PRECONDITION,
+    "SEAT_TAKEN": Code.ABORTED,
 }
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import grpc
 
-from president.servicekit.errors import ServiceError, abort
+from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import abort
 
 #: The GatewayService methods only the players' replicas serve: they act at a table.
 PLAYERS_ONLY = frozenset(
@@ -44,7 +45,7 @@ Context = grpc.aio.ServicerContext[Any, Any]
 def audience_replica() -> ServiceError:
     """The refusal of a table command at an audience replica."""
     return ServiceError(
-        grpc.StatusCode.FAILED_PRECONDITION,
+        Code.FAILED_PRECONDITION,
         "AUDIENCE_REPLICA",
         "this gateway replica serves spectators only: sit, play and open sessions "
         "at the players' gateway",

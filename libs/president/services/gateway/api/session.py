@@ -38,7 +38,7 @@ import structlog
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.errors import Rejected
 from president.rules.options import OptionError
-from president.servicekit.errors import ServiceError, denied, to_refusal
+from president.servicekit.errors import Code, ServiceError, denied, to_refusal
 from president.servicekit.identity import Identity
 from president.servicekit.metrics import observe_call
 from president.services.gateway.calls import checks
@@ -67,9 +67,7 @@ _log: Any = structlog.get_logger(service="gateway")
 
 def internal(what: str = "call") -> ServiceError:
     """An unexpected failure, said plainly (the details go to the log)."""
-    return ServiceError(
-        grpc.StatusCode.INTERNAL, "INTERNAL", f"the gateway failed on this {what}; try again"
-    )
+    return ServiceError(Code.INTERNAL, "INTERNAL", f"the gateway failed on this {what}; try again")
 
 
 async def session(

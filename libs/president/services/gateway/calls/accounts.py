@@ -13,11 +13,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import grpc
-
 from president.gateway.v1 import gateway_pb2 as pb
 from president.players.v1 import players_pb2 as ppb
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.identity import EXTERNAL, GUEST, Identity, identity_message
 from president.services.gateway.identity.auth import Verifier
 from president.services.gateway.upstream.ports import PlayersPort
@@ -98,7 +96,7 @@ def _ours(identity: Identity) -> None:
     """FAILED_PRECONDITION for a trusted issuer's identity: its sessions are not ours."""
     if identity.kind == EXTERNAL:
         raise ServiceError(
-            grpc.StatusCode.FAILED_PRECONDITION,
+            Code.FAILED_PRECONDITION,
             "EXTERNAL_IDENTITY",
             "this identity comes from your club's identity provider: log out there",
         )

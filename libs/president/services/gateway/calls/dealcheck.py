@@ -15,14 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import grpc
-
 from president import codec
 from president.deal import hands_by_seat, verify_fingerprint
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.cards import card_name, mask_of, names, strongest, to_mask
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 
 COMMITTED = codec.type_name(epb.DealCommitted)
 STARTED = codec.type_name(epb.RoundStarted)
@@ -54,13 +52,13 @@ def check_deal(
                 break
     if committed is None:
         raise ServiceError(
-            grpc.StatusCode.NOT_FOUND,
+            Code.NOT_FOUND,
             "ROUND_NOT_FOUND",
             f"round {round_no} of game {game_no} was never dealt at this table",
         )
     if revealed is None:
         raise ServiceError(
-            grpc.StatusCode.FAILED_PRECONDITION,
+            Code.FAILED_PRECONDITION,
             "ROUND_NOT_OVER",
             f"round {round_no} of game {game_no} has not ended: its secret is revealed only then",
         )

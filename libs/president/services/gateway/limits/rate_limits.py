@@ -27,10 +27,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import grpc
-
 from president.servicekit.config.gateway import Limit, LimitSettings, RateSettings
-from president.servicekit.errors import RETRY_AFTER, ServiceError
+from president.servicekit.errors import RETRY_AFTER, Code, ServiceError
 
 #: Buckets kept per limit; past this, full buckets (nothing to remember) are forgotten first.
 MAX_BUCKETS = 50_000
@@ -214,7 +212,7 @@ def rate_limited(item: CallClass, whose: str, wait: float) -> ServiceError:
     """The refusal of a call over ``item``'s limit, retried after ``wait`` seconds."""
     seconds = max(math.ceil(wait * 10) / 10, 0.1)
     return ServiceError(
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        Code.RESOURCE_EXHAUSTED,
         RATE_LIMITED,
         f"too many {item.what} {whose} in a short time: try again in {seconds:.1f} s",
         {RETRY_AFTER: f"{seconds:.1f}", "limit": item.name},

@@ -17,10 +17,8 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-import grpc
-
 from president.servicekit.config.gateway import LimitSettings, StreamSettings
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 
 PER_IDENTITY = StreamSettings().per_identity
 PER_PEER = StreamSettings().per_peer
@@ -67,7 +65,7 @@ class StreamLimits:
 
 def too_many(whose: str, limit: int) -> ServiceError:
     return ServiceError(
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        Code.RESOURCE_EXHAUSTED,
         TOO_MANY_STREAMS,
         f"{limit} streams are open {whose} already, the most allowed: "
         "close one (or wait for one to end) before opening another",

@@ -24,7 +24,6 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
-import grpc
 import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -33,7 +32,7 @@ from prometheus_client import Gauge
 
 from president.events.v1 import events_pb2 as epb
 from president.hosting.projection import Table
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
 from president.services.gateway.streams.audience import Audience, Spectator
@@ -53,7 +52,7 @@ FEEDS = Gauge(
 
 def not_found(table_id: str) -> ServiceError:
     """NOT_FOUND for a table nobody created."""
-    return ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", f"no table {table_id!r}")
+    return ServiceError(Code.NOT_FOUND, "TABLE_NOT_FOUND", f"no table {table_id!r}")
 
 
 class TableFeed:

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
-import grpc
 from prometheus_client import Gauge
 
 from president.events.v1 import events_pb2 as epb
@@ -34,7 +33,7 @@ from president.hosting.countdown import unix_ms
 from president.hosting.projection import Table
 from president.hosting.seat_views import seat_of
 from president.servicekit.config.gateway import AudienceSettings
-from president.servicekit.errors import ServiceError
+from president.servicekit.errors import Code, ServiceError
 from president.services.gateway.identity.guard import checked_wait
 from president.services.gateway.streams.entries import Entry, apply, with_clock
 from president.services.gateway.streams.feed import HISTORY, FeedHub
@@ -172,7 +171,7 @@ def start_at(current: Entry, history: Sequence[Entry], from_version: int) -> Sta
 def version_ahead(version: int, asked: int) -> ServiceError:
     """OUT_OF_RANGE: a resume from a version the table has not reached."""
     return ServiceError(
-        grpc.StatusCode.OUT_OF_RANGE,
+        Code.OUT_OF_RANGE,
         "VERSION_AHEAD",
         f"the table is at version {version}; there is no version {asked} yet",
     )
@@ -272,7 +271,7 @@ async def _watch(
                 ] + fresh
             if any(entry.version != last.version + 1 + n for n, entry in enumerate(fresh)):
                 raise ServiceError(
-                    grpc.StatusCode.UNAVAILABLE,
+                    Code.UNAVAILABLE,
                     "STREAM_BEHIND",
                     f"the stream cannot continue after version {last.version}: "
                     "watch again from that version",

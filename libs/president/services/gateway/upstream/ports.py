@@ -21,7 +21,7 @@ from president.players.v1 import players_pb2_grpc
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit.channels import internal_channel
-from president.servicekit.errors import aio_error_info, reraise_remote
+from president.servicekit.grpc_errors import aio_error_info, reraise_remote
 from president.servicekit.table_client import called, unreachable
 from president.servicekit.tls import PLAINTEXT, TlsSettings
 from president.table.v1 import table_pb2 as tpb
