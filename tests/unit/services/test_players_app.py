@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import AccessTokens
-from president.services.players import names
+from president.services.players import hashing, names
 from president.services.players.app import Lifetimes, Players
 from president.services.players.store import PlayersStore, accounts
 from president.store import create_store_engine, migrate
@@ -103,6 +103,37 @@ def test_wrong_password_and_unknown_name_are_the_same_refusal(players: Players) 
         reasons.append((error.value.reason, error.value.message))
     assert len(set(reasons)) == 1 and reasons[0][0] == "LOGIN_FAILED"
     assert players.log_in("ANN", PASSWORD).identity.kind == "named"  # names ignore case
+
+
+class CountingPasswords(hashing.Argon2Passwords):
+    """The real argon2id port, counting its verifications and what each checked against."""
+
+    def __init__(self) -> None:
+        self.checked: list[str | None] = []
+
+    def matches(self, stored: str | None, password: str) -> bool:
+        self.checked.append(stored)
+        return super().matches(stored, password)
+
+
+def test_an_unknown_name_costs_the_same_verification_as_a_wrong_password(
+    url: str, clock: Clock
+) -> None:
+    """No timed assertion: each failed log in runs exactly one argon2 verification, an
+    unknown name against the dummy hash (tests/benchmarks/identity_bench.py prints times)."""
+    passwords = CountingPasswords()
+    store = PlayersStore(url)
+    players = Players(store, AccessTokens("unit-secret", clock), clock=clock, passwords=passwords)
+    try:
+        players.register("Ann", PASSWORD)
+        for name, password in (("Ann", "wrong password!"), ("Nobody", PASSWORD), ("x", PASSWORD)):
+            passwords.checked.clear()
+            with pytest.raises(ServiceError):
+                players.log_in(name, password)
+            assert len(passwords.checked) == 1, name
+            assert (passwords.checked[0] is None) == (name != "Ann"), name
+    finally:
+        store.close()
 
 
 def test_names_are_unique_ignoring_case_and_unicode_forms(players: Players) -> None:
