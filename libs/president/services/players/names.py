@@ -1,7 +1,8 @@
 """The rules of account names, display names and passwords: one check each, with a sentence.
 
 An account name is Unicode-normalised (NFKC) and unique ignoring case (its
-key is the case-folded form); it has 3 to 32 characters, letters, digits,
+key is :func:`president.servicekit.account_keys.account_key`, which the
+gateway's LogIn rate limit uses too); it has 3 to 32 characters, letters, digits,
 ``_``, ``-`` and ``.``, and starts with a letter or a digit. A display name
 follows the one rule of shown names (:mod:`president.servicekit.names`, which
 the gateway and the table service check too). A password has 10 to 256
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from president.servicekit.account_keys import account_key
 from president.servicekit.checks import invalid
 from president.servicekit.names import display_name
 
@@ -36,7 +38,7 @@ def account_name(raw: str) -> tuple[str, str]:
             "an account name has letters, digits, '_', '-' and '.', and starts with a letter "
             "or a digit",
         )
-    return name, unicodedata.normalize("NFKC", name.casefold())
+    return name, account_key(name)
 
 
 def password(raw: str) -> str:
