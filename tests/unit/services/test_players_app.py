@@ -7,7 +7,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from president.servicekit.errors import ServiceError
 from president.servicekit.identity import AccessTokens
@@ -143,6 +143,60 @@ def test_names_are_unique_ignoring_case_and_unicode_forms(players: Players) -> N
             players.register(other, PASSWORD)
         assert error.value.reason == "NAME_TAKEN"
         assert error.value.status == grpc.StatusCode.ALREADY_EXISTS
+
+
+#: Look-alikes of "alice": Cyrillic а, Cyrillic е, a dotless ı, an accent, a digit for l.
+LOOK_ALIKES = ("\u0430lice", "alic\u0435", "al\u0131ce", "a\u0300lice", "a1ice")
+
+
+def test_a_name_that_looks_like_an_existing_one_is_refused(players: Players, url: str) -> None:
+    players.register("Alice", PASSWORD)
+    for other in LOOK_ALIKES:
+        with pytest.raises(ServiceError) as error:
+            players.register(other, PASSWORD)
+        assert (error.value.status, error.value.reason) == (
+            grpc.StatusCode.ALREADY_EXISTS,
+            "NAME_CONFUSABLE",
+        ), other
+        assert "looks like another account's name" in error.value.message
+    guest = players.create_guest("Al")
+    with pytest.raises(ServiceError) as error:  # a guest taking a name: the same rule
+        players.register(LOOK_ALIKES[0], PASSWORD, upgrade_token=guest.access_token)
+    assert error.value.reason == "NAME_CONFUSABLE"
+    assert sorted(row.kind for row in _rows(url, accounts)) == ["guest", "named"]  # type: ignore[attr-defined]
+    players.register("Alicia", PASSWORD)  # a name that merely starts alike is fine
+
+
+def test_accounts_made_before_skeletons_get_theirs_oldest_first(url: str, clock: Clock) -> None:
+    """Rows made before migration 0011 have no skeleton: the service fills them at start,
+    and the older of two look-alikes keeps the name's skeleton."""
+    engine = create_store_engine(url)
+    with engine.begin() as connection:
+        for at, (account_id, name) in enumerate((("a-old", "alice"), ("a-new", LOOK_ALIKES[0]))):
+            connection.execute(
+                insert(accounts).values(
+                    account_id=account_id,
+                    kind="named",
+                    name=name,
+                    name_key=names.account_name(name)[1],
+                    display_name=name,
+                    password_hash="x",
+                    created_at=at,
+                )
+            )
+    store = PlayersStore(url)
+    try:
+        assert store.fill_skeletons(names.skeleton) == (1, 1)
+        assert store.fill_skeletons(names.skeleton) == (0, 1)  # the look-alike keeps none
+        players = Players(store, AccessTokens("unit-secret", clock), clock=clock)
+        with pytest.raises(ServiceError) as error:
+            players.register(LOOK_ALIKES[1], PASSWORD)
+        assert error.value.reason == "NAME_CONFUSABLE"
+    finally:
+        store.close()
+    skeletons = {row.account_id: row.name_skeleton for row in _rows(url, accounts)}  # type: ignore[attr-defined]
+    engine.dispose()
+    assert skeletons == {"a-old": "alice", "a-new": None}
 
 
 @pytest.mark.parametrize(

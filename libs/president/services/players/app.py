@@ -94,7 +94,7 @@ class Players:
             None,
             hashing.secret_hash(device_secret),
         )
-        self._store.add_account(account, None, self._now())
+        self._store.add_account(account, None, None, self._now())
         issued = self._open_session(account)
         return Issued(
             issued.identity,
@@ -109,13 +109,14 @@ class Players:
     ) -> Issued:
         """A named account (or the guest of ``upgrade_token`` named, keeping its id)."""
         name, key = names.account_name(name)
+        alike = names.skeleton(key)
         password = names.password(password)
         shown = names.display_name(display_name or name)
         hashed = self._passwords.hash(password)
         try:
             if upgrade_token:
                 guest = self.who_am_i(upgrade_token)
-                named = self._store.name_guest(guest.account_id, name, key, shown, hashed)
+                named = self._store.name_guest(guest.account_id, name, key, alike, shown, hashed)
                 if named is None:
                     raise ServiceError(
                         grpc.StatusCode.FAILED_PRECONDITION,
@@ -124,12 +125,19 @@ class Players:
                     )
                 return self._open_session(named)
             account = Account(f"a-{secrets.token_hex(8)}", NAMED, name, shown, hashed, None)
-            self._store.add_account(account, key, self._now())
+            self._store.add_account(account, key, alike, self._now())
         except NameTaken:
+            if self._store.account_named(key) is not None:
+                raise ServiceError(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    "NAME_TAKEN",
+                    f"the name {name!r} is taken (names are unique ignoring case): choose another",
+                ) from None
             raise ServiceError(
                 grpc.StatusCode.ALREADY_EXISTS,
-                "NAME_TAKEN",
-                f"the name {name!r} is taken (names are unique ignoring case): choose another",
+                "NAME_CONFUSABLE",
+                f"the name {name!r} looks like another account's name (letters of other "
+                "alphabets, accents and look-alike characters count as the same): choose another",
             ) from None
         return self._open_session(account)
 
