@@ -10,6 +10,10 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
+# PyICU (account names' look-alike check) builds against the system's ICU.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends g++ pkg-config libicu-dev \
+ && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/president
 WORKDIR /src
 COPY pyproject.toml ./
@@ -19,6 +23,11 @@ RUN /opt/president/bin/pip install . \
  && /opt/president/bin/python -c "import president.servicekit.healthcheck, president.services.dealer.main"
 
 FROM ${PYTHON_IMAGE}
+# ICU's runtime library, the version libicu-dev depends on in this image's Debian.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+        $(apt-cache depends libicu-dev | awk '/Depends: libicu[0-9]/ {print $2}') \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 president \
  && useradd --system --uid 10001 --gid president --no-create-home \
         --home-dir /nonexistent --shell /usr/sbin/nologin president \

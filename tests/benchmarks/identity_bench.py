@@ -3,7 +3,10 @@
 - the gateway's check of a bearer token per call: a token seen before (the
   cache, then expiry and revocation checks) and a new one (its signature);
 - a trusted issuer's RS256 token, verified the first time;
-- the players service's argon2id hash and check of a password (log in).
+- the players service's argon2id hash and check of a password (log in);
+- a failed log in's median time, an unknown name beside a known name with a
+  wrong password (on a real SQLite file): one argon2id verification each, so
+  the time does not tell which names exist.
 
 Run: ``make bench`` or ``.venv/bin/python tests/benchmarks/identity_bench.py``.
 """
@@ -11,6 +14,8 @@ Run: ``make bench`` or ``.venv/bin/python tests/benchmarks/identity_bench.py``.
 from __future__ import annotations
 
 import argparse
+import statistics
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -18,11 +23,15 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from president.servicekit.errors import ServiceError
 from president.servicekit.identity import AccessTokens, Identity
 from president.services.gateway.identity.auth import Verifier
 from president.services.gateway.identity.issuers import TrustedIssuer, TrustedIssuers
 from president.services.gateway.identity.revocations import Revocations
+from president.services.players.app import Players
 from president.services.players.hashing import hash_password, password_matches
+from president.services.players.store import PlayersStore
+from president.store import migrate
 
 
 def _rate(what: str, count: int, run: Callable[[int], object]) -> None:
@@ -68,6 +77,34 @@ def main() -> None:
         20,
         lambda _i: password_matches(stored, "a long enough passphrase"),
     )
+
+    _failed_log_ins()
+
+
+def _failed_log_ins(tries: int = 15) -> None:
+    """The median time of a refused log in: an unknown name, a known one's wrong password."""
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{folder}/players.db"
+        migrate(url)
+        store = PlayersStore(url)
+        players = Players(store, AccessTokens("bench-secret"))
+        players.register("known-name", "a long enough passphrase")
+
+        def median_ms(name: str) -> float:
+            spent = []
+            for _ in range(tries):
+                started = time.perf_counter()
+                try:
+                    players.log_in(name, "a wrong passphrase!")
+                except ServiceError:
+                    pass
+                spent.append(time.perf_counter() - started)
+            return statistics.median(spent) * 1e3
+
+        unknown, wrong = median_ms("unknown-name"), median_ms("known-name")
+        store.close()
+    print(f"{'log in refused, unknown name (median)':<44} {unknown:10.1f} ms")
+    print(f"{'log in refused, wrong password (median)':<44} {wrong:10.1f} ms")
 
 
 if __name__ == "__main__":

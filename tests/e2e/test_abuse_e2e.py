@@ -127,6 +127,37 @@ async def test_guessing_a_password_is_limited_per_account_name(player: GatewayCl
     await guesser.create_guest("Other")  # another kind of call is not held back
 
 
+def fullwidth(text: str) -> str:
+    """``text`` in fullwidth forms (NFKC makes them ASCII again)."""
+    return "".join(chr(ord(ch) + 0xFEE0) for ch in text)
+
+
+def math_bold(text: str) -> str:
+    """``text`` in mathematical bold letters and digits (NFKC makes them ASCII again)."""
+    return "".join(
+        chr(0x1D7CE + ord(ch) - 48) if ch.isdigit() else chr(0x1D41A + ord(ch) - 97) for ch in text
+    )
+
+
+async def test_the_log_in_limit_counts_every_spelling_of_a_name(player: GatewayClient) -> None:
+    """The limit is keyed on the players service's own key of the name: a fullwidth, a
+    mathematical or an upper-case spelling is the same account and the same bucket."""
+    name = f"ada{time.monotonic_ns() % 10**8}"
+    await player.register(name, "correct horse battery")
+    guesser = player.sibling()
+    guesser.rate_limit_retries = 0
+    for spelling in (fullwidth(name), math_bold(name), f"  {name.upper()} "):
+        with pytest.raises(GatewayError) as wrong:
+            await guesser.log_in(spelling, "wrong guess 1234")
+        assert (wrong.value.code, wrong.value.reason) == (
+            grpc.StatusCode.UNAUTHENTICATED,
+            "LOGIN_FAILED",
+        )
+    with pytest.raises(GatewayError) as limited_:
+        await guesser.log_in(fullwidth(name.upper()), "correct horse battery")
+    assert limited_.value.code == EXHAUSTED and limited_.value.reason == "RATE_LIMITED"
+
+
 async def reasons(client: GatewayClient, calls: int) -> list[str]:
     """The refusal reason of each of ``calls`` deal checks (none of them can be answered:
     the round was never played)."""

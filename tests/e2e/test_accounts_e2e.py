@@ -47,6 +47,22 @@ def _name() -> str:
     return f"ann-{uuid.uuid4().hex[:8]}"
 
 
+async def test_a_look_alike_of_an_existing_name_is_refused(client: GatewayClient) -> None:
+    """Cyrillic а and е, a dotless ı and an accent make names that look like another's:
+    NAME_CONFUSABLE, and nothing is made (the look-alike does not log in)."""
+    tail = uuid.uuid4().hex[:8]
+    await client.register(f"alice-{tail}", PASSWORD)
+    stranger = client.sibling()
+    for alike in ("\u0430lice", "alic\u0435", "al\u0131ce", "a\u0300lice"):
+        refused = await expect(
+            stranger.register(f"{alike}-{tail}", PASSWORD),
+            grpc.StatusCode.ALREADY_EXISTS,
+            "NAME_CONFUSABLE",
+        )
+        assert "looks like another account's name" in refused.message
+        await expect(stranger.log_in(f"{alike}-{tail}", PASSWORD), UNAUTHENTICATED, "LOGIN_FAILED")
+
+
 async def _refused_everywhere(clients: list[GatewayClient], reason: str) -> None:
     """Each client's calls are refused with ``reason`` (revocations travel on NATS: the
     players service answers once NATS has them, so a few tries at most)."""

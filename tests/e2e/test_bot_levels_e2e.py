@@ -40,6 +40,7 @@ from tests.support.ratings_truth import (
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 NOT_FOUND = grpc.StatusCode.NOT_FOUND
+DENIED = grpc.StatusCode.PERMISSION_DENIED
 
 
 async def test_a_host_adds_a_strong_bot_and_plays_a_game(
@@ -184,6 +185,15 @@ async def test_ratings_history_and_boards_through_the_gateway(
     assert (versus.games, versus.rounds) == (1, 2)
     assert versus.rounds_ahead == sum(a < b for a, b in zip(places, theirs, strict=True))
     assert versus.rounds_behind == 2 - versus.rounds_ahead
+    # Only the two of them may ask (who played with whom is theirs): the opponent may, an
+    # outsider is refused in words, whichever way round the pair is named.
+    mirrored = await other.head_to_head(other.player_id, client.player_id)
+    assert (mirrored.games, mirrored.rounds_ahead) == (1, versus.rounds_ahead)
+    outsider = client.sibling()
+    await outsider.create_guest("Eve")
+    for pair in ((other.player_id, client.player_id), (client.player_id, other.player_id)):
+        denied = await expect(outsider.head_to_head(*pair), DENIED, "HEAD_TO_HEAD_NOT_YOURS")
+        assert "only to the two players" in denied.message
 
     # The rating board, this player's place and the players around it.
     board = (await client.leaderboard("house", around=1)).board

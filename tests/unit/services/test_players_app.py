@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from president.servicekit.errors import Code, ServiceError
 from president.servicekit.identity import AccessTokens
-from president.services.players import names
+from president.services.players import hashing, names
 from president.services.players.app import Lifetimes, Players
 from president.services.players.store import PlayersStore, accounts
 from president.store import create_store_engine, migrate
@@ -104,6 +104,37 @@ def test_wrong_password_and_unknown_name_are_the_same_refusal(players: Players) 
     assert players.log_in("ANN", PASSWORD).identity.kind == "named"  # names ignore case
 
 
+class CountingPasswords(hashing.Argon2Passwords):
+    """The real argon2id port, counting its verifications and what each checked against."""
+
+    def __init__(self) -> None:
+        self.checked: list[str | None] = []
+
+    def matches(self, stored: str | None, password: str) -> bool:
+        self.checked.append(stored)
+        return super().matches(stored, password)
+
+
+def test_an_unknown_name_costs_the_same_verification_as_a_wrong_password(
+    url: str, clock: Clock
+) -> None:
+    """No timed assertion: each failed log in runs exactly one argon2 verification, an
+    unknown name against the dummy hash (tests/benchmarks/identity_bench.py prints times)."""
+    passwords = CountingPasswords()
+    store = PlayersStore(url)
+    players = Players(store, AccessTokens("unit-secret", clock), clock=clock, passwords=passwords)
+    try:
+        players.register("Ann", PASSWORD)
+        for name, password in (("Ann", "wrong password!"), ("Nobody", PASSWORD), ("x", PASSWORD)):
+            passwords.checked.clear()
+            with pytest.raises(ServiceError):
+                players.log_in(name, password)
+            assert len(passwords.checked) == 1, name
+            assert (passwords.checked[0] is None) == (name != "Ann"), name
+    finally:
+        store.close()
+
+
 def test_names_are_unique_ignoring_case_and_unicode_forms(players: Players) -> None:
     players.register("Zoë", PASSWORD)
     for other in ("ZOË", "zoe\u0308"):  # upper case; e + combining diaeresis
@@ -111,6 +142,60 @@ def test_names_are_unique_ignoring_case_and_unicode_forms(players: Players) -> N
             players.register(other, PASSWORD)
         assert error.value.reason == "NAME_TAKEN"
         assert error.value.status == Code.ALREADY_EXISTS
+
+
+#: Look-alikes of "alice": Cyrillic а, Cyrillic е, a dotless ı, an accent, a digit for l.
+LOOK_ALIKES = ("\u0430lice", "alic\u0435", "al\u0131ce", "a\u0300lice", "a1ice")
+
+
+def test_a_name_that_looks_like_an_existing_one_is_refused(players: Players, url: str) -> None:
+    players.register("Alice", PASSWORD)
+    for other in LOOK_ALIKES:
+        with pytest.raises(ServiceError) as error:
+            players.register(other, PASSWORD)
+        assert (error.value.status, error.value.reason) == (
+            Code.ALREADY_EXISTS,
+            "NAME_CONFUSABLE",
+        ), other
+        assert "looks like another account's name" in error.value.message
+    guest = players.create_guest("Al")
+    with pytest.raises(ServiceError) as error:  # a guest taking a name: the same rule
+        players.register(LOOK_ALIKES[0], PASSWORD, upgrade_token=guest.access_token)
+    assert error.value.reason == "NAME_CONFUSABLE"
+    assert sorted(row.kind for row in _rows(url, accounts)) == ["guest", "named"]  # type: ignore[attr-defined]
+    players.register("Alicia", PASSWORD)  # a name that merely starts alike is fine
+
+
+def test_accounts_made_before_skeletons_get_theirs_oldest_first(url: str, clock: Clock) -> None:
+    """Rows made before migration 0011 have no skeleton: the service fills them at start,
+    and the older of two look-alikes keeps the name's skeleton."""
+    engine = create_store_engine(url)
+    with engine.begin() as connection:
+        for at, (account_id, name) in enumerate((("a-old", "alice"), ("a-new", LOOK_ALIKES[0]))):
+            connection.execute(
+                insert(accounts).values(
+                    account_id=account_id,
+                    kind="named",
+                    name=name,
+                    name_key=names.account_name(name)[1],
+                    display_name=name,
+                    password_hash="x",
+                    created_at=at,
+                )
+            )
+    store = PlayersStore(url)
+    try:
+        assert store.fill_skeletons(names.skeleton) == (1, 1)
+        assert store.fill_skeletons(names.skeleton) == (0, 1)  # the look-alike keeps none
+        players = Players(store, AccessTokens("unit-secret", clock), clock=clock)
+        with pytest.raises(ServiceError) as error:
+            players.register(LOOK_ALIKES[1], PASSWORD)
+        assert error.value.reason == "NAME_CONFUSABLE"
+    finally:
+        store.close()
+    skeletons = {row.account_id: row.name_skeleton for row in _rows(url, accounts)}  # type: ignore[attr-defined]
+    engine.dispose()
+    assert skeletons == {"a-old": "alice", "a-new": None}
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """What the players service does: accounts, log in, refresh with rotation, log out.
 
 Every refusal is a :class:`ServiceError` with a stable reason. A failed log
-in says LOGIN_FAILED whether the name is unknown or the password wrong (so
-the answer does not tell which names exist). A refresh token works once:
+in says LOGIN_FAILED whether the name is unknown or the password wrong, and both
+run one argon2 verification (an unknown name against a dummy hash), so
+neither the answer nor its time tells which names exist. A refresh token works once:
 using it again revokes its whole session, the theft detection of rotating
 refresh tokens (RFC 6819 5.2.2.3). Every revocation is handed to
 ``on_revoked`` (the service publishes it, so gateways refuse the session's
@@ -66,8 +67,10 @@ class Players:
         *,
         clock: Callable[[], float] = time.time,
         on_revoked: OnRevoked | None = None,
+        passwords: hashing.Passwords | None = None,
     ) -> None:
         self._store = store
+        self._passwords = passwords or hashing.Argon2Passwords()
         self._tokens = tokens
         self._lifetimes = lifetimes
         self._clock = clock
@@ -89,7 +92,7 @@ class Players:
             None,
             hashing.secret_hash(device_secret),
         )
-        self._store.add_account(account, None, self._now())
+        self._store.add_account(account, None, None, self._now())
         issued = self._open_session(account)
         return Issued(
             issued.identity,
@@ -104,13 +107,14 @@ class Players:
     ) -> Issued:
         """A named account (or the guest of ``upgrade_token`` named, keeping its id)."""
         name, key = names.account_name(name)
+        alike = names.skeleton(key)
         password = names.password(password)
         shown = names.display_name(display_name or name)
-        hashed = hashing.hash_password(password)
+        hashed = self._passwords.hash(password)
         try:
             if upgrade_token:
                 guest = self.who_am_i(upgrade_token)
-                named = self._store.name_guest(guest.account_id, name, key, shown, hashed)
+                named = self._store.name_guest(guest.account_id, name, key, alike, shown, hashed)
                 if named is None:
                     raise ServiceError(
                         Code.FAILED_PRECONDITION,
@@ -119,12 +123,19 @@ class Players:
                     )
                 return self._open_session(named)
             account = Account(f"a-{secrets.token_hex(8)}", NAMED, name, shown, hashed, None)
-            self._store.add_account(account, key, self._now())
+            self._store.add_account(account, key, alike, self._now())
         except NameTaken:
+            if self._store.account_named(key) is not None:
+                raise ServiceError(
+                    Code.ALREADY_EXISTS,
+                    "NAME_TAKEN",
+                    f"the name {name!r} is taken (names are unique ignoring case): choose another",
+                ) from None
             raise ServiceError(
                 Code.ALREADY_EXISTS,
-                "NAME_TAKEN",
-                f"the name {name!r} is taken (names are unique ignoring case): choose another",
+                "NAME_CONFUSABLE",
+                f"the name {name!r} looks like another account's name (letters of other "
+                "alphabets, accents and look-alike characters count as the same): choose another",
             ) from None
         return self._open_session(account)
 
@@ -133,10 +144,12 @@ class Players:
         try:
             _, key = names.account_name(name)
         except ServiceError:
-            hashing.password_matches(None, password)  # the same time as a wrong password
+            self._passwords.matches(None, password)  # the same time as a wrong password
             raise login_failed() from None
         account = self._store.account_named(key)
-        if account is None or not hashing.password_matches(account.password_hash, password):
+        # One verification whatever the name: an unknown one is checked against the dummy.
+        stored = None if account is None else account.password_hash
+        if not self._passwords.matches(stored, password) or account is None:
             raise login_failed()
         return self._open_session(account)
 

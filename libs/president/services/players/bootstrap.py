@@ -20,6 +20,7 @@ from president.players.v1 import players_pb2, players_pb2_grpc
 from president.servicekit.config import Settings
 from president.servicekit.identity import AccessTokens
 from president.servicekit.server import Service
+from president.services.players import names
 from president.services.players.app import Lifetimes, Players
 from president.services.players.handlers import PlayersServicer
 from president.services.players.store import PlayersStore
@@ -39,6 +40,9 @@ def build(settings: Settings) -> Service:
         )
     migrate(settings.players_database_url)
     store = PlayersStore(settings.players_database_url)
+    filled, alike = store.fill_skeletons(names.skeleton)
+    if filled or alike:
+        log.info("account name skeletons filled", filled=filled, look_alikes=alike)
     client: list[Client] = []
     loop: list[asyncio.AbstractEventLoop] = []
 

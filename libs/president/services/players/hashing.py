@@ -4,6 +4,12 @@ A password is low in entropy, so it is hashed with argon2id (argon2-cffi's
 defaults, RFC 9106's second recommended profile). A refresh token or a
 device secret is 32 random bytes: its SHA-256 is enough to find it and
 reveals nothing, and lets the store look it up by hash.
+
+The use cases check passwords through the :class:`Passwords` port
+(:class:`Argon2Passwords` here), so a test can count the verifications: a log
+in runs exactly one, whether the name is unknown or the password wrong, and
+so both take the same time (``tests/benchmarks/identity_bench.py`` prints
+the two medians).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from typing import Protocol
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -32,6 +39,29 @@ def password_matches(stored: str | None, password: str) -> bool:
         return _HASHER.verify(stored or _DUMMY_HASH, password) and stored is not None
     except (VerificationError, InvalidHashError):
         return False
+
+
+class Passwords(Protocol):
+    """How the use cases hash and check passwords."""
+
+    def hash(self, password: str) -> str:
+        """The stored form of a new password."""
+        ...
+
+    def matches(self, stored: str | None, password: str) -> bool:
+        """Whether ``password`` is the one in ``stored``; None (an unknown account) is
+        checked against a dummy hash, in the same time, and never matches."""
+        ...
+
+
+class Argon2Passwords:
+    """The :class:`Passwords` port with argon2id."""
+
+    def hash(self, password: str) -> str:
+        return hash_password(password)
+
+    def matches(self, stored: str | None, password: str) -> bool:
+        return password_matches(stored, password)
 
 
 def new_secret() -> str:

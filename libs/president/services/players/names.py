@@ -1,7 +1,9 @@
 """The rules of account names, display names and passwords: one check each, with a sentence.
 
 An account name is Unicode-normalised (NFKC) and unique ignoring case (its
-key is the case-folded form); it has 3 to 32 characters, letters, digits,
+key is :func:`president.servicekit.account_keys.account_key`, which the
+gateway's LogIn rate limit uses too) and no other account's name may look
+like it (:func:`skeleton`); it has 3 to 32 characters, letters, digits,
 ``_``, ``-`` and ``.``, and starts with a letter or a digit. A display name
 follows the one rule of shown names (:mod:`president.servicekit.names`, which
 the gateway and the table service check too). A password has 10 to 256
@@ -12,10 +14,13 @@ from __future__ import annotations
 
 import unicodedata
 
+import icu
+
+from president.servicekit.account_keys import account_key
 from president.servicekit.checks import invalid
 from president.servicekit.names import display_name
 
-__all__ = ["account_name", "display_name", "password"]
+__all__ = ["account_name", "display_name", "password", "skeleton"]
 
 NAME_MIN, NAME_MAX = 3, 32
 PASSWORD_MIN, PASSWORD_MAX = 10, 256
@@ -36,7 +41,24 @@ def account_name(raw: str) -> tuple[str, str]:
             "an account name has letters, digits, '_', '-' and '.', and starts with a letter "
             "or a digit",
         )
-    return name, unicodedata.normalize("NFKC", name.casefold())
+    return name, account_key(name)
+
+
+#: ICU's spoof checker (Unicode TR39); getSkeleton only reads its confusable data.
+_SPOOF = icu.SpoofChecker()
+#: The combining accents of Latin, Greek and Cyrillic (U+0300 to U+036F).
+_ACCENTS = range(0x300, 0x370)
+
+
+def skeleton(key: str) -> str:
+    """What an account name's key looks like: two names with one skeleton look alike.
+
+    Unicode TR39's skeleton (ICU's spoof checker: Cyrillic а and Latin a, a
+    dotless ı and i, 0 and O share one) of the case-folded key, with the
+    combining accents dropped too, so "zoë" looks like "zoe".
+    """
+    drawn = unicodedata.normalize("NFD", _SPOOF.getSkeleton(0, key))
+    return unicodedata.normalize("NFC", "".join(ch for ch in drawn if ord(ch) not in _ACCENTS))
 
 
 def password(raw: str) -> str:

@@ -1,14 +1,18 @@
 """The players service's own tables: accounts, sessions and refresh tokens (SQLAlchemy).
 
-Tables are those of migration 0005 (``president.store.migrate`` creates
+Tables are those of migrations 0007 and 0011 (``president.store.migrate`` creates
 them), in the players database (SQLite by default, PostgreSQL in
 production). Only hashes of secrets are stored. A refresh token's rotation
 is one transaction: the token row is locked, marked used and its successor
 written together, so two concurrent uses of one token cannot both succeed.
+A named account's key and its name's skeleton are each unique, so a name
+taken in another spelling or a look-alike is refused by the database itself,
+also when two registrations race.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -36,6 +40,7 @@ accounts = Table(
     Column("kind", String(16), nullable=False),
     Column("name", String(64), nullable=True),
     Column("name_key", String(64), nullable=True, unique=True),
+    Column("name_skeleton", String(256), nullable=True, unique=True),
     Column("display_name", String(64), nullable=False),
     Column("password_hash", String(256), nullable=True),
     Column("device_secret_hash", String(128), nullable=True),
@@ -85,7 +90,7 @@ class Rotation(Enum):
 
 
 class NameTaken(Exception):
-    """Another account has that name (ignoring case)."""
+    """Another account has that name (ignoring case) or a name that looks like it."""
 
 
 def _account(row: object) -> Account:
@@ -109,8 +114,10 @@ class PlayersStore:
         self._engine.dispose()
 
     # -- accounts ---------------------------------------------------------------------
-    def add_account(self, account: Account, name_key: str | None, now: int) -> None:
-        """Store a new account; NameTaken if its name is another's."""
+    def add_account(
+        self, account: Account, name_key: str | None, name_skeleton: str | None, now: int
+    ) -> None:
+        """Store a new account; NameTaken if its name (or its skeleton) is another's."""
         try:
             with self._engine.begin() as connection:
                 connection.execute(
@@ -119,6 +126,7 @@ class PlayersStore:
                         kind=account.kind,
                         name=account.name,
                         name_key=name_key,
+                        name_skeleton=name_skeleton,
                         display_name=account.display_name,
                         password_hash=account.password_hash,
                         device_secret_hash=account.device_secret_hash,
@@ -129,7 +137,13 @@ class PlayersStore:
             raise NameTaken(account.name) from None
 
     def name_guest(
-        self, account_id: str, name: str, name_key: str, display_name: str, password_hash: str
+        self,
+        account_id: str,
+        name: str,
+        name_key: str,
+        name_skeleton: str,
+        display_name: str,
+        password_hash: str,
     ) -> Account | None:
         """A guest becomes a named account keeping its id (None: not a guest any more)."""
         try:
@@ -141,6 +155,7 @@ class PlayersStore:
                         kind="named",
                         name=name,
                         name_key=name_key,
+                        name_skeleton=name_skeleton,
                         display_name=display_name,
                         password_hash=password_hash,
                         device_secret_hash=None,
@@ -167,6 +182,30 @@ class PlayersStore:
                 select(accounts).where(accounts.c.name_key == name_key)
             ).first()
         return None if row is None else _account(row)
+
+    def fill_skeletons(self, skeleton: Callable[[str], str]) -> tuple[int, int]:
+        """Give each named account made before migration 0011 its name's skeleton, the
+        oldest first; a later look-alike of an older name keeps none (it still logs in).
+        How many were filled, and how many were look-alikes."""
+        with self._engine.connect().execution_options(**READ) as connection:
+            rows = connection.execute(
+                select(accounts.c.account_id, accounts.c.name_key)
+                .where(accounts.c.name_key.is_not(None), accounts.c.name_skeleton.is_(None))
+                .order_by(accounts.c.created_at, accounts.c.account_id)
+            ).all()
+        filled = alike = 0
+        for row in rows:
+            try:
+                with self._engine.begin() as connection:
+                    connection.execute(
+                        update(accounts)
+                        .where(accounts.c.account_id == row.account_id)
+                        .values(name_skeleton=skeleton(row.name_key))
+                    )
+                filled += 1
+            except IntegrityError:
+                alike += 1
+        return filled, alike
 
     # -- sessions ---------------------------------------------------------------------
     def open_session(

@@ -1949,7 +1949,9 @@ class GetHeadToHeadRequest(_message.Message):
     opponent_id: _builtins.str
     """The opponent's account."""
     account_id: _builtins.str
-    """The account (empty: yours); anyone's head-to-head is public."""
+    """The account (empty: yours). You must be the account or the opponent: a head-to-head
+    is not public (HEAD_TO_HEAD_NOT_YOURS otherwise).
+    """
     def __init__(
         self,
         *,

@@ -452,7 +452,9 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetHeadToHead(self, request, context):
-        """How you fared against an opponent at the tables you shared.
+        """How you fared against an opponent at the tables you shared. Only the two players in
+        it may ask (others: PERMISSION_DENIED, HEAD_TO_HEAD_NOT_YOURS): like GetHistory, it
+        tells no one else with whom an account played.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

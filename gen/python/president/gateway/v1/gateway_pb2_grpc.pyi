@@ -146,7 +146,10 @@ class GatewayServiceStub:
     GetHistory: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetHistoryRequest, _gateway_pb2.GetHistoryResponse]
     """Your games and totals; another account's public summary (totals and ratings only)."""
     GetHeadToHead: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetHeadToHeadRequest, _standings_pb2.GetHeadToHeadResponse]
-    """How you fared against an opponent at the tables you shared."""
+    """How you fared against an opponent at the tables you shared. Only the two players in
+    it may ask (others: PERMISSION_DENIED, HEAD_TO_HEAD_NOT_YOURS): like GetHistory, it
+    tells no one else with whom an account played.
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -245,7 +248,10 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     GetHistory: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetHistoryRequest, _gateway_pb2.GetHistoryResponse]  # type: ignore[assignment]
     """Your games and totals; another account's public summary (totals and ratings only)."""
     GetHeadToHead: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetHeadToHeadRequest, _standings_pb2.GetHeadToHeadResponse]  # type: ignore[assignment]
-    """How you fared against an opponent at the tables you shared."""
+    """How you fared against an opponent at the tables you shared. Only the two players in
+    it may ask (others: PERMISSION_DENIED, HEAD_TO_HEAD_NOT_YOURS): like GetHistory, it
+    tells no one else with whom an account played.
+    """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API."""
@@ -539,6 +545,9 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.GetHeadToHeadRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_standings_pb2.GetHeadToHeadResponse, _abc.Awaitable[_standings_pb2.GetHeadToHeadResponse]]:
-        """How you fared against an opponent at the tables you shared."""
+        """How you fared against an opponent at the tables you shared. Only the two players in
+        it may ask (others: PERMISSION_DENIED, HEAD_TO_HEAD_NOT_YOURS): like GetHistory, it
+        tells no one else with whom an account played.
+        """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

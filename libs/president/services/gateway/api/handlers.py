@@ -17,6 +17,7 @@ import structlog
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
 from president.players.v1 import players_pb2 as ppb
+from president.servicekit.account_keys import account_key
 from president.servicekit.errors import Code, ServiceError, from_domain
 from president.servicekit.grpc_errors import abort
 from president.servicekit.identity import Identity
@@ -293,12 +294,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         )
 
     async def LogIn(self, request: ppb.LogInRequest, context: Context) -> ppb.LogInResponse:
-        # Counted per account name too: guessing one account's password is slow from anywhere.
+        # Counted per account too (by the players service's own key, so no other spelling of
+        # the name escapes it): guessing one account's password is slow from anywhere.
         return await self._open(
             context,
             "LogIn",
             lambda: self._accounts.log_in(request),
-            f"name:{request.name.strip().casefold()}" if request.name else request.guest_id,
+            f"name:{account_key(request.name)}" if request.name else request.guest_id,
         )
 
     async def Refresh(self, request: ppb.RefreshRequest, context: Context) -> ppb.RefreshResponse:

@@ -8,13 +8,16 @@ bound to the board, the window's period and the page size: a token from a
 period that has since reset (a new week or month) is ``PAGE_TOKEN_STALE``;
 a forged one ``PAGE_TOKEN_INVALID``. A history's token is bound to the
 account and the caller. Another account's history is its public summary:
-totals and ratings, no games.
+totals and ratings, no games. So a head-to-head, which says that two accounts
+played together and how often, answers only one of the two: anyone else is
+refused ``HEAD_TO_HEAD_NOT_YOURS`` (PERMISSION_DENIED).
 """
 
 from __future__ import annotations
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.scoring.v1 import scoring_pb2 as spb
+from president.servicekit.errors import denied
 from president.servicekit.identity import Identity
 from president.services.gateway.calls.checks import invalid
 from president.services.gateway.calls.page_tokens import PageTokens, page_size
@@ -118,9 +121,15 @@ class Ratings:
     async def get_head_to_head(
         self, identity: Identity, request: pb.GetHeadToHeadRequest
     ) -> st.GetHeadToHeadResponse:
-        """How an account (the caller's by default) fared against an opponent."""
-        asked = spb.GetHeadToHeadRequest(
-            account_id=request.account_id or identity.account_id, opponent_id=request.opponent_id
-        )
+        """How an account (the caller's by default) fared against an opponent: only for
+        the two of them (who played with whom is theirs, as GetHistory keeps it)."""
+        account = request.account_id or identity.account_id
+        if identity.account_id not in (account, request.opponent_id):
+            raise denied(
+                "HEAD_TO_HEAD_NOT_YOURS",
+                "a head-to-head is shown only to the two players in it: ask about your own "
+                "games against an opponent",
+            )
+        asked = spb.GetHeadToHeadRequest(account_id=account, opponent_id=request.opponent_id)
         answer: st.GetHeadToHeadResponse = await self._scoring.ratings_call("GetHeadToHead", asked)
         return answer
