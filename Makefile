@@ -7,18 +7,23 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install browser web-test web-build test lint typecheck unit run demo play bench chaos protos clean
+.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos protos clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml | icu
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP) browser ## Create .venv and install the project with its dev tools (Node.js included)
+
+icu: ## ICU's headers, which PyICU (account names' look-alike check) builds against (apt-get)
+	@pkg-config --exists icu-uc 2>/dev/null && command -v g++ >/dev/null || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ pkg-config libicu-dev; } \
+	  || { echo "make icu: apt-get could not install libicu-dev (run it as root, or install it)"; exit 1; }
 
 browser: ## Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get)
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
