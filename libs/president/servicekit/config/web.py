@@ -12,6 +12,7 @@ from president.servicekit.config.fields import (
     FromEnv,
     address,
     group,
+    networks,
     origins,
     path,
     setting,
@@ -39,6 +40,16 @@ class WebSettings(FromEnv):
         "web edge: other sites whose pages may call the API (full origins, comma-separated; "
         "never *)",
         origins,
+    )
+    #: The proxies in front of the edge whose ``X-Forwarded-For`` names the browser (none:
+    #: every caller is counted by its own connection's address, loopback too).
+    trusted_proxies: tuple[str, ...] = setting(
+        "PRESIDENT_WEB_TRUSTED_PROXIES",
+        (),
+        "web edge: the proxies in front of it whose X-Forwarded-For it believes (addresses "
+        "or networks, comma-separated); not set: it believes none and counts each caller "
+        "by its connection's address",
+        networks,
     )
     #: The spectators' HTTP door the page watches at when it holds no seat ("": none).
     audience_url: str = setting(

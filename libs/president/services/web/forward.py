@@ -9,8 +9,8 @@ the request's ``table_id`` as a native client names it, so the gateway checks
 the same token, the same rights and builds the same per-seat view a native
 client gets. With ``PRESIDENT_EDGE_SECRET`` (the gateway's too) it names the
 browser's address, so the gateway's limits per address count browsers, not
-the edge (behind a proxy of its own, uvicorn takes the address from
-``X-Forwarded-For`` sent by ``FORWARDED_ALLOW_IPS``, loopback by default).
+the edge (behind proxies of its own, uvicorn takes the address from
+``X-Forwarded-For`` sent by ``PRESIDENT_WEB_TRUSTED_PROXIES``, by default none).
 The account calls (CreateGuest, LogIn, Refresh, ...) pass the same way,
 without a token where they need none; its
 refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``

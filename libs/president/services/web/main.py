@@ -60,6 +60,10 @@ async def run(settings: WebSettings) -> None:
         log_config=None,
         access_log=False,
         server_header=False,
+        # X-Forwarded-For only from the proxies the operator names (uvicorn's default
+        # believes loopback, so a caller beside the edge could name any address).
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=list(settings.trusted_proxies),
         loop="none",
     )
     server = DrainingServer(config, edge.forwarder.drain)
