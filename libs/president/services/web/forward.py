@@ -43,6 +43,7 @@ from president.gateway.v1 import gateway_pb2
 from president.servicekit.errors import DOMAIN, DRAINING
 from president.servicekit.metrics import observe_call
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
+from president.services.web.malformed import compressions, parsing_codecs
 
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
 #: Bidirectional streams need HTTP/2 end to end, which browsers' fetch does not give.
@@ -227,5 +228,9 @@ def connect_application(
     """The ASGI application serving ``forwarder``'s endpoints with Google protobuf codecs."""
     endpoints: Callable[[GatewayForwarder], Mapping[str, Any]] = GatewayForwarder.endpoints
     return GatewayApplication(
-        service=forwarder, endpoints=endpoints, read_max_bytes=read_max_bytes, codecs=codecs
+        service=forwarder,
+        endpoints=endpoints,
+        read_max_bytes=read_max_bytes,
+        codecs=parsing_codecs(codecs),
+        compressions=compressions(),
     )
