@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import signal
+import socket
 import ssl
 import subprocess
 import sys
+import time
 import urllib.parse
 import uuid
 from collections.abc import AsyncIterator
@@ -629,3 +632,47 @@ async def test_malformed_messages_get_the_native_refusal(
     error = end_of_stream_error(payload)
     assert error["code"] == "invalid_argument" and error_reason(error) == reason
     assert "compressed" in error["message"]
+
+
+#: The test's guard against a server that never gives up on a slow client: no speed goal.
+SLOW_GUARD_SECONDS = 30.0
+
+
+def dribble(address: str, opening: bytes) -> bytes:
+    """Connect, send ``opening``, then one more header byte every half second until the
+    edge answers or closes (or the guard runs out); what it answered."""
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=SLOW_GUARD_SECONDS) as raw:
+        raw.sendall(opening)
+        raw.settimeout(0.5)
+        answer = b""
+        started = time.monotonic()
+        while time.monotonic() - started < SLOW_GUARD_SECONDS:
+            try:
+                chunk = raw.recv(4096)
+            except TimeoutError:
+                with contextlib.suppress(OSError):
+                    raw.sendall(b"x")  # X-Slow: xxxx... never ends
+                continue
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
+async def test_slow_request_headers_get_408_and_the_connection_closes(
+    web_stack: Stack,  # noqa: F811
+) -> None:
+    """A client that dribbles its headers, or sends nothing at all, is answered 408 and
+    closed once HEADER_SECONDS pass, however long it keeps dribbling."""
+    address = web_stack.address("web")
+    opening = b"GET /healthz HTTP/1.1\r\nHost: edge\r\nX-Slow: "
+    for sent in (opening, b""):
+        answer = await asyncio.to_thread(dribble, address, sent)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        assert b"took too long" in answer
+    # A quick request on the same edge is untouched.
+    async with httpx.AsyncClient(base_url=base_url(web_stack)) as http:
+        assert (await http.get("/healthz")).status_code == 200

@@ -15,6 +15,7 @@ from president.servicekit.config.fields import (
     networks,
     origins,
     path,
+    seconds,
     setting,
     whole,
 )
@@ -71,6 +72,14 @@ class WebSettings(FromEnv):
         "web edge: the largest request message (the gateway's own limit)",
         whole,
     )
+    #: A request's headers must arrive within this, else 408 and the connection closes.
+    header_seconds: float = setting(
+        "PRESIDENT_WEB_HEADER_SECONDS",
+        10.0,
+        "web edge: how long a request's headers may take to arrive (from the connection "
+        "or the request's first byte) before it answers 408 and closes the connection",
+        seconds,
+    )
     gateway_address: str = setting(
         "PRESIDENT_GATEWAY_ADDRESS",
         "",
@@ -83,6 +92,8 @@ class WebSettings(FromEnv):
             raise SystemExit(
                 "set both PRESIDENT_WEB_TLS_CERT and PRESIDENT_WEB_TLS_KEY for TLS, or neither"
             )
+        if not self.header_seconds > 0:
+            raise SystemExit("PRESIDENT_WEB_HEADER_SECONDS must be more than 0")
         if self.max_body_bytes < 1:
             raise SystemExit("PRESIDENT_WEB_MAX_BODY_BYTES must be at least 1")
         if self.audience_url and not self.audience_url.startswith(("http://", "https://")):
