@@ -499,3 +499,34 @@ def test_the_listed_wrong_answers_are_right_through_the_gateway(target: Target) 
         target.channel.unary_unary(_path("GetTable"))(b"\xff\xff\xff", metadata=metadata)
     malformed = _of_rpc_error(refused.value)
     assert (malformed.code, malformed.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST")
+
+
+#: A Session that hung did not answer for this long: the test's guard, no speed goal.
+HANG_SECONDS = 30.0
+
+
+def test_a_session_ends_with_the_refusal_of_a_malformed_message(target: Target) -> None:
+    """After a good watch request, bytes that are no SessionRequest end the Session with
+    INVALID_ARGUMENT (MALFORMED_REQUEST), every time, while the client's side stays open
+    (it used to hang now and then: the refusal was raised where nobody waited for it)."""
+    watch = pb.SessionRequest(watch=pb.WatchRequest(table_id=target.scene.public_table))
+    metadata = (("authorization", f"Bearer {target.token()}"),)
+    for _ in range(14):
+        done = threading.Event()
+
+        def requests(done: threading.Event = done) -> Iterator[bytes]:
+            yield watch.SerializeToString()
+            yield b"\xff\xff\xff"
+            done.wait(HANG_SECONDS)  # the client never half-closes
+
+        stream = target.channel.stream_stream(_path("Session"))(
+            requests(), metadata=metadata, timeout=HANG_SECONDS
+        )
+        try:
+            with pytest.raises(grpc.RpcError) as raised:
+                for _response in stream:
+                    pass
+        finally:
+            done.set()
+        answer = _of_rpc_error(raised.value)
+        assert (answer.code, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), answer

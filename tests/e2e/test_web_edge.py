@@ -10,10 +10,15 @@ refusals (status, reason and sentence). Refused input changes nothing.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import signal
+import socket
 import ssl
 import subprocess
 import sys
+import time
+import urllib.parse
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +26,7 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
+from google.rpc import error_details_pb2, status_pb2
 
 from president import codec
 from president.client import GatewayClient, GatewayError
@@ -540,3 +546,133 @@ async def test_sigterm_drains_the_streams_under_way_then_stops(
     assert '"event": "stopped"' in log
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{url}/healthz", timeout=3)
+
+
+async def native_malformed(stack: Stack) -> tuple[str, str, str]:
+    """The native gateway's refusal of bytes that are no CreateTable request: code name,
+    sentence and reason."""
+    async with grpc.aio.insecure_channel(stack.gateway) as channel:
+        call = channel.unary_unary(
+            f"{SERVICE_PATH}/CreateTable",
+            request_serializer=bytes,
+            response_deserializer=bytes,
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await call(b"\xff\xff\xff\xff")
+    details = dict(raised.value.trailing_metadata() or ())["grpc-status-details-bin"]
+    status = status_pb2.Status.FromString(details)  # type: ignore[arg-type]
+    info = error_details_pb2.ErrorInfo()
+    status.details[0].Unpack(info)
+    return raised.value.code().name.lower(), raised.value.details() or "", info.reason
+
+
+def grpc_web_trailers(response: httpx.Response) -> dict[str, str]:
+    """The status of a gRPC-Web answer: its trailer frame, or its headers when trailers-only."""
+    fields = {key.lower(): value for key, value in response.headers.items()}
+    for flags, payload in envelopes(response.content):
+        if flags & GRPC_WEB_TRAILER:
+            for line in payload.decode().split("\r\n"):
+                key, _, value = line.partition(":")
+                if key:
+                    fields[key.strip().lower()] = value.strip()
+    return fields
+
+
+def details_reason(encoded: str) -> str:
+    raw = base64.b64decode(encoded + "=" * (-len(encoded) % 4))
+    status = status_pb2.Status.FromString(raw)
+    info = error_details_pb2.ErrorInfo()
+    status.details[0].Unpack(info)
+    return info.reason
+
+
+async def test_malformed_messages_get_the_native_refusal(
+    http: httpx.AsyncClient,
+    web_stack: Stack,  # noqa: F811
+) -> None:
+    """Bad JSON, JSON nested past Python's parser, bad binary, and an enveloped message
+    flagged compressed with no encoding named: each is INVALID_ARGUMENT, MALFORMED_REQUEST,
+    with the native gateway's sentence and never the parser's words or INTERNAL."""
+    code, sentence, reason = await native_malformed(web_stack)
+    assert (code, reason) == ("invalid_argument", "MALFORMED_REQUEST")
+    path = f"{SERVICE_PATH}/CreateTable"
+    for body, headers in (
+        (b'{"displayName": ', JSON),
+        (b'{"options": ' + b"[" * 100_000, JSON),
+        (b"\xff\xff\xff\xff", PROTO),
+    ):
+        got = await http.post(path, content=body, headers=headers)
+        assert got.status_code == 400
+        error = got.json()
+        assert (error["code"], error["message"]) == (code, sentence), error
+        assert error_reason(error) == reason
+
+    # gRPC-Web, a message flagged compressed (flags 1) and no grpc-encoding.
+    flagged = envelope(pb.GetTableRequest(table_id="t1").SerializeToString(), flags=1)
+    web = await http.post(
+        f"{SERVICE_PATH}/GetTable",
+        content=flagged,
+        headers={"content-type": "application/grpc-web+proto", "x-grpc-web": "1"},
+    )
+    status = grpc_web_trailers(web)
+    assert status["grpc-status"] == "3"  # INVALID_ARGUMENT, not 13 (INTERNAL)
+    assert details_reason(status["grpc-status-details-bin"]) == reason
+    assert "compressed" in urllib.parse.unquote(status["grpc-message"])
+
+    # Connect's stream (Watch), the same message.
+    async with http.stream(
+        "POST",
+        f"{SERVICE_PATH}/Watch",
+        content=envelope(pb.WatchRequest(table_id="t1").SerializeToString(), flags=1),
+        headers={"content-type": "application/connect+proto"},
+    ) as stream:
+        body = b"".join([chunk async for chunk in stream.aiter_bytes()])
+    ((flags, payload),) = envelopes(body)
+    assert flags & END_STREAM
+    error = end_of_stream_error(payload)
+    assert error["code"] == "invalid_argument" and error_reason(error) == reason
+    assert "compressed" in error["message"]
+
+
+#: The test's guard against a server that never gives up on a slow client: no speed goal.
+SLOW_GUARD_SECONDS = 30.0
+
+
+def dribble(address: str, opening: bytes) -> bytes:
+    """Connect, send ``opening``, then one more header byte every half second until the
+    edge answers or closes (or the guard runs out); what it answered."""
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=SLOW_GUARD_SECONDS) as raw:
+        raw.sendall(opening)
+        raw.settimeout(0.5)
+        answer = b""
+        started = time.monotonic()
+        while time.monotonic() - started < SLOW_GUARD_SECONDS:
+            try:
+                chunk = raw.recv(4096)
+            except TimeoutError:
+                with contextlib.suppress(OSError):
+                    raw.sendall(b"x")  # X-Slow: xxxx... never ends
+                continue
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
+async def test_slow_request_headers_get_408_and_the_connection_closes(
+    web_stack: Stack,  # noqa: F811
+) -> None:
+    """A client that dribbles its headers, or sends nothing at all, is answered 408 and
+    closed once HEADER_SECONDS pass, however long it keeps dribbling."""
+    address = web_stack.address("web")
+    opening = b"GET /healthz HTTP/1.1\r\nHost: edge\r\nX-Slow: "
+    for sent in (opening, b""):
+        answer = await asyncio.to_thread(dribble, address, sent)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        assert b"took too long" in answer
+    # A quick request on the same edge is untouched.
+    async with httpx.AsyncClient(base_url=base_url(web_stack)) as http:
+        assert (await http.get("/healthz")).status_code == 200

@@ -27,6 +27,9 @@ STATIC = ROOT / "web" / "public"
 ALLOWED_ORIGIN = "http://club.example"
 SERVICE_PATH = "/president.gateway.v1.GatewayService"
 
+#: How long a request's headers may take at this stack's edge (short, for the slow-header
+#: test; no other test dribbles its headers).
+HEADER_SECONDS = 2.0
 END_STREAM = 0x02
 GRPC_WEB_TRAILER = 0x80
 
@@ -40,6 +43,7 @@ def web_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterat
         **isolated_env(),
         "PRESIDENT_WEB_STATIC_DIR": str(STATIC),
         "PRESIDENT_WEB_ALLOWED_ORIGINS": ALLOWED_ORIGIN,
+        "PRESIDENT_WEB_HEADER_SECONDS": str(HEADER_SECONDS),
     }
     with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web"), audience_replicas=1) as stack:
         yield stack

@@ -64,6 +64,7 @@ from president.hosting.events import (
     TableCreated,
     TableEvent,
 )
+from president.hosting.input_rules import reaction_problem, stored_command_id_problem
 from president.hosting.projection import Table, fold, table_from_created
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -182,6 +183,13 @@ class _TableWalk:
         command_id = first_stored.metadata["command_id"]
         if not isinstance(command_id, str) or not command_id or not actor:
             raise Found(first_stored, "its metadata has no command id or no actor")
+        id_problem = stored_command_id_problem(command_id)
+        if id_problem is not None:
+            raise Found(
+                first_stored,
+                f"its command id ({len(command_id)} characters) is one the table service "
+                f"refuses: {id_problem}",
+            )
         earlier = self.command_ids.get(command_id)
         if earlier is not None:
             raise Found(
@@ -365,11 +373,20 @@ def _check_host_change(stored: StoredEvent, event: HostChanged, game: g.GameStat
 
 
 def _check_reaction(stored: StoredEvent, event: ReactionShown, game: g.GameState) -> None:
-    """A reaction comes from a seat where someone sits, and names a reaction."""
+    """A reaction comes from a seat where a person sits, and names a reaction the API takes
+    (:func:`president.hosting.input_rules.reaction_problem`, the gateway's own rule)."""
     if event.seat >= len(game.seats) or not game.seats[event.seat].occupied:
         raise Found(stored, f"a reaction from seat {event.seat}, where nobody sits")
-    if not event.reaction.strip():
-        raise Found(stored, "a reaction with no reaction code")
+    if game.seats[event.seat].is_bot:
+        raise Found(
+            stored, f"a reaction from seat {event.seat}, where a bot sits: bots never react"
+        )
+    problem = reaction_problem(event.reaction)
+    if problem is not None:
+        raise Found(
+            stored,
+            f"a reaction code ({len(event.reaction)} characters) the API refuses: {problem}",
+        )
 
 
 def _with_game(table: Table, game: g.GameState, version: int) -> Table:

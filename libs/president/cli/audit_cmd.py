@@ -30,6 +30,7 @@ from sqlalchemy.pool import NullPool
 
 from president import audit
 from president.audit.commitments import ArchivedFeed, load_archive
+from president.audit.terminal import visible
 from president.hosting import events as ev
 from president.hosting.streams import STREAM_PREFIX, stream_id
 from president.rules import game as g
@@ -182,7 +183,8 @@ def verify(
         _print_summary(console, reports, summary)
     for report in reports:
         for warning in report.warnings:
-            console.print(f"[yellow]warning[/]: {escape(report.stream_id)}: {escape(warning)}")
+            where, said = escape(visible(report.stream_id)), escape(visible(warning))
+            console.print(f"[yellow]warning[/]: {where}: {said}")
     if receipts and reports:
         _print_proof(console, proved, reports[0], receipts)
     if summary.first_problem is not None:
@@ -204,8 +206,10 @@ def _problem(summary: audit.AuditSummary) -> str:
     problem = summary.first_problem
     assert problem is not None
     return escape(
-        f"stream {problem.stream_id}, version {problem.version} ({problem.event_type}): "
-        f"{problem.reason}"
+        visible(
+            f"stream {problem.stream_id}, version {problem.version} ({problem.event_type}): "
+            f"{problem.reason}"
+        )
     )
 
 
@@ -246,7 +250,7 @@ def _print_proof(
     else:
         console.print("They prove no event of this log.")
     if proof.matching < proof.receipts and report.problem is not None:
-        console.print(escape(f"The log departs from them: {report.problem}"))
+        console.print(escape(visible(f"The log departs from them: {report.problem}")))
 
 
 def _parse_anchors(texts: list[str], table: str | None) -> dict[int, str]:
@@ -320,8 +324,9 @@ def _failed(report: audit.TableReport, problem: audit.Discrepancy) -> audit.Tabl
 
 
 def _print_table(console: Console, report: audit.TableReport) -> None:
+    table, stream = escape(visible(report.table_id)), escape(visible(report.stream_id))
     console.print(
-        f"Table [bold]{escape(report.table_id)}[/] (stream {escape(report.stream_id)}): "
+        f"Table [bold]{table}[/] (stream {stream}): "
         f"{report.events} events, {report.games} game{'s' * (report.games != 1)}."
     )
     if report.rounds:
@@ -358,7 +363,7 @@ def _print_summary(
     console.print(overview)
     bad = [report for report in reports if report.problem is not None]
     for report in bad[:20]:
-        console.print(f"  [red]bad[/] {escape(str(report.problem))}")
+        console.print(f"  [red]bad[/] {escape(visible(str(report.problem)))}")
     if len(bad) > 20:
         console.print(f"  … and {len(bad) - 20} more bad tables")
 
@@ -403,7 +408,7 @@ def replay(
     else:
         _print_replay(good, report)
     if report.problem is not None:
-        typer.echo(f"The log stops verifying here: {report.problem}", err=True)
+        typer.echo(visible(f"The log stops verifying here: {report.problem}"), err=True)
         raise typer.Exit(1)
 
 
@@ -411,7 +416,9 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
     from president.cli.play_cmd import event_lines
     from president.hosting.seat_views import seat_of
 
-    echo = typer.echo
+    def echo(line: str) -> None:
+        typer.echo(visible(line))
+
     echo(f"Table {report.table_id} (stream {report.stream_id}): {report.events} events.")
     commitment: ev.DealCommitted | None = None
     for item in audit.replay_events(events):

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from president.hosting.input_rules import (
+    MAX_COMMAND_ID,
+    MAX_STORED_COMMAND_ID,
+    reaction_problem,
+    stored_command_id_problem,
+)
 from president.rules.cards import CardSyntaxError, parse_card
 from president.rules.levels import UnknownBotLevel, check_bot_player_id, check_level
 from president.servicekit.errors import Code, ServiceError
 from president.servicekit.nats import valid_table_id
 
-#: The longest command id a client may send (the gateway scopes it by player).
-MAX_COMMAND_ID = 100
-#: A reaction code: 1 to 32 lowercase letters, digits or _.
-REACTION = re.compile(r"^[a-z0-9_]{1,32}$")
-REACTION_MESSAGE = "a reaction is 1 to 32 lowercase letters, digits or _, such as thumbs_up"
+__all__ = ["MAX_COMMAND_ID", "MAX_STORED_COMMAND_ID"]  # re-exported for the gateway
+
 TABLE_ID_MESSAGE = "a table id is 1 to 64 letters, digits, - or _"
 ROUND_MESSAGE = "game and round numbers start at 1"
 #: The most cards one play or return names (four of a kind and a joker).
@@ -43,8 +45,17 @@ def round_number(game_no: int, round_no: int) -> None:
 
 def reaction(value: str) -> str:
     """A reaction code (INVALID_REACTION otherwise)."""
-    if not REACTION.fullmatch(value):  # match() with $ would take a trailing newline
-        raise invalid("INVALID_REACTION", REACTION_MESSAGE)
+    problem = reaction_problem(value)
+    if problem is not None:
+        raise invalid("INVALID_REACTION", problem)
+    return value
+
+
+def stored_command_id(value: str) -> str:
+    """A command id the table service may store (INVALID_COMMAND_ID otherwise)."""
+    problem = stored_command_id_problem(value)
+    if problem is not None:
+        raise invalid("INVALID_COMMAND_ID", problem)
     return value
 
 

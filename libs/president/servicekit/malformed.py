@@ -48,10 +48,13 @@ def _parsing(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], An
     return parse
 
 
-async def _checked(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
+async def _checked(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The requests; an unparsable one raises the refusal where the handler reads it (a
+    handler that reads in a task of its own passes it on: aborting from that task would
+    leave the call open)."""
     async for request in requests:
         if request is MALFORMED:
-            await abort(context, malformed_request())
+            raise malformed_request()
         yield request
 
 
@@ -93,8 +96,11 @@ class MalformedRequests(grpc.aio.ServerInterceptor):
             both_inner: Any = handler.stream_stream
 
             async def stream_stream(requests: Any, context: Context) -> AsyncIterator[Any]:
-                async for item in both_inner(_checked(requests, context), context):
-                    yield item
+                try:
+                    async for item in both_inner(_checked(requests), context):
+                        yield item
+                except ServiceError as error:  # the handler let the refusal through
+                    await abort(context, error)
 
             return grpc.stream_stream_rpc_method_handler(
                 stream_stream, request_deserializer=parse, response_serializer=serialize
@@ -103,7 +109,10 @@ class MalformedRequests(grpc.aio.ServerInterceptor):
             in_inner: Any = handler.stream_unary
 
             async def stream_unary(requests: Any, context: Context) -> Any:
-                return await in_inner(_checked(requests, context), context)
+                try:
+                    return await in_inner(_checked(requests), context)
+                except ServiceError as error:  # the handler let the refusal through
+                    await abort(context, error)
 
             return grpc.stream_unary_rpc_method_handler(
                 stream_unary, request_deserializer=parse, response_serializer=serialize

@@ -12,6 +12,7 @@ reference page (``docs/settings.md``) is made from the same declarations
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import os
 import typing
@@ -94,6 +95,23 @@ def origins(name: str, raw: str) -> tuple[str, ...]:
                 "never '*'"
             )
     return found
+
+
+def networks(name: str, raw: str) -> tuple[str, ...]:
+    """IP addresses or networks (``10.0.0.5``, ``10.0.0.0/8``, ``fd00::/8``) separated by
+    commas, each written out in its standard form."""
+    found = []
+    for part in (piece.strip() for piece in raw.split(",")):
+        if not part:
+            continue
+        try:
+            found.append(str(ipaddress.ip_network(part, strict=False)))
+        except ValueError:
+            raise SystemExit(
+                f"{name} lists {part!r}: name each proxy by its address or network "
+                "(10.0.0.5, 10.0.0.0/8)"
+            ) from None
+    return tuple(found)
 
 
 def choice(*allowed: str) -> Parser:

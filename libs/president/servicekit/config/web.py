@@ -12,8 +12,10 @@ from president.servicekit.config.fields import (
     FromEnv,
     address,
     group,
+    networks,
     origins,
     path,
+    seconds,
     setting,
     whole,
 )
@@ -40,6 +42,16 @@ class WebSettings(FromEnv):
         "never *)",
         origins,
     )
+    #: The proxies in front of the edge whose ``X-Forwarded-For`` names the browser (none:
+    #: every caller is counted by its own connection's address, loopback too).
+    trusted_proxies: tuple[str, ...] = setting(
+        "PRESIDENT_WEB_TRUSTED_PROXIES",
+        (),
+        "web edge: the proxies in front of it whose X-Forwarded-For it believes (addresses "
+        "or networks, comma-separated); not set: it believes none and counts each caller "
+        "by its connection's address",
+        networks,
+    )
     #: The spectators' HTTP door the page watches at when it holds no seat ("": none).
     audience_url: str = setting(
         "PRESIDENT_WEB_AUDIENCE_URL",
@@ -60,6 +72,14 @@ class WebSettings(FromEnv):
         "web edge: the largest request message (the gateway's own limit)",
         whole,
     )
+    #: A request's headers must arrive within this, else 408 and the connection closes.
+    header_seconds: float = setting(
+        "PRESIDENT_WEB_HEADER_SECONDS",
+        10.0,
+        "web edge: how long a request's headers may take to arrive (from the connection "
+        "or the request's first byte) before it answers 408 and closes the connection",
+        seconds,
+    )
     gateway_address: str = setting(
         "PRESIDENT_GATEWAY_ADDRESS",
         "",
@@ -72,6 +92,8 @@ class WebSettings(FromEnv):
             raise SystemExit(
                 "set both PRESIDENT_WEB_TLS_CERT and PRESIDENT_WEB_TLS_KEY for TLS, or neither"
             )
+        if not self.header_seconds > 0:
+            raise SystemExit("PRESIDENT_WEB_HEADER_SECONDS must be more than 0")
         if self.max_body_bytes < 1:
             raise SystemExit("PRESIDENT_WEB_MAX_BODY_BYTES must be at least 1")
         if self.audience_url and not self.audience_url.startswith(("http://", "https://")):

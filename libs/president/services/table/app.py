@@ -28,7 +28,8 @@ from president.hosting.streams import stream_id
 from president.hosting.visibility import PRACTICE, PRIVATE, VISIBILITIES
 from president.rules import round as rnd
 from president.rules.options import check_table_rules, options_for, with_table_defaults
-from president.servicekit.checks import MAX_COMMAND_ID, invalid
+from president.servicekit.checks import invalid
+from president.servicekit.checks import stored_command_id as check_command_id
 from president.servicekit.checks import table_id as check_table_id
 from president.servicekit.config.table import EvictionRules
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
@@ -42,11 +43,6 @@ from president.services.table.reaction_limit import ReactionLimit
 from president.services.table.rights import check_actor
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
-#: The gateway sends a client's command id (at most MAX_COMMAND_ID characters)
-#: behind the player's id and a colon: room for that prefix.
-GATEWAY_PREFIX_MARGIN = 20
-#: The longest command id the table service takes.
-MAX_TABLE_COMMAND_ID = MAX_COMMAND_ID + GATEWAY_PREFIX_MARGIN
 _COUNTED = {
     codec.type_name(pb.CardsPlayed): ("play", PLAYS),
     codec.type_name(pb.Passed): ("pass", PLAYS),
@@ -66,16 +62,6 @@ def count_appended(result: AppendResult) -> None:
             counted[1].labels(counted[0]).inc()
         elif event.type == _ROUND_ENDED:
             ROUNDS.inc()
-
-
-def check_command_id(command_id: str) -> str:
-    """INVALID_ARGUMENT for an over-long command id."""
-    if len(command_id) > MAX_TABLE_COMMAND_ID or not command_id.isprintable():
-        raise invalid(
-            "INVALID_COMMAND_ID",
-            f"a command id has at most {MAX_TABLE_COMMAND_ID} printable characters",
-        )
-    return command_id
 
 
 class TableApp:

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp
 
 from president.services.web.forward import GatewayApplication, GatewayForwarder
 from president.services.web.headers import SecurityHeaders
+from president.services.web.malformed import NameTheEncoding
 from president.services.web.origins import OriginGuard
 
 READY_TIMEOUT_SECONDS = 1.0
@@ -67,7 +68,7 @@ def web_application(
         Route("/config.json", config),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
-        Mount(api.path, app=api),
+        Mount(api.path, app=NameTheEncoding(api)),
     ]
     if static_dir.is_dir():
         routes.append(Mount("/", app=StaticFiles(directory=static_dir, html=True)))

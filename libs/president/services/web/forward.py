@@ -9,8 +9,8 @@ the request's ``table_id`` as a native client names it, so the gateway checks
 the same token, the same rights and builds the same per-seat view a native
 client gets. With ``PRESIDENT_EDGE_SECRET`` (the gateway's too) it names the
 browser's address, so the gateway's limits per address count browsers, not
-the edge (behind a proxy of its own, uvicorn takes the address from
-``X-Forwarded-For`` sent by ``FORWARDED_ALLOW_IPS``, loopback by default).
+the edge (behind proxies of its own, uvicorn takes the address from
+``X-Forwarded-For`` sent by ``PRESIDENT_WEB_TRUSTED_PROXIES``, by default none).
 The account calls (CreateGuest, LogIn, Refresh, ...) pass the same way,
 without a token where they need none; its
 refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``
@@ -44,6 +44,7 @@ from president.servicekit.errors import DRAINING
 from president.servicekit.grpc_errors import DOMAIN
 from president.servicekit.metrics import observe_call
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
+from president.services.web.malformed import compressions, parsing_codecs
 
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
 #: Bidirectional streams need HTTP/2 end to end, which browsers' fetch does not give.
@@ -228,5 +229,9 @@ def connect_application(
     """The ASGI application serving ``forwarder``'s endpoints with Google protobuf codecs."""
     endpoints: Callable[[GatewayForwarder], Mapping[str, Any]] = GatewayForwarder.endpoints
     return GatewayApplication(
-        service=forwarder, endpoints=endpoints, read_max_bytes=read_max_bytes, codecs=codecs
+        service=forwarder,
+        endpoints=endpoints,
+        read_max_bytes=read_max_bytes,
+        codecs=parsing_codecs(codecs),
+        compressions=compressions(),
     )

@@ -20,6 +20,7 @@ from president.servicekit.config.web import WebSettings
 from president.servicekit.logs import configure
 from president.servicekit.metrics import serve_metrics
 from president.services.web.bootstrap import build
+from president.services.web.slow_headers import header_deadline
 
 
 class DrainingServer(uvicorn.Server):
@@ -60,6 +61,11 @@ async def run(settings: WebSettings) -> None:
         log_config=None,
         access_log=False,
         server_header=False,
+        http=header_deadline(settings.header_seconds),
+        # X-Forwarded-For only from the proxies the operator names (uvicorn's default
+        # believes loopback, so a caller beside the edge could name any address).
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=list(settings.trusted_proxies),
         loop="none",
     )
     server = DrainingServer(config, edge.forwarder.drain)

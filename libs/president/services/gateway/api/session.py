@@ -110,11 +110,14 @@ async def session(
 
     async def commands() -> None:
         with contextlib.suppress(grpc.RpcError, asyncio.CancelledError):
-            async for request in requests:
-                result = await answer(
-                    gateway, identity, request, refusal_of, first.watch.table_id, check, admit
-                )
-                await out.put(pb.SessionResponse(results=[result]).SerializeToString())
+            try:
+                async for request in requests:
+                    result = await answer(
+                        gateway, identity, request, refusal_of, first.watch.table_id, check, admit
+                    )
+                    await out.put(pb.SessionResponse(results=[result]).SerializeToString())
+            except Exception as error:  # reading failed (a malformed message): the stream
+                await out.put(error)  # ends with its refusal, raised where the call waits
 
     tasks = [
         asyncio.create_task(changes(), name="session-changes"),

@@ -1,0 +1,131 @@
+"""What the API refuses, the audit refuses in a stored log, by the very same rules
+(:mod:`president.hosting.input_rules`); and what the log holds is printed safely.
+
+An insider writes each case into a recorded game's log through the store (every
+hash right): a reaction code the gateway refuses, a reaction from a bot's seat,
+a command id longer than the table service takes or holding control characters.
+``audit verify`` refuses each, naming the event; ``audit replay`` shows a stored
+string's escape sequences and bidi controls written out, never raw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from president import audit
+from president.cli.main import app
+from president.events.v1 import events_pb2 as pb
+from president.hosting.blinding import BLIND, blinding_value
+from president.hosting.input_rules import MAX_STORED_COMMAND_ID
+from president.hosting.streams import stream_id
+from president.store import EventStore, NewEvent, migrate
+from tests.support.recorded_games import record_with_people, rewrite_metadata
+
+#: ESC, an OSC 8 link, a bell, a right-to-left override: what a terminal obeys.
+HOSTILE = "\x1b[2J\x1b]8;;https://evil.example\x07click\x1b]8;;\x07\u202eevil"
+RAW = ("\x1b", "\x07", "\u202e")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'audit.db'}"
+
+
+@pytest.fixture
+def store(db: str) -> Iterator[EventStore]:
+    migrate(db)
+    events = EventStore.from_url(db)
+    yield events
+    events.close()
+
+
+def forge(store: EventStore, table_id: str, message: object, actor: str, command_id: str) -> int:
+    """Append ``message`` as a command of its own, as the table service writes one."""
+    stream = stream_id(table_id)
+    version = store.current_version(stream)
+    event = NewEvent.from_message(message, {"actor": actor, BLIND: blinding_value()})  # type: ignore[arg-type]
+    store.append(stream, version, [event], command_id)
+    return version + 1
+
+
+def refusal(store: EventStore, table_id: str) -> audit.Discrepancy:
+    report = audit.verify_table(store.read_stream(stream_id(table_id)))
+    assert report.problem is not None
+    return report.problem
+
+
+@pytest.mark.parametrize(
+    "code",
+    [HOSTILE + "x" * 100_000, "Thumbs Up", "thumbs_up\n", "x" * 33, ""],
+    ids=["100KB-with-escapes", "spaces-and-capitals", "trailing-newline", "too-long", "empty"],
+)
+def test_a_reaction_code_the_gateway_refuses_is_refused(store: EventStore, code: str) -> None:
+    table_id = record_with_people(store)
+    forge(store, table_id, pb.ReactionShown(seat=4, reaction="thumbs_up"), "bob", "fine")
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok  # a good one passes
+    version = forge(store, table_id, pb.ReactionShown(seat=4, reaction=code), "bob", "forged")
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ReactionShown")
+    assert "lowercase letters, digits or _" in problem.reason
+    assert not any(char in problem.reason for char in RAW)
+
+
+def test_a_reaction_from_a_bots_seat_is_refused(store: EventStore) -> None:
+    table_id = record_with_people(store)
+    version = forge(store, table_id, pb.ReactionShown(seat=0, reaction="wave"), "Bot A", "bot")
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ReactionShown")
+    assert "where a bot sits" in problem.reason
+
+
+@pytest.mark.parametrize(
+    "command_id",
+    ["c" * 4096, "c" * (MAX_STORED_COMMAND_ID + 1), "id\x1b]8;;x\x07", "id\u202e"],
+    ids=["4KB", "one-too-long", "escape", "bidi"],
+)
+def test_a_command_id_the_table_service_refuses_is_refused(
+    store: EventStore, command_id: str
+) -> None:
+    table_id = record_with_people(store)
+    forge(store, table_id, pb.ReactionShown(seat=4, reaction="wave"), "bob", "c" * 120)
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok  # the longest taken
+    version = forge(store, table_id, pb.ReactionShown(seat=4, reaction="wave"), "bob", "short")
+
+    def rename(row: dict[str, Any], metadata: dict[str, Any]) -> None:
+        """The insider writes the id past the store's own check, in both places."""
+        row["command_id"] = metadata["command_id"] = command_id
+
+    rewrite_metadata(store.engine, stream_id(table_id), [version], rename)
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ReactionShown")
+    assert "command id" in problem.reason and "printable characters" in problem.reason
+    assert command_id not in problem.reason
+
+
+def test_verify_on_the_command_line_exits_1_naming_the_event(store: EventStore, db: str) -> None:
+    table_id = record_with_people(store)
+    version = forge(store, table_id, pb.ReactionShown(seat=4, reaction=HOSTILE), "bob", "osc")
+    result = CliRunner().invoke(app, ["audit", "verify", "--db", db, "--table", table_id])
+    assert result.exit_code == 1
+    assert f"version {version}" in result.output and "ReactionShown" in result.output
+    assert not any(char in result.output for char in RAW)
+
+
+def test_replay_prints_stored_strings_with_their_escapes_written_out(
+    store: EventStore, db: str
+) -> None:
+    """A presence report's gateway name is free text the log keeps: the replay shows its
+    escape sequences and bidi control as escapes, never raw."""
+    table_id = record_with_people(store)
+    forge(store, table_id, pb.SeatPresence(seat=4, gateway=HOSTILE, connected=True), "bob", "p")
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok
+    result = CliRunner().invoke(app, ["audit", "replay", "--db", db, "--table", table_id])
+    assert result.exit_code == 0, result.output
+    assert not any(char in result.output for char in RAW)
+    assert "\\x1b]8;;https://evil.example\\x07click" in result.output
+    assert "\\u202eevil" in result.output
