@@ -1,0 +1,140 @@
+"""The web table at a club, in a real browser on the real stack (Debian's Chromium through
+Playwright, the stack of ``test_web_table``): what a club player reaches from the page.
+
+- Check the deal after a whole 7-round club game of more than 600 changes (more than a
+  Watch replays): the game is played through the gateway by the page's own identity (its
+  seat played by the seat bot, six bots beside it, no bot delay), then the page opens the
+  finished table and checks the deal of every round.
+
+No console error on any page. Screenshots go to ``$PRESIDENT_SHOTS`` (default
+``web-shots/`` under pytest's temporary folder), desktop and phone sized.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from president.client.gateway import GatewayClient
+from president.client.seat_bot import play_seat
+from president.servicekit.launcher import Stack
+from president.services.gateway.streams.watch import REPLAY_LIMIT
+from tests.e2e.test_web_table import DESKTOP, PHONE, Console, browser, sign_in
+from tests.support.web_edge import base_url, web_stack
+
+__all__ = ["browser", "web_stack"]  # the fixtures
+
+T = TypeVar("T")
+#: A whole club game of seven seats: seven rounds, more than 600 changes.
+CLUB_SEATS = 7
+GAME_SECONDS = 240
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get("PRESIDENT_SHOTS")
+    folder = Path(where) if where else tmp_path_factory.mktemp("web-shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """An async client's work, on an event loop of its own (Playwright's sync API holds this
+    thread's)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+class Visit:
+    """A browser context and its page, its console watched."""
+
+    def __init__(self, browser: Browser, stack: Stack, size: dict[str, int]) -> None:
+        self.context: BrowserContext = browser.new_context(viewport=size)
+        self.page: Page = self.context.new_page()
+        self.console = Console(self.page)
+        self.url = base_url(stack)
+
+    def open(self, fragment: str = "") -> Page:
+        self.page.goto(f"{self.url}/{fragment}")
+        return self.page
+
+    def close(self) -> None:
+        assert self.console.problems == []
+        self.context.close()
+
+
+@pytest.fixture
+# The stack first: it stops after the browser (Playwright's loop would hold this thread).
+def visits(web_stack: Stack, browser: Browser) -> Iterator[list[Visit]]:
+    opened: list[Visit] = []
+    yield opened
+    for visit in opened:
+        visit.close()
+
+
+def visit(visits: list[Visit], browser: Browser, stack: Stack, size: dict[str, int]) -> Visit:
+    opened = Visit(browser, stack, size)
+    visits.append(opened)
+    return opened
+
+
+def tokens(page: Page) -> dict[str, str]:
+    """The page's own identity: its tokens, as the tab keeps them."""
+    kept: dict[str, str] = page.evaluate("JSON.parse(sessionStorage.getItem('president.identity'))")
+    return kept
+
+
+async def club_game(stack: Stack, kept: dict[str, str]) -> tuple[str, int]:
+    """A whole club game at a practice table of seven, played with the page's identity (its
+    seat, and the host's choices, by the seat bot), six bots beside it."""
+    async with GatewayClient.connect(
+        stack.address("gateway"),
+        token=kept["token"],
+        refresh_token=kept["refreshToken"],
+        player_id=kept["playerId"],
+    ) as client:
+        created = await client.create_table(
+            "club",
+            options={"bot_delay_ms": "0"},
+            seat_count=CLUB_SEATS,
+            visibility="practice",
+            display_name="Ada",
+        )
+        await client.start()
+        await asyncio.wait_for(play_seat(client, host_rounds=99, keep=False), GAME_SECONDS)
+        view = await client.get_table()
+        return created.table_id, view.version
+
+
+def test_the_deal_of_every_round_of_a_long_club_game_checks_out(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    ada = visit(visits, browser, web_stack, DESKTOP)
+    page = ada.open()
+    sign_in(page, "Ada")
+    table_id, version = run(club_game(web_stack, tokens(page)))
+    assert version > 600 > REPLAY_LIMIT, version  # longer than any Watch replays
+
+    page.goto(f"{ada.url}/#table={table_id}")
+    page.wait_for_selector("body[data-ready=table][data-phase=game_over]")
+    page.get_by_role("button", name="check the deal").click()
+    rounds = page.locator("#check-rounds button")
+    expect(rounds).to_have_count(7, timeout=30_000)
+    for number in range(1, 8):
+        page.get_by_role("button", name=f"Check round {number}", exact=True).click()
+        expect(page.locator("#check-status")).to_have_text(
+            f"Round {number} of game 1 checks out: "
+            "this browser re-created its deal from the secret."
+        )
+        expect(page.locator("#check-results li.bad")).to_have_count(0)
+    assert page.locator("#check-results li.ok").count() >= 3  # fingerprint, hand, exchange
+    page.screenshot(path=shots / "deal-check-desktop.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=shots / "deal-check-phone.png", full_page=True)
