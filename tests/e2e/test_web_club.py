@@ -5,6 +5,8 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   Watch replays): the game is played through the gateway by the page's own identity (its
   seat played by the seat bot, six bots beside it, no bot delay), then the page opens the
   finished table and checks the deal of every round.
+- Hand over host, and Leave: the host hands the role to a second person (a second browser
+  context), then leaves the table.
 
 No console error on any page. Screenshots go to ``$PRESIDENT_SHOTS`` (default
 ``web-shots/`` under pytest's temporary folder), desktop and phone sized.
@@ -138,3 +140,57 @@ def test_the_deal_of_every_round_of_a_long_club_game_checks_out(
     page.screenshot(path=shots / "deal-check-desktop.png", full_page=True)
     page.set_viewport_size(PHONE)
     page.screenshot(path=shots / "deal-check-phone.png", full_page=True)
+
+
+def create_table(page: Page, name: str, preset: str = "club", who: str = "public") -> str:
+    page.get_by_label("Rules (preset)").select_option(preset)
+    page.get_by_label("Who may sit").select_option(label=f"{who} (in the lobby)")
+    page.get_by_label("Table name (optional)").fill(name)
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    table_id: str = page.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
+    return table_id
+
+
+def shoot(page: Page, shots: Path, name: str) -> None:
+    """The page at desktop and phone size."""
+    size = page.viewport_size
+    page.screenshot(path=shots / f"{name}-desktop.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=shots / f"{name}-phone.png", full_page=True)
+    if size:
+        page.set_viewport_size(size)
+
+
+def test_the_host_hands_over_then_leaves(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    ada = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(ada, "Ada")
+    create_table(ada, "Hand over night")
+    bob = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(bob, "Bob")
+    bob.get_by_role("button", name="Join Hand over night").click()
+    bob.wait_for_selector("body[data-ready=table]")
+    expect(bob.locator("#host")).to_have_count(0)  # Bob is not the host (yet)
+
+    expect(ada.get_by_label("New host")).to_contain_text("Bob")  # Bob sat down
+    ada.get_by_label("New host").select_option(label="Bob")
+    shoot(ada, shots, "hand-over")
+    ada.get_by_role("button", name="Hand over host").click()
+    expect(ada.locator("#notice")).to_have_text("Bob is the host now.")
+    expect(ada.locator("#host")).to_have_count(0)
+    expect(bob.get_by_role("heading", name="You are the host")).to_be_visible()
+    expect(bob.get_by_role("button", name="Start the game")).to_be_visible()
+
+    ada.get_by_role("button", name="Leave the table").click()
+    expect(ada.locator("#leave-question")).to_have_text("Give up your seat and leave the table?")
+    shoot(ada, shots, "leave")
+    ada.get_by_role("button", name="Stay").click()  # changing one's mind changes nothing
+    expect(ada.get_by_role("button", name="Leave the table")).to_be_focused()
+    ada.get_by_role("button", name="Leave the table").click()
+    ada.get_by_role("button", name="Yes, leave").click()
+    ada.wait_for_selector("body[data-ready=lobby]")
+    expect(bob.locator("#seats")).not_to_contain_text("Ada")
+    expect(bob.locator("#seats li.empty")).to_have_count(3)  # club: four seats, Bob's taken
+    shoot(bob, shots, "new-host")

@@ -6,7 +6,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ReactionShownSchema, TimedOutSchema } from "../gen/president/events/v1/events_pb";
-import type { TableView } from "../gen/president/game/v1/game_pb";
+import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
 import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
 import { commandId, gateway, identity, reasonOf, sentence, watchTable } from "./api";
 import { rankOf, sortedHand } from "./cards";
@@ -41,6 +41,8 @@ export class TablePage {
   /** The trick version of the pile the preview was worked out on: the play answers that pile. */
   private previewTrick: number | undefined;
   private notice = "";
+  /** Leave was pressed once: the page asks before the seat is given up. */
+  private confirmingLeave = false;
   private readonly reactions = new Map<number, string>();
   readonly receipts: TableReceipts;
   private readonly abort = new AbortController();
@@ -55,7 +57,7 @@ export class TablePage {
 
   constructor(
     readonly tableId: string,
-    private readonly leave: () => void,
+    private readonly toLobby: () => void,
   ) {
     this.receipts = new TableReceipts(tableId, identity.playerId);
   }
@@ -98,7 +100,7 @@ export class TablePage {
   }
 
   private fail(text: string): void {
-    fill(byId("main"), h("p", { role: "alert" }, ...withCardFaces(text)), h("button", { onclick: this.leave }, "Back to the lobby"));
+    fill(byId("main"), h("p", { role: "alert" }, ...withCardFaces(text)), h("button", { onclick: this.toLobby }, "Back to the lobby"));
     document.body.dataset.ready = "table-error";
   }
 
@@ -176,7 +178,7 @@ export class TablePage {
         h("h1", {}, `Table ${view.tableId}`),
         h("span", { id: "phase" }, `${view.options?.preset ?? ""} · ${view.visibility} · game ${view.gameNo}${round ? `, round ${round.roundNo}` : ""}`),
         seated ? null : h("span", { id: "spectating", class: "badge" }, "You are watching"),
-        h("button", { onclick: this.leave, "data-key": "lobby" }, "Lobby"),
+        h("button", { onclick: this.toLobby, "data-key": "lobby" }, "Lobby"),
       ),
       seatList(view, this.reactions),
       trickArea(view),
@@ -186,6 +188,7 @@ export class TablePage {
       seated ? this.hand.element : null,
       seated ? this.reactionBar() : null,
       this.hostControls(view),
+      seated ? this.leaveControls(view) : null,
     );
     this.tick();
     if (seated) this.hand.update(this.handState(view));
@@ -335,6 +338,7 @@ export class TablePage {
       h("button", { "data-key": key, id: key, onclick: () => void this.command(act) }, label);
     const choice = (value: HostChoice) => () => gateway.hostAction({ tableId: this.tableId, choice: value, commandId: commandId() });
     const controls: HTMLElement[] = [];
+    const others = view.seats.filter((s) => s.occupied && !s.isBot && !s.left && s.playerId !== view.hostPlayerId);
     if (view.phase === "lobby") {
       controls.push(button("Start the game", "start", () => gateway.startGame({ tableId: this.tableId, commandId: commandId() })));
       if (view.visibility !== "practice" && view.seats.some((s) => !s.occupied)) {
@@ -347,8 +351,71 @@ export class TablePage {
       controls.push(button("Play again", "play-again", choice(HostChoice.PLAY_AGAIN)));
       controls.push(button("Back to the table's lobby", "back-to-lobby", choice(HostChoice.BACK_TO_LOBBY)));
     }
+    if (others.length > 0) controls.push(this.handOver(others));
     if (controls.length === 0) return null;
     return h("section", { id: "host", "aria-labelledby": "host-title" }, h("h2", { id: "host-title" }, "You are the host"), ...controls);
+  }
+
+  /** The host role to another person at the table (``others``: the seated people). */
+  private handOver(others: SeatView[]): HTMLElement {
+    const to = h("select", { id: "new-host", "data-key": "new-host" }, ...others.map((s) => h("option", { value: String(s.seat) }, s.displayName || `seat ${s.seat}`)));
+    const give = async (): Promise<void> => {
+      const seat = Number(to.value);
+      const name = to.selectedOptions[0]?.textContent ?? `seat ${seat}`;
+      try {
+        await gateway.handOverHost({ tableId: this.tableId, seat, commandId: commandId() });
+        this.notice = `${name} is the host now.`;
+      } catch (error) {
+        this.notice = `Refused: ${sentence(error)}`;
+      }
+      announce(this.notice);
+      this.render();
+    };
+    return h(
+      "div",
+      { id: "hand-over", class: "inline-form" },
+      h("label", { for: "new-host" }, "New host"),
+      to,
+      h("button", { id: "hand-over-host", "data-key": "hand-over-host", onclick: () => void give() }, "Hand over host"),
+    );
+  }
+
+  /** Leave the table: asked once more first (a bot plays the seat for the rest of the round). */
+  private leaveControls(view: TableView): HTMLElement | null {
+    if (view.closed) return null;
+    if (!this.confirmingLeave) {
+      return h(
+        "section",
+        { id: "leave", "aria-label": "Your seat" },
+        h("button", { id: "leave-table", "data-key": "leave-table", onclick: () => this.askLeave(true) }, "Leave the table"),
+      );
+    }
+    const during = view.phase === "round" ? " A bot plays your cards for the rest of the round." : "";
+    return h(
+      "section",
+      { id: "leave", "aria-label": "Your seat" },
+      h("p", { id: "leave-question" }, `Give up your seat and leave the table?${during}${this.isHost(view) ? " The next person at the table becomes the host." : ""}`),
+      h("button", { id: "leave-yes", "data-key": "leave-yes", onclick: () => void this.leaveTable() }, "Yes, leave"),
+      h("button", { id: "leave-no", "data-key": "leave-no", onclick: () => this.askLeave(false) }, "Stay"),
+    );
+  }
+
+  private askLeave(asking: boolean): void {
+    this.confirmingLeave = asking;
+    this.render();
+    document.getElementById(asking ? "leave-no" : "leave-table")?.focus();
+  }
+
+  private async leaveTable(): Promise<void> {
+    try {
+      await gateway.leave({ tableId: this.tableId });
+      announce("You left the table.");
+      this.toLobby();
+    } catch (error) {
+      this.confirmingLeave = false;
+      this.notice = `Refused: ${sentence(error)}`;
+      this.render();
+    }
   }
 
   private async command(act: () => Promise<unknown>): Promise<void> {
