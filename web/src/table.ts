@@ -15,6 +15,7 @@ import { helpMenu } from "./menu";
 import { TableReceipts } from "./receipts";
 import { type HandState, HandPanel } from "./hand";
 import { results, seatList, seatName, trickArea, turnText, withCardFaces } from "./seats";
+import { leftTable, seatedAt } from "./yourseats";
 
 const REACTIONS: [string, string][] = [
   ["nice", "Nice!"],
@@ -145,6 +146,7 @@ export class TablePage {
   private show(view: TableView): void {
     const handBefore = this.view?.round?.hand.join(" ");
     const trickBefore = this.view?.round?.trickVersion;
+    if (view.viewerSeat !== undefined && this.view?.viewerSeat === undefined) seatedAt(this.tableId);
     this.view = view;
     this.receivedAt = Date.now();
     const hand = view.round?.hand ?? [];
@@ -409,6 +411,7 @@ export class TablePage {
   private async leaveTable(): Promise<void> {
     try {
       await gateway.leave({ tableId: this.tableId });
+      leftTable(this.tableId);
       announce("You left the table.");
       this.toLobby();
     } catch (error) {
