@@ -9,6 +9,10 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   context), then leaves the table.
 - A returning guest: the guest closes the tab (a new page in the same browser context),
   comes back signed in, and the full table's button says "Return to your seat".
+- No stale text: the last notice is gone in the next round and at game over; the
+  revolution badge is gone between rounds and at game over; the deal check says "you" and
+  names, never "seat 0"; the new table's "Rounds or points" shows the preset's own number
+  (and cannot be edited) while the preset decides.
 
 No console error on any page. Screenshots go to ``$PRESIDENT_SHOTS`` (default
 ``web-shots/`` under pytest's temporary folder), desktop and phone sized.
@@ -19,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import re
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,7 +32,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from president.client.gateway import GatewayClient
-from president.client.seat_bot import play_seat
+from president.client.seat_bot import Action, choose, play_seat
+from president.game.v1 import game_pb2 as gpb
 from president.servicekit.launcher import Stack
 from president.services.gateway.streams.watch import REPLAY_LIMIT
 from tests.e2e.test_web_table import DESKTOP, PHONE, Console, browser, sign_in
@@ -39,6 +45,9 @@ T = TypeVar("T")
 #: A whole club game of seven seats: seven rounds, more than 600 changes.
 CLUB_SEATS = 7
 GAME_SECONDS = 240
+#: Rounds of house at three searched for one that ends in a revolution (about one in ten
+#: does: the page's seat holds a four of a kind and plays it).
+REVOLUTION_ROUNDS = 80
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +147,7 @@ def test_the_deal_of_every_round_of_a_long_club_game_checks_out(
     page.get_by_role("button", name="check the deal").click()
     rounds = page.locator("#check-rounds button")
     expect(rounds).to_have_count(7, timeout=30_000)
+    gifts = 0
     for number in range(1, 8):
         page.get_by_role("button", name=f"Check round {number}", exact=True).click()
         expect(page.locator("#check-status")).to_have_text(
@@ -146,6 +156,10 @@ def test_the_deal_of_every_round_of_a_long_club_game_checks_out(
         )
         expect(page.locator("#check-results li.bad")).to_have_count(0)
         assert page.locator("#check-results li.ok").count() >= 2  # the fingerprint, the hand
+        checks = page.locator("#check-results").inner_text()
+        assert not re.search(r"\bseat \d", checks, re.IGNORECASE), checks  # "you", or a name
+        gifts += checks.count(" gave ")
+    assert gifts > 0  # Ada took part in an exchange (a Peasant or a President, or a Vice)
     page.screenshot(path=shots / "deal-check-desktop.png", full_page=True)
     page.set_viewport_size(PHONE)
     page.screenshot(path=shots / "deal-check-phone.png", full_page=True)
@@ -243,3 +257,132 @@ def test_a_guest_closes_the_tab_and_returns_to_their_seat(
     assert page.evaluate("localStorage.getItem('president.guest')") is None
     page = cy.new_tab()
     page.wait_for_selector("body[data-ready=signin]")
+
+
+def test_the_new_tables_rounds_or_points_show_the_presets_own(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    page = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(page, "Eve")
+    count = page.get_by_label("Rounds or points to end the game")
+    for preset, own in (("club", "7"), ("classic", "11"), ("house", "")):
+        page.get_by_label("Rules (preset)").select_option(preset)
+        expect(count).to_have_value(own)
+        expect(count).to_be_disabled()  # the preset decides
+    page.get_by_label("Rules (preset)").select_option("club")
+    shoot(page, shots, "new-table")
+    page.get_by_label("The game ends").select_option(label="after a number of rounds")
+    expect(count).to_be_enabled()
+    expect(count).to_have_value("7")  # the preset's own, to change
+    page.get_by_label("The game ends").select_option(label="at a number of points")
+    expect(count).to_have_value("11")
+
+
+def step(page: Page) -> None:
+    """The page's seat acts once, by tapping, if the table waits for it: a return in the
+    exchange, a pass when it may, else its first playable card."""
+    gold = page.locator("#play")
+    owed = re.match(r"Choose (\d+) cards? to give back", gold.inner_text())
+    if owed:
+        for card in page.locator("#hand .card[data-card]").all()[: int(owed.group(1))]:
+            card.click()
+        gold.click()
+    elif page.locator("#turn").inner_text().startswith("Your turn"):
+        passing = page.locator("#pass")
+        if passing.is_enabled():
+            passing.click()
+        else:
+            page.locator("#hand .card[data-playable]").first.click()
+            expect(gold).to_have_text(re.compile(r"^Play "))
+            gold.click()
+    else:
+        return
+    expect(page.locator("#notice")).not_to_have_text("Sending…")
+
+
+def test_the_last_notice_does_not_outlive_its_round(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    page = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(page, "Fay")
+    page.get_by_label("Rules (preset)").select_option("classic")
+    page.get_by_label("The game ends").select_option(label="after a number of rounds")
+    page.get_by_label("Rounds or points to end the game").fill("2")
+    # The table deals round 2 by itself: no host's click clears anything.
+    page.get_by_label(re.compile("^More options")).fill("bot_delay_ms=0\nadvance_seconds=1")
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table], #lobby-status:has-text('Could not')")
+    assert page.evaluate("document.body.dataset.ready") == "table", page.locator(
+        "#lobby-status"
+    ).inner_text()
+    page.get_by_role("button", name="Start the game").click()
+    said: set[str] = set()  # the notices of round 1 (its plays and passes)
+    first_sight: list[str] = []  # the notice when round 2 is first seen
+    while page.evaluate("document.body.dataset.phase") != "game_over":
+        round_2 = page.locator("#phase").inner_text().endswith("round 2")
+        if round_2 and not first_sight:
+            first_sight.append(page.locator("#notice").inner_text())
+            shoot(page, shots, "next-round")
+        step(page)
+        if not round_2:
+            said.add(page.locator("#notice").inner_text())
+        page.wait_for_timeout(50)
+    assert said - {""}, said  # round 1 left a notice behind ...
+    assert first_sight == [""], first_sight  # ... which round 2 did not show
+    expect(page.locator("#notice")).to_have_text("")
+    expect(page.locator("#results")).to_be_visible()
+    shoot(page, shots, "game-over")
+
+
+def quads_first(view: gpb.TableView) -> Action | None:
+    """A four of a kind when the seat may play one (a revolution), else the simple choice."""
+    fours = [list(a.cards) for a in view.round.legal if a.verb == "play" and len(a.cards) == 4]
+    return ("play", fours[0]) if fours else choose(view)
+
+
+async def revolution_between_rounds(stack: Stack, kept: dict[str, str]) -> str:
+    """A house table of three (the page's seat played quads first, two bots) played round
+    after round until one ends in a revolution; it waits between rounds."""
+    async with GatewayClient.connect(
+        stack.address("gateway"),
+        token=kept["token"],
+        refresh_token=kept["refreshToken"],
+        player_id=kept["playerId"],
+    ) as client:
+        created = await client.create_table(
+            "house",
+            options={"bot_delay_ms": "0"},
+            seat_count=3,
+            visibility="practice",
+            display_name="Gus",
+        )
+        await client.start()
+        for number in range(1, REVOLUTION_ROUNDS + 1):
+            await play_seat(
+                client,
+                policy=quads_first,
+                until=lambda view: view.phase == "between_rounds" and view.round.round_no == number,  # noqa: B023 - this round's
+                keep=False,
+            )
+            view = await client.get_table()
+            if view.round.revolution:
+                return created.table_id
+            await client.host_action("next_round")
+        pytest.fail(f"no revolution in {REVOLUTION_ROUNDS} rounds of house at three")
+
+
+def test_the_revolution_badge_does_not_outlive_its_round(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    gus = visit(visits, browser, web_stack, DESKTOP)
+    page = gus.open()
+    sign_in(page, "Gus")
+    table_id = run(revolution_between_rounds(web_stack, tokens(page)))
+    page.goto(f"{gus.url}/#table={table_id}")
+    page.wait_for_selector("body[data-ready=table][data-phase=between_rounds]")
+    expect(page.locator("#results")).to_be_visible()
+    expect(page.locator("#revolution")).to_have_count(0)  # the round it reversed is over
+    shoot(page, shots, "between-rounds")
+    page.get_by_role("button", name="End the game").click()
+    page.wait_for_selector("body[data-phase=game_over]")
+    expect(page.locator("#revolution")).to_have_count(0)

@@ -41,11 +41,17 @@ export interface Verdict {
   checks: { ok: boolean; text: string }[];
 }
 
-/** Re-create ``key``'s deal ("game/round") from its secret (or ``secretHex``, one given to you). */
-export async function checkRound(witness: DealWitness, key: string, secretHex?: string): Promise<Verdict> {
+/** Re-create ``key``'s deal ("game/round") from its secret (or ``secretHex``, one given to you);
+ * ``nameOf`` says another seat in words (its player's name). */
+export async function checkRound(
+  witness: DealWitness,
+  key: string,
+  nameOf: (seat: number) => string,
+  secretHex?: string,
+): Promise<Verdict> {
   const seen = witness.rounds.get(key);
   if (!seen || !seen.secretHex) {
     return { ok: false, checks: [{ ok: false, text: "That round's secret has not been revealed yet: it comes at the round's end." }] };
   }
-  return checkSeatDeal({ ...seen, seat: witness.seat, secretHex: secretHex || seen.secretHex });
+  return checkSeatDeal({ ...seen, seat: witness.seat, secretHex: secretHex || seen.secretHex, nameOf });
 }

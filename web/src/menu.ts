@@ -5,7 +5,7 @@ import { gateway, sentence } from "./api";
 import { checkRound, witnessTable } from "./dealcheck";
 import { fill, h } from "./dom";
 import { PRESETS, ruleLines } from "./rules";
-import { withCardFaces } from "./seats";
+import { seatName, withCardFaces } from "./seats";
 import type { TablePage } from "./table";
 
 function rulesPanel(page: TablePage): HTMLElement {
@@ -77,7 +77,8 @@ async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
           {
             "data-round": round.key,
             onclick: async () => {
-              const verdict = await checkRound(witness, round.key, secret.value.trim());
+              const named = (seat: number): string => (page.view ? seatName(page.view, seat) : `seat ${seat}`);
+              const verdict = await checkRound(witness, round.key, named, secret.value.trim());
               fill(results, ...verdict.checks.map((check) => h("li", { class: check.ok ? "ok" : "bad" }, check.ok ? "✔ " : "✘ ", ...withCardFaces(check.text))));
               status.textContent = verdict.ok
                 ? `Round ${number} of game ${game} checks out: this browser re-created its deal from the secret.`

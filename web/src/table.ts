@@ -42,6 +42,8 @@ export class TablePage {
   /** The trick version of the pile the preview was worked out on: the play answers that pile. */
   private previewTrick: number | undefined;
   private notice = "";
+  /** The game, round and game over the notice belongs to: a new one clears it. */
+  private stage = "";
   /** Leave was pressed once: the page asks before the seat is given up. */
   private confirmingLeave = false;
   private readonly reactions = new Map<number, string>();
@@ -78,6 +80,7 @@ export class TablePage {
           let newest: TableView | undefined;
           for (const change of changes) {
             this.receipts.keep(change);
+            if (change.view) this.enter(change.view);
             if (change.event) this.onEvent(change.event.type, change.event.payload);
             if (change.view) newest = change.view;
           }
@@ -98,6 +101,18 @@ export class TablePage {
       }
       await new Promise((resume) => setTimeout(resume, 500 * failures));
     }
+  }
+
+  /** A new round, a new game or the game's end: the last notice belongs to what came before. */
+  private enter(view: TableView): void {
+    const stage = `${view.gameNo}/${view.round?.roundNo ?? 0}/${view.phase === "game_over" ? "over" : ""}`;
+    if (this.stage && stage !== this.stage) this.notice = "";
+    this.stage = stage;
+  }
+
+  /** ``text``, unless the table moved to a new round or ended since ``stage`` (then nothing). */
+  private noticeFor(stage: string, text: string): string {
+    return stage === this.stage ? text : "";
   }
 
   private fail(text: string): void {
@@ -277,16 +292,17 @@ export class TablePage {
     const view = this.view;
     if (!view) return;
     const cards = [...this.selected];
+    const stage = this.stage;
     this.notice = "Sending…";
     this.render();
     try {
       if (this.exchangeOwed(view) > 0) {
         await gateway.returnCards({ tableId: this.tableId, cards, commandId: commandId() });
-        this.notice = `You gave back ${cards.length} card(s).`;
+        this.notice = this.noticeFor(stage, `You gave back ${cards.length} card(s).`);
       } else {
         const label = this.preview?.text ?? "";
         await gateway.play({ tableId: this.tableId, cards, trickVersion: this.previewTrick, commandId: commandId() });
-        this.notice = label ? `You played: ${label.replace(/^Play /, "")}.` : "";
+        this.notice = label ? this.noticeFor(stage, `You played: ${label.replace(/^Play /, "")}.`) : "";
       }
       this.selected.clear();
       this.preview = null;
@@ -301,13 +317,14 @@ export class TablePage {
   }
 
   private async pass(): Promise<void> {
+    const stage = this.stage;
     this.notice = "Sending…";
     this.render();
     try {
       await gateway.pass({ tableId: this.tableId, trickVersion: this.view?.round?.trickVersion, commandId: commandId() });
       this.selected.clear();
       this.preview = null;
-      this.notice = "You passed.";
+      this.notice = this.noticeFor(stage, "You passed.");
     } catch (error) {
       this.notice = reasonOf(error) === "STALE" ? "The trick moved on before your pass." : `Refused: ${sentence(error)}`;
     }
