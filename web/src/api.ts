@@ -1,6 +1,12 @@
 // The gateway's API from the browser: one Connect client over the web edge (same origin),
 // the account's bearer token on every call, and refusals turned into words; a spectator's
 // Watch at the audience replicas' door when the deployment has one.
+//
+// Where who you are is kept: the tab's session (access and refresh tokens) in
+// sessionStorage, one session per tab, because a refresh token works once and one presented
+// twice revokes its whole session (two tabs sharing one would sign each other out); a
+// guest's id and device secret in localStorage, so a new tab (or the browser reopened) logs
+// the guest in again with them (LogIn), as CreateGuest's device secret is meant to be used.
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
@@ -10,6 +16,8 @@ import type { Credentials } from "../gen/president/players/v1/players_pb";
 
 const ERROR_INFO = "google.rpc.ErrorInfo";
 const KEY = "president.identity";
+/** A guest's id, device secret and name, kept on this device (localStorage). */
+const DEVICE_KEY = "president.guest";
 /** Refresh the access token this long before it expires. */
 const REFRESH_MARGIN_SECONDS = 60;
 
@@ -21,12 +29,24 @@ interface Stored {
   name: string;
 }
 
+interface Device {
+  guestId: string;
+  deviceSecret: string;
+  name: string;
+}
+
 function stored(): Stored | null {
   const text = sessionStorage.getItem(KEY);
   return text ? (JSON.parse(text) as Stored) : null;
 }
 
-/** Who is signed in on this tab (sessionStorage: closing the tab signs out). */
+function device(): Device | null {
+  const text = localStorage.getItem(DEVICE_KEY);
+  return text ? (JSON.parse(text) as Device) : null;
+}
+
+/** Who is signed in on this tab (its session in sessionStorage; a guest's device secret in
+ * localStorage signs the guest in again in a new tab). */
 export const identity = {
   get token(): string {
     return stored()?.token ?? "";
@@ -48,9 +68,33 @@ export const identity = {
       name: credentials.identity?.displayName || name,
     };
     sessionStorage.setItem(KEY, JSON.stringify(value));
+    if (credentials.deviceSecret) {
+      const guest: Device = { guestId: value.playerId, deviceSecret: credentials.deviceSecret, name: value.name };
+      localStorage.setItem(DEVICE_KEY, JSON.stringify(guest));
+    }
   },
+  /** Sign the guest kept on this device in again (a new session for this tab); false when
+   * there is none, or the server no longer knows it (then it is forgotten). */
+  async resume(): Promise<boolean> {
+    const guest = device();
+    if (!guest) return false;
+    try {
+      const answer = await anonymous.logIn({ guestId: guest.guestId, deviceSecret: guest.deviceSecret });
+      identity.remember(answer.credentials, guest.name);
+      return true;
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.Unauthenticated) localStorage.removeItem(DEVICE_KEY);
+      return false;
+    }
+  },
+  /** This tab's session is over (the guest kept on this device stays). */
   clear(): void {
     sessionStorage.removeItem(KEY);
+  },
+  /** Signed out: the session, and the guest kept on this device. */
+  forget(): void {
+    sessionStorage.removeItem(KEY);
+    localStorage.removeItem(DEVICE_KEY);
   },
 };
 

@@ -1,37 +1,39 @@
-// Check the deal, in the browser: read what this seat saw of the table from its start (its
-// own Watch stream: the fingerprint and deal order before each deal, its hand as dealt,
-// its exchange, the revealed secret), re-create a finished round with Web Crypto
-// (public/lib: DEAL.md in JavaScript) and say in words what agreed and what did not.
+// Check the deal, in the browser: read the table's log as this seat may see it (GetActivity's
+// pages, each event redacted for the reader exactly as Watch sends it: the fingerprint and
+// deal order before each deal, its hand as dealt, its exchange, the revealed secret),
+// re-create a finished round with Web Crypto (public/lib: DEAL.md in JavaScript) and say in
+// words what agreed and what did not. The log, not a Watch from version 1: a Watch replays
+// only the gateway's recent changes, and a long game's first rounds are older than that.
 
 import { toJson } from "@bufbuild/protobuf";
-import { WatchResponseSchema } from "../gen/president/gateway/v1/gateway_pb";
+import { EventEnvelopeSchema } from "../gen/president/events/v1/events_pb";
+import type { ActivityItem } from "../gen/president/gateway/v1/gateway_pb";
 import { checkSeatDeal } from "../public/lib/check.js";
 import { DealWitness } from "../public/lib/events.js";
-import { watchTable } from "./api";
-import type { TableReceipts } from "./receipts";
+import { gateway } from "./api";
+
+/** The most changes a page of GetActivity holds. */
+const PAGE_SIZE = 200;
 
 export interface RoundSeen {
   key: string;
   secretHex: string;
 }
 
-/** Everything the viewer saw of the table up to now, round by round (rounds with a secret). */
-export async function witnessTable(tableId: string, upTo: bigint, receipts: TableReceipts): Promise<DealWitness> {
-  const abort = new AbortController();
-  let witness: DealWitness | null = null;
-  try {
-    seen: for await (const changes of watchTable(tableId, 1n, abort.signal)) {
-      for (const change of changes) {
-        receipts.keep(change);
-        witness ??= new DealWitness(change.view?.viewerSeat ?? null);
-        witness.see(toJson(WatchResponseSchema, change));
-        if (change.version >= upTo) break seen;
-      }
-    }
-  } finally {
-    abort.abort();
+/** Every change of the table as ``seat`` (null: no seat) may see it, round by round. */
+export async function witnessTable(tableId: string, seat: number | null): Promise<DealWitness> {
+  const newestFirst: ActivityItem[] = [];
+  let pageToken = "";
+  do {
+    const page = await gateway.getActivity({ tableId, pageSize: PAGE_SIZE, pageToken });
+    newestFirst.push(...page.items);
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+  const witness = new DealWitness(seat);
+  for (const item of newestFirst.reverse()) {
+    if (item.event) witness.see({ event: toJson(EventEnvelopeSchema, item.event) });
   }
-  return witness ?? new DealWitness(null);
+  return witness;
 }
 
 export interface Verdict {
@@ -39,11 +41,17 @@ export interface Verdict {
   checks: { ok: boolean; text: string }[];
 }
 
-/** Re-create ``key``'s deal ("game/round") from its secret (or ``secretHex``, one given to you). */
-export async function checkRound(witness: DealWitness, key: string, secretHex?: string): Promise<Verdict> {
+/** Re-create ``key``'s deal ("game/round") from its secret (or ``secretHex``, one given to you);
+ * ``nameOf`` says another seat in words (its player's name). */
+export async function checkRound(
+  witness: DealWitness,
+  key: string,
+  nameOf: (seat: number) => string,
+  secretHex?: string,
+): Promise<Verdict> {
   const seen = witness.rounds.get(key);
   if (!seen || !seen.secretHex) {
     return { ok: false, checks: [{ ok: false, text: "That round's secret has not been revealed yet: it comes at the round's end." }] };
   }
-  return checkSeatDeal({ ...seen, seat: witness.seat, secretHex: secretHex || seen.secretHex });
+  return checkSeatDeal({ ...seen, seat: witness.seat, secretHex: secretHex || seen.secretHex, nameOf });
 }

@@ -1,14 +1,16 @@
-// The lobby: the public tables (preset, host, phase, free seats) to join or watch, a table
-// opened by its id, and a new practice, public or private table with the preset's options.
+// The lobby: the tables where you hold a seat (to return to), the public tables (preset, host,
+// phase, free seats) to join or watch, a table opened by its id, and a new practice, public or
+// private table with the preset's options.
 
 import { create } from "@bufbuild/protobuf";
-import { TableOptionsSchema } from "../gen/president/game/v1/game_pb";
+import { TableOptionsSchema, type TableView } from "../gen/president/game/v1/game_pb";
 import { type TableSummary, Visibility } from "../gen/president/gateway/v1/gateway_pb";
 import { commandId, gateway, identity, sentence } from "./api";
 import { byId, fill, h, panelForm } from "./dom";
 import { NewTableOptions } from "./newtable";
 import { PRESETS } from "./rules";
 import { withCardFaces } from "./seats";
+import { yourSeats } from "./yourseats";
 
 const PHASES: Record<string, string> = {
   lobby: "waiting for players",
@@ -17,7 +19,11 @@ const PHASES: Record<string, string> = {
   game_over: "game over",
 };
 
-function tableRow(table: TableSummary, open: (id: string) => void, status: HTMLElement): HTMLElement {
+function returnButton(tableId: string, title: string, open: (id: string) => void): HTMLElement {
+  return h("button", { class: "gold", onclick: () => open(tableId), "aria-label": `Return to your seat at ${title}` }, "Return to your seat");
+}
+
+function tableRow(table: TableSummary, open: (id: string) => void, status: HTMLElement, yours: boolean): HTMLElement {
   const title = table.name || `Table ${table.tableId}`;
   const join = async (): Promise<void> => {
     try {
@@ -43,16 +49,32 @@ function tableRow(table: TableSummary, open: (id: string) => void, status: HTMLE
     h("span", {}, `host ${table.hostName || "—"}`),
     h("span", {}, PHASES[table.phase] ?? table.phase),
     h("span", {}, `${table.freeSeats} of ${table.seatCount} seats free`),
-    table.freeSeats > 0 && table.phase !== "game_over"
+    yours ? returnButton(table.tableId, title, open) : null,
+    !yours && table.freeSeats > 0 && table.phase !== "game_over"
       ? h("button", { onclick: join, "aria-label": `Join ${title}` }, "Join")
       : null,
-    h("button", { onclick: watch, "aria-label": `Watch ${title}` }, "Watch"),
+    yours ? null : h("button", { onclick: watch, "aria-label": `Watch ${title}` }, "Watch"),
+  );
+}
+
+/** A table where you hold a seat (public, private or practice; ``name`` when the lobby lists it). */
+function yourRow(view: TableView, name: string, open: (id: string) => void): HTMLElement {
+  const title = name || `Table ${view.tableId}`;
+  return h(
+    "li",
+    { class: "table-row", "data-table": view.tableId },
+    h("span", { class: "table-name" }, title),
+    h("span", {}, `${view.options?.preset ?? ""} · ${view.visibility}`),
+    h("span", {}, PHASES[view.phase] ?? (view.phase === "round" ? "playing" : view.phase)),
+    returnButton(view.tableId, title, open),
   );
 }
 
 export async function showLobby(open: (id: string) => void, signOut: () => void): Promise<void> {
   const status = h("p", { id: "lobby-status", role: "status" }, "Asking the server for the tables…");
   const list = h("ul", { id: "lobby-tables", "aria-labelledby": "tables-title" });
+  const yoursList = h("ul", { id: "your-tables", "aria-labelledby": "your-title" });
+  const yours = h("section", { "aria-labelledby": "your-title", class: "card-panel", id: "your-seats", hidden: true }, h("h2", { id: "your-title" }, "Your seats"), yoursList);
 
   const preset = h("select", { id: "new-preset" }, ...Object.keys(PRESETS).map((name) => h("option", { value: name }, name)));
   const visibility = h(
@@ -122,6 +144,7 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
       h("span", {}, `Signed in as ${identity.name}`),
       h("button", { onclick: signOut }, "Sign out"),
     ),
+    yours,
     h(
       "div",
       { class: "columns" },
@@ -138,8 +161,12 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
     status,
   );
   try {
-    const answer = await gateway.listTables({ inProgress: true });
-    fill(list, ...answer.tables.map((table) => tableRow(table, open, status)));
+    const [answer, seated] = await Promise.all([gateway.listTables({ inProgress: true }), yourSeats()]);
+    const mine = new Set(seated.map((view) => view.tableId));
+    fill(list, ...answer.tables.map((table) => tableRow(table, open, status, mine.has(table.tableId))));
+    const names = new Map(answer.tables.map((table) => [table.tableId, table.name]));
+    fill(yoursList, ...seated.map((view) => yourRow(view, names.get(view.tableId) ?? "", open)));
+    yours.hidden = seated.length === 0;
     status.textContent = answer.tables.length === 0 ? "No open table right now: create one." : `${answer.tables.length} open table(s).`;
   } catch (error) {
     status.textContent = `The lobby is not available: ${sentence(error)}`;

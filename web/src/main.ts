@@ -1,4 +1,5 @@
-// The web table's entry: sign in, then the lobby or a table (#table=<id> in the address).
+// The web table's entry: sign in (or a guest kept on this device, again), then the lobby or a
+// table (#table=<id> in the address).
 
 import { gateway, identity } from "./api";
 import { byId, fill } from "./dom";
@@ -12,11 +13,12 @@ function tableInAddress(): string {
   return new URLSearchParams(location.hash.slice(1)).get("table") ?? "";
 }
 
-function route(): void {
+async function route(): Promise<void> {
   table?.close();
   table = null;
-  if (!identity.token) {
-    showSignIn(route);
+  // A new tab: the guest this device keeps signs in again (a session of the tab's own).
+  if (!identity.token && !(await identity.resume())) {
+    showSignIn(() => void route());
     document.body.dataset.ready = "signin";
     return;
   }
@@ -33,18 +35,18 @@ function route(): void {
         location.hash = `table=${encodeURIComponent(id)}`;
       },
       () => {
-        // End the session at the server too; the tab forgets it either way.
+        // End the session at the server too; this device forgets it (and its guest) either way.
         void gateway
           .logOut({})
           .catch(() => undefined)
           .finally(() => {
-            identity.clear();
-            route();
+            identity.forget();
+            void route();
           });
       },
     );
   }
 }
 
-window.addEventListener("hashchange", route);
-route();
+window.addEventListener("hashchange", () => void route());
+void route();

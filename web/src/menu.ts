@@ -5,7 +5,7 @@ import { gateway, sentence } from "./api";
 import { checkRound, witnessTable } from "./dealcheck";
 import { fill, h } from "./dom";
 import { PRESETS, ruleLines } from "./rules";
-import { withCardFaces } from "./seats";
+import { seatName, withCardFaces } from "./seats";
 import type { TablePage } from "./table";
 
 function rulesPanel(page: TablePage): HTMLElement {
@@ -44,7 +44,7 @@ async function activityPanel(page: TablePage, into: HTMLElement): Promise<void> 
 }
 
 async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
-  const status = h("p", { id: "check-status", role: "status" }, "Reading what your seat saw of this table…");
+  const status = h("p", { id: "check-status", role: "status" }, "Reading the table's log as your seat sees it…");
   const results = h("ul", { id: "check-results" });
   const secret = h("input", { id: "check-secret", autocomplete: "off", spellcheck: false, placeholder: "64 hex digits" });
   const rounds = h("div", { id: "check-rounds", role: "group", "aria-label": "Finished rounds" });
@@ -61,7 +61,7 @@ async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
   );
   fill(into, section);
   try {
-    const witness = await witnessTable(page.tableId, page.view?.version ?? 0n, page.receipts);
+    const witness = await witnessTable(page.tableId, page.view?.viewerSeat ?? null);
     const finished = [...witness.rounds.values()].filter((round) => round.secretHex);
     if (finished.length === 0) {
       status.textContent = "No round has been revealed yet: a round's secret comes at its end.";
@@ -77,7 +77,8 @@ async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
           {
             "data-round": round.key,
             onclick: async () => {
-              const verdict = await checkRound(witness, round.key, secret.value.trim());
+              const named = (seat: number): string => (page.view ? seatName(page.view, seat) : `seat ${seat}`);
+              const verdict = await checkRound(witness, round.key, named, secret.value.trim());
               fill(results, ...verdict.checks.map((check) => h("li", { class: check.ok ? "ok" : "bad" }, check.ok ? "✔ " : "✘ ", ...withCardFaces(check.text))));
               status.textContent = verdict.ok
                 ? `Round ${number} of game ${game} checks out: this browser re-created its deal from the secret.`

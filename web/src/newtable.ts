@@ -26,7 +26,7 @@ export class NewTableOptions {
     ["rounds", "after a number of rounds"],
     ["target", "at a number of points"],
   ]);
-  private readonly gameEndCount = h("input", { id: "new-game-end-count", type: "number", min: 1, max: 99, value: 3 });
+  private readonly gameEndCount = h("input", { id: "new-game-end-count", type: "number", min: 1, max: 99 });
   private readonly turnSeconds = h("input", { id: "new-turn-seconds", type: "number", min: 1, max: 600 });
   private readonly jokers = h("input", { id: "new-jokers", type: "checkbox" });
   private readonly revolution = h("input", { id: "new-revolution", type: "checkbox" });
@@ -36,6 +36,22 @@ export class NewTableOptions {
   ]);
   private readonly more = h("textarea", { id: "new-options", rows: 3, placeholder: "bot_delay_ms=600\ntakeover_seconds=10" });
   private preset = "classic";
+
+  constructor() {
+    this.gameEnd.addEventListener("change", () => this.showCount());
+  }
+
+  /** The rounds or points: the preset's own (shown, not editable) while the preset decides;
+   * editable once the player chooses how the game ends, starting at the preset's number when
+   * it ends the same way. */
+  private showCount(): void {
+    const [kind, count] = (PRESETS[this.preset]?.defaults.gameEnd ?? "").split(":");
+    const decided = this.gameEnd.value === "";
+    this.gameEndCount.disabled = decided;
+    if (decided) this.gameEndCount.value = count ?? "";
+    else if (kind !== this.gameEnd.value || !count) this.gameEndCount.value = this.gameEnd.value === "rounds" ? "5" : "11";
+    else this.gameEndCount.value = count;
+  }
 
   /** The controls, labelled, for the create form. */
   fields(): Field[] {
@@ -60,6 +76,7 @@ export class NewTableOptions {
     this.turnSeconds.value = String(defaults.turnSeconds);
     this.jokers.checked = defaults.jokers;
     this.revolution.checked = defaults.revolution;
+    this.showCount();
   }
 
   /** The practice bots' level applies at practice tables only. */

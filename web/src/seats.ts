@@ -57,7 +57,9 @@ export function seatList(view: TableView, reactions: Map<number, string>): HTMLE
 export function trickArea(view: TableView): HTMLElement | null {
   const round = view.round;
   const top = round?.top ?? [];
-  const revolution = round?.revolution ? h("p", { id: "revolution", class: "badge" }, "Revolution: the order is reversed") : null;
+  // A revolution lasts for its round: between rounds and after the game it is over.
+  const revolution =
+    round?.revolution && view.phase === "round" ? h("p", { id: "revolution", class: "badge" }, "Revolution: the order is reversed") : null;
   if (!round || round.phase !== "play") {
     return revolution ? h("section", { id: "trick", "aria-label": "The pile" }, revolution) : null;
   }

@@ -6,7 +6,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ReactionShownSchema, TimedOutSchema } from "../gen/president/events/v1/events_pb";
-import type { TableView } from "../gen/president/game/v1/game_pb";
+import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
 import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
 import { commandId, gateway, identity, reasonOf, sentence, watchTable } from "./api";
 import { rankOf, sortedHand } from "./cards";
@@ -15,6 +15,7 @@ import { helpMenu } from "./menu";
 import { TableReceipts } from "./receipts";
 import { type HandState, HandPanel } from "./hand";
 import { results, seatList, seatName, trickArea, turnText, withCardFaces } from "./seats";
+import { leftTable, seatedAt } from "./yourseats";
 
 const REACTIONS: [string, string][] = [
   ["nice", "Nice!"],
@@ -41,6 +42,10 @@ export class TablePage {
   /** The trick version of the pile the preview was worked out on: the play answers that pile. */
   private previewTrick: number | undefined;
   private notice = "";
+  /** The game, round and game over the notice belongs to: a new one clears it. */
+  private stage = "";
+  /** Leave was pressed once: the page asks before the seat is given up. */
+  private confirmingLeave = false;
   private readonly reactions = new Map<number, string>();
   readonly receipts: TableReceipts;
   private readonly abort = new AbortController();
@@ -55,7 +60,7 @@ export class TablePage {
 
   constructor(
     readonly tableId: string,
-    private readonly leave: () => void,
+    private readonly toLobby: () => void,
   ) {
     this.receipts = new TableReceipts(tableId, identity.playerId);
   }
@@ -75,6 +80,7 @@ export class TablePage {
           let newest: TableView | undefined;
           for (const change of changes) {
             this.receipts.keep(change);
+            if (change.view) this.enter(change.view);
             if (change.event) this.onEvent(change.event.type, change.event.payload);
             if (change.view) newest = change.view;
           }
@@ -97,8 +103,20 @@ export class TablePage {
     }
   }
 
+  /** A new round, a new game or the game's end: the last notice belongs to what came before. */
+  private enter(view: TableView): void {
+    const stage = `${view.gameNo}/${view.round?.roundNo ?? 0}/${view.phase === "game_over" ? "over" : ""}`;
+    if (this.stage && stage !== this.stage) this.notice = "";
+    this.stage = stage;
+  }
+
+  /** ``text``, unless the table moved to a new round or ended since ``stage`` (then nothing). */
+  private noticeFor(stage: string, text: string): string {
+    return stage === this.stage ? text : "";
+  }
+
   private fail(text: string): void {
-    fill(byId("main"), h("p", { role: "alert" }, ...withCardFaces(text)), h("button", { onclick: this.leave }, "Back to the lobby"));
+    fill(byId("main"), h("p", { role: "alert" }, ...withCardFaces(text)), h("button", { onclick: this.toLobby }, "Back to the lobby"));
     document.body.dataset.ready = "table-error";
   }
 
@@ -143,6 +161,7 @@ export class TablePage {
   private show(view: TableView): void {
     const handBefore = this.view?.round?.hand.join(" ");
     const trickBefore = this.view?.round?.trickVersion;
+    if (view.viewerSeat !== undefined && this.view?.viewerSeat === undefined) seatedAt(this.tableId);
     this.view = view;
     this.receivedAt = Date.now();
     const hand = view.round?.hand ?? [];
@@ -176,7 +195,7 @@ export class TablePage {
         h("h1", {}, `Table ${view.tableId}`),
         h("span", { id: "phase" }, `${view.options?.preset ?? ""} · ${view.visibility} · game ${view.gameNo}${round ? `, round ${round.roundNo}` : ""}`),
         seated ? null : h("span", { id: "spectating", class: "badge" }, "You are watching"),
-        h("button", { onclick: this.leave, "data-key": "lobby" }, "Lobby"),
+        h("button", { onclick: this.toLobby, "data-key": "lobby" }, "Lobby"),
       ),
       seatList(view, this.reactions),
       trickArea(view),
@@ -186,6 +205,7 @@ export class TablePage {
       seated ? this.hand.element : null,
       seated ? this.reactionBar() : null,
       this.hostControls(view),
+      seated ? this.leaveControls(view) : null,
     );
     this.tick();
     if (seated) this.hand.update(this.handState(view));
@@ -272,16 +292,17 @@ export class TablePage {
     const view = this.view;
     if (!view) return;
     const cards = [...this.selected];
+    const stage = this.stage;
     this.notice = "Sending…";
     this.render();
     try {
       if (this.exchangeOwed(view) > 0) {
         await gateway.returnCards({ tableId: this.tableId, cards, commandId: commandId() });
-        this.notice = `You gave back ${cards.length} card(s).`;
+        this.notice = this.noticeFor(stage, `You gave back ${cards.length} card(s).`);
       } else {
         const label = this.preview?.text ?? "";
         await gateway.play({ tableId: this.tableId, cards, trickVersion: this.previewTrick, commandId: commandId() });
-        this.notice = label ? `You played: ${label.replace(/^Play /, "")}.` : "";
+        this.notice = label ? this.noticeFor(stage, `You played: ${label.replace(/^Play /, "")}.`) : "";
       }
       this.selected.clear();
       this.preview = null;
@@ -296,13 +317,14 @@ export class TablePage {
   }
 
   private async pass(): Promise<void> {
+    const stage = this.stage;
     this.notice = "Sending…";
     this.render();
     try {
       await gateway.pass({ tableId: this.tableId, trickVersion: this.view?.round?.trickVersion, commandId: commandId() });
       this.selected.clear();
       this.preview = null;
-      this.notice = "You passed.";
+      this.notice = this.noticeFor(stage, "You passed.");
     } catch (error) {
       this.notice = reasonOf(error) === "STALE" ? "The trick moved on before your pass." : `Refused: ${sentence(error)}`;
     }
@@ -335,6 +357,7 @@ export class TablePage {
       h("button", { "data-key": key, id: key, onclick: () => void this.command(act) }, label);
     const choice = (value: HostChoice) => () => gateway.hostAction({ tableId: this.tableId, choice: value, commandId: commandId() });
     const controls: HTMLElement[] = [];
+    const others = view.seats.filter((s) => s.occupied && !s.isBot && !s.left && s.playerId !== view.hostPlayerId);
     if (view.phase === "lobby") {
       controls.push(button("Start the game", "start", () => gateway.startGame({ tableId: this.tableId, commandId: commandId() })));
       if (view.visibility !== "practice" && view.seats.some((s) => !s.occupied)) {
@@ -347,8 +370,72 @@ export class TablePage {
       controls.push(button("Play again", "play-again", choice(HostChoice.PLAY_AGAIN)));
       controls.push(button("Back to the table's lobby", "back-to-lobby", choice(HostChoice.BACK_TO_LOBBY)));
     }
+    if (others.length > 0) controls.push(this.handOver(others));
     if (controls.length === 0) return null;
     return h("section", { id: "host", "aria-labelledby": "host-title" }, h("h2", { id: "host-title" }, "You are the host"), ...controls);
+  }
+
+  /** The host role to another person at the table (``others``: the seated people). */
+  private handOver(others: SeatView[]): HTMLElement {
+    const to = h("select", { id: "new-host", "data-key": "new-host" }, ...others.map((s) => h("option", { value: String(s.seat) }, s.displayName || `seat ${s.seat}`)));
+    const give = async (): Promise<void> => {
+      const seat = Number(to.value);
+      const name = to.selectedOptions[0]?.textContent ?? `seat ${seat}`;
+      try {
+        await gateway.handOverHost({ tableId: this.tableId, seat, commandId: commandId() });
+        this.notice = `${name} is the host now.`;
+      } catch (error) {
+        this.notice = `Refused: ${sentence(error)}`;
+      }
+      announce(this.notice);
+      this.render();
+    };
+    return h(
+      "div",
+      { id: "hand-over", class: "inline-form" },
+      h("label", { for: "new-host" }, "New host"),
+      to,
+      h("button", { id: "hand-over-host", "data-key": "hand-over-host", onclick: () => void give() }, "Hand over host"),
+    );
+  }
+
+  /** Leave the table: asked once more first (a bot plays the seat for the rest of the round). */
+  private leaveControls(view: TableView): HTMLElement | null {
+    if (view.closed) return null;
+    if (!this.confirmingLeave) {
+      return h(
+        "section",
+        { id: "leave", "aria-label": "Your seat" },
+        h("button", { id: "leave-table", "data-key": "leave-table", onclick: () => this.askLeave(true) }, "Leave the table"),
+      );
+    }
+    const during = view.phase === "round" ? " A bot plays your cards for the rest of the round." : "";
+    return h(
+      "section",
+      { id: "leave", "aria-label": "Your seat" },
+      h("p", { id: "leave-question" }, `Give up your seat and leave the table?${during}${this.isHost(view) ? " The next person at the table becomes the host." : ""}`),
+      h("button", { id: "leave-yes", "data-key": "leave-yes", onclick: () => void this.leaveTable() }, "Yes, leave"),
+      h("button", { id: "leave-no", "data-key": "leave-no", onclick: () => this.askLeave(false) }, "Stay"),
+    );
+  }
+
+  private askLeave(asking: boolean): void {
+    this.confirmingLeave = asking;
+    this.render();
+    document.getElementById(asking ? "leave-no" : "leave-table")?.focus();
+  }
+
+  private async leaveTable(): Promise<void> {
+    try {
+      await gateway.leave({ tableId: this.tableId });
+      leftTable(this.tableId);
+      announce("You left the table.");
+      this.toLobby();
+    } catch (error) {
+      this.confirmingLeave = false;
+      this.notice = `Refused: ${sentence(error)}`;
+      this.render();
+    }
   }
 
   private async command(act: () => Promise<unknown>): Promise<void> {

@@ -42,6 +42,16 @@ test("an honest round checks out, every check said in words", async () => {
   assert.equal(result.checks.length, 4);
   assert.match(result.checks[0].text, /fingerprint .* is the one shown before the deal/);
   assert.match(result.checks[2].text, /the strongest 2 of the hand seat 3 was dealt/);
+  assert.doesNotMatch(result.checks[2].text, /seat 0/);
+});
+
+test("seats are said by name, and yours as you, never by number", async () => {
+  const names = ["Ada", "Bob", "Cy", "Dee"];
+  const result = await checkSeatDeal({ ...(await honestView()), nameOf: (seat) => names[seat] });
+  assert.equal(result.ok, true, JSON.stringify(result.checks));
+  assert.match(result.checks[2].text, /^Dee gave you .*: the strongest 2 of the hand Dee was dealt, as the rules say\.$/);
+  assert.match(result.checks[3].text, /^You gave Dee .* in return: cards you held after the automatic gives\.$/);
+  for (const check of result.checks) assert.doesNotMatch(check.text, /seat \d/i);
 });
 
 test("a spectator checks the fingerprint alone, and is told so", async () => {

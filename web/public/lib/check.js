@@ -12,7 +12,8 @@ function sameSet(a, b) {
 }
 
 /**
- * ``seen``: { secretHex, fingerprint, dealOrder, jokers, handSize, seat, dealtHand, gifts }
+ * ``seen``: { secretHex, fingerprint, dealOrder, jokers, handSize, seat, dealtHand, gifts,
+ * nameOf } (``nameOf(seat)``: another seat's player in words; "seat 3" when not given)
  * as the seat saw them (``seat`` null for a spectator: the fingerprint alone is checked) (the fingerprint and deal order before the deal, its own hand as
  * dealt, the gifts it gave and received, the secret at the reveal).
  * Returns { ok, checks: [{ ok, text }], hands } with the re-created hands by seat.
@@ -48,6 +49,6 @@ export async function checkSeatDeal(seen) {
       ? `The ${mine.length} cards the secret deals to your seat are the ones you were dealt.`
       : `The secret deals your seat ${mine.join(" ")}, but you were dealt ${seen.dealtHand.join(" ")}.`,
   });
-  checks.push(...checkExchange(seen.seat, made.hands, seen.gifts ?? []));
+  checks.push(...checkExchange(seen.seat, made.hands, seen.gifts ?? [], seen.nameOf));
   return { ok: checks.every((c) => c.ok), checks, hands: made.hands };
 }

@@ -36,17 +36,27 @@ function afterAutomatic(seat, dealtHand, gifts) {
   return [...dealtHand.filter((card) => !gone.has(cardIndex(card))), ...got];
 }
 
+/** "seat 3": how a seat is said when the page gives no name. */
+export function seatWords(seat) {
+  return `seat ${seat}`;
+}
+
 /**
  * Check the gifts ``seat`` took part in against ``hands`` (seat -> card texts re-created
  * from the secret). ``gifts``: [{giver, receiver, cards, automatic}] as the seat saw them.
- * Returns a list of { ok, text } in words, one per gift.
+ * ``nameOf(seat)`` says another seat in words (its player's name). Returns a list of
+ * { ok, text } in words, one per gift, "you" for ``seat`` itself.
  */
-export function checkExchange(seat, hands, gifts) {
+export function checkExchange(seat, hands, gifts, nameOf = seatWords) {
   const mine = gifts.filter((g) => g.giver === seat || g.receiver === seat);
   const out = [];
+  const name = (s) => (s === seat ? "you" : nameOf(s));
+  const dealt = (s) => (s === seat ? "you were dealt" : `${nameOf(s)} was dealt`);
+  const heldBy = (s) => (s === seat ? "you held" : `${nameOf(s)} held`);
+  const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
   for (const gift of mine) {
     const giverHand = hands.get(gift.giver) ?? [];
-    const who = gift.giver === seat ? `You gave seat ${gift.receiver}` : `Seat ${gift.giver} gave you`;
+    const who = gift.giver === seat ? `You gave ${name(gift.receiver)}` : `${capital(name(gift.giver))} gave you`;
     const cards = gift.cards.join(" ") || "nothing";
     if (gift.automatic) {
       const expected = strongest(giverHand, gift.cards.length);
@@ -54,8 +64,8 @@ export function checkExchange(seat, hands, gifts) {
       out.push({
         ok,
         text: ok
-          ? `${who} ${cards}: the strongest ${gift.cards.length} of the hand seat ${gift.giver} was dealt, as the rules say.`
-          : `${who} ${cards}, but the strongest ${gift.cards.length} of the hand seat ${gift.giver} was dealt are ${expected.join(" ")}.`,
+          ? `${who} ${cards}: the strongest ${gift.cards.length} of the hand ${dealt(gift.giver)}, as the rules say.`
+          : `${who} ${cards}, but the strongest ${gift.cards.length} of the hand ${dealt(gift.giver)} are ${expected.join(" ")}.`,
       });
     } else {
       const held = afterAutomatic(gift.giver, giverHand, gifts);
@@ -64,8 +74,8 @@ export function checkExchange(seat, hands, gifts) {
       out.push({
         ok,
         text: ok
-          ? `${who} ${cards} in return: cards seat ${gift.giver} held after the automatic gives.`
-          : `${who} ${cards} in return, but seat ${gift.giver} did not hold ${absent.join(" ")} after the automatic gives.`,
+          ? `${who} ${cards} in return: cards ${heldBy(gift.giver)} after the automatic gives.`
+          : `${who} ${cards} in return, but ${name(gift.giver)} did not hold ${absent.join(" ")} after the automatic gives.`,
       });
     }
   }

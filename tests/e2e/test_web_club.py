@@ -1,0 +1,391 @@
+"""The web table at a club, in a real browser on the real stack (Debian's Chromium through
+Playwright, the stack of ``test_web_table``): what a club player reaches from the page.
+
+- Check the deal after a whole 7-round club game of more than 600 changes (more than a
+  Watch replays): the game is played through the gateway by the page's own identity (its
+  seat played by the seat bot, six bots beside it, no bot delay), then the page opens the
+  finished table and checks the deal of every round.
+- Hand over host, and Leave: the host hands the role to a second person (a second browser
+  context), then leaves the table.
+- A returning guest: the guest closes the tab (a new page in the same browser context),
+  comes back signed in, and the full table's button says "Return to your seat".
+- No stale text: the last notice is gone in the next round and at game over; the
+  revolution badge is gone between rounds and at game over; the deal check says "you" and
+  names, never "seat 0"; the new table's "Rounds or points" shows the preset's own number
+  (and cannot be edited) while the preset decides.
+
+No console error on any page. Screenshots go to ``$PRESIDENT_SHOTS`` (default
+``web-shots/`` under pytest's temporary folder), desktop and phone sized.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import re
+import time
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from president.client.gateway import GatewayClient
+from president.client.seat_bot import Action, choose, play_seat
+from president.game.v1 import game_pb2 as gpb
+from president.servicekit.launcher import Stack
+from president.services.gateway.streams.watch import REPLAY_LIMIT
+from tests.e2e.test_web_table import DESKTOP, PHONE, Console, browser, sign_in
+from tests.support.web_edge import base_url, web_stack
+
+__all__ = ["browser", "web_stack"]  # the fixtures
+
+T = TypeVar("T")
+#: A whole club game of seven seats: seven rounds, more than 600 changes.
+CLUB_SEATS = 7
+GAME_SECONDS = 240
+#: Rounds of house at three searched for one that ends in a revolution (about one in ten
+#: does: the page's seat holds a four of a kind and plays it).
+REVOLUTION_ROUNDS = 80
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get("PRESIDENT_SHOTS")
+    folder = Path(where) if where else tmp_path_factory.mktemp("web-shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """An async client's work, on an event loop of its own (Playwright's sync API holds this
+    thread's)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+class Visit:
+    """A browser context and its page, its console watched."""
+
+    def __init__(self, browser: Browser, stack: Stack, size: dict[str, int]) -> None:
+        self.context: BrowserContext = browser.new_context(viewport=size)
+        self.page: Page = self.context.new_page()
+        self.consoles = [Console(self.page)]
+        self.url = base_url(stack)
+
+    def open(self, fragment: str = "") -> Page:
+        self.page.goto(f"{self.url}/{fragment}")
+        return self.page
+
+    def new_tab(self) -> Page:
+        """Close the tab, and open the site in a new one of the same browser context."""
+        self.page.close()
+        self.page = self.context.new_page()
+        self.consoles.append(Console(self.page))
+        return self.open()
+
+    def close(self) -> None:
+        assert [problem for console in self.consoles for problem in console.problems] == []
+        self.context.close()
+
+
+@pytest.fixture
+# The stack first: it stops after the browser (Playwright's loop would hold this thread).
+def visits(web_stack: Stack, browser: Browser) -> Iterator[list[Visit]]:
+    opened: list[Visit] = []
+    yield opened
+    for visit in opened:
+        visit.close()
+
+
+def visit(visits: list[Visit], browser: Browser, stack: Stack, size: dict[str, int]) -> Visit:
+    opened = Visit(browser, stack, size)
+    visits.append(opened)
+    return opened
+
+
+def tokens(page: Page) -> dict[str, str]:
+    """The page's own identity: its tokens, as the tab keeps them."""
+    kept: dict[str, str] = page.evaluate("JSON.parse(sessionStorage.getItem('president.identity'))")
+    return kept
+
+
+async def club_game(stack: Stack, kept: dict[str, str]) -> tuple[str, int]:
+    """A whole club game at a practice table of seven, played with the page's identity (its
+    seat, and the host's choices, by the seat bot), six bots beside it."""
+    async with GatewayClient.connect(
+        stack.address("gateway"),
+        token=kept["token"],
+        refresh_token=kept["refreshToken"],
+        player_id=kept["playerId"],
+    ) as client:
+        created = await client.create_table(
+            "club",
+            options={"bot_delay_ms": "0"},
+            seat_count=CLUB_SEATS,
+            visibility="practice",
+            display_name="Ada",
+        )
+        await client.start()
+        await asyncio.wait_for(play_seat(client, host_rounds=99, keep=False), GAME_SECONDS)
+        view = await client.get_table()
+        return created.table_id, view.version
+
+
+def test_the_deal_of_every_round_of_a_long_club_game_checks_out(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    ada = visit(visits, browser, web_stack, DESKTOP)
+    page = ada.open()
+    sign_in(page, "Ada")
+    table_id, version = run(club_game(web_stack, tokens(page)))
+    assert version > 600 > REPLAY_LIMIT, version  # longer than any Watch replays
+
+    page.goto(f"{ada.url}/#table={table_id}")
+    page.wait_for_selector("body[data-ready=table][data-phase=game_over]")
+    started = time.monotonic()
+    page.get_by_role("button", name="check the deal").click()
+    rounds = page.locator("#check-rounds button")
+    expect(rounds).to_have_count(7, timeout=30_000)
+    print(f"{version} changes; the log read in {time.monotonic() - started:.2f} s")  # no assert
+    gifts = 0
+    for number in range(1, 8):
+        page.get_by_role("button", name=f"Check round {number}", exact=True).click()
+        expect(page.locator("#check-status")).to_have_text(
+            f"Round {number} of game 1 checks out: "
+            "this browser re-created its deal from the secret."
+        )
+        expect(page.locator("#check-results li.bad")).to_have_count(0)
+        assert page.locator("#check-results li.ok").count() >= 2  # the fingerprint, the hand
+        checks = page.locator("#check-results").inner_text()
+        assert not re.search(r"\bseat \d", checks, re.IGNORECASE), checks  # "you", or a name
+        gifts += checks.count(" gave ")
+    assert gifts > 0  # Ada took part in an exchange (a Peasant or a President, or a Vice)
+    page.screenshot(path=shots / "deal-check-desktop.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=shots / "deal-check-phone.png", full_page=True)
+
+
+def create_table(page: Page, name: str, preset: str = "club", who: str = "public") -> str:
+    page.get_by_label("Rules (preset)").select_option(preset)
+    page.get_by_label("Who may sit").select_option(label=f"{who} (in the lobby)")
+    page.get_by_label("Table name (optional)").fill(name)
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    table_id: str = page.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
+    return table_id
+
+
+def shoot(page: Page, shots: Path, name: str) -> None:
+    """The page at desktop and phone size."""
+    size = page.viewport_size
+    page.screenshot(path=shots / f"{name}-desktop.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=shots / f"{name}-phone.png", full_page=True)
+    if size:
+        page.set_viewport_size(size)
+
+
+def test_the_host_hands_over_then_leaves(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    ada = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(ada, "Ada")
+    create_table(ada, "Hand over night")
+    bob = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(bob, "Bob")
+    bob.get_by_role("button", name="Join Hand over night").click()
+    bob.wait_for_selector("body[data-ready=table]")
+    expect(bob.locator("#host")).to_have_count(0)  # Bob is not the host (yet)
+
+    expect(ada.get_by_label("New host")).to_contain_text("Bob")  # Bob sat down
+    ada.get_by_label("New host").select_option(label="Bob")
+    shoot(ada, shots, "hand-over")
+    ada.get_by_role("button", name="Hand over host").click()
+    expect(ada.locator("#notice")).to_have_text("Bob is the host now.")
+    expect(ada.locator("#host")).to_have_count(0)
+    expect(bob.get_by_role("heading", name="You are the host")).to_be_visible()
+    expect(bob.get_by_role("button", name="Start the game")).to_be_visible()
+
+    ada.get_by_role("button", name="Leave the table").click()
+    expect(ada.locator("#leave-question")).to_have_text("Give up your seat and leave the table?")
+    shoot(ada, shots, "leave")
+    ada.get_by_role("button", name="Stay").click()  # changing one's mind changes nothing
+    expect(ada.get_by_role("button", name="Leave the table")).to_be_focused()
+    ada.get_by_role("button", name="Leave the table").click()
+    ada.get_by_role("button", name="Yes, leave").click()
+    ada.wait_for_selector("body[data-ready=lobby]")
+    expect(bob.locator("#seats")).not_to_contain_text("Ada")
+    expect(bob.locator("#seats li.empty")).to_have_count(3)  # club: four seats, Bob's taken
+    shoot(bob, shots, "new-host")
+
+
+def test_a_guest_closes_the_tab_and_returns_to_their_seat(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    cy = visit(visits, browser, web_stack, DESKTOP)
+    page = cy.open()
+    sign_in(page, "Cy")
+    table_id = create_table(page, "Full house")
+    for seats in (2, 3, 4):  # club: four seats, the other three bots
+        page.get_by_role("button", name="Add a bot").click()
+        expect(page.locator("#seats li.empty")).to_have_count(4 - seats)
+    page.get_by_role("button", name="Start the game").click()
+    page.wait_for_selector("body[data-ready=table][data-phase=round]")
+    page = cy.new_tab()  # the old tab's sessionStorage goes with it
+    page.wait_for_selector("body[data-ready=lobby]")  # signed in again: no sign-in form
+    expect(page.get_by_text("Signed in as Cy")).to_be_visible()
+    row = page.locator("#lobby-tables li", has_text="Full house")
+    expect(row).to_contain_text("0 of 4 seats free")
+    expect(row.get_by_role("button", name="Return to your seat at Full house")).to_have_text(
+        "Return to your seat"
+    )
+    expect(row.get_by_role("button", name="Watch Full house")).to_have_count(0)
+    expect(page.locator("#your-seats")).to_contain_text("Full house")
+    shoot(page, shots, "return-lobby")
+    row.get_by_role("button", name="Return to your seat at Full house").click()
+    page.wait_for_selector("body[data-ready=table]")
+    assert table_id in page.url
+    expect(page.locator("#seats li.me")).to_contain_text("Cy (you)")
+    expect(page.locator("#spectating")).to_have_count(0)  # seated, not watching
+    expect(page.locator("#hand-area")).to_be_visible()
+    shoot(page, shots, "returned")
+
+    # Signing out forgets the guest on this device: a new tab asks for a sign-in again.
+    page.get_by_role("button", name="Lobby").click()
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_selector("body[data-ready=signin]")
+    assert page.evaluate("localStorage.getItem('president.guest')") is None
+    page = cy.new_tab()
+    page.wait_for_selector("body[data-ready=signin]")
+
+
+def test_the_new_tables_rounds_or_points_show_the_presets_own(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    page = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(page, "Eve")
+    count = page.get_by_label("Rounds or points to end the game")
+    for preset, own in (("club", "7"), ("classic", "11"), ("house", "")):
+        page.get_by_label("Rules (preset)").select_option(preset)
+        expect(count).to_have_value(own)
+        expect(count).to_be_disabled()  # the preset decides
+    page.get_by_label("Rules (preset)").select_option("club")
+    shoot(page, shots, "new-table")
+    page.get_by_label("The game ends").select_option(label="after a number of rounds")
+    expect(count).to_be_enabled()
+    expect(count).to_have_value("7")  # the preset's own, to change
+    page.get_by_label("The game ends").select_option(label="at a number of points")
+    expect(count).to_have_value("11")
+
+
+def step(page: Page) -> None:
+    """The page's seat acts once, by tapping, if the table waits for it: a return in the
+    exchange, a pass when it may, else its first playable card."""
+    gold = page.locator("#play")
+    owed = re.match(r"Choose (\d+) cards? to give back", gold.inner_text())
+    if owed:
+        for card in page.locator("#hand .card[data-card]").all()[: int(owed.group(1))]:
+            card.click()
+        gold.click()
+    elif page.locator("#turn").inner_text().startswith("Your turn"):
+        passing = page.locator("#pass")
+        if passing.is_enabled():
+            passing.click()
+        else:
+            page.locator("#hand .card[data-playable]").first.click()
+            expect(gold).to_have_text(re.compile(r"^Play "))
+            gold.click()
+    else:
+        return
+    expect(page.locator("#notice")).not_to_have_text("Sending…")
+
+
+def test_the_last_notice_does_not_outlive_its_round(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    page = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(page, "Fay")
+    page.get_by_label("Rules (preset)").select_option("classic")
+    page.get_by_label("The game ends").select_option(label="after a number of rounds")
+    page.get_by_label("Rounds or points to end the game").fill("2")
+    # The table deals round 2 by itself: no host's click clears anything.
+    page.get_by_label(re.compile("^More options")).fill("bot_delay_ms=0\nadvance_seconds=1")
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table], #lobby-status:has-text('Could not')")
+    assert page.evaluate("document.body.dataset.ready") == "table", page.locator(
+        "#lobby-status"
+    ).inner_text()
+    page.get_by_role("button", name="Start the game").click()
+    said: set[str] = set()  # the notices of round 1 (its plays and passes)
+    first_sight: list[str] = []  # the notice when round 2 is first seen
+    while page.evaluate("document.body.dataset.phase") != "game_over":
+        round_2 = page.locator("#phase").inner_text().endswith("round 2")
+        if round_2 and not first_sight:
+            first_sight.append(page.locator("#notice").inner_text())
+            shoot(page, shots, "next-round")
+        step(page)
+        if not round_2:
+            said.add(page.locator("#notice").inner_text())
+        page.wait_for_timeout(50)
+    assert said - {""}, said  # round 1 left a notice behind ...
+    assert first_sight == [""], first_sight  # ... which round 2 did not show
+    expect(page.locator("#notice")).to_have_text("")
+    expect(page.locator("#results")).to_be_visible()
+    shoot(page, shots, "game-over")
+
+
+def quads_first(view: gpb.TableView) -> Action | None:
+    """A four of a kind when the seat may play one (a revolution), else the simple choice."""
+    fours = [list(a.cards) for a in view.round.legal if a.verb == "play" and len(a.cards) == 4]
+    return ("play", fours[0]) if fours else choose(view)
+
+
+async def revolution_between_rounds(stack: Stack, kept: dict[str, str]) -> str:
+    """A house table of three (the page's seat played quads first, two bots) played round
+    after round until one ends in a revolution; it waits between rounds."""
+    async with GatewayClient.connect(
+        stack.address("gateway"),
+        token=kept["token"],
+        refresh_token=kept["refreshToken"],
+        player_id=kept["playerId"],
+    ) as client:
+        created = await client.create_table(
+            "house",
+            options={"bot_delay_ms": "0"},
+            seat_count=3,
+            visibility="practice",
+            display_name="Gus",
+        )
+        await client.start()
+        for number in range(1, REVOLUTION_ROUNDS + 1):
+            await play_seat(
+                client,
+                policy=quads_first,
+                until=lambda view: view.phase == "between_rounds" and view.round.round_no == number,  # noqa: B023 - this round's
+                keep=False,
+            )
+            view = await client.get_table()
+            if view.round.revolution:
+                return created.table_id
+            await client.host_action("next_round")
+        pytest.fail(f"no revolution in {REVOLUTION_ROUNDS} rounds of house at three")
+
+
+def test_the_revolution_badge_does_not_outlive_its_round(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    gus = visit(visits, browser, web_stack, DESKTOP)
+    page = gus.open()
+    sign_in(page, "Gus")
+    table_id = run(revolution_between_rounds(web_stack, tokens(page)))
+    page.goto(f"{gus.url}/#table={table_id}")
+    page.wait_for_selector("body[data-ready=table][data-phase=between_rounds]")
+    expect(page.locator("#results")).to_be_visible()
+    expect(page.locator("#revolution")).to_have_count(0)  # the round it reversed is over
+    shoot(page, shots, "between-rounds")
+    page.get_by_role("button", name="End the game").click()
+    page.wait_for_selector("body[data-phase=game_over]")
+    expect(page.locator("#revolution")).to_have_count(0)
