@@ -18,6 +18,10 @@ command re-checks the identity that opened the stream: an expired or
 revoked one is refused (TOKEN_EXPIRED, SESSION_REVOKED), and the entrypoint
 then ends the stream (:mod:`president.services.gateway.identity.guard`).
 
+When the client half-closes (it sends no more), the stream ends once the
+watch's snapshot and every command it sent are answered: a client that is done
+gets its status, not a watch that goes on.
+
 A refused command ends nothing else: the refusal travels in its result. The
 stream itself fails, with the status Watch would have, when watching fails
 (an unknown table, a version ahead, a stream fallen behind), and when its
@@ -101,14 +105,19 @@ async def session(
         )
     out: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue(OUTBOX)
 
+    snapshot_sent = asyncio.Event()  # the watch's first answer is queued (or it failed)
+
     async def changes() -> None:
         try:
             async for change in gateway.watch_session(identity, first.watch):
                 await out.put(change)
+                snapshot_sent.set()
         except Exception as error:  # watching failed: the stream fails with it
             await out.put(error)
         else:
             await out.put(None)
+        finally:
+            snapshot_sent.set()
 
     async def commands() -> None:
         with contextlib.suppress(grpc.RpcError, asyncio.CancelledError):
@@ -117,6 +126,10 @@ async def session(
                     gateway, identity, request, refusal_of, first.watch.table_id, check, admit
                 )
                 await out.put(pb.SessionResponse(results=[result]).SerializeToString())
+            # The client half-closed: once the watch's snapshot and every command are
+            # answered, the stream ends.
+            await snapshot_sent.wait()
+            await out.put(None)
 
     tasks = [
         asyncio.create_task(changes(), name="session-changes"),
