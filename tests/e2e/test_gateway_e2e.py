@@ -30,6 +30,8 @@ from tests.support.gateway_truth import (
 )
 
 GAME_SECONDS = 90
+#: Not a speed goal: how long a half-closed Session may hang before the test calls it stuck.
+HALF_CLOSE_GUARD_SECONDS = 30
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
@@ -328,6 +330,34 @@ async def test_a_session_must_start_with_a_watch_and_a_valid_token(
     async with client.session() as session:
         empty = session._send(pb.SessionRequest(), "")
         await expect(empty, INVALID, "NOT_A_SESSION_COMMAND")
+
+
+async def test_a_session_the_client_half_closes_ends_after_its_answers(
+    client: GatewayClient,
+) -> None:
+    """A watch and one command, then the client half-closes: the server answers the
+    command and finishes the stream with OK (before, it kept watching until cancelled)."""
+    await client.create_table("house", display_name="Ada")
+    sent = [
+        pb.SessionRequest(watch=pb.WatchRequest(table_id=client.table_id)),
+        pb.SessionRequest(**{"pass": pb.PassRequest(command_id="half-close-1")}),
+    ]
+    call = client.stub.Session(iter(sent), metadata=client.metadata())
+
+    async def read_all() -> list[pb.SessionResponse]:
+        return [response async for response in call]
+
+    try:
+        responses = await asyncio.wait_for(read_all(), HALF_CLOSE_GUARD_SECONDS)
+    except TimeoutError:
+        raise AssertionError("the half-closed session did not end") from None
+    finally:
+        call.cancel()
+    assert await call.code() == grpc.StatusCode.OK
+    results = [result for response in responses for result in response.results]
+    assert [result.command_id for result in results] == ["half-close-1"]
+    assert results[0].refused.reason  # a pass before the game started is refused
+    assert any(change.snapshot for response in responses for change in response.changes)
 
 
 async def _wait_for_turn(client: GatewayClient) -> pb.GetTableResponse:

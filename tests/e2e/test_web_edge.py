@@ -374,6 +374,34 @@ async def test_probes(http: httpx.AsyncClient) -> None:
 
 
 # --------------------------------------------------------------------------- the Watch stream
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"{SERVICE_PATH}/NoSuchMethod",
+        "/president.gateway.v1.NoSuchService/Play",
+        "/president.players.v1.PlayersService/ListRevocations",
+    ],
+)
+async def test_a_path_that_is_no_method_is_connects_unimplemented(
+    http: httpx.AsyncClient, path: str
+) -> None:
+    """Connect JSON and binary get HTTP 404 with a Connect error; gRPC-Web its status 12."""
+    for headers, payload in ((JSON, b"{}"), (PROTO, b"")):
+        answer = await http.post(path, content=payload, headers=headers)
+        assert answer.status_code == 404, answer.text
+        assert answer.headers["content-type"] == "application/json"
+        assert answer.json()["code"] == "unimplemented"
+        assert path[1:] in answer.json()["message"]
+        assert error_reason(answer.json()) == "UNKNOWN_METHOD"
+    web = await http.post(
+        path, content=envelope(b""), headers={"content-type": "application/grpc-web+proto"}
+    )
+    assert web.status_code == 200 and web.headers["grpc-status"] == "12"
+    # The static site is still there, and a GET of a method's path is not a call.
+    assert (await http.get("/")).status_code == 200
+    assert (await http.get(path)).status_code == 404
+
+
 async def test_watch_through_the_edge_is_the_native_watch_change_for_change(
     http: httpx.AsyncClient, native: GatewayClient
 ) -> None:

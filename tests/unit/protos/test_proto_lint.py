@@ -15,7 +15,8 @@ from google.protobuf import descriptor_pb2
 from grpc_tools import protoc
 
 PROTOS = Path(__file__).resolve().parents[3] / "protos"
-FILES = sorted(str(p.relative_to(PROTOS)) for p in PROTOS.rglob("*.proto"))
+#: Our own protos (``protos/google/rpc/`` is vendored as Google wrote it).
+FILES = sorted(str(p.relative_to(PROTOS)) for p in (PROTOS / "president").rglob("*.proto"))
 PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 UPPER = re.compile(r"^[A-Z][A-Z0-9_]*$")

@@ -55,3 +55,32 @@ def test_the_gateway_describes_its_own_api_and_nothing_internal() -> None:
     for request, answer in zip(requests[3:], answers[3:], strict=True):
         assert not found(answer), f"reflection described {request}"
         assert answer.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
+
+
+def test_reflection_v1_answers_as_v1alpha_does() -> None:
+    """The v1 method (same messages field for field as v1alpha) lists the services."""
+
+    async def ask_v1() -> list[rpb.ServerReflectionResponse]:
+        server = grpc.aio.server()
+        enable_reflection(server, [GATEWAY])
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = channel.stream_stream(
+                    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+                    request_serializer=rpb.ServerReflectionRequest.SerializeToString,
+                    response_deserializer=rpb.ServerReflectionResponse.FromString,
+                )
+                requests = [
+                    rpb.ServerReflectionRequest(list_services=""),
+                    rpb.ServerReflectionRequest(file_containing_symbol=f"{GATEWAY}.Play"),
+                ]
+                return [answer async for answer in call(iter(requests))]
+        finally:
+            await server.stop(None)
+
+    listed, play = asyncio.run(ask_v1())
+    names = {service.name for service in listed.list_services_response.service}
+    assert {GATEWAY, "grpc.reflection.v1.ServerReflection"} <= names
+    assert found(play)

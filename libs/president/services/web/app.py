@@ -5,8 +5,10 @@ replicas' HTTP door, ``PRESIDENT_WEB_AUDIENCE_URL``, or nowhere else);
 ``/healthz`` answers while the process runs; ``/readyz`` while the gateway
 answers its health check and the edge is not draining (a load balancer sends
 browsers only to an edge that can reach the game). The API lives at
-``/president.gateway.v1.GatewayService/<Method>``; every other path is a
-file of the static folder. Every answer carries the
+``/president.gateway.v1.GatewayService/<Method>``; a POST to any other
+method's path is Connect's ``unimplemented``
+(:class:`~president.services.web.refusals.UnknownMethods`); every other path
+is a file of the static folder. Every answer carries the
 security headers; pages of other origins are refused before routing.
 """
 
@@ -24,10 +26,11 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from president.services.web.forward import GatewayApplication, GatewayForwarder
+from president.services.web.forward import SERVICE, GatewayApplication, GatewayForwarder
 from president.services.web.headers import SecurityHeaders
 from president.services.web.malformed import NameTheEncoding
 from president.services.web.origins import OriginGuard
+from president.services.web.refusals import UnknownMethods
 
 READY_TIMEOUT_SECONDS = 1.0
 
@@ -72,6 +75,8 @@ def web_application(
     ]
     if static_dir.is_dir():
         routes.append(Mount("/", app=StaticFiles(directory=static_dir, html=True)))
-    site = Starlette(routes=routes)
+    site = UnknownMethods(
+        Starlette(routes=routes), (f"{api.path}/{method.name}" for method in SERVICE.methods)
+    )
     connect = (audience_url,) if audience_url else ()
     return SecurityHeaders(OriginGuard(site, allowed_origins), tls, connect)

@@ -12,15 +12,12 @@ page, and passes to the token checks like a native call.
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Sequence
 
-from google.rpc import error_details_pb2
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from president.servicekit.grpc_errors import DOMAIN
+from president.services.web.refusals import connect_error_body
 
 ORIGIN_NOT_ALLOWED = "ORIGIN_NOT_ALLOWED"
 #: The request headers of Connect, gRPC-Web and the bearer token.
@@ -35,22 +32,6 @@ ALLOWED_HEADERS = (
 )
 #: What a page's script may read of an answer: gRPC-Web's status lives in these.
 EXPOSED_HEADERS = ("grpc-status", "grpc-message", "grpc-status-details-bin")
-
-
-def _refusal_body(origin: str) -> bytes:
-    info = error_details_pb2.ErrorInfo(reason=ORIGIN_NOT_ALLOWED, domain=DOMAIN)
-    return json.dumps(
-        {
-            "code": "permission_denied",
-            "message": f"pages from {origin} may not call this server",
-            "details": [
-                {
-                    "type": "google.rpc.ErrorInfo",
-                    "value": base64.b64encode(info.SerializeToString()).decode().rstrip("="),
-                }
-            ],
-        }
-    ).encode()
 
 
 def _same_host(origin: str, scope: Scope) -> bool:
@@ -87,7 +68,9 @@ class OriginGuard:
         if origin is None or origin in self._allowed or _same_host(origin, scope):
             await self._app(scope, receive, send)
             return
-        body = _refusal_body(origin)
+        body = connect_error_body(
+            "permission_denied", f"pages from {origin} may not call this server", ORIGIN_NOT_ALLOWED
+        )
         await send(
             {
                 "type": "http.response.start",

@@ -53,7 +53,10 @@ class EventEnvelope(_message.Message):
     time: _builtins.str
     """When it was committed, ISO 8601 UTC."""
     actor: _builtins.str
-    """Who caused it: a player id, "bot:<seat>" or "server"."""
+    """Who caused it: the account id of the person, a bot level's account
+    ("bot:basic", "bot:strong": a bot's move, or a seat its player left), or
+    "server" (timeouts, deals, reveals, the table acting for itself).
+    """
     hash: _builtins.str
     """The event's hash in the stream's hash chain (hex SHA-256)."""
     previous_hash: _builtins.str

@@ -19,6 +19,11 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
+if sys.version_info >= (3, 13):
+    from warnings import deprecated as _deprecated
+else:
+    from typing_extensions import deprecated as _deprecated
+
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
@@ -78,11 +83,25 @@ class Actor(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
-    """The player's id, as issued by the gateway; "bot:<seat>" for bots, "server" for the server."""
-    seat: _builtins.int
-    """Not read: a seat command names its seat, or acts for the seat the player
-    holds at that moment. Kept so older senders still parse.
+    """The account id of the person asking (the gateway takes it from the access
+    token), or "server" for the services acting for the table. Bots' moves are
+    made inside the table service and stored as their level's account
+    ("bot:basic", "bot:strong"), never sent in an Actor.
     """
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def seat(self) -> _builtins.int:
+        """Deprecated, not read: a seat command names its own seat, or acts for the
+        seat the player holds at that moment. Use the command's seat field.
+        """
+
+    @seat.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def seat(self, value: _builtins.int) -> None:
+        """Deprecated, not read: a seat command names its own seat, or acts for the
+        seat the player holds at that moment. Use the command's seat field.
+        """
+
     def __init__(
         self,
         *,

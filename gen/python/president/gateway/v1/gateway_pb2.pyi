@@ -39,6 +39,11 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
+if sys.version_info >= (3, 13):
+    from warnings import deprecated as _deprecated
+else:
+    from typing_extensions import deprecated as _deprecated
+
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class _Visibility:
@@ -213,8 +218,20 @@ class CreateTableResponse(_message.Message):
     """The table."""
     seat: _builtins.int
     """The creator's seat."""
-    token: _builtins.str
-    """No longer set: a token names an account (CreateGuest, LogIn), not a table."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def token(self) -> _builtins.str:
+        """Deprecated, never set: a token names an account, not a table. Use the
+        access token of CreateGuest, Register or LogIn.
+        """
+
+    @token.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def token(self, value: _builtins.str) -> None:
+        """Deprecated, never set: a token names an account, not a table. Use the
+        access token of CreateGuest, Register or LogIn.
+        """
+
     player_id: _builtins.str
     """The creator's account id."""
     def __init__(
@@ -406,8 +423,20 @@ class JoinTableResponse(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
-    token: _builtins.str
-    """No longer set: a token names an account (CreateGuest, LogIn), not a seat."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def token(self) -> _builtins.str:
+        """Deprecated, never set: a token names an account, not a seat. Use the
+        access token of CreateGuest, Register or LogIn.
+        """
+
+    @token.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def token(self, value: _builtins.str) -> None:
+        """Deprecated, never set: a token names an account, not a seat. Use the
+        access token of CreateGuest, Register or LogIn.
+        """
+
     player_id: _builtins.str
     """The player's account id."""
     def __init__(
@@ -435,8 +464,20 @@ class SpectateRequest(_message.Message):
     AUDITOR_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
-    auditor: _builtins.bool
-    """No longer matters: any identity may check a finished round's deal."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def auditor(self) -> _builtins.bool:
+        """Deprecated, not read: any identity may check a finished round's deal.
+        Use CheckDeal with your own access token.
+        """
+
+    @auditor.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def auditor(self, value: _builtins.bool) -> None:
+        """Deprecated, not read: any identity may check a finished round's deal.
+        Use CheckDeal with your own access token.
+        """
+
     def __init__(
         self,
         *,
@@ -458,8 +499,20 @@ class SpectateResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TOKEN_FIELD_NUMBER: _builtins.int
-    token: _builtins.str
-    """No longer set: any identity watches a table it knows the id of."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def token(self) -> _builtins.str:
+        """Deprecated, never set: any identity watches a table it knows the id of.
+        Use your own access token (CreateGuest, Register or LogIn) with Watch.
+        """
+
+    @token.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def token(self, value: _builtins.str) -> None:
+        """Deprecated, never set: any identity watches a table it knows the id of.
+        Use your own access token (CreateGuest, Register or LogIn) with Watch.
+        """
+
     def __init__(
         self,
         *,

@@ -18,6 +18,10 @@ command re-checks the identity that opened the stream: an expired or
 revoked one is refused (TOKEN_EXPIRED, SESSION_REVOKED), and the entrypoint
 then ends the stream (:mod:`president.services.gateway.identity.guard`).
 
+When the client half-closes (it sends no more), the stream ends once the
+watch's snapshot and every command it sent are answered: a client that is done
+gets its status, not a watch that goes on.
+
 A refused command ends nothing else: the refusal travels in its result. The
 stream itself fails, with the status Watch would have, when watching fails
 (an unknown table, a version ahead, a stream fallen behind), and when its
@@ -99,14 +103,19 @@ async def session(
         )
     out: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue(OUTBOX)
 
+    snapshot_sent = asyncio.Event()  # the watch's first answer is queued (or it failed)
+
     async def changes() -> None:
         try:
             async for change in gateway.watch_session(identity, first.watch):
                 await out.put(change)
+                snapshot_sent.set()
         except Exception as error:  # watching failed: the stream fails with it
             await out.put(error)
         else:
             await out.put(None)
+        finally:
+            snapshot_sent.set()
 
     async def commands() -> None:
         with contextlib.suppress(grpc.RpcError, asyncio.CancelledError):
@@ -118,6 +127,11 @@ async def session(
                     await out.put(pb.SessionResponse(results=[result]).SerializeToString())
             except Exception as error:  # reading failed (a malformed message): the stream
                 await out.put(error)  # ends with its refusal, raised where the call waits
+                return
+            # The client half-closed: once the watch's snapshot and every command are
+            # answered, the stream ends.
+            await snapshot_sent.wait()
+            await out.put(None)
 
     tasks = [
         asyncio.create_task(changes(), name="session-changes"),
