@@ -112,15 +112,20 @@ def tokens(page: Page) -> dict[str, str]:
     return kept
 
 
-async def club_game(stack: Stack, kept: dict[str, str]) -> tuple[str, int]:
-    """A whole club game at a practice table of seven, played with the page's identity (its
-    seat, and the host's choices, by the seat bot), six bots beside it."""
-    async with GatewayClient.connect(
+def as_the_page(stack: Stack, kept: dict[str, str]) -> GatewayClient:
+    """A client of the gateway signed in as the page's own identity."""
+    return GatewayClient.connect(
         stack.address("gateway"),
         token=kept["token"],
         refresh_token=kept["refreshToken"],
         player_id=kept["playerId"],
-    ) as client:
+    )
+
+
+async def club_game(stack: Stack, kept: dict[str, str]) -> tuple[str, int]:
+    """A whole club game at a practice table of seven, played with the page's identity (its
+    seat, and the host's choices, by the seat bot), six bots beside it."""
+    async with as_the_page(stack, kept) as client:
         created = await client.create_table(
             "club",
             options={"bot_delay_ms": "0"},
@@ -346,12 +351,7 @@ def quads_first(view: gpb.TableView) -> Action | None:
 async def revolution_between_rounds(stack: Stack, kept: dict[str, str]) -> str:
     """A house table of three (the page's seat played quads first, two bots) played round
     after round until one ends in a revolution; it waits between rounds."""
-    async with GatewayClient.connect(
-        stack.address("gateway"),
-        token=kept["token"],
-        refresh_token=kept["refreshToken"],
-        player_id=kept["playerId"],
-    ) as client:
+    async with as_the_page(stack, kept) as client:
         created = await client.create_table(
             "house",
             options={"bot_delay_ms": "0"},
