@@ -35,9 +35,10 @@ web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node f
 web-build: $(STAMP) ## Rebuild the web table's bundle: npm ci, protoc-gen-es from protos/, tsc, esbuild, manifest (commit web/public/bundle/)
 	$(BIN)/python web/bundle.py build
 
-lint: $(STAMP) ## ruff
+lint: $(STAMP) ## ruff, and buf lint on protos/ with its buf.yaml
 	$(BIN)/ruff check libs tests protos web/bundle.py
 	$(BIN)/ruff format --check libs tests protos web/bundle.py
+	cd protos && ../$(BIN)/buf lint
 
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy
