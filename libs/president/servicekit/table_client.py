@@ -184,7 +184,7 @@ class TableClient:
         request = pb.ExecuteCommandRequest(
             table_id=table_id,
             command_id=f"move-on-{table_id}-{game_no}-{round_no}-{kind}-{timer_key}",
-            actor=gpb.Actor(player_id="server", seat=-1),
+            actor=gpb.Actor(player_id="server"),
             command=gpb.Command(
                 move_on=gpb.MoveOn(
                     kind=kind, game_no=game_no, round_no=round_no, timer_key=timer_key
