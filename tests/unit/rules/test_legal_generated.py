@@ -112,6 +112,16 @@ def test_every_state_of_a_random_round_lists_what_trying_lists(
     raise AssertionError("the round did not end")
 
 
+#: The most cards a seat holds: 54 cards (jokers in) dealt to the fewest players, 3.
+MOST_CARDS_HELD = 18
+
+
+def card_sets(deck: int, fewest: int, most: int) -> st.SearchStrategy[int]:
+    """Sets of ``fewest`` to ``most`` of the first ``deck`` cards, as a bitmask."""
+    cards = st.sets(st.integers(0, deck - 1), min_size=fewest, max_size=most)
+    return cards.map(lambda chosen: sum(1 << card for card in chosen))
+
+
 @st.composite
 def one_rank_tops(draw: st.DrawFn) -> int:
     rank = draw(st.integers(0, 13))
@@ -124,7 +134,7 @@ def one_rank_tops(draw: st.DrawFn) -> int:
     options=option_mixes(),
     data=st.data(),
     seed=st.integers(0, 10**6),
-    hand=st.integers(1, (1 << 54) - 1),
+    hand=card_sets(54, 1, MOST_CARDS_HELD),
     revolution=st.booleans(),
     same_or_nothing=st.booleans(),
     sat_out=st.integers(0, 15),
@@ -147,7 +157,7 @@ def test_any_hand_against_any_top_lists_what_trying_lists(
         hand &= ~JOKERS
     hand = hand & ~(-1 << 54) or 1
     if options.poker_hands and data.draw(st.booleans()):
-        fives = poker_hands(data.draw(st.integers(1, (1 << 52) - 1)))
+        fives = poker_hands(data.draw(card_sets(52, 5, 9)))
         top = data.draw(st.sampled_from(fives)) if fives else 0
     else:
         top = data.draw(one_rank_tops()) if data.draw(st.booleans()) else 0
