@@ -24,6 +24,7 @@ import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -37,6 +38,8 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 ALGORITHM = "ed25519"
+RECEIPTS_REMEMBERED = 4096
+"""Receipts a signer remembers it signed (Ed25519 is deterministic: the same signature)."""
 RECEIPT_CONTEXT = "president-receipt/1"
 FEED_HEAD_CONTEXT = "president-feed-head/1"
 
@@ -80,6 +83,8 @@ class Signer:
         self._key = private_key
         self.public_key = raw_public(private_key.public_key())
         self.key_id = key_id(self.public_key)
+        # An event's receipt goes out in the command's answer and on NATS: signed once.
+        self._receipts = lru_cache(maxsize=RECEIPTS_REMEMBERED)(self._sign_receipt)
 
     @classmethod
     def generate(cls) -> Signer:
@@ -111,6 +116,9 @@ class Signer:
         return Signature(self.key_id, self._key.sign(message))
 
     def sign_receipt(self, stream_id: str, version: int, event_hash: str) -> Signature:
+        return self._receipts(stream_id, version, event_hash)
+
+    def _sign_receipt(self, stream_id: str, version: int, event_hash: str) -> Signature:
         return self.sign(receipt_bytes(stream_id, version, event_hash))
 
     def sign_feed_head(self, seq: int, entry_hash: str) -> Signature:
