@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import nats
@@ -20,9 +21,12 @@ import pytest
 
 from president import audit
 from president.audit import commitments
+from president.audit.commitments import unsigned_entry
+from president.audit.receipts import unsigned
 from president.client import GatewayClient, GatewayError, play_seat
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.blinding import BLIND
+from president.hosting.signatures import OperatorKeys, key_id
 from president.servicekit.feed_stream import FeedStreamError, FeedSubjects, read_entries
 from president.servicekit.launcher import Stack
 from president.servicekit.nats import Subjects
@@ -78,9 +82,22 @@ async def test_every_change_carries_a_receipt_that_proves_the_log(
         data = json.loads(path.read_text())
         assert data["table_id"] == client.table_id
         assert all(
-            set(item) == {"version", "hash", "previous_hash", "type"} for item in data["receipts"]
+            set(item) == {"version", "hash", "previous_hash", "type", "signature", "key_id"}
+            for item in data["receipts"]
         )
         files.append(audit.load_receipts(path))
+
+    # Every receipt is signed by the key the gateway publishes to anyone, and a receipt with
+    # its hash changed is not.
+    (published,) = await client.operator_keys()
+    assert published.current and published.algorithm == "ed25519"
+    assert published.key_id == key_id(published.public_key)
+    operator = OperatorKeys([published.public_key])
+    assert unsigned(files, client.table_id, operator) is None
+    first = files[0].receipts[0]
+    changed = replace(files[0], receipts=(replace(first, hash="ab" * 32),))
+    forged = unsigned([changed], client.table_id, operator)
+    assert forged is not None and "does not match" in forged.reason
 
     log = [events[version] for version in sorted(events)]
     report = audit.verify_table(log, receipts=files)
@@ -170,6 +187,18 @@ async def test_the_table_service_publishes_each_commitment(
         await asyncio.sleep(0.1)
     assert entry in on_nats
     assert [e.seq for e in on_nats] == list(range(1, len(on_nats) + 1))
+    # Each head on the stream is signed by the operator's published key.
+    (published,) = await reader_keys(stack)
+    assert unsigned_entry(on_nats, OperatorKeys([published.public_key])) is None
+
+
+async def reader_keys(stack: Stack) -> list[pb.OperatorKey]:
+    """The operator's keys, as anyone reads them from the gateway (no token)."""
+    reader = GatewayClient.connect(stack.gateway)
+    try:
+        return await reader.operator_keys()
+    finally:
+        await reader.close()
 
 
 async def nats_entries(url: str, subjects: FeedSubjects) -> list[FeedEntry]:

@@ -47,6 +47,7 @@ from playwright.sync_api import (
 
 from president.events.v1 import events_pb2
 from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.signatures import Signer
 from president.servicekit.launcher import Stack
 from tests.support.web_edge import ROOT, SERVICE_PATH, base_url, envelopes, web_stack  # noqa: F401  # the fixture
 
@@ -486,8 +487,13 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     bad = page.locator("#check-results li.bad").all_inner_texts()
     assert any("is not the one shown before the deal" in text for text in bad), bad
 
-    # The receipts, exported by the browser, prove the stored log to the audit.
+    # The receipts, exported by the browser, prove the stored log to the audit. The browser
+    # checks each one's signature against the key the gateway publishes (WebCrypto Ed25519).
     page.locator("#menu-receipts").click()
+    page.wait_for_selector("#receipts-signatures[data-verdict]")
+    said = page.locator("#receipts-signatures").inner_text()
+    assert page.locator("#receipts-signatures").get_attribute("data-verdict") == "ok", said
+    assert "signed by the operator's key" in said
     with page.expect_download() as download:
         page.locator("#export-receipts").click()
     receipts = tmp_path / "browser-receipts.json"
@@ -495,7 +501,12 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     kept = json.loads(receipts.read_text())
     assert kept["format"] == "president-receipts/1" and kept["table_id"] == table_id
     assert len(kept["receipts"]) > 20
-    verify = f"audit verify --db {web_stack.database_url} --table {table_id} --receipts {receipts}"
+    assert all(len(receipt["signature"]) == 128 for receipt in kept["receipts"])
+    key = web_stack.operator_key_env()["PRESIDENT_OPERATOR_KEYS"]
+    verify = (
+        f"audit verify --db {web_stack.database_url} --table {table_id} --receipts {receipts} "
+        f"--operator-key {key}"
+    )
     audited = subprocess.run(
         [sys.executable, "-m", "president.cli.main", *verify.split()],
         capture_output=True,
@@ -641,4 +652,41 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     assert console.problems == [
         "Failed to load resource: the server responded with a status of 409 (Conflict)"
     ]
+    context.close()
+
+
+def test_the_browser_says_when_receipts_are_not_signed_by_the_published_key(
+    web_stack: Stack,  # noqa: F811
+    browser: Browser,
+) -> None:
+    """The receipts panel checks every kept receipt's Ed25519 signature in the browser against
+    the keys GetOperatorKeys publishes: against another key, it says they prove nothing."""
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.goto(f"{base_url(web_stack)}/")
+    sign_in(page, "Sig")
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    signatures = page.locator("#receipts-signatures")
+    page.locator("#menu-receipts").click()
+    page.wait_for_selector("#receipts-signatures[data-verdict]")
+    assert signatures.get_attribute("data-verdict") == "ok", signatures.inner_text()
+
+    other = Signer.generate()  # a key the operator never published
+    published = pb.GetOperatorKeysResponse()
+    published.keys.add(
+        key_id=other.key_id, algorithm="ed25519", public_key=other.public_key, current=True
+    )
+    answer = json_format.MessageToJson(published)
+    page.route(
+        f"**{SERVICE_PATH}/GetOperatorKeys",
+        lambda route: route.fulfill(status=200, content_type="application/json", body=answer),
+    )
+    page.locator("#menu-rules").click()
+    page.locator("#menu-receipts").click()
+    page.wait_for_selector("#receipts-signatures[data-verdict]")
+    said = signatures.inner_text()
+    assert signatures.get_attribute("data-verdict") == "bad", said
+    assert "were not signed by the operator's key" in said and other.key_id in said
     context.close()

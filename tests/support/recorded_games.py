@@ -14,12 +14,15 @@ from president import codec
 from president.client.receipts import Receipts
 from president.gateway.v1 import gateway_pb2 as gpb
 from president.hosting.blinding import BLIND, blinding_value
+from president.hosting.signatures import Signer
 from president.hosting.streams import stream_id
 from president.play.recorded import record_bot_game, seeded_host, wait_for_timer
 from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import options_for
+from president.servicekit.nats import envelope
+from president.services.gateway.streams.receipts import receipt
 from president.store import GENESIS_HASH, EventStore, StoredEvent, event_hash
 from president.store.schema import events
 
@@ -301,18 +304,17 @@ def rewrite_metadata(
 
 
 def kept_receipts(
-    table_id: str, holder: str, events: list[StoredEvent], versions: range | None = None
+    table_id: str,
+    holder: str,
+    events: list[StoredEvent],
+    versions: range | None = None,
+    signer: Signer | None = None,
 ) -> Receipts:
     """What a client keeps of the changes it was sent: the receipt of each event (of
-    ``versions``, if given), as the gateway puts it on a ``WatchResponse``."""
+    ``versions``, if given), as the gateway puts it on a ``WatchResponse`` from the table
+    service's envelope (signed by ``signer``, the operator's key, when given)."""
     kept = Receipts(table_id, holder)
     for event in events:
         if versions is None or event.version in versions:
-            kept.keep(
-                gpb.WatchResponse(
-                    version=event.version,
-                    receipt_hash=event.hash,
-                    receipt_previous_hash=event.previous_hash,
-                )
-            )
+            kept.keep(receipt(gpb.WatchResponse(version=event.version), envelope(event, signer)))
     return kept

@@ -99,7 +99,8 @@ async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
 
 function receiptsPanel(page: TablePage): HTMLElement {
   const conflicts = page.receipts.conflicts.length;
-  return h(
+  const signatures = h("p", { id: "receipts-signatures", "aria-live": "polite" }, "Checking the operator's signatures …");
+  const panel = h(
     "section",
     { id: "receipts", "aria-labelledby": "receipts-title" },
     h("h2", { id: "receipts-title" }, "Your receipts"),
@@ -109,9 +110,33 @@ function receiptsPanel(page: TablePage): HTMLElement {
       `This browser kept ${page.receipts.size} receipt(s) of this table: the chain hash of every change it received. `,
       conflicts ? `${conflicts} of them do not link up: keep the file and show it to an auditor.` : "They all link up.",
     ),
-    h("p", {}, "An auditor checks the stored game against them with president audit verify --receipts FILE."),
+    signatures,
+    h("p", {}, "An auditor checks the stored game against them with president audit verify --receipts FILE --operator-key KEY."),
     h("button", { id: "export-receipts", onclick: () => page.receipts.download() }, "Export the receipts"),
   );
+  void checkSignatures(page, signatures);
+  return panel;
+}
+
+/** Say whether the operator signed every kept receipt, with the key it publishes. */
+async function checkSignatures(page: TablePage, out: HTMLElement): Promise<void> {
+  try {
+    const { keys } = await gateway.getOperatorKeys({});
+    const check = await page.receipts.checkSignatures(keys);
+    const ids = keys.map((key) => key.keyId).join(", ") || "none";
+    if (check.unsigned === 0) {
+      out.textContent = `All ${check.signed} are signed by the operator's key (${ids}): they show the operator issued them.`;
+      out.dataset.verdict = "ok";
+    } else {
+      out.textContent =
+        `${check.unsigned} receipt(s), the first of version ${check.firstUnsigned}, were not signed by the operator's key (${ids}): ` +
+        "they prove nothing. Keep the file and show it to an auditor.";
+      out.dataset.verdict = "bad";
+    }
+  } catch (error) {
+    out.textContent = `The signatures could not be checked: ${sentence(error)}`;
+    out.dataset.verdict = "error";
+  }
 }
 
 export function helpMenu(page: TablePage): HTMLElement {

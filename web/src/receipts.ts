@@ -2,9 +2,11 @@
 // it received, checked to link, and exported in the Python client's file format
 // (president.client.receipts, "president-receipts/1"), which `president audit verify
 // --receipts FILE` reads. A receipt holds a version, two hashes and an event type: nothing
-// the seat could not see.
+// the seat could not see. Each also carries the operator's Ed25519 signature, which the
+// browser checks against the keys the gateway publishes (GetOperatorKeys), over the bytes
+// docs/auditing.md states: "president-receipt/1\n<stream id>\n<version>\n<hash>\n".
 
-import type { WatchResponse } from "../gen/president/gateway/v1/gateway_pb";
+import type { OperatorKey, WatchResponse } from "../gen/president/gateway/v1/gateway_pb";
 
 export const FORMAT = "president-receipts/1";
 
@@ -13,6 +15,30 @@ export interface Receipt {
   hash: string;
   previous_hash: string;
   type: string;
+  /** The operator's signature, hex (absent: it came unsigned). */
+  signature?: string;
+  key_id?: string;
+}
+
+/** What the signatures of the kept receipts show. */
+export interface SignatureCheck {
+  signed: number;
+  /** Receipts not signed by any published key: the first one's version, if any. */
+  unsigned: number;
+  firstUnsigned?: number;
+}
+
+const hex = (bytes: Uint8Array): string => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+
+function fromHex(text: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(new ArrayBuffer(text.length / 2));
+  for (let i = 0; i < out.length; i += 1) out[i] = Number.parseInt(text.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+/** The bytes a receipt's signature covers (docs/auditing.md, president.hosting.signatures). */
+export function receiptBytes(tableId: string, version: number, hash: string): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(`president-receipt/1\ntable-${tableId}\n${version}\n${hash}\n`);
 }
 
 export class TableReceipts {
@@ -38,6 +64,10 @@ export class TableReceipts {
       previous_hash: change.receiptPreviousHash,
       type: change.event?.type ?? "",
     };
+    if (change.receiptSignature.length) {
+      receipt.signature = hex(change.receiptSignature);
+      receipt.key_id = change.receiptKeyId;
+    }
     const known = this.kept.get(version);
     if (known) {
       if (known.hash !== receipt.hash) this.conflicts.push([known, receipt]);
@@ -48,6 +78,36 @@ export class TableReceipts {
     const after = this.kept.get(version + 1);
     if (after && after.previous_hash && after.previous_hash !== receipt.hash) this.conflicts.push([receipt, after]);
     this.kept.set(version, receipt);
+  }
+
+  /** Check every kept receipt's signature (WebCrypto's Ed25519) against the operator's
+   * published keys. */
+  async checkSignatures(keys: OperatorKey[]): Promise<SignatureCheck> {
+    const byId = new Map<string, CryptoKey>();
+    for (const key of keys) {
+      if (key.algorithm !== "ed25519") continue;
+      byId.set(key.keyId, await crypto.subtle.importKey("raw", new Uint8Array(key.publicKey), { name: "Ed25519" }, false, ["verify"]));
+    }
+    const check: SignatureCheck = { signed: 0, unsigned: 0 };
+    for (const receipt of [...this.kept.values()].sort((a, b) => a.version - b.version)) {
+      const key = receipt.key_id ? byId.get(receipt.key_id) : undefined;
+      const good =
+        key !== undefined &&
+        receipt.signature?.length === 128 &&
+        (await crypto.subtle.verify(
+          { name: "Ed25519" },
+          key,
+          fromHex(receipt.signature),
+          receiptBytes(this.tableId, receipt.version, receipt.hash),
+        ));
+      if (good) {
+        check.signed += 1;
+      } else {
+        check.unsigned += 1;
+        check.firstUnsigned ??= receipt.version;
+      }
+    }
+    return check;
   }
 
   toJson(): object {

@@ -19,7 +19,9 @@ archived from its JetStream stream (``president audit archive``, JSON lines:
 :func:`load_archive`) is not. :class:`ArchivedFeed` checks the tables' logs
 against such a copy directly, so a round replaced with the store's feed
 rewritten to match (its chain recomputed) is named at the round's
-``DealCommitted``.
+``DealCommitted``. Each entry of that copy carries the operator's signature of
+its head; :func:`unsigned_entry` names one the operator's keys did not sign
+(a forged archive, which must not accuse the logs).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from president import codec
 from president.audit.reports import Discrepancy, short_type
 from president.events.v1 import events_pb2 as pb
 from president.hosting.events import DealCommitted
+from president.hosting.signatures import OperatorKeys, feed_head_bytes
 from president.store import StoredEvent
 from president.store.commitments import FeedEntry, entry_of, verify_feed
 
@@ -154,6 +157,37 @@ def load_archive(path: str | Path) -> list[FeedEntry]:
                 f"{path} line {number} is not an entry of the commitment feed ({error})"
             ) from None
     return entries
+
+
+def unsigned_entry(
+    entries: Sequence[FeedEntry], keys: OperatorKeys
+) -> tuple[FeedEntry, str] | None:
+    """The first archived entry whose head the operator's keys did not sign, and why (None:
+    every one is signed over :func:`president.hosting.signatures.feed_head_bytes`)."""
+    for entry in entries:
+        reason = ""
+        try:
+            signature = bytes.fromhex(entry.signature)
+        except ValueError:
+            signature = b""
+        if not entry.signature:
+            reason = "it carries no signature"
+        elif entry.key_id not in keys.ids:
+            reason = f"its key {entry.key_id!r} is none of the keys given"
+        elif not keys.signed(feed_head_bytes(entry.seq, entry.hash), entry.key_id, signature):
+            reason = f"the signature does not match its place and hash under key {entry.key_id}"
+        if reason:
+            return entry, reason
+    return None
+
+
+def forged_words(source: str, entry: FeedEntry, reason: str) -> str:
+    """A sentence: an archive's entry the operator did not sign."""
+    return (
+        f"entry {entry.seq} of the archived feed {source} was not signed by the operator's key "
+        f"({reason}): the operator did not publish it, and the archive proves nothing about "
+        "the logs"
+    )
 
 
 def archive_lines(feed: Iterable[FeedEntry]) -> str:

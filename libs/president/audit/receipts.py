@@ -9,6 +9,9 @@ does not match shows where it departs: the log was rewritten at or before
 that event. This module reads receipt files (:func:`load_receipts`), says
 what they prove (:func:`proven`), and turns them into the kept hashes the
 walk checks (:func:`receipt_anchors`), each with the receipt that shows it.
+A receipt proves something only if the operator signed it: :func:`unsigned`
+names the first one the operator's published keys did not sign (a forged
+file), which must not accuse the log.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from president.hosting.signatures import OperatorKeys, receipt_bytes
+from president.hosting.streams import stream_id
 from president.store import StoredEvent
 
 FORMAT = "president-receipts/1"
@@ -40,6 +45,9 @@ class HeldReceipt:
     holder: str
     source: str
     type: str = ""
+    signature: str = ""
+    """The operator's signature of the receipt, hex (empty: none)."""
+    key_id: str = ""
 
     def words(self) -> str:
         kind = f" ({self.type.rsplit('.', 1)[-1]})" if self.type else ""
@@ -87,8 +95,59 @@ def load_receipts(path: str | Path) -> ReceiptFile:
                 "64-digit lowercase hex hash"
             )
         kind = item.get("type", "")
-        held.append(HeldReceipt(version, digest, holder, source, str(kind or "")))
+        signature, signer = item.get("signature", ""), item.get("key_id", "")
+        if not isinstance(signature, str) or not isinstance(signer, str):
+            raise BadReceipts(
+                f"--receipts {source}: receipt {index}'s signature and key_id are text"
+            )
+        held.append(
+            HeldReceipt(version, digest, holder, source, str(kind or ""), signature, signer)
+        )
     return ReceiptFile(source, str(data.get("table_id") or ""), holder, tuple(held))
+
+
+@dataclass(frozen=True)
+class Forged:
+    """A receipt the operator's keys did not sign, and why, in words."""
+
+    receipt: HeldReceipt
+    reason: str
+
+    def words(self) -> str:
+        return (
+            f"{self.receipt.words()} was not signed by the operator's key ({self.reason}): "
+            "the operator did not issue it, and it proves nothing about the log"
+        )
+
+
+def unsigned(files: Sequence[ReceiptFile], table_id: str, keys: OperatorKeys) -> Forged | None:
+    """The first receipt of ``files`` (of table ``table_id``) without the operator's signature
+    over its stated bytes (:func:`president.hosting.signatures.receipt_bytes`); None: all
+    are signed."""
+    stream = stream_id(table_id)
+    for file in files:
+        for receipt in file.receipts:
+            reason = _unsigned_because(receipt, stream, keys)
+            if reason:
+                return Forged(receipt, reason)
+    return None
+
+
+def _unsigned_because(receipt: HeldReceipt, stream: str, keys: OperatorKeys) -> str:
+    if not receipt.signature:
+        return "it carries no signature"
+    if receipt.key_id not in keys.ids:
+        return f"its key {receipt.key_id!r} is none of the keys given"
+    try:
+        signature = bytes.fromhex(receipt.signature)
+    except ValueError:
+        return "its signature is not hex"
+    message = receipt_bytes(stream, receipt.version, receipt.hash)
+    if not keys.signed(message, receipt.key_id, signature):
+        return (
+            f"the signature does not match its table, version and hash under key {receipt.key_id}"
+        )
+    return ""
 
 
 def receipt_anchors(

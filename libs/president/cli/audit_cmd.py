@@ -5,7 +5,9 @@
 (with ``--receipts``, also which events the players' receipts prove);
 ``replay`` prints a table's game round by round, or each round as a rules
 scenario with its trace (``--json``). A bad URL or a database without the
-store's schema exits 2 with one line.
+store's schema exits 2 with one line; a receipt or archived feed entry the
+operator's key (``--operator-key``) did not sign exits 3, naming it: forged
+evidence accuses no log.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from president import audit
-from president.audit.commitments import ArchivedFeed, load_archive
+from president.audit.commitments import ArchivedFeed, forged_words, load_archive, unsigned_entry
+from president.audit.receipts import unsigned
 from president.audit.terminal import visible
 from president.hosting import events as ev
+from president.hosting.signatures import OperatorKeys
 from president.hosting.streams import STREAM_PREFIX, stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -49,6 +53,8 @@ audit_app = typer.Typer(
 
 _DB_HELP = "The event store: sqlite:///path/to/store.db or postgresql://user@host/dbname."
 _PROGRESS_MIN_EVENTS = 20_000
+FORGED_EXIT = 3
+"""The exit code of forged evidence: a receipt or archived entry the operator did not sign."""
 
 
 class _BadInput(Exception):
@@ -145,11 +151,20 @@ def verify(
         help="An archived copy of the public commitment feed (president audit archive; "
         "repeatable): every round the logs commit must be the one it published.",
     ),
+    operator_key: list[str] = typer.Option(
+        [],
+        "--operator-key",
+        metavar="HEX",
+        help="The operator's public signing key, 64 hex digits (GetOperatorKeys; repeatable: "
+        "retired keys too). Needed with --receipts and --commitments: only what it signed "
+        "counts as evidence.",
+    ),
 ) -> None:
     """Verify every table's log: deals, exchanges, plays, scores and the hash chain.
 
     Exits 0 when everything verifies, 1 naming the first bad event, 2 when
-    the store cannot be read.
+    the store cannot be read, 3 when a receipt or an archived feed entry was
+    not signed by the operator's key (forged evidence, which accuses nobody).
     """
     console = Console(highlight=False, soft_wrap=True)
     try:
@@ -157,8 +172,16 @@ def verify(
         table = _receipts_table(receipts, table)
         anchors = _parse_anchors(anchor, table)
         archives = [_load_feed_archive(path) for path in commitment_files]
-        store = open_store(db)
+        keys = evidence_keys(operator_key, bool(receipts), bool(archives))
     except (_BadInput, audit.BadReceipts) as error:
+        _fail(str(error))
+    forged = _forged_evidence(receipts, table, archives, keys)
+    if forged:
+        console.print(f"[bold red]FORGED[/]: {escape(visible(forged))}")
+        raise typer.Exit(FORGED_EXIT)
+    try:
+        store = open_store(db)
+    except _BadInput as error:
         _fail(str(error))
     proved: list[StoredEvent] = []
     try:
@@ -200,6 +223,40 @@ def verify(
         )
         + "."
     )
+
+
+def evidence_keys(texts: list[str], receipts: bool, archives: bool) -> OperatorKeys:
+    """The operator's keys ``--operator-key`` gives; required with receipts or archives."""
+    try:
+        keys = OperatorKeys.from_hex(texts)
+    except ValueError as error:
+        raise _BadInput(f"--operator-key: {error}") from None
+    if (receipts or archives) and not keys:
+        which = "--receipts" if receipts else "--commitments"
+        raise _BadInput(
+            f"{which} needs --operator-key HEX, the operator's published public key "
+            "(GetOperatorKeys, or client.operator_keys()): only evidence the operator signed "
+            "can show the log was rewritten"
+        )
+    return keys
+
+
+def _forged_evidence(
+    receipts: list[audit.ReceiptFile],
+    table: str | None,
+    archives: list[ArchivedFeed],
+    keys: OperatorKeys,
+) -> str:
+    """The first receipt or archived entry the operator did not sign, in words ("": none)."""
+    if receipts and table is not None:
+        forged = unsigned(receipts, table, keys)
+        if forged is not None:
+            return forged.words()
+    for archive in archives:
+        found = unsigned_entry(archive.entries, keys)
+        if found is not None:
+            return forged_words(archive.source, *found)
+    return ""
 
 
 def _problem(summary: audit.AuditSummary) -> str:

@@ -6,7 +6,8 @@ published when committed), checks its hash chain and any archived copies
 published for it (:func:`president.audit.commitments.check_feed`), and that
 no entry is back-dated (:func:`president.audit.commitments.backdated`). Exits 0
 when they agree, 1 naming the first discrepancy, 2 for input that cannot be
-read. ``--export FILE`` writes the feed (or one ``--day``) for anyone to archive.
+read, 3 for an archived entry ``--operator-key`` did not sign (forged).
+``--export FILE`` writes the feed (or one ``--day``) for anyone to archive.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from rich.markup import escape
 from sqlalchemy.exc import SQLAlchemyError
 
 from president.audit import commitments
-from president.cli.audit_cmd import _DB_HELP, _BadInput, _fail, open_store, table_streams
+from president.cli.audit_cmd import (
+    _DB_HELP,
+    FORGED_EXIT,
+    _BadInput,
+    _fail,
+    evidence_keys,
+    open_store,
+    table_streams,
+)
 from president.store.commitments import read_feed
 
 
@@ -36,13 +45,29 @@ def commitments_command(
     export: Path | None = typer.Option(
         None, "--export", metavar="FILE", help="Write the feed (or the day) to FILE, JSON lines."
     ),
+    operator_key: list[str] = typer.Option(
+        [],
+        "--operator-key",
+        metavar="HEX",
+        help="The operator's public signing key (GetOperatorKeys; repeatable): every "
+        "archived entry must carry its signature, or the archive is forged (exit 3).",
+    ),
 ) -> None:
     """Check the commitment feed's chain, archived copies, and every table's commitments."""
     console = Console(highlight=False, soft_wrap=True)
     try:
         archives = [(str(path), commitments.load_archive(path)) for path in archive]
+        keys = evidence_keys(operator_key, False, False)
     except (OSError, ValueError) as error:
         _fail(f"--archive: {error}")
+    except _BadInput as error:
+        _fail(str(error))
+    for source, entries in archives if keys else []:
+        found = commitments.unsigned_entry(entries, keys)
+        if found is not None:
+            words = commitments.forged_words(source, *found)
+            console.print(f"[bold red]FORGED[/]: {escape(words)}")
+            raise typer.Exit(FORGED_EXIT)
     try:
         store = open_store(db)
     except _BadInput as error:
@@ -63,6 +88,11 @@ def commitments_command(
     problem = commitments.check_feed(feed, logs, archives) or commitments.backdated(feed)
     if problem is not None:
         console.print(f"[bold red]FAILED[/]: {escape(str(problem))}")
+        if archives and not keys:
+            console.print(
+                "The archives' signatures were not checked: give --operator-key to tell a "
+                "forged archive from a rewritten feed."
+            )
         raise typer.Exit(1)
     for missing in commitments.unpublished(feed, logs) if day is None else []:
         console.print(f"[yellow]warning[/]: {escape(missing)}")

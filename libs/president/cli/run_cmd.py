@@ -201,6 +201,8 @@ def _print_where(stack: Stack, database_url: str, nats_url: str) -> None:
         grpcurl = f"grpcurl -cacert {tls.gateway_ca}" if tls.gateway_ca else "grpcurl"
     _echo(f"  store: {_shown(database_url)}")
     _echo(f"  NATS:  {_shown(nats_url)}")
+    operator_key = stack.base_env().get("PRESIDENT_OPERATOR_KEYS", "").split(",")[0]
+    _echo(f"  operator key: {operator_key or 'none'} (audit verify --operator-key)")
     _echo(f"The web edge serves browsers on {_web_url(stack)}/ (Connect and gRPC-Web).")
     if stack.audience:
         _echo(

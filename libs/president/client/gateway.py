@@ -391,6 +391,14 @@ class GatewayClient(AccountCalls, RatingCalls):
         )
         return list(listed.entries)
 
+    async def operator_keys(self) -> list[pb.OperatorKey]:
+        """The operator's public signing keys (no token needed), the current one first:
+        ``key.public_key.hex()`` is what ``president audit verify --operator-key`` takes."""
+        answer: pb.GetOperatorKeysResponse = await self._unary(
+            "GetOperatorKeys", pb.GetOperatorKeysRequest()
+        )
+        return list(answer.keys)
+
     async def check_deal(self, game_no: int, round_no: int) -> pb.CheckDealResponse:
         """The committed deal of a finished round, checked."""
         checked: pb.CheckDealResponse = await self._unary(

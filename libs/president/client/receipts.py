@@ -12,7 +12,12 @@ seat could not see.
 The file::
 
     {"format": "president-receipts/1", "table_id": "...", "holder": "...",
-     "receipts": [{"version": 7, "hash": "…", "previous_hash": "…", "type": "…"}, ...]}
+     "receipts": [{"version": 7, "hash": "…", "previous_hash": "…", "type": "…",
+                   "signature": "…", "key_id": "…"}, ...]}
+
+``signature`` (128 hex digits) and ``key_id`` are the operator's signature
+of the receipt (:mod:`president.hosting.signatures`), absent if it came
+unsigned.
 """
 
 from __future__ import annotations
@@ -35,14 +40,19 @@ class Receipt:
     hash: str
     previous_hash: str = ""
     type: str = ""
+    signature: str = ""
+    """The operator's signature of the receipt, hex (empty: it came unsigned)."""
+    key_id: str = ""
+    """The id of the key that signed it."""
 
     def to_json(self) -> dict[str, Any]:
+        signed = {"signature": self.signature, "key_id": self.key_id} if self.signature else {}
         return {
             "version": self.version,
             "hash": self.hash,
             "previous_hash": self.previous_hash,
             "type": self.type,
-        }
+        } | signed
 
 
 class Receipts:
@@ -64,6 +74,8 @@ class Receipts:
             hash=change.receipt_hash,
             previous_hash=change.receipt_previous_hash,
             type=change.event.type if change.HasField("event") else "",
+            signature=change.receipt_signature.hex(),
+            key_id=change.receipt_key_id,
         )
         kept = self._kept.get(receipt.version)
         if kept is not None:

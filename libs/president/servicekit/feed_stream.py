@@ -22,6 +22,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import APIError, NotFoundError
 
 from president.events.v1 import events_pb2 as pb
+from president.hosting.signatures import Signer
 from president.servicekit.nats import Subjects, put_stream
 from president.store.commitments import Commitment, FeedEntry
 
@@ -68,10 +69,10 @@ async def published_through(js: JetStreamContext, subjects: FeedSubjects) -> int
     return int(info.state.last_seq)
 
 
-def entry_message(entry: FeedEntry) -> pb.CommitmentEntry:
-    """A feed entry as the wire carries it."""
+def entry_message(entry: FeedEntry, signer: Signer | None = None) -> pb.CommitmentEntry:
+    """A feed entry as the wire carries it, its head signed by ``signer``."""
     c = entry.commitment
-    return pb.CommitmentEntry(
+    message = pb.CommitmentEntry(
         seq=entry.seq,
         day=c.day,
         stream_id=c.stream_id,
@@ -83,6 +84,10 @@ def entry_message(entry: FeedEntry) -> pb.CommitmentEntry:
         hash=entry.hash,
         previous_hash=entry.previous_hash,
     )
+    if signer is not None:
+        signed = signer.sign_feed_head(entry.seq, entry.hash)
+        message.signature, message.key_id = signed.signature, signed.key_id
+    return message
 
 
 def entry_from_message(message: pb.CommitmentEntry) -> FeedEntry:
@@ -99,16 +104,20 @@ def entry_from_message(message: pb.CommitmentEntry) -> FeedEntry:
         ),
         hash=message.hash,
         previous_hash=message.previous_hash,
+        signature=message.signature.hex(),
+        key_id=message.key_id,
     )
 
 
-async def publish_entry(js: JetStreamContext, subjects: FeedSubjects, entry: FeedEntry) -> bool:
+async def publish_entry(
+    js: JetStreamContext, subjects: FeedSubjects, entry: FeedEntry, signer: Signer | None = None
+) -> bool:
     """Store ``entry`` right after entry ``seq - 1``: True when this call stored it, False when
     the stream holds it already or is elsewhere (another publisher moved it: ask it again)."""
     try:
         ack = await js.publish(
             subjects.day(entry.commitment.day),
-            entry_message(entry).SerializeToString(deterministic=True),
+            entry_message(entry, signer).SerializeToString(deterministic=True),
             headers={
                 "Nats-Msg-Id": f"commitment:{entry.seq}",
                 "Nats-Expected-Last-Sequence": str(entry.seq - 1),

@@ -24,6 +24,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from president.hosting.signatures import Signer
 from president.servicekit.channels import internal_channel_options, probe_channel
 from president.servicekit.free_ports import free_port
 from president.servicekit.tls import TlsSettings
@@ -201,6 +202,10 @@ def replica_name(number: int) -> str:
     return "table" if number == 1 else f"table-{number}"
 
 
+OPERATOR_KEY_FILE = "operator-signing-key.pem"
+"""A local stack's operator signing key, in its workdir (:meth:`Stack.operator_key_env`)."""
+
+
 @dataclass
 class Stack:
     """The six services (and the web edge when asked for) as processes, on one database and
@@ -282,11 +287,30 @@ class Stack:
         # (unless set), and the edge proves the browsers' addresses with a secret of its own.
         env.setdefault("PRESIDENT_LIMITS_SCALE", LOCAL_LIMITS_SCALE)
         env.setdefault("PRESIDENT_EDGE_SECRET", self.edge_secret)
+        if not env.get("PRESIDENT_SIGNING_KEY_FILE") and not self.env.get(
+            "PRESIDENT_SIGNING_KEY_FILE"
+        ):
+            env |= self.operator_key_env()
         if self.table_replicas > 1:
             env["PRESIDENT_TABLE_ADDRESS"] = ",".join(self.address(n) for n in self.replicas)
             env["PRESIDENT_TABLE_LEASE_SECONDS"] = REPLICA_LEASE_SECONDS
         env.update(self.env)
         return env
+
+    def operator_key_env(self) -> dict[str, str]:
+        """The stack's own operator signing key (made in the workdir once, then kept): the
+        table service signs with it, the gateway publishes its public key."""
+        path = self.workdir / OPERATOR_KEY_FILE
+        if path.is_file():
+            signer = Signer.from_file(path)
+        else:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            signer = Signer.generate()
+            signer.write(path)
+        return {
+            "PRESIDENT_SIGNING_KEY_FILE": str(path.resolve()),
+            "PRESIDENT_OPERATOR_KEYS": signer.public_key.hex(),
+        }
 
     def start(self, services: tuple[str, ...] = SERVICES, timeout: float = 60.0) -> Stack:
         """Start ``services`` in order, each healthy before the next."""

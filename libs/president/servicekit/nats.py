@@ -16,6 +16,7 @@ from nats.js.api import RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import BadRequestError
 
 from president.events.v1 import events_pb2 as pb
+from president.hosting.signatures import Signer
 from president.hosting.streams import table_id_of
 
 if TYPE_CHECKING:  # the stored events' type only: a service without a store needs no SQLAlchemy
@@ -75,9 +76,9 @@ def version_in(headers: dict[str, str] | None) -> int | None:
     return int(version) if version.isdigit() else None
 
 
-def envelope(stored: StoredEvent) -> pb.EventEnvelope:
-    """The message that carries a stored event on NATS."""
-    return pb.EventEnvelope(
+def envelope(stored: StoredEvent, signer: Signer | None = None) -> pb.EventEnvelope:
+    """The message that carries a stored event on NATS, its receipt signed by ``signer``."""
+    message = pb.EventEnvelope(
         stream_id=stored.stream_id,
         version=stored.version,
         type=stored.type,
@@ -88,6 +89,10 @@ def envelope(stored: StoredEvent) -> pb.EventEnvelope:
         hash=stored.hash,
         previous_hash=stored.previous_hash,
     )
+    if signer is not None:
+        signed = signer.sign_receipt(stored.stream_id, stored.version, stored.hash)
+        message.signature, message.key_id = signed.signature, signed.key_id
+    return message
 
 
 async def connect(url: str, name: str) -> tuple[Client, JetStreamContext]:
@@ -131,7 +136,11 @@ async def put_stream(
 
 
 async def publish(
-    js: JetStreamContext, subjects: Subjects, stored: StoredEvent, timeout: float | None = None
+    js: JetStreamContext,
+    subjects: Subjects,
+    stored: StoredEvent,
+    timeout: float | None = None,
+    signer: Signer | None = None,
 ) -> None:
     """Publish a stored event to its table's subject, de-duplicated by stream and version.
 
@@ -141,14 +150,18 @@ async def publish(
     table_id = table_id_of(stored.stream_id)
     await js.publish(
         subjects.table(table_id),
-        envelope(stored).SerializeToString(deterministic=True),
+        envelope(stored, signer).SerializeToString(deterministic=True),
         timeout=timeout,
         headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
     )
 
 
 async def publish_all(
-    js: JetStreamContext, subjects: Subjects, events: Sequence[StoredEvent], timeout: float
+    js: JetStreamContext,
+    subjects: Subjects,
+    events: Sequence[StoredEvent],
+    timeout: float,
+    signer: Signer | None = None,
 ) -> list[bool]:
     """Publish stored events in order without waiting for each acknowledgement.
 
@@ -165,7 +178,7 @@ async def publish_all(
         pending.append(
             await js.publish_async(
                 subjects.table(table_id_of(stored.stream_id)),
-                envelope(stored).SerializeToString(deterministic=True),
+                envelope(stored, signer).SerializeToString(deterministic=True),
                 headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
             )
         )

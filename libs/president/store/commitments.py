@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import (
     BigInteger,
@@ -83,10 +83,16 @@ class FeedEntry:
     commitment: Commitment
     hash: str
     previous_hash: str
+    signature: str = field(default="", compare=False)
+    """The operator's signature of this head (hex; the stream's copy only, never the store's):
+    an attestation of the entry, not part of it, so entries compare without it."""
+    key_id: str = field(default="", compare=False)
+    """The id of the key that signed it."""
 
     def to_json(self) -> dict[str, object]:
         c = self.commitment
-        return {
+        signed = {"signature": self.signature, "key_id": self.key_id} if self.signature else {}
+        return signed | {
             "seq": self.seq,
             "day": c.day,
             "stream_id": c.stream_id,
@@ -193,6 +199,8 @@ def entry_of(row: dict[str, object]) -> FeedEntry:
         ),
         hash=str(row["hash"]),
         previous_hash=str(row["previous_hash"]),
+        signature=str(row.get("signature") or ""),
+        key_id=str(row.get("key_id") or ""),
     )
 
 

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from president import audit
 from president.cli.main import app
 from president.hosting import events as ev
+from president.hosting.blinding import BLIND
+from president.hosting.signatures import Signer
 from president.hosting.streams import stream_id
 from president.rules import round as rnd
 from president.store import EventStore, migrate
@@ -23,6 +25,7 @@ from tests.support.recorded_games import (
     record,
     record_with_people,
     rewrite_message,
+    rewrite_metadata,
 )
 
 runner = CliRunner()
@@ -287,29 +290,85 @@ def test_play_db_and_verify_on_postgresql(postgres_url: str) -> None:
 
 
 # --------------------------------------------------------------------------- receipts
+OPERATOR = Signer.generate()
+"""The operator's signing key in these tests (the table service's, in a stack)."""
+WITH_KEY = ("--operator-key", OPERATOR.public_key.hex())
+
+
 def test_verify_with_receipts_says_what_they_prove_and_where_the_log_departs(
     db: str, tmp_path: Path
 ) -> None:
     table_id = recorded(db, "house", rounds=1)
     with EventStore.from_url(db) as store:
         events = store.read_stream(stream_id(table_id))
-    honest = kept_receipts(table_id, "alice", events).export(tmp_path / "alice.json")
-    code, out, err = invoke("audit", "verify", "--db", db, "--receipts", str(honest))
+    honest = kept_receipts(table_id, "alice", events, signer=OPERATOR).export(
+        tmp_path / "alice.json"
+    )
+    code, out, err = invoke("audit", "verify", "--db", db, "--receipts", str(honest), *WITH_KEY)
     assert code == 0, out + err
     assert f"They prove versions 1 to {events[-1].version}" in out
 
+    # Bob says he was shown another event 20: the operator signed no such receipt.
     data = json.loads(honest.read_text())
     data["holder"] = "bob"
-    data["receipts"][19]["hash"] = "ab" * 32  # bob was shown another event 20
+    data["receipts"][19]["hash"] = "ab" * 32
     forged = tmp_path / "bob.json"
     forged.write_text(json.dumps(data))
     code, out, _ = invoke(
-        "audit", "verify", "--db", db, "--receipts", str(honest), "--receipts", str(forged)
-    )
-    assert code == 1, out
-    assert "version 20" in out and "bob's receipt of version 20" in out
-    assert "alice's receipt of version 20" in out and "different histories" in out
-    assert "The log departs from them" in out
+        "audit", "verify", "--db", db, "--receipts", str(honest), "--receipts", str(forged),
+        *WITH_KEY,
+    )  # fmt: skip
+    assert code == 3, out
+    assert "FORGED: bob's receipt of version 20" in out
+    assert "was not signed by the operator's key" in out and "rewritten" not in out
 
-    code, _, err = invoke("audit", "verify", "--db", db, "--receipts", str(tmp_path / "no.json"))
+    code, _, err = invoke(
+        "audit", "verify", "--db", db, "--receipts", str(tmp_path / "no.json"), *WITH_KEY
+    )
     assert code == 2 and "cannot read it" in err
+
+
+def test_unsigned_receipts_and_other_keys_accuse_nobody(db: str, tmp_path: Path) -> None:
+    table_id = recorded(db, "house", rounds=1)
+    with EventStore.from_url(db) as store:
+        events = store.read_stream(stream_id(table_id))
+    unsigned = kept_receipts(table_id, "eve", events).export(tmp_path / "unsigned.json")
+    code, out, _ = invoke("audit", "verify", "--db", db, "--receipts", str(unsigned), *WITH_KEY)
+    assert code == 3 and "carries no signature" in out, out
+    # Signed by a key of the forger's own, with a chain of its own.
+    forger = Signer.generate()
+    other = kept_receipts(table_id, "eve", events, signer=forger).export(tmp_path / "other.json")
+    code, out, _ = invoke("audit", "verify", "--db", db, "--receipts", str(other), *WITH_KEY)
+    assert code == 3 and "none of the keys given" in out, out
+    # Moved to another table: the signature covers the table.
+    data = json.loads(
+        kept_receipts(table_id, "eve", events, signer=OPERATOR)
+        .export(tmp_path / "x.json")
+        .read_text()
+    )
+    data["table_id"] = "elsewhere"
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(data))
+    code, out, _ = invoke("audit", "verify", "--db", db, "--receipts", str(moved), *WITH_KEY)
+    assert code == 3 and "does not match its table" in out, out
+    # Without the operator's key, receipts are no evidence at all.
+    code, _, err = invoke("audit", "verify", "--db", db, "--receipts", str(unsigned))
+    assert code == 2 and "--receipts needs --operator-key" in err
+
+
+def test_signed_receipts_still_catch_a_rewritten_log(db: str, tmp_path: Path) -> None:
+    table_id = recorded(db, "house", rounds=1)
+    with EventStore.from_url(db) as store:
+        events = store.read_stream(stream_id(table_id))
+        honest = kept_receipts(table_id, "alice", events, signer=OPERATOR).export(
+            tmp_path / "alice.json"
+        )
+
+        def reblind(_row: Any, metadata: dict[str, Any]) -> None:
+            metadata[BLIND] = "0f" * 16  # a legal value: only the receipts tell
+
+        rewrite_metadata(store.engine, stream_id(table_id), [12], reblind)
+    code, out, _ = invoke("audit", "verify", "--db", db, "--receipts", str(honest), *WITH_KEY)
+    assert code == 1, out
+    assert "version 12" in out and "alice's receipt of version 12" in out
+    assert "FORGED" not in out

@@ -29,6 +29,7 @@ from president.audit.commitments import ArchivedFeed, load_archive
 from president.cli.main import app
 from president.hosting.dealer import LocalDealer, RoundKey
 from president.hosting.host import TableHost
+from president.hosting.signatures import Signer
 from president.hosting.streams import stream_id
 from president.play.offline import round_secret
 from president.play.recorded import GAME_START, GameClock, record_bot_game
@@ -37,7 +38,13 @@ from president.servicekit.feed_stream import FeedSubjects, read_entries
 from president.services.table.commitments import CommitmentPublisher
 from president.services.table.feed_relay import FeedRelay, FeedStuck
 from president.store import GENESIS_HASH, EventStore, migrate
-from president.store.commitments import FeedEntry, commitment_feed, entry_hash, read_feed
+from president.store.commitments import (
+    FeedEntry,
+    commitment_feed,
+    entry_hash,
+    entry_of,
+    read_feed,
+)
 from tests.support.recorded_games import PRESET_PLAYERS, rewrite, rows
 from tests.support.servers import delete_stream
 
@@ -301,6 +308,56 @@ async def test_the_relay_publishes_each_entry_once_in_order_across_restarts(
         assert await stream_entries(nats_url, feed_subjects) == read_feed(store.engine)
 
 
+OPERATOR = Signer.generate()
+"""The operator's signing key in these tests (the table service's, in a stack)."""
+WITH_KEY = ("--operator-key", OPERATOR.public_key.hex())
+
+
+async def test_a_forged_archive_accuses_nobody(
+    tmp_path: Path, nats_url: str, feed_subjects: FeedSubjects
+) -> None:
+    """An archive with one fingerprint changed and its chain recomputed, against an untouched
+    log: the operator never signed those heads, so it is named forged, not the log rewritten."""
+    url = sqlite_store(tmp_path, "honest")
+    with EventStore.from_url(url) as store:
+        house_game(store, "honest")
+        CommitmentPublisher(store).refresh()
+        relay = FeedRelay(store, feed_subjects, nats_url, signer=OPERATOR)
+        await relay.publish_pending()
+        await relay.close()
+    archive = tmp_path / "feed.jsonl"
+    stream = ["--nats", nats_url, "--stream", feed_subjects.stream, "--file", str(archive)]
+    kept = await asyncio.to_thread(runner.invoke, app, ["audit", "archive", *stream])
+    assert kept.exit_code == 0, kept.stdout
+    lines = [json.loads(line) for line in archive.read_text().splitlines()]
+    assert all(
+        len(line["signature"]) == 128 and line["key_id"] == OPERATOR.key_id for line in lines
+    )
+    honest = runner.invoke(
+        app, ["audit", "verify", "--db", url, "--commitments", str(archive), *WITH_KEY]
+    )
+    assert honest.exit_code == 0, honest.stdout
+
+    previous = lines[0]["previous_hash"]
+    for line in lines:  # the forger's archive: another fingerprint, the chain recomputed
+        if line["seq"] == 2:
+            line["fingerprint"] = "ab" * 32
+        entry = entry_of(line)
+        line["previous_hash"] = previous
+        line["hash"] = previous = entry_hash(entry.seq, entry.commitment, previous)
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for command in (
+        ["audit", "verify", "--db", url, "--commitments", str(forged), *WITH_KEY],
+        ["audit", "commitments", "--db", url, "--archive", str(forged), *WITH_KEY],
+    ):
+        said = runner.invoke(app, command)
+        assert said.exit_code == 3, said.stdout
+        assert f"FORGED: entry 2 of the archived feed {forged}" in said.stdout
+        assert "was not signed by the operator's key" in said.stdout
+        assert "rewritten" not in said.stdout and "replaced" not in said.stdout
+
+
 def rewrite_feed(store: EventStore, seq: int, fingerprint: str) -> None:
     """The careful insider's feed: entry ``seq`` with another fingerprint, every hash from it on
     recomputed, so the feed's chain holds."""
@@ -329,7 +386,7 @@ async def test_a_replaced_round_with_the_feed_rewritten_is_caught_by_the_archive
     with EventStore.from_url(url) as store:
         table = house_game(store, "real")
         CommitmentPublisher(store).refresh()
-        relay = FeedRelay(store, feed_subjects, nats_url)
+        relay = FeedRelay(store, feed_subjects, nats_url, signer=OPERATOR)
         await relay.publish_pending()
         await relay.close()
     archive = tmp_path / "feed.jsonl"
@@ -360,9 +417,9 @@ async def test_a_replaced_round_with_the_feed_rewritten_is_caught_by_the_archive
     honest_looking = runner.invoke(app, ["audit", "verify", "--db", url])
     assert honest_looking.exit_code == 0, honest_looking.stdout
     assert runner.invoke(app, ["audit", "commitments", "--db", url]).exit_code == 0
-    caught = runner.invoke(app, ["audit", "verify", "--db", url, "--commitments", str(archive)])
-    print(caught.stdout)
-    assert caught.exit_code == 1
+    verify = ["audit", "verify", "--db", url, "--commitments", str(archive), *WITH_KEY]
+    caught = runner.invoke(app, verify)
+    assert caught.exit_code == 1, caught.stdout
     assert f"stream table-real, version {second.version} (DealCommitted)" in caught.stdout
     assert "it commits round 2 of game 1" in caught.stdout
     assert f"archived in {archive}" in caught.stdout

@@ -47,7 +47,11 @@ async def test_the_relay_forgets_fast_acked_events_it_did_not_read(
     sent: list[tuple[str, int]] = []
 
     async def publish(
-        _js: object, _subjects: object, stored: StoredEvent, _timeout: float | None = None
+        _js: object,
+        _subjects: object,
+        stored: StoredEvent,
+        _timeout: float | None = None,
+        _signer: object = None,
     ) -> None:
         sent.append((stored.stream_id, stored.version))
 

@@ -114,6 +114,18 @@ def networks(name: str, raw: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def public_keys(name: str, raw: str) -> tuple[str, ...]:
+    """Ed25519 public keys, each its 32 raw bytes in 64 hex digits, separated by commas."""
+    found = tuple(part.strip().lower() for part in raw.split(",") if part.strip())
+    for key in found:
+        if len(key) != 64 or any(digit not in "0123456789abcdef" for digit in key):
+            raise SystemExit(
+                f"{name} lists {key!r}: name each public key by its 64 hex digits "
+                "(president run prints them; docs/auditing.md)"
+            )
+    return found
+
+
 def choice(*allowed: str) -> Parser:
     """One of ``allowed`` (case and spaces ignored); the first when empty."""
 

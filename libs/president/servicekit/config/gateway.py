@@ -23,6 +23,7 @@ from president.servicekit.config.fields import (
     number,
     origins,
     positive,
+    public_keys,
     setting,
     whole,
 )
@@ -241,6 +242,14 @@ class GatewaySettings(FromEnv):
         "gateway: audience makes a replica that serves spectators only and refuses table "
         "commands (AUDIENCE_REPLICA)",
         choice(*ROLES),
+    )
+    operator_keys: tuple[str, ...] = setting(
+        "PRESIDENT_OPERATOR_KEYS",
+        (),
+        "gateway: the operator's public signing keys GetOperatorKeys publishes, the current one "
+        "first, then retired ones (docs/auditing.md)",
+        public_keys,
+        shown="hex,hex",
     )
     leases: LeaseSettings = group(LeaseSettings)
     limits: LimitSettings = group(LimitSettings)

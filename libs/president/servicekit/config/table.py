@@ -65,5 +65,12 @@ class TableSettings(FromEnv):
         "own changes are listed at once, other replicas' within this); 0: on every ListTables",
         seconds,
     )
+    signing_key_file: str = setting(
+        "PRESIDENT_SIGNING_KEY_FILE",
+        "",
+        "table: the operator's Ed25519 signing key (PEM, PKCS #8) that signs every receipt and "
+        "commitment feed head; empty: nothing is signed (docs/auditing.md)",
+        shown="path",
+    )
     leases: LeaseSettings = group(LeaseSettings)
     eviction: EvictionRules = group(EvictionRules)

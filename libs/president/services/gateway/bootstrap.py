@@ -86,7 +86,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
     hub = FeedHub(tables, settings.subjects)
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     commands = Commands(tables, hub, id_key)
-    gateway = Gateway(tables, scoring, hub, commands, id_key)
+    gateway = Gateway(tables, scoring, hub, commands, id_key, gateway_settings.operator_keys)
     seats = Seats(tables, hub, commands)
     admission = Admission.configured(gateway_settings.limits, settings.edge_secret)
     ratings = Ratings(scoring, id_key)

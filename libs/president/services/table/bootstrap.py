@@ -10,6 +10,7 @@ import grpc
 import structlog
 
 from president.hosting.host import TableHost
+from president.hosting.signatures import BadKeyFile, Signer
 from president.servicekit.command_stream import RECEIVE_BYTES
 from president.servicekit.config.table import TableSettings
 from president.servicekit.feed_stream import FeedSubjects
@@ -34,6 +35,19 @@ WORKER_THREADS = 32
 RELAY_POLL_SECONDS = 0.2
 
 
+def operator_signer(key_file: str) -> Signer | None:
+    """The operator's signing key from its file (None: no file set, nothing is signed)."""
+    if not key_file:
+        structlog.get_logger().warning(
+            "no signing key: receipts and feed heads go unsigned (PRESIDENT_SIGNING_KEY_FILE)"
+        )
+        return None
+    try:
+        return Signer.from_file(key_file)
+    except BadKeyFile as error:
+        raise SystemExit(f"PRESIDENT_SIGNING_KEY_FILE: {error}") from None
+
+
 def build(table_settings: TableSettings) -> Service:
     """Wire the store, the dealer client, the host, the relay and the servicer."""
     settings = table_settings.common
@@ -42,8 +56,13 @@ def build(table_settings: TableSettings) -> Service:
     dealer = GrpcDealer(
         settings.address("dealer"), table_settings.dealer_call_seconds, settings.tls
     )
+    signer = operator_signer(table_settings.signing_key_file)
     relay = OutboxRelay(
-        store, settings.subjects, settings.nats_url, poll_seconds=RELAY_POLL_SECONDS
+        store,
+        settings.subjects,
+        settings.nats_url,
+        poll_seconds=RELAY_POLL_SECONDS,
+        signer=signer,
     )
 
     def appended(result: AppendResult) -> None:
@@ -58,6 +77,7 @@ def build(table_settings: TableSettings) -> Service:
         FeedSubjects.beside(settings.subjects),
         settings.nats_url,
         poll_seconds=PUBLISH_SECONDS,
+        signer=signer,
     )
     app = TableApp(store, host, directory)
     lease_seconds = table_settings.leases.seconds
@@ -65,7 +85,7 @@ def build(table_settings: TableSettings) -> Service:
     if lease_seconds > 0:
         address = table_settings.advertise or f"{settings.host}:{settings.table_port}"
         leases = Leases(settings.nats_url, settings.lease_bucket, address, lease_seconds)
-    servicer = TableServicer(app, leases, settings.tls)
+    servicer = TableServicer(app, leases, settings.tls, signer)
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)

@@ -25,6 +25,7 @@ import structlog
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from president.hosting.signatures import Signer
 from president.servicekit import nats as jetstream
 from president.servicekit.feed_stream import (
     FeedSubjects,
@@ -59,8 +60,10 @@ class FeedRelay:
         *,
         poll_seconds: float = POLL_SECONDS,
         name: str = "table-feed-relay",
+        signer: Signer | None = None,
     ) -> None:
         self._store = store
+        self._signer = signer
         self._subjects = subjects
         self._url = nats_url
         self._poll = poll_seconds
@@ -90,7 +93,7 @@ class FeedRelay:
                 )
             refused_at = None
             for entry in entries:
-                if not await publish_entry(js, self._subjects, entry):
+                if not await publish_entry(js, self._subjects, entry, self._signer):
                     refused_at = entry.seq - 1  # another relay stored it: ask the stream again
                     break
                 stored += 1

@@ -21,6 +21,7 @@ import structlog
 
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.errors import CommandConflict, TableExists, TableNotFound, VersionMismatch
+from president.hosting.signatures import Signer
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError
 from president.servicekit.batching import take_ready
@@ -133,9 +134,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     """
 
     def __init__(
-        self, app: TableApp, leases: Leases | None = None, tls: TlsSettings = PLAINTEXT
+        self,
+        app: TableApp,
+        leases: Leases | None = None,
+        tls: TlsSettings = PLAINTEXT,
+        signer: Signer | None = None,
     ) -> None:
         self._app = app
+        self._signer = signer
         self._leases = leases
         self._tls = tls
         self._peers: dict[str, tuple[grpc.aio.Channel, Any]] = {}
@@ -303,7 +309,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return pb.ExecuteCommandResponse(
             version=outcome.version,
             events=outcome.events,
-            committed=[envelope(stored) for stored in outcome.committed],
+            committed=[envelope(stored, self._signer) for stored in outcome.committed],
         )
 
     async def Timeout(self, request: pb.TimeoutRequest, context: Context) -> pb.TimeoutResponse:
@@ -333,7 +339,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             context,
             lambda: self._app.read_events(request.table_id, request.after_version, request.limit),
         )
-        return pb.ReadEventsResponse(events=[envelope(event) for event in stored])
+        return pb.ReadEventsResponse(events=[envelope(event, self._signer) for event in stored])
 
     async def ListTables(
         self, request: pb.ListTablesRequest, context: Context

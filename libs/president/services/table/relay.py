@@ -79,6 +79,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from sqlalchemy import Connection
 
+from president.hosting.signatures import Signer
 from president.servicekit import nats as jetstream
 from president.servicekit.metrics import EVENTS_PUBLISHED
 from president.servicekit.nats import Subjects
@@ -162,8 +163,10 @@ class OutboxRelay:
         poll_seconds: float = 0.2,
         batch: int = 200,
         name: str = "table-outbox-relay",
+        signer: Signer | None = None,
     ) -> None:
         self._store = store
+        self._signer = signer
         self._subjects = subjects
         self._url = nats_url
         self._consumer = consumer
@@ -223,7 +226,7 @@ class OutboxRelay:
             self._fast_off_logged = False
             try:
                 acknowledged = await jetstream.publish_all(
-                    js, self._subjects, events, PUBLISH_SECONDS
+                    js, self._subjects, events, PUBLISH_SECONDS, self._signer
                 )
             except asyncio.CancelledError:
                 raise
@@ -316,7 +319,9 @@ class OutboxRelay:
         try:
             for stored in batch:
                 if not self._fast_acked.take(stored):  # else acknowledged on the fast path
-                    await jetstream.publish(js, self._subjects, stored, PUBLISH_SECONDS)
+                    await jetstream.publish(
+                        js, self._subjects, stored, PUBLISH_SECONDS, self._signer
+                    )
                 acked.add(stored.position)
                 self._heads.published(stored)
         finally:
@@ -330,7 +335,10 @@ class OutboxRelay:
                     for stored in fresh:
                         if stored.position not in acked:
                             asyncio.run_coroutine_threadsafe(
-                                jetstream.publish(js, self._subjects, stored, PUBLISH_SECONDS), loop
+                                jetstream.publish(
+                                    js, self._subjects, stored, PUBLISH_SECONDS, self._signer
+                                ),
+                                loop,
                             ).result(PUBLISH_SECONDS)
                             self._heads.published(stored)
                     reached.append(fresh[-1].position)

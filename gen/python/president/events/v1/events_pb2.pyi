@@ -40,6 +40,8 @@ class EventEnvelope(_message.Message):
     ACTOR_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
     PREVIOUS_HASH_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
     stream_id: _builtins.str
     """The stream, "table-<id>"."""
     version: _builtins.int
@@ -61,6 +63,13 @@ class EventEnvelope(_message.Message):
     """The event's hash in the stream's hash chain (hex SHA-256)."""
     previous_hash: _builtins.str
     """The previous event's hash."""
+    signature: _builtins.bytes
+    """The operator's Ed25519 signature of the receipt of this event: the bytes
+    "president-receipt/1\\n<stream_id>\\n<version>\\n<hash>\\n" (docs/auditing.md);
+    empty when the table service has no signing key.
+    """
+    key_id: _builtins.str
+    """The signing key's id (GetOperatorKeys): 16 hex digits."""
     def __init__(
         self,
         *,
@@ -73,10 +82,12 @@ class EventEnvelope(_message.Message):
         actor: _builtins.str = ...,
         hash: _builtins.str = ...,
         previous_hash: _builtins.str = ...,
+        signature: _builtins.bytes = ...,
+        key_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command_id", b"command_id", "hash", b"hash", "payload", b"payload", "previous_hash", b"previous_hash", "stream_id", b"stream_id", "time", b"time", "type", b"type", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command_id", b"command_id", "hash", b"hash", "key_id", b"key_id", "payload", b"payload", "previous_hash", b"previous_hash", "signature", b"signature", "stream_id", b"stream_id", "time", b"time", "type", b"type", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -941,6 +952,8 @@ class CommitmentEntry(_message.Message):
     COMMITTED_AT_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
     PREVIOUS_HASH_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """The entry's place in the feed, from 1."""
     day: _builtins.str
@@ -961,6 +974,13 @@ class CommitmentEntry(_message.Message):
     """The entry's hash in the feed's chain (hex SHA-256)."""
     previous_hash: _builtins.str
     """The hash of the entry before it (64 zeros for the first)."""
+    signature: _builtins.bytes
+    """The operator's Ed25519 signature of this head of the feed's chain: the bytes
+    "president-feed-head/1\\n<seq>\\n<hash>\\n" (docs/auditing.md). Set on the
+    JetStream stream's copy; empty where the store's feed is read.
+    """
+    key_id: _builtins.str
+    """The signing key's id (GetOperatorKeys): 16 hex digits."""
     def __init__(
         self,
         *,
@@ -974,10 +994,12 @@ class CommitmentEntry(_message.Message):
         committed_at: _builtins.str = ...,
         hash: _builtins.str = ...,
         previous_hash: _builtins.str = ...,
+        signature: _builtins.bytes = ...,
+        key_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["committed_at", b"committed_at", "day", b"day", "fingerprint", b"fingerprint", "game_no", b"game_no", "hash", b"hash", "previous_hash", b"previous_hash", "round_no", b"round_no", "seq", b"seq", "stream_id", b"stream_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["committed_at", b"committed_at", "day", b"day", "fingerprint", b"fingerprint", "game_no", b"game_no", "hash", b"hash", "key_id", b"key_id", "previous_hash", b"previous_hash", "round_no", b"round_no", "seq", b"seq", "signature", b"signature", "stream_id", b"stream_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1435,6 +1435,8 @@ class WatchResponse(_message.Message):
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     RECEIPT_HASH_FIELD_NUMBER: _builtins.int
     RECEIPT_PREVIOUS_HASH_FIELD_NUMBER: _builtins.int
+    RECEIPT_SIGNATURE_FIELD_NUMBER: _builtins.int
+    RECEIPT_KEY_ID_FIELD_NUMBER: _builtins.int
     SKIPPED_FIELD_NUMBER: _builtins.int
     CHANGES_FIELD_NUMBER: _builtins.int
     version: _builtins.int
@@ -1449,6 +1451,14 @@ class WatchResponse(_message.Message):
     """
     receipt_previous_hash: _builtins.str
     """The previous event's hash in the chain: consecutive receipts must link."""
+    receipt_signature: _builtins.bytes
+    """The operator's Ed25519 signature of this receipt, over the bytes
+    "president-receipt/1\\n<stream_id>\\n<version>\\n<receipt_hash>\\n"
+    (docs/auditing.md): it shows the operator issued it. Empty if the operator
+    signs nothing.
+    """
+    receipt_key_id: _builtins.str
+    """The id of the key that signed it (GetOperatorKeys)."""
     skipped: _builtins.bool
     """---- audience
     True on a snapshot sent in the middle of a stream: the watcher read too slowly
@@ -1480,12 +1490,14 @@ class WatchResponse(_message.Message):
         snapshot: _builtins.bool = ...,
         receipt_hash: _builtins.str = ...,
         receipt_previous_hash: _builtins.str = ...,
+        receipt_signature: _builtins.bytes = ...,
+        receipt_key_id: _builtins.str = ...,
         skipped: _builtins.bool = ...,
         changes: _abc.Iterable[Global___WatchResponse] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "event", b"event", "receipt_hash", b"receipt_hash", "receipt_previous_hash", b"receipt_previous_hash", "skipped", b"skipped", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "event", b"event", "receipt_hash", b"receipt_hash", "receipt_key_id", b"receipt_key_id", "receipt_previous_hash", b"receipt_previous_hash", "receipt_signature", b"receipt_signature", "skipped", b"skipped", "snapshot", b"snapshot", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1825,6 +1837,81 @@ class ListCommitmentsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListCommitmentsResponse: _TypeAlias = ListCommitmentsResponse  # noqa: Y015
+
+@_typing.final
+class GetOperatorKeysRequest(_message.Message):
+    """Nothing: the keys are the same for everyone."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetOperatorKeysRequest: _TypeAlias = GetOperatorKeysRequest  # noqa: Y015
+
+@_typing.final
+class OperatorKey(_message.Message):
+    """One of the operator's public signing keys."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    ALGORITHM_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
+    CURRENT_FIELD_NUMBER: _builtins.int
+    key_id: _builtins.str
+    """The key's id: the first 16 hex digits of the SHA-256 of `public_key`."""
+    algorithm: _builtins.str
+    """"ed25519"."""
+    public_key: _builtins.bytes
+    """The 32 raw bytes of the public key."""
+    current: _builtins.bool
+    """True for the key that signs now; the others signed before a rotation."""
+    def __init__(
+        self,
+        *,
+        key_id: _builtins.str = ...,
+        algorithm: _builtins.str = ...,
+        public_key: _builtins.bytes = ...,
+        current: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "current", b"current", "key_id", b"key_id", "public_key", b"public_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OperatorKey: _TypeAlias = OperatorKey  # noqa: Y015
+
+@_typing.final
+class GetOperatorKeysResponse(_message.Message):
+    """The operator's public keys, the current one first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEYS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def keys(self) -> _containers.RepeatedCompositeFieldContainer[Global___OperatorKey]:
+        """The keys."""
+
+    def __init__(
+        self,
+        *,
+        keys: _abc.Iterable[Global___OperatorKey] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["keys", b"keys"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetOperatorKeysResponse: _TypeAlias = GetOperatorKeysResponse  # noqa: Y015
 
 @_typing.final
 class GetRatingsRequest(_message.Message):

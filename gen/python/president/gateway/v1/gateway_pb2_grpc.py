@@ -127,6 +127,11 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsResponse.FromString,
                 _registered_method=True)
+        self.GetOperatorKeys = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/GetOperatorKeys',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetOperatorKeysRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetOperatorKeysResponse.FromString,
+                _registered_method=True)
         self.Watch = channel.unary_stream(
                 '/president.gateway.v1.GatewayService/Watch',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WatchRequest.SerializeToString,
@@ -332,6 +337,14 @@ class GatewayServiceServicer:
     def ListCommitments(self, request, context):
         """The public commitment feed: each round's fingerprint, published when it was
         committed, in a hash chain of its own. Anyone may read and archive it; no token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetOperatorKeys(self, request, context):
+        """The operator's public keys, which sign receipts and the commitment feed's
+        heads (docs/auditing.md). Anyone may read them; no token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -552,6 +565,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.ListCommitments,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsResponse.SerializeToString,
+            ),
+            'GetOperatorKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetOperatorKeys,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetOperatorKeysRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetOperatorKeysResponse.SerializeToString,
             ),
             'Watch': grpc.unary_stream_rpc_method_handler(
                     servicer.Watch,
@@ -1116,6 +1134,33 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/ListCommitments',
             president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.ListCommitmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetOperatorKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/GetOperatorKeys',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetOperatorKeysRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetOperatorKeysResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -95,6 +95,10 @@ class GatewayServiceStub:
     """The public commitment feed: each round's fingerprint, published when it was
     committed, in a hash chain of its own. Anyone may read and archive it; no token.
     """
+    GetOperatorKeys: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetOperatorKeysRequest, _gateway_pb2.GetOperatorKeysResponse]
+    """The operator's public keys, which sign receipts and the commitment feed's
+    heads (docs/auditing.md). Anyone may read them; no token.
+    """
     Watch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]
     """The caller's view of the table as a stream: a snapshot, then every change."""
     Session: _grpc.StreamStreamMultiCallable[_gateway_pb2.SessionRequest, _gateway_pb2.SessionResponse]
@@ -196,6 +200,10 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     ListCommitments: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListCommitmentsRequest, _gateway_pb2.ListCommitmentsResponse]  # type: ignore[assignment]
     """The public commitment feed: each round's fingerprint, published when it was
     committed, in a hash chain of its own. Anyone may read and archive it; no token.
+    """
+    GetOperatorKeys: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetOperatorKeysRequest, _gateway_pb2.GetOperatorKeysResponse]  # type: ignore[assignment]
+    """The operator's public keys, which sign receipts and the commitment feed's
+    heads (docs/auditing.md). Anyone may read them; no token.
     """
     Watch: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchRequest, _gateway_pb2.WatchResponse]  # type: ignore[assignment]
     """The caller's view of the table as a stream: a snapshot, then every change."""
@@ -403,6 +411,16 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_gateway_pb2.ListCommitmentsResponse, _abc.Awaitable[_gateway_pb2.ListCommitmentsResponse]]:
         """The public commitment feed: each round's fingerprint, published when it was
         committed, in a hash chain of its own. Anyone may read and archive it; no token.
+        """
+
+    @_abc_1.abstractmethod
+    def GetOperatorKeys(
+        self,
+        request: _gateway_pb2.GetOperatorKeysRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.GetOperatorKeysResponse, _abc.Awaitable[_gateway_pb2.GetOperatorKeysResponse]]:
+        """The operator's public keys, which sign receipts and the commitment feed's
+        heads (docs/auditing.md). Anyone may read them; no token.
         """
 
     @_abc_1.abstractmethod

@@ -127,6 +127,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             context, "ListCommitments", lambda: self._gateway.list_commitments(request)
         )
 
+    async def GetOperatorKeys(
+        self, request: pb.GetOperatorKeysRequest, context: Context
+    ) -> pb.GetOperatorKeysResponse:
+        return await self._open(
+            context, "GetOperatorKeys", lambda: self._gateway.get_operator_keys(request)
+        )
+
     async def JoinTable(
         self, request: pb.JoinTableRequest, context: Context
     ) -> pb.JoinTableResponse:

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import seat_of
+from president.hosting.signatures import ALGORITHM, key_id
 from president.servicekit.errors import read_only
 from president.servicekit.identity import Identity
 from president.services.gateway.calls import checks
@@ -47,6 +48,15 @@ HOST_CHOICES: dict[int, Callable[[], gpb.Command]] = {
 }
 
 
+def published_keys(keys: tuple[str, ...]) -> pb.GetOperatorKeysResponse:
+    """The answer of GetOperatorKeys: each public key (hex) by its id, the first current."""
+    answer = pb.GetOperatorKeysResponse()
+    for index, text in enumerate(keys):
+        raw = bytes.fromhex(text)
+        answer.keys.add(key_id=key_id(raw), algorithm=ALGORITHM, public_key=raw, current=index == 0)
+    return answer
+
+
 class Gateway:
     """The public API's logic, behind the servicer and in front of the table service."""
 
@@ -57,8 +67,10 @@ class Gateway:
         hub: FeedHub,
         commands: Commands,
         id_key: bytes,
+        operator_keys: tuple[str, ...] = (),
     ) -> None:
         self._tables = tables
+        self._operator_keys = published_keys(operator_keys)
         self._scoring = scoring
         self._hub = hub
         self._commands = commands
@@ -69,6 +81,12 @@ class Gateway:
         self._presence = Presence(self._report_presence)
 
     # -- tables -------------------------------------------------------------------------
+    async def get_operator_keys(
+        self, _request: pb.GetOperatorKeysRequest
+    ) -> pb.GetOperatorKeysResponse:
+        """The operator's public signing keys (receipts, the feed's heads): anyone may read."""
+        return self._operator_keys
+
     async def list_commitments(
         self, request: pb.ListCommitmentsRequest
     ) -> pb.ListCommitmentsResponse:

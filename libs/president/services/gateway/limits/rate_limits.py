@@ -98,6 +98,7 @@ METHOD_CLASS = {
     "CheckDeal": "check_deal",
     "ListTables": "read",
     "ListCommitments": "read",
+    "GetOperatorKeys": "read",
     "GetActivity": "read",
     "GetTable": "read",
     "GetScores": "read",

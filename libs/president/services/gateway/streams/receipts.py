@@ -2,7 +2,9 @@
 
 Every change a watcher receives, and the snapshot that starts a stream,
 carries the chain hash of the table's event at its version and the hash
-before it (``receipt_hash``, ``receipt_previous_hash``). A hash reveals
+before it (``receipt_hash``, ``receipt_previous_hash``), and the operator's
+signature of the receipt the table service made (``receipt_signature``,
+``receipt_key_id``: :mod:`president.hosting.signatures`). A hash reveals
 nothing a seat could not see (every stored event's hash covers a blinding
 value the seat never receives: :mod:`president.hosting.blinding`), and a
 client that keeps them can later prove what the log held
@@ -23,4 +25,7 @@ def receipt(change: Change, envelope: epb.EventEnvelope) -> Change:
     """``change`` with the receipt of ``envelope``, the event at its version."""
     change.receipt_hash = envelope.hash
     change.receipt_previous_hash = envelope.previous_hash
+    if envelope.signature:
+        change.receipt_signature = envelope.signature
+        change.receipt_key_id = envelope.key_id
     return change
