@@ -7,7 +7,10 @@ from collections.abc import Iterator
 import pytest
 
 from president.servicekit.launcher import ALL_SERVICES, Stack
+from tests.support.node_client import node_client
 from tests.support.servers import isolated_env, sqlite_stack_in
+
+__all__ = ["examples_stack", "node_client"]
 
 
 @pytest.fixture(scope="module")

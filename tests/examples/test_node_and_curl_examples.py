@@ -1,0 +1,86 @@
+"""The examples a client developer copies, each run as its README says against a real stack.
+
+Each signs in as a guest, creates a practice table (the guest and three bots), reads
+it, and reads a refusal's reason (a join of a table that does not exist:
+``TABLE_NOT_FOUND``):
+
+- ``examples/node-grpc-js``: the gateway over gRPC, ``@grpc/grpc-js`` and
+  ``@grpc/proto-loader`` (``longs: String``), the ErrorInfo decoded from the
+  vendored ``protos/google/rpc`` by protobufjs;
+- ``examples/node-connect``: the web edge in Connect JSON, connect-node and the
+  TypeScript package ``clients/typescript`` (built here as its README says);
+- ``examples/curl``: the web edge in Connect JSON with curl and jq, the reason
+  read from the ErrorInfo's ``debug`` JSON.
+
+(``tests/examples/test_python_example.py`` runs the Python one.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from president.servicekit.launcher import Stack
+from tests.support.node_client import NODE, PROTOS, install, run_node
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+TYPESCRIPT = ROOT / "clients" / "typescript"
+
+
+def _report(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return report
+
+
+def _played(report: dict[str, Any], code: str) -> None:
+    assert report["table_id"] and report["account_id"].startswith("g-")
+    assert (report["phase"], report["seats"]) == ("lobby", 4)
+    # uint64 versions arrive as strings (proto-loader's longs: String; bigint printed).
+    assert isinstance(report["version"], str) and int(report["version"]) > 0
+    assert report["refusal"] == {"code": code, "reason": "TABLE_NOT_FOUND"}
+
+
+@pytest.fixture(scope="module")
+def connect_example() -> Path:
+    """``examples/node-connect`` with its packages, the TypeScript package built first."""
+    subprocess.run([sys.executable, str(TYPESCRIPT / "build.py")], check=True, timeout=600)
+    return install(EXAMPLES / "node-connect")
+
+
+def test_the_node_grpc_js_example(node_client: Path, examples_stack: Stack) -> None:
+    script = EXAMPLES / "node-grpc-js" / "quickstart.mjs"
+    _played(_report(run_node(script, examples_stack.gateway, str(PROTOS))), "NOT_FOUND")
+
+
+def test_the_node_connect_example(connect_example: Path, examples_stack: Stack) -> None:
+    done = subprocess.run(
+        [str(NODE), "quickstart.mjs", f"http://{examples_stack.address('web')}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=connect_example,
+        check=False,
+    )
+    _played(_report(done), "not_found")
+
+
+def test_the_curl_example(examples_stack: Stack) -> None:
+    done = subprocess.run(
+        ["sh", str(EXAMPLES / "curl" / "quickstart.sh"), f"http://{examples_stack.address('web')}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    table, refusal = (json.loads(line) for line in done.stdout.splitlines())
+    assert (table["phase"], table["seats"]) == ("lobby", 4)
+    assert isinstance(table["version"], str) and int(table["version"]) > 0
+    assert refusal == {"code": "not_found", "reason": "TABLE_NOT_FOUND"}
