@@ -140,3 +140,17 @@ def test_the_python_example_runs_with_the_package_alone(
     assert report["table_id"] and report["account_id"].startswith("g-")
     assert report["seats"] == 4 and report["phase"] == "lobby"
     assert report["refusal"] == {"code": "NOT_FOUND", "reason": "TABLE_NOT_FOUND"}
+
+
+def test_the_typescript_packages_own_tests(connect_example: Path) -> None:
+    """``clients/typescript/test`` (node --test) on the package as built."""
+    done = subprocess.run(
+        [str(NODE), "--test", "test/refusal.test.mjs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=TYPESCRIPT,
+        check=False,
+    )
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-2000:])
+    assert "pass 4" in done.stdout, done.stdout[-2000:]
