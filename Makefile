@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos protos clean
+.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos protos clean clients examples
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -36,8 +36,8 @@ web-build: $(STAMP) ## Rebuild the web table's bundle: npm ci, protoc-gen-es fro
 	$(BIN)/python web/bundle.py build
 
 lint: $(STAMP) ## ruff, and buf lint on protos/ with its buf.yaml
-	$(BIN)/ruff check libs tests protos web/bundle.py
-	$(BIN)/ruff format --check libs tests protos web/bundle.py
+	$(BIN)/ruff check libs tests protos examples clients web/bundle.py
+	$(BIN)/ruff format --check libs tests protos examples clients web/bundle.py
 	cd protos && ../$(BIN)/buf lint
 
 typecheck: $(STAMP) ## mypy, strict on libs/
@@ -60,6 +60,13 @@ demo: $(STAMP) ## Like run, but stop after the demo game and its audit (exit 0 w
 
 chaos: $(STAMP) ## Faults one at a time under load, on servers of its own (not in make test; ~10 min)
 	$(BIN)/python tests/chaos/run_chaos.py $(CHAOS_ARGS)
+
+clients: $(STAMP) ## Build the client packages: president-client's wheel into dist/, and clients/typescript (npm ci, protoc-gen-es, tsc)
+	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist clients/python
+	$(BIN)/python clients/typescript/build.py
+
+examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl) against a real stack
+	$(BIN)/pytest -q -n 0 tests/examples
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py

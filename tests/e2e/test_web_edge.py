@@ -198,6 +198,22 @@ async def test_unary_calls_in_connect_json_binary_and_grpc_web(
     assert unclocked(view) == unclocked(await seat.get_table())
 
 
+async def test_a_connect_json_refusal_is_readable_without_protobuf(
+    http: httpx.AsyncClient,
+) -> None:
+    """Each ErrorInfo comes with ``debug``: its reason, domain and metadata as JSON, beside
+    the base64 ``value`` (the gateway's refusals forwarded, and the edge's own)."""
+    token = await edge_guest(http, "Reader")
+    missing = {"tableId": "no-such-table", "displayName": "Reader"}
+    refused = await unary(http, "JoinTable", missing, **bearer(token))
+    assert refused.status_code == 404, refused.text
+    (detail,) = refused.json()["details"]
+    assert detail["debug"] == {"reason": "TABLE_NOT_FOUND", "domain": "president.cards"}
+    assert error_reason(refused.json()) == "TABLE_NOT_FOUND"
+    unknown = await http.post(f"{SERVICE_PATH}/NoSuchMethod", content=b"{}", headers=JSON)
+    assert unknown.json()["details"][0]["debug"]["reason"] == "UNKNOWN_METHOD"
+
+
 async def test_the_account_calls_go_through_the_edge(http: httpx.AsyncClient) -> None:
     """CreateGuest, LogIn and Refresh need no token; WhoAmI names the bearer's account."""
     created = await unary(http, "CreateGuest", {"displayName": "Jo"})

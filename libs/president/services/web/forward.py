@@ -36,12 +36,11 @@ from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2, status_pb2
-from protobuf.wkt import Any as WireAny
+from google.rpc import status_pb2
 
 from president.gateway.v1 import gateway_pb2
+from president.servicekit.connect_errors import error_info_detail, readable_detail
 from president.servicekit.errors import DRAINING
-from president.servicekit.grpc_errors import DOMAIN
 from president.servicekit.metrics import observe_call
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
 from president.services.web.malformed import compressions, parsing_codecs
@@ -69,10 +68,7 @@ def refusal(error: grpc.aio.AioRpcError) -> ConnectError:
     for key, value in error.trailing_metadata() or ():
         if key == STATUS_DETAILS and isinstance(value, bytes):
             status = status_pb2.Status.FromString(value)
-            details = [
-                ErrorDetail(WireAny(type_url=item.type_url, value=item.value))
-                for item in status.details
-            ]
+            details = [readable_detail(item.type_url, item.value) for item in status.details]
     code = error.code()
     if code == grpc.StatusCode.UNAVAILABLE and not details:
         return ConnectError(Code.UNAVAILABLE, UNREACHABLE)
@@ -187,12 +183,7 @@ class GatewayForwarder:
 
 
 def _draining() -> ConnectError:
-    info = error_details_pb2.ErrorInfo(reason="SERVER_DRAINING", domain=DOMAIN)
-    detail = WireAny(
-        type_url=f"type.googleapis.com/{info.DESCRIPTOR.full_name}",
-        value=info.SerializeToString(),
-    )
-    return ConnectError(Code.UNAVAILABLE, DRAINING, [ErrorDetail(detail)])
+    return ConnectError(Code.UNAVAILABLE, DRAINING, [error_info_detail("SERVER_DRAINING")])
 
 
 def _serialize(message: Message) -> bytes:

@@ -15,16 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from connectrpc.code import Code
 from connectrpc.compression import Compression
 from connectrpc.compression.gzip import GzipCompression
-from connectrpc.errors import ConnectError, ErrorDetail
-from google.rpc import error_details_pb2
-from protobuf.wkt import Any as WireAny
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from president.servicekit.errors import ServiceError
-from president.servicekit.grpc_errors import DOMAIN
+from president.servicekit.connect_errors import connect_refusal
 from president.servicekit.malformed import malformed_request
 
 #: The encoding named for an enveloped request that names none.
@@ -39,16 +34,6 @@ UNNAMED_MESSAGE = (
     "the request message is marked compressed, but the request names no encoding "
     "(grpc-encoding or connect-content-encoding)"
 )
-
-
-def connect_refusal(error: ServiceError) -> ConnectError:
-    """A refusal of ours as Connect carries it: code, sentence and its ErrorInfo."""
-    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN, metadata=error.metadata)
-    detail = WireAny(
-        type_url=f"type.googleapis.com/{info.DESCRIPTOR.full_name}",
-        value=info.SerializeToString(),
-    )
-    return ConnectError(Code[error.status.name], error.message, [ErrorDetail(detail)])
 
 
 class ParsingCodec:

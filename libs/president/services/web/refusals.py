@@ -1,25 +1,24 @@
 """The edge's own refusals, written as Connect writes errors: a path that is no method.
 
 A Connect error is a JSON body ``{"code", "message", "details"}`` with each
-``google.rpc.ErrorInfo`` in ``details`` (:func:`connect_error_body`; the origin
-guard's refusal is one too). :class:`UnknownMethods` answers a POST to a path
-shaped like a method (``/<package>.<Service>/<Method>``) that the gateway does
-not have as Connect does, ``unimplemented``: HTTP 404 with that body, or, to a
-gRPC-Web caller, status 12 in a trailers-only answer. Without it such a call
+``google.rpc.ErrorInfo`` in ``details``, its ``debug`` readable JSON
+(:func:`connect_error_body`; the origin guard's refusal is one too).
+:class:`UnknownMethods` answers a POST to a path shaped like a method
+(``/<package>.<Service>/<Method>``) that the gateway does not have as Connect does,
+``unimplemented``: HTTP 404 with that body, or, to a gRPC-Web caller, status 12 in a
+trailers-only answer. Without it such a call
 reached the static files, which answer a POST with 405.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Iterable
 
-from google.rpc import error_details_pb2
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from president.servicekit.grpc_errors import DOMAIN
+from president.servicekit.connect_errors import error_json
 
 #: The ErrorInfo reason of a call to a method the API does not have.
 UNKNOWN_METHOD = "UNKNOWN_METHOD"
@@ -30,16 +29,8 @@ UNIMPLEMENTED = 12
 
 def connect_error_body(code: str, message: str, reason: str) -> bytes:
     """A Connect JSON error: ``code`` (Connect's name, e.g. ``permission_denied``), the
-    sentence, and an ErrorInfo with ``reason`` (base64 without padding, as Connect writes)."""
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN)
-    detail = base64.b64encode(info.SerializeToString()).decode().rstrip("=")
-    return json.dumps(
-        {
-            "code": code,
-            "message": message,
-            "details": [{"type": "google.rpc.ErrorInfo", "value": detail}],
-        }
-    ).encode()
+    sentence, and an ErrorInfo with ``reason`` (``connect_errors.error_json``)."""
+    return json.dumps(error_json(code, message, reason)).encode()
 
 
 class UnknownMethods:

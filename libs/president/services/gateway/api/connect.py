@@ -9,7 +9,6 @@ envelope, an HTTP/1.1 chunk, the end-of-stream message with its error and
 
 from __future__ import annotations
 
-import base64
 import json
 import struct
 from collections.abc import Callable, Iterable
@@ -18,11 +17,10 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
-from google.rpc import error_details_pb2
 
 from president.gateway.v1 import gateway_pb2 as pb
+from president.servicekit.connect_errors import error_json
 from president.servicekit.errors import Code, ServiceError
-from president.servicekit.grpc_errors import DOMAIN
 
 END_STREAM = 0x02
 
@@ -71,14 +69,9 @@ def end_of_stream(error: ServiceError | None) -> bytes:
     """The stream's last message (Connect's end-of-stream JSON), then the last chunk."""
     body: dict[str, Any] = {}
     if error is not None:
-        info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN)
-        info.metadata.update(error.metadata)
-        value = base64.b64encode(info.SerializeToString()).decode().rstrip("=")
-        body["error"] = {
-            "code": connect_code(error.status),
-            "message": error.message,
-            "details": [{"type": info.DESCRIPTOR.full_name, "value": value}],
-        }
+        body["error"] = error_json(
+            connect_code(error.status), error.message, error.reason, error.metadata
+        )
     return chunk(envelope(json.dumps(body).encode(), END_STREAM)) + b"0\r\n\r\n"
 
 
