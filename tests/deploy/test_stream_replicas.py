@@ -12,7 +12,8 @@ import nats
 import pytest
 
 from president.servicekit.config import Settings
-from president.servicekit.nats import Subjects, ensure_stream
+from president.servicekit.free_ports import free_port
+from president.servicekit.nats import Subjects, connect, ensure_stream, servers
 from tests.support.servers import nats_url  # noqa: F401  (the fixture)
 
 
@@ -69,3 +70,23 @@ async def test_ensure_stream_limits_how_long_events_stay(nats_url: str) -> None:
         assert not (await js.stream_info(name)).config.max_age
         await ensure_stream(js, Subjects(forever.prefix, name, max_age_seconds=86_400))
         assert (await js.stream_info(name)).config.max_age == 86_400
+
+
+def test_a_cluster_url_lists_its_servers() -> None:
+    assert servers("nats://a:4222") == ["nats://a:4222"]
+    assert servers("nats://a:4222, nats://b:4222,nats://c:4222") == [
+        "nats://a:4222",
+        "nats://b:4222",
+        "nats://c:4222",
+    ]
+
+
+async def test_a_service_connects_while_the_first_server_listed_is_away(
+    nats_url: str,  # noqa: F811
+) -> None:
+    # PRESIDENT_NATS_URL names a cluster's servers; the first is down: the next one serves.
+    client, js = await connect(f"nats://127.0.0.1:{free_port()},{nats_url}", "deploy-test")
+    try:
+        assert (await js.account_info()).streams >= 0
+    finally:
+        await client.close()

@@ -51,8 +51,13 @@ class _Held:
 class Leases:
     """The leases of one replica."""
 
-    def __init__(self, nats_url: str, bucket: str, address: str, ttl_seconds: float) -> None:
+    def __init__(
+        self, nats_url: str, bucket: str, address: str, ttl_seconds: float, replicas: int = 1
+    ) -> None:
         self.address = address
+        #: Copies of the bucket in a NATS cluster (the events stream's): with one, the
+        #: leases are lost with the one server that holds them.
+        self._replicas = replicas
         self._url = nats_url
         self._bucket = bucket
         self._ttl = ttl_seconds
@@ -69,7 +74,9 @@ class Leases:
         while self._kv is None:
             try:
                 client, js = await jetstream.connect(self._url, "table-leases")
-                self._kv = await js.create_key_value(bucket=self._bucket, ttl=self._ttl)
+                self._kv = await js.create_key_value(
+                    bucket=self._bucket, ttl=self._ttl, replicas=self._replicas
+                )
                 self._client = client
                 self._log.info("leases ready", bucket=self._bucket, address=self.address)
             except asyncio.CancelledError:
