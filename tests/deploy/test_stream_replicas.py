@@ -3,6 +3,7 @@ it keeps events (PRESIDENT_STREAM_MAX_AGE_SECONDS)."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,6 +15,7 @@ import pytest
 from president.servicekit.config import Settings
 from president.servicekit.free_ports import free_port
 from president.servicekit.nats import Subjects, connect, ensure_stream, servers
+from president.services.table.leases import Leases
 from tests.support.servers import nats_url  # noqa: F401  (the fixture)
 
 
@@ -89,4 +91,25 @@ async def test_a_service_connects_while_the_first_server_listed_is_away(
     try:
         assert (await js.account_info()).streams >= 0
     finally:
+        await client.close()
+
+
+async def test_leases_take_a_bucket_made_with_another_lifetime(nats_url: str) -> None:  # noqa: F811
+    # A deployment that changes PRESIDENT_TABLE_LEASE_SECONDS (or PRESIDENT_STREAM_REPLICAS)
+    # finds the bucket made with the old value: the replica brings it to the new one.
+    bucket = f"DEPLOY_TEST_{secrets.token_hex(4).upper()}_TABLE_LEASES"
+    client = await nats.connect(nats_url)
+    js = client.jetstream()
+    await js.create_key_value(bucket=bucket, ttl=5)
+    leases = Leases(nats_url, bucket, "127.0.0.1:1", 3.0, replicas=1)
+    running = asyncio.create_task(leases.run())
+    try:
+        async with asyncio.timeout(10):
+            while await leases.owner("t1") != "127.0.0.1:1" or leases._kv is None:
+                await asyncio.sleep(0.1)
+        assert (await js.stream_info(f"KV_{bucket}")).config.max_age == 3
+    finally:
+        running.cancel()
+        await leases.close()
+        await js.delete_key_value(bucket)
         await client.close()
