@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos protos clean
+.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -60,6 +60,12 @@ demo: $(STAMP) ## Like run, but stop after the demo game and its audit (exit 0 w
 
 chaos: $(STAMP) ## Faults one at a time under load, on servers of its own (not in make test; ~10 min)
 	$(BIN)/python tests/chaos/run_chaos.py $(CHAOS_ARGS)
+
+cluster-chaos: $(STAMP) ## The recommended deployment as hosts (network namespaces; root), faults between them (~5 min)
+	$(BIN)/python tests/cluster/run_cluster.py $(CLUSTER_ARGS)
+
+cluster-chaos-clean: $(STAMP) ## Remove the namespaces, bridge and processes a killed cluster-chaos run left
+	$(BIN)/python tests/cluster/network.py
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py
