@@ -61,7 +61,7 @@ demo: $(STAMP) ## Like run, but stop after the demo game and its audit (exit 0 w
 chaos: $(STAMP) ## Faults one at a time under load, on servers of its own (not in make test; ~10 min)
 	$(BIN)/python tests/chaos/run_chaos.py $(CHAOS_ARGS)
 
-cluster-chaos: $(STAMP) ## The recommended deployment as hosts (network namespaces; root), faults between them (~5 min)
+cluster-chaos: $(STAMP) ## The recommended deployment as hosts (network namespaces; root), faults between them (~8 min)
 	$(BIN)/python tests/cluster/run_cluster.py $(CLUSTER_ARGS)
 
 cluster-chaos-clean: $(STAMP) ## Remove the namespaces, bridge and processes a killed cluster-chaos run left

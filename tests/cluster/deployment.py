@@ -104,8 +104,11 @@ class Deployment:
         return self
 
     def stop(self) -> None:
-        for name in reversed(list(self.processes)):
+        """SIGTERM to every process at once (each drains in its own grace time), then wait."""
+        for name in self.processes:
             self.signal(name, signal.SIGCONT)
+            self.signal(name, signal.SIGTERM)
+        for name in self.processes:
             self.stop_one(name)
         if self.postgres is not None:
             self.postgres.stop()
