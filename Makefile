@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos protos clean clients examples
+.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean clients examples
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -67,6 +67,12 @@ clients: $(STAMP) ## Build the client packages: president-client's wheel into di
 
 examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl) against a real stack
 	$(BIN)/pytest -q -n 0 tests/examples
+
+cluster-chaos: $(STAMP) ## The recommended deployment as hosts (network namespaces; root), faults between them (~8 min)
+	$(BIN)/python tests/cluster/run_cluster.py $(CLUSTER_ARGS)
+
+cluster-chaos-clean: $(STAMP) ## Remove the namespaces, bridge and processes a killed cluster-chaos run left
+	$(BIN)/python tests/cluster/network.py
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py

@@ -3,6 +3,7 @@ it keeps events (PRESIDENT_STREAM_MAX_AGE_SECONDS)."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,7 +13,9 @@ import nats
 import pytest
 
 from president.servicekit.config import Settings
-from president.servicekit.nats import Subjects, ensure_stream
+from president.servicekit.free_ports import free_port
+from president.servicekit.nats import Subjects, connect, ensure_stream, servers
+from president.services.table.leases import Leases
 from tests.support.servers import nats_url  # noqa: F401  (the fixture)
 
 
@@ -69,3 +72,44 @@ async def test_ensure_stream_limits_how_long_events_stay(nats_url: str) -> None:
         assert not (await js.stream_info(name)).config.max_age
         await ensure_stream(js, Subjects(forever.prefix, name, max_age_seconds=86_400))
         assert (await js.stream_info(name)).config.max_age == 86_400
+
+
+def test_a_cluster_url_lists_its_servers() -> None:
+    assert servers("nats://a:4222") == ["nats://a:4222"]
+    assert servers("nats://a:4222, nats://b:4222,nats://c:4222") == [
+        "nats://a:4222",
+        "nats://b:4222",
+        "nats://c:4222",
+    ]
+
+
+async def test_a_service_connects_while_the_first_server_listed_is_away(
+    nats_url: str,  # noqa: F811
+) -> None:
+    # PRESIDENT_NATS_URL names a cluster's servers; the first is down: the next one serves.
+    client, js = await connect(f"nats://127.0.0.1:{free_port()},{nats_url}", "deploy-test")
+    try:
+        assert (await js.account_info()).streams >= 0
+    finally:
+        await client.close()
+
+
+async def test_leases_take_a_bucket_made_with_another_lifetime(nats_url: str) -> None:  # noqa: F811
+    # A deployment that changes PRESIDENT_TABLE_LEASE_SECONDS (or PRESIDENT_STREAM_REPLICAS)
+    # finds the bucket made with the old value: the replica brings it to the new one.
+    bucket = f"DEPLOY_TEST_{secrets.token_hex(4).upper()}_TABLE_LEASES"
+    client = await nats.connect(nats_url)
+    js = client.jetstream()
+    await js.create_key_value(bucket=bucket, ttl=5)
+    leases = Leases(nats_url, bucket, "127.0.0.1:1", 3.0, replicas=1)
+    running = asyncio.create_task(leases.run())
+    try:
+        async with asyncio.timeout(10):
+            while await leases.owner("t1") != "127.0.0.1:1" or leases._kv is None:
+                await asyncio.sleep(0.1)
+        assert (await js.stream_info(f"KV_{bucket}")).config.max_age == 3
+    finally:
+        running.cancel()
+        await leases.close()
+        await js.delete_key_value(bucket)
+        await client.close()

@@ -25,6 +25,7 @@ from president.audit import commitments
 from president.cli.audit_cmd import _fail
 from president.servicekit.feed_stream import FeedStreamError, FeedSubjects, read_entries
 from president.servicekit.nats import Subjects
+from president.servicekit.nats import servers as nats_servers
 from president.store.commitments import FeedEntry, verify_feed
 
 _DEFAULT_STREAM = FeedSubjects.beside(Subjects()).stream
@@ -73,7 +74,7 @@ def archive_command(
 
 async def _read(url: str, subjects: FeedSubjects, after: int) -> list[FeedEntry]:
     client = await nats.connect(
-        url,
+        nats_servers(url),
         name="president-audit-archive",
         connect_timeout=5,
         allow_reconnect=False,

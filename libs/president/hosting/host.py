@@ -165,6 +165,16 @@ class TableHost:
         self._tables[table_id] = table
         return table
 
+    def _reload(self, table_id: str) -> Table:
+        """The table after a refusal or a conflict: brought up to date, or read again from the
+        start when the store is behind this copy (a failover to a standby that had not
+        received the last events: appending after them would leave a hole, so the table
+        goes on from what the store kept)."""
+        cached = self._tables.get(table_id)
+        if cached is not None and self._store.current_version(stream_id(table_id)) < cached.version:
+            del self._tables[table_id]
+        return self.load(table_id)
+
     def cached(self, table_id: str) -> Table | None:
         """The table as this host last left it, without reading the store (None if not loaded)."""
         return self._tables.get(table_id)
@@ -319,7 +329,7 @@ class TableHost:
                     if not digest:  # bind it where it first ran, to know what it stood for
                         self._bind_before(table_id, earlier, bound_on, command_id)
                     return self._earlier_outcome(table_id, command_id, earlier, digest)
-                fresh = self.load(table_id)
+                fresh = self._reload(table_id)
                 if fresh.version == table.version:
                     raise
                 table = fresh
@@ -332,7 +342,7 @@ class TableHost:
                 result = self._commit(table, events, command_id, acting, digest)
             except ConcurrencyConflict:
                 # Another replica wrote first: catch up and decide again, once.
-                table = self.load(table_id)
+                table = self._reload(table_id)
                 if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
                 events = decide_on(table)

@@ -95,10 +95,21 @@ def envelope(stored: StoredEvent, signer: Signer | None = None) -> pb.EventEnvel
     return message
 
 
+def servers(url: str) -> list[str]:
+    """The NATS servers of ``PRESIDENT_NATS_URL``: one URL, or a cluster's, comma-separated
+    (``nats://a:4222,nats://b:4222``), so a service starts while any one of them answers."""
+    listed = [part.strip() for part in url.split(",") if part.strip()]
+    return listed or [url]
+
+
 async def connect(url: str, name: str) -> tuple[Client, JetStreamContext]:
-    """Connect to NATS and get a JetStream context."""
+    """Connect to NATS (any server of ``url``'s list) and get a JetStream context."""
     client = await nats.connect(
-        url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=5
+        servers(url),
+        name=name,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        connect_timeout=5,
     )
     return client, client.jetstream()
 

@@ -120,19 +120,23 @@ class StreamRecorder(Recorder):
             return rows
 
         known = self._known_heads.get(stream_id)
+        inserted: list[tuple[int, int]] = []
         try:
             if (
                 known is not None
                 and known[0] == expected_version
                 and len(events) <= ONE_STATEMENT_ROWS
             ):
-                # The event at expected_version exists and has this hash: insert
-                # right after it; if another append got there first, the unique
-                # (stream_id, version) index refuses the rows.
+                # The event at expected_version was stored with this hash: insert right
+                # after it; if another append got there first, the unique (stream_id,
+                # version) index refuses the rows. If that event is gone (a failover
+                # lost it), nothing is inserted, and the head is read below.
                 rows = rows_after(known[1])
                 returned = self._insert_committed(insert_statement(self._insert_dialect, rows))
                 inserted = [(int(tx_id), int(row_id)) for _, tx_id, row_id in returned]
-            else:
+                if not inserted:
+                    self._known_heads.pop(stream_id, None)
+            if not inserted:
                 with self._writers, self._engine.begin() as connection:
                     head = connection.execute(_STREAM_HEAD, {"stream_id": stream_id}).first()
                     actual = 0 if head is None else int(head.version)

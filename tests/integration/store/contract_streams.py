@@ -232,6 +232,28 @@ class StreamsContract(StoreFixtures):
 
         assert [answered(a) for a in answers["fast"]] == [answered(a) for a in answers["plain"]]
 
+    def test_an_append_after_a_head_a_failover_lost_is_refused_not_written_past_a_gap(
+        self, url: str
+    ) -> None:
+        """After a failover to an asynchronous standby, the head this store remembers may be
+        gone. The fast path must not write after it: the append is refused as stale (the
+        table reloads), and the stream keeps no hole."""
+        with EventStore.from_url(url) as store:
+            store.append("table-1", 0, [new_event(1)], "cmd-1")
+            store.append("table-1", 1, [new_event(2)], "cmd-2")  # remembered as the head
+            with store.engine.begin() as connection:  # the standby never got version 2
+                connection.execute(
+                    events.delete().where(events.c.stream_id == "table-1", events.c.version == 2)
+                )
+            with pytest.raises(ConcurrencyConflict) as raised:
+                store.append("table-1", 2, [new_event(3)], "cmd-3")
+            assert raised.value.actual_version == 1
+            assert [e.version for e in store.read_stream("table-1")] == [1]
+            store.append("table-1", 1, [new_event(3)], "cmd-3")  # after a reload: in place
+            stored = store.read_stream("table-1")
+            assert [e.version for e in stored] == [1, 2]
+            assert verify_chain(stored) is None
+
     def test_a_store_on_a_plain_engine_commits_its_appends(self, url: str) -> None:
         with EventStore(create_store_engine(url)) as plain:
             plain.append("table-1", 0, [new_event(1)], "cmd-1")

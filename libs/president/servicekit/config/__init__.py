@@ -88,7 +88,11 @@ class Settings(FromEnv):
         "sqlite:///var/president-players.db",
         "the players service's accounts and sessions (hashes only)",
     )
-    nats_url: str = setting("PRESIDENT_NATS_URL", "nats://127.0.0.1:4222", "NATS with JetStream")
+    nats_url: str = setting(
+        "PRESIDENT_NATS_URL",
+        "nats://127.0.0.1:4222",
+        "NATS with JetStream (a cluster's servers comma-separated: nats://a:4222,nats://b:4222)",
+    )
     host: str = setting("PRESIDENT_HOST", "127.0.0.1", "the address every service listens on")
     gateway_port: int = setting("PRESIDENT_GATEWAY_PORT", 50051, "the gateway's gRPC port", whole)
     table_port: int = setting("PRESIDENT_TABLE_PORT", 50052, "the table service's port", whole)
@@ -207,7 +211,8 @@ class Settings(FromEnv):
     stream_replicas: int = setting(
         "PRESIDENT_STREAM_REPLICAS",
         1,
-        "copies of the JetStream stream (at most the NATS servers)",
+        "copies of the JetStream stream, its commitment feed and the table lease bucket "
+        "(at most the NATS servers)",
         whole,
     )
     stream_max_age: float = setting(

@@ -27,6 +27,7 @@ from president.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from president.players.v1 import players_pb2
 from president.servicekit.config.gateway import AUDIENCE, GatewaySettings
 from president.servicekit.identity import AccessTokens
+from president.servicekit.nats import servers as nats_servers
 from president.servicekit.server import Service
 from president.servicekit.table_client import TableClient
 from president.services.gateway.api import audience_http
@@ -130,7 +131,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
         while not client:
             try:
                 connection = await nats.connect(
-                    settings.nats_url,
+                    nats_servers(settings.nats_url),
                     name="gateway",
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.5,

@@ -19,6 +19,7 @@ from nats.aio.client import Client
 from president.players.v1 import players_pb2, players_pb2_grpc
 from president.servicekit.config import Settings
 from president.servicekit.identity import AccessTokens
+from president.servicekit.nats import servers as nats_servers
 from president.servicekit.server import Service
 from president.services.players import names
 from president.services.players.app import Lifetimes, Players
@@ -77,7 +78,7 @@ def build(settings: Settings) -> Service:
             try:
                 client.append(
                     await nats.connect(
-                        settings.nats_url,
+                        nats_servers(settings.nats_url),
                         name="players",
                         max_reconnect_attempts=-1,
                         reconnect_time_wait=0.5,

@@ -84,7 +84,13 @@ def build(table_settings: TableSettings) -> Service:
     leases = None
     if lease_seconds > 0:
         address = table_settings.advertise or f"{settings.host}:{settings.table_port}"
-        leases = Leases(settings.nats_url, settings.lease_bucket, address, lease_seconds)
+        leases = Leases(
+            settings.nats_url,
+            settings.lease_bucket,
+            address,
+            lease_seconds,
+            replicas=settings.stream_replicas,
+        )
     servicer = TableServicer(app, leases, settings.tls, signer)
 
     def register(server: grpc.aio.Server) -> Sequence[str]:

@@ -26,7 +26,9 @@ from typing import Any
 
 import structlog
 from nats.aio.client import Client
+from nats.js import JetStreamContext
 from nats.js.errors import (
+    BadRequestError,
     KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
@@ -51,8 +53,13 @@ class _Held:
 class Leases:
     """The leases of one replica."""
 
-    def __init__(self, nats_url: str, bucket: str, address: str, ttl_seconds: float) -> None:
+    def __init__(
+        self, nats_url: str, bucket: str, address: str, ttl_seconds: float, replicas: int = 1
+    ) -> None:
         self.address = address
+        #: Copies of the bucket in a NATS cluster (the events stream's): with one, the
+        #: leases are lost with the one server that holds them.
+        self._replicas = replicas
         self._url = nats_url
         self._bucket = bucket
         self._ttl = ttl_seconds
@@ -69,7 +76,7 @@ class Leases:
         while self._kv is None:
             try:
                 client, js = await jetstream.connect(self._url, "table-leases")
-                self._kv = await js.create_key_value(bucket=self._bucket, ttl=self._ttl)
+                self._kv = await self._open_bucket(js)
                 self._client = client
                 self._log.info("leases ready", bucket=self._bucket, address=self.address)
             except asyncio.CancelledError:
@@ -81,6 +88,25 @@ class Leases:
         while True:
             await asyncio.sleep(self._ttl / 3)
             await self._renew()
+
+    async def _open_bucket(self, js: JetStreamContext) -> KeyValue:
+        """The bucket with this replica's lifetime and copies: made, or brought to them (a
+        bucket made with another lease lifetime or number of copies is updated, not refused)."""
+        try:
+            return await js.create_key_value(
+                bucket=self._bucket, ttl=self._ttl, replicas=self._replicas
+            )
+        except BadRequestError:  # there, with another configuration
+            stream = f"KV_{self._bucket}"
+            config = (await js.stream_info(stream)).config
+            config.max_age, config.num_replicas = self._ttl, self._replicas
+            # NATS keeps the de-duplication window within the age (as create_key_value does)
+            config.duplicate_window = min(config.duplicate_window or self._ttl, self._ttl)
+            await js.update_stream(config)
+            self._log.info(
+                "lease bucket updated", bucket=self._bucket, ttl=self._ttl, replicas=self._replicas
+            )
+            return await js.key_value(self._bucket)
 
     async def owner(self, table_id: str) -> str:
         """The address that serves the table: this replica's when it holds or takes the lease."""
