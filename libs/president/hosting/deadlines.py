@@ -309,15 +309,17 @@ def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) ->
     return clocked(fold(clock.table, event, version), clock, at)
 
 
-def clocked(table: Table, previous: TableClock | None, at: datetime) -> TableClock:
+def clocked(
+    table: Table, previous: TableClock | None, at: datetime, idle: IdleRules | None = None
+) -> TableClock:
     """The clock of ``table``, the table of ``previous`` after one more event committed at
-    ``at`` (None: no clock before, as for the first event).
+    ``at`` (None: no clock before, as for the first event, whose clock follows ``idle``).
 
     The one rule of :func:`advance`, for a follower that folds the table itself
     (the gateway's feed, the audit): the timer keeps its start unless the event changed
     which timer runs.
     """
-    idle = previous.idle if previous is not None else None
+    idle = previous.idle if previous is not None else idle
     timer = table_timer(table, idle)
     if timer is None:
         return TableClock(table, idle=idle)
