@@ -48,6 +48,14 @@ from playwright.sync_api import (
 from president.events.v1 import events_pb2
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.launcher import Stack
+from tests.support.table_page import (
+    TRICK_MOVES,
+    assert_final_standings,
+    assert_seats_around_the_table,
+    background_is_dark,
+    round_points,
+    trick_moves,
+)
 from tests.support.web_edge import ROOT, SERVICE_PATH, base_url, envelopes, web_stack  # noqa: F401  # the fixture
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -57,6 +65,8 @@ GAME_SECONDS = 150
 DESKTOP = {"width": 1200, "height": 900}
 PHONE = {"width": 390, "height": 844}
 #: What the gold button says before PreviewPlay's answer (nothing chosen; waiting for it).
+#: The timer's wait for an idle host (PRESIDENT_HOST_IDLE_SECONDS, its default here).
+HOST_IDLE_SECONDS = 120
 UNANSWERED = re.compile(r"^(Choose cards to play|…)$")
 
 
@@ -224,6 +234,7 @@ class Player:
         self.labels: list[str] = []
         self.idled = False
         self.countdown: list[str] = []
+        self.between: list[str] = []
         self.returned = False
         self.received_new = False
         self.refused: list[str] = []
@@ -249,6 +260,7 @@ class Player:
     def step(self) -> None:
         page = self.page
         if page.locator("#next-round").count():
+            self.between.append(self.turn())  # the timer's countdown, while the host thinks
             page.locator("#next-round").click()
             page.wait_for_selector("body:not([data-phase=between_rounds])")
             return
@@ -390,6 +402,7 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     page.set_default_timeout(10_000)
     console = Console(page)
     page.add_init_script(HAND_REDRAWS)
+    page.add_init_script(TRICK_MOVES)
     page.goto(f"{site}/")
     sign_in(page, "Ada")
     row = page.locator("#lobby-tables li", has_text="Friday club")
@@ -419,6 +432,9 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     page.locator("#start").click()
     page.get_by_role("button", name="React nice").click()  # a reaction, seen by the watcher
     expect(watch_page.locator("li.seat[data-seat='0'] .reaction")).to_have_text("Nice!")
+    # The seats sit around the table: the player's own at the bottom, a spectator's seat 0.
+    assert_seats_around_the_table(page, viewer=0, width=DESKTOP["width"])
+    assert_seats_around_the_table(watch_page, viewer=0, width=PHONE["width"])
     seen_hand_in_spectator: list[str] = []
     me = Player(page)
     deadline = time.monotonic() + GAME_SECONDS
@@ -444,6 +460,18 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
         (int(t.split()[2]) for t in me.countdown), reverse=True
     ) and len(me.countdown) >= 2, me.countdown  # "Your turn: 5 s left", then fewer
     assert page.locator("#winners").count() == 1
+    # Between rounds and after the game the host's idle timer shows as a countdown.
+    waits = [re.search(r"dealt by itself in (\d+) s\.$", text) for text in me.between]
+    assert waits and all(w and 0 < int(w.group(1)) <= HOST_IDLE_SECONDS for w in waits), me.between
+    over_wait = re.search(r"goes back to its lobby in (\d+) s", me.turn())
+    assert over_wait and 0 < int(over_wait.group(1)) <= HOST_IDLE_SECONDS, me.turn()
+    # The trick was shown move by move, each with who made it: plays and passes, by name.
+    moves = trick_moves(page)
+    names = set(page.locator("#seats .seat-name").all_inner_texts())
+    bots = {name.removesuffix(" (bot)") for name in names if name.endswith(" (bot)")}
+    assert {who for who, what in moves if what == "passed"} & bots, moves
+    assert {who for who, what in moves if CARD_SPOKEN.match(what)} & bots, moves
+    assert any(who == "You" and what != "passed" for who, what in moves), moves
     assert "won by" in page.locator("#winners").inner_text()
 
     # The activity panel.
@@ -532,6 +560,22 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
             line,
             list(over.round.points),
         )
+    # The game over shows the whole game, round by round, with the totals (both pages).
+    rounds = round_points(messages)
+    assert len(rounds) == 2, rounds
+    assert_final_standings(watch_page, over, rounds)
+    assert_final_standings(page, over, rounds)
+    # Dark mode follows the system's setting (a phone, at the game's end).
+    assert not background_is_dark(watch_page)
+    watch_page.emulate_media(color_scheme="dark")
+    assert background_is_dark(watch_page)
+    watch_page.screenshot(path=str(IMAGES / "web-game-over-dark-phone.png"), full_page=True)
+    # Cards and seats move with transitions, but not for a person who asked for less motion.
+    seat = page.locator("#seats .seat").first
+    assert seat.evaluate("s => getComputedStyle(s).transitionDuration") != "0s"
+    page.emulate_media(reduced_motion="reduce")
+    assert set(seat.evaluate("s => getComputedStyle(s).transitionDuration").split(", ")) == {"0s"}
+    page.screenshot(path=str(IMAGES / "web-game-over.png"), full_page=True)
     # ... watched at the audience replica's spectators' door, not through the players' edge.
     door = f"http://{web_stack.door()}/"
     assert any(url.startswith(door) for url in tap.urls), tap.urls
@@ -545,6 +589,11 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
             assert all(not hand.cards for hand in started.hands) and not started.set_aside
         if event.type.endswith("CardsGiven"):
             assert not events_pb2.CardsGiven.FromString(event.payload).cards
+
+    # Play again: the host starts the table's next game.
+    page.locator("#play-again").click()
+    page.wait_for_selector("body:not([data-phase=game_over])")
+    expect(page.locator("#phase")).to_contain_text("game 2")
 
     # Signing out ends the session: the page asks for a sign-in again.
     host_page.get_by_role("button", name="Lobby").click()

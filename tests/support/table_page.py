@@ -1,0 +1,103 @@
+"""What the web table's page must show of the table as a table, read through the page.
+
+Used by the browser game of ``tests/e2e/test_web_table.py``: the seats sit around the
+table (the viewer at the bottom, the others clockwise in seat order), the trick shows
+who played what and who passed, the game over shows every round's points and the
+totals, dark mode and reduced motion follow the system's settings.
+"""
+
+from __future__ import annotations
+
+import math
+
+from playwright.sync_api import Page
+
+from president.events.v1 import events_pb2
+from president.game.v1 import game_pb2
+from president.gateway.v1 import gateway_pb2 as pb
+
+#: Keeps, in the page, every move the trick row showed: "who|cards" or "who|passed".
+TRICK_MOVES = """
+window.trickMoves = new Set();
+new MutationObserver(() => {
+  for (const move of document.querySelectorAll("#trick .move")) {
+    const who = move.querySelector(".move-who")?.textContent ?? "";
+    const what = move.classList.contains("pass")
+      ? "passed"
+      : [...move.querySelectorAll(".card")].map((c) => c.getAttribute("aria-label")).join(",");
+    window.trickMoves.add(`${who}|${what}`);
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+def trick_moves(page: Page) -> list[tuple[str, str]]:
+    """The moves the trick row showed so far: (who, "passed" or the cards' spoken names)."""
+    moves: list[str] = page.evaluate("[...window.trickMoves]")
+    return [(who, what) for who, _, what in (move.partition("|") for move in moves)]
+
+
+def assert_seats_around_the_table(page: Page, viewer: int, width: int) -> None:
+    """The seats sit on an oval around the trick: the viewer's at the bottom, the others
+    clockwise in seat order, every one inside the window."""
+    page.wait_for_function(
+        "document.querySelector('#seats li.seat')?.getBoundingClientRect().width > 0"
+    )
+    boxes = page.locator("#seats li.seat").evaluate_all(
+        "seats => seats.map(s => { const r = s.getBoundingClientRect();"
+        " return [Number(s.dataset.seat), r.left, r.top, r.right, r.bottom]; })"
+    )
+    trick = page.locator("#trick").bounding_box()
+    assert trick is not None and len(boxes) >= 3, boxes
+    cx, cy = trick["x"] + trick["width"] / 2, trick["y"] + trick["height"] / 2
+    centres = {
+        seat: ((left + right) / 2, (top + bottom) / 2) for seat, left, top, right, bottom in boxes
+    }
+    assert all(left >= 0 and right <= width for _, left, _, right, _ in boxes), boxes
+    assert max(centres, key=lambda seat: centres[seat][1]) == viewer, centres  # at the bottom
+    count = len(centres)
+    # Screen angles (y grows downwards): clockwise on the screen is a growing angle.
+    angles = []
+    for step in range(count):
+        x, y = centres[(viewer + step) % count]
+        angles.append(math.degrees(math.atan2(y - cy, x - cx)) % 360)
+    turned = [(angle - angles[0]) % 360 for angle in angles]
+    assert turned == sorted(turned) and len(set(turned)) == count, (centres, turned)
+
+
+def round_points(messages: list[pb.WatchResponse]) -> list[list[int]]:
+    """Each round's points by seat in the last game of the stream (its RoundEnded events)."""
+    rounds: list[list[int]] = []
+    for message in messages:
+        name = message.event.type.rsplit(".", 1)[-1]
+        if name == "GameStarted":
+            rounds = []
+        elif name == "RoundEnded":
+            rounds.append(list(events_pb2.RoundEnded.FromString(message.event.payload).points))
+    return rounds
+
+
+def assert_final_standings(page: Page, view: game_pb2.TableView, rounds: list[list[int]]) -> None:
+    """The game over shows the whole game: each seat's points round by round and its total
+    (the sum of its rounds, the seat's score), best total first, the winners marked."""
+    table = page.locator("#final-standings")
+    heads = table.locator("thead th").all_inner_texts()
+    assert heads == ["Place", "Player", *[f"Round {n}" for n in range(1, len(rounds) + 1)], "Total"]
+    totals = []
+    for row in table.locator("tbody tr").all():
+        seat = int(row.get_attribute("data-seat") or "-1")
+        points = [int(text) for text in row.locator("td.points").all_inner_texts()]
+        total = int(row.locator("td.total").inner_text())
+        assert points == [r[seat] for r in rounds], (seat, points, rounds)
+        assert total == sum(points) == view.seats[seat].score, (seat, total, points)
+        winner = seat in view.winners
+        assert ("winner" in (row.get_attribute("class") or "")) == winner, seat
+        totals.append(total)
+    assert totals == sorted(totals, reverse=True) and len(totals) == len(view.seats), totals
+
+
+def background_is_dark(page: Page) -> bool:
+    """Whether the page's background is dark (its colour's mean below a half)."""
+    colour = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    red, green, blue = (int(part) for part in colour[colour.index("(") + 1 : -1].split(",")[:3])
+    return (red + green + blue) / 3 < 128
