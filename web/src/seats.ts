@@ -4,6 +4,7 @@
 import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
 import { cardsInText, face, isRed, spoken } from "./cards";
 import { h } from "./dom";
+import { outText, roleTitle } from "./places";
 import type { TableMemory, TrickMove } from "./tricklog";
 
 export function seatName(view: TableView, seat: number | undefined): string {
@@ -21,28 +22,18 @@ export function withCardFaces(text: string): (HTMLElement | string)[] {
   return cardsInText(text).map((part) => (typeof part === "string" ? part : cardFace(part.card, "card-name")));
 }
 
-/** A role as the table writes it: the rulebook's title (President, Asshole, Peasant, Scum...),
- * spelt one way in every preset ("Vice-President", "Vice-Asshole", "Vice-Peasant"). */
-export function roleTitle(role: string): string {
-  return role.replace(/^vice[- ]+(\w)/i, (_, first: string) => `Vice-${first.toUpperCase()}`);
-}
-
-export function ordinal(place: number): string {
-  const n = place + 1;
-  const teen = n % 100 >= 11 && n % 100 <= 13;
-  return `${n}${teen ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th")}`;
-}
-
 /** Where a seat went out this round, and why its place differs when it went out on a 2. */
-function outText(view: TableView, seat: number, penalised: ReadonlySet<number>): string {
+function wentOut(view: TableView, seat: number, penalised: ReadonlySet<number>): string {
   const round = view.round;
   const out = round?.finished.indexOf(seat) ?? -1;
   if (out < 0) return "";
-  const place = round?.standings.indexOf(seat) ?? -1;
-  // The event says so; a page that joined late sees a place below the finishing order.
-  const onTwo = penalised.has(seat) || (round?.phase === "over" && place > out && view.options?.options.finish_with_two === "true");
-  if (onTwo) return `out ${ordinal(out)} on a 2: the rules put them in a bottom place`;
-  return `out ${ordinal(out)}`;
+  const over = round?.phase === "over" || view.phase === "between_rounds" || view.phase === "game_over";
+  return outText({
+    out,
+    place: over ? (round?.standings.indexOf(seat) ?? -1) : -1,
+    penalised: penalised.has(seat),
+    finishWithTwo: view.options?.options.finish_with_two === "true",
+  });
 }
 
 function seatItem(view: TableView, seat: SeatView, reaction: string | undefined, memory: TableMemory): HTMLElement {
@@ -55,7 +46,7 @@ function seatItem(view: TableView, seat: SeatView, reaction: string | undefined,
   if (seat.occupied) details.push(`score ${seat.score}`);
   if (seat.occupied && !seat.isBot) details.push(seat.connected ? "here" : "away");
   if (round?.outOfTrick.includes(seat.seat)) details.push("passed");
-  const out = outText(view, seat.seat, memory.penalised);
+  const out = wentOut(view, seat.seat, memory.penalised);
   const name = seat.occupied ? seat.displayName || `seat ${seat.seat}` : "empty seat";
   const count = view.seats.length;
   // The viewer sits at the bottom; the others follow clockwise in seat order.

@@ -3,7 +3,8 @@
 
 import type { TableView } from "../gen/president/game/v1/game_pb";
 import { h } from "./dom";
-import { ordinal, roleTitle, seatName } from "./seats";
+import { ordinal, roleTitle } from "./places";
+import { seatName } from "./seats";
 import type { TableMemory } from "./tricklog";
 
 function roundResults(view: TableView): HTMLElement | null {
