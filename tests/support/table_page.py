@@ -31,6 +31,30 @@ new MutationObserver(() => {
 """
 
 
+#: Keeps, in the page, every title the tab showed, in order.
+TITLES = """
+window.titles = [];
+new MutationObserver(() => {
+  const title = document.title;
+  if (window.titles[window.titles.length - 1] !== title) window.titles.push(title);
+}).observe(document, { childList: true, characterData: true, subtree: true });
+"""
+
+
+#: Keeps, in the page, every kind of timer the table ran (``turn``, ``bots``, ...).
+DEADLINES = """
+window.deadlines = new Set();
+new MutationObserver(() => {
+  if (document.body?.dataset.deadline) window.deadlines.add(document.body.dataset.deadline);
+}).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-deadline"] });
+"""
+
+
+def chimes(page: Page) -> int:
+    """How many turn chimes the page played."""
+    return int(page.evaluate("document.body.dataset.chimes || '0'"))
+
+
 def trick_moves(page: Page) -> list[tuple[str, str]]:
     """The moves the trick row showed so far: (who, "passed" or the cards' spoken names)."""
     moves: list[str] = page.evaluate("[...window.trickMoves]")

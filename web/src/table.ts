@@ -17,6 +17,7 @@ import { type HandState, HandPanel } from "./hand";
 import { seatList, seatName, trickArea, turnText, withCardFaces } from "./seats";
 import { results } from "./standings";
 import { TableMemory } from "./tricklog";
+import { TurnAlert } from "./alert";
 import { leftTable, seatedAt } from "./yourseats";
 
 const REACTIONS: [string, string][] = [
@@ -57,6 +58,7 @@ export class TablePage {
   /** The table itself: the seats around it and the trick in its middle (each redrawn alone). */
   private readonly felt = h("section", { id: "felt", "aria-label": "The table" });
   private readonly memory = new TableMemory();
+  private readonly alert = new TurnAlert();
   private readonly hand = new HandPanel(
     (card) => this.toggle(card),
     () => void this.send(),
@@ -129,6 +131,7 @@ export class TablePage {
     fill(byId("side"));
     this.abort.abort();
     window.clearInterval(this.ticker);
+    this.alert.close();
   }
 
   private onEvent(type: string, payload: Uint8Array, view: TableView | undefined): void {
@@ -170,6 +173,7 @@ export class TablePage {
     if (view.viewerSeat !== undefined && this.view?.viewerSeat === undefined) seatedAt(this.tableId);
     this.view = view;
     this.receivedAt = Date.now();
+    this.alert.update(view);
     const hand = view.round?.hand ?? [];
     if (hand.join(" ") !== handBefore || view.round?.trickVersion !== trickBefore) {
       for (const card of [...this.selected]) if (!hand.includes(card)) this.selected.delete(card);
@@ -203,6 +207,7 @@ export class TablePage {
         h("h1", {}, `Table ${view.tableId}`),
         h("span", { id: "phase" }, `${view.options?.preset ?? ""} · ${view.visibility} · game ${view.gameNo}${round ? `, round ${round.roundNo}` : ""}`),
         seated ? null : h("span", { id: "spectating", class: "badge" }, "You are watching"),
+        seated ? this.alert.button : null,
         h("button", { onclick: this.toLobby, "data-key": "lobby" }, "Lobby"),
       ),
       this.felt,
@@ -222,6 +227,7 @@ export class TablePage {
     if (focused && lost) document.querySelector<HTMLElement>(`[data-key="${CSS.escape(focused)}"]`)?.focus();
     document.body.dataset.ready = "table";
     document.body.dataset.phase = view.phase;
+    document.body.dataset.deadline = view.deadlineKind; // which timer runs: "bots" while they wait
     document.body.dataset.version = String(view.version);
     document.body.dataset.trick = String(round?.trickVersion ?? 0);
   }
