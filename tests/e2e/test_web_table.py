@@ -56,6 +56,7 @@ from tests.support.table_page import (
     assert_seats_around_the_table,
     background_is_dark,
     chimes,
+    replay_the_game,
     round_points,
     trick_moves,
 )
@@ -596,6 +597,8 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     watch_page.emulate_media(color_scheme="dark")
     assert background_is_dark(watch_page)
     watch_page.screenshot(path=str(IMAGES / "web-game-over-dark-phone.png"), full_page=True)
+    watch_page.emulate_media(color_scheme="light")
+    replay_the_game(watch_page, {"Ada", "Bot 1", "Bot 2", "Bot 3"}, IMAGES / "web-replay-phone.png")
     # Cards and seats move with transitions, but not for a person who asked for less motion.
     seat = page.locator("#seats .seat").first
     assert seat.evaluate("s => getComputedStyle(s).transitionDuration") != "0s"

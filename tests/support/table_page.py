@@ -9,6 +9,7 @@ totals, dark mode and reduced motion follow the system's settings.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from playwright.sync_api import Page
 
@@ -118,6 +119,38 @@ def assert_final_standings(page: Page, view: game_pb2.TableView, rounds: list[li
         assert ("winner" in (row.get_attribute("class") or "")) == winner, seat
         totals.append(total)
     assert totals == sorted(totals, reverse=True) and len(totals) == len(view.seats), totals
+
+
+def replay_the_game(page: Page, names: set[str], shot: Path) -> None:
+    """The game's replay, from the game over's link: round by round each deal is checked as
+    the replay reaches it and the hands are shown, re-created from the revealed secret, with
+    the players' names; stepping on strikes out the cards played."""
+    page.locator("#replay-link").click()
+    page.wait_for_selector("body[data-ready=replay]")
+    rounds: list[str] = []
+    while page.locator("#replay-next-round").is_enabled():
+        page.locator("#replay-next-round").click()
+        step = page.locator("#replay-step")
+        round_key = step.get_attribute("data-round") or ""
+        if round_key in rounds or not round_key:
+            continue
+        page.wait_for_selector("#replay-round[data-verdict=ok]")
+        rounds.append(round_key)
+        shown = {
+            name.strip() for name in page.locator("#replay-hands .seat-name").all_inner_texts()
+        }
+        assert shown == names, shown
+        assert page.locator("#replay-hands .card").count() == 52  # every card, dealt once
+        for _ in range(12):  # a few steps on: the plays are said by name, their cards struck
+            page.locator("#replay-next").click()
+        assert page.locator("#replay-hands .card.played").count() > 0
+        if len(rounds) == 1:
+            page.screenshot(path=str(shot), full_page=True)
+    assert rounds == ["1/1", "1/2"], rounds
+    steps = page.locator("#replay-recent li").all_inner_texts()
+    assert any(name in text for text in steps for name in names), steps
+    page.get_by_role("button", name="To the table").click()
+    page.wait_for_selector("body[data-ready=table]")
 
 
 def background_is_dark(page: Page) -> bool:

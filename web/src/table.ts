@@ -183,6 +183,10 @@ export class TablePage {
     this.render();
   }
 
+  private replay(): void {
+    location.hash = `replay=${encodeURIComponent(this.tableId)}`;
+  }
+
   private isHost(view: TableView): boolean {
     return view.hostPlayerId !== "" && view.hostPlayerId === identity.playerId;
   }
@@ -214,6 +218,7 @@ export class TablePage {
       this.turn,
       h("p", { id: "notice", role: "status" }, ...withCardFaces(this.notice)),
       results(view, this.memory),
+      view.phase === "game_over" ? h("button", { id: "replay-link", "data-key": "replay-link", onclick: () => this.replay() }, "Replay the game step by step") : null,
       holding ? this.hand.element : null,
       seated ? this.reactionBar() : null,
       this.hostControls(view),
