@@ -63,18 +63,22 @@ def trick_moves(page: Page) -> list[tuple[str, str]]:
 
 
 def assert_seats_around_the_table(page: Page, viewer: int, width: int) -> None:
-    """The seats sit on an oval around the trick: the viewer's at the bottom, the others
-    clockwise in seat order, every one inside the window."""
-    page.wait_for_function(
-        "document.querySelector('#seats li.seat')?.getBoundingClientRect().width > 0"
-    )
-    boxes = page.locator("#seats li.seat").evaluate_all(
-        "seats => seats.map(s => { const r = s.getBoundingClientRect();"
-        " return [Number(s.dataset.seat), r.left, r.top, r.right, r.bottom]; })"
-    )
-    trick = page.locator("#trick").bounding_box()
-    assert trick is not None and len(boxes) >= 3, boxes
-    cx, cy = trick["x"] + trick["width"] / 2, trick["y"] + trick["height"] / 2
+    """The seats sit on an oval around the table's middle (where the trick is): the viewer's
+    at the bottom, the others clockwise in seat order, every one inside the window."""
+    # One look at the page (it redraws as the game moves): the felt's box and the seats'.
+    felt, boxes = page.wait_for_function(
+        """() => {
+          const felt = document.querySelector("#felt")?.getBoundingClientRect();
+          const seats = [...document.querySelectorAll("#seats li.seat")].map((s) => {
+            const r = s.getBoundingClientRect();
+            return [Number(s.dataset.seat), r.left, r.top, r.right, r.bottom];
+          });
+          return felt && felt.width > 0 && seats.length >= 3 && seats[0][3] > 0
+            ? [[felt.left, felt.top, felt.right, felt.bottom], seats]
+            : null;
+        }"""
+    ).json_value()
+    cx, cy = (felt[0] + felt[2]) / 2, (felt[1] + felt[3]) / 2  # the table's middle
     centres = {
         seat: ((left + right) / 2, (top + bottom) / 2) for seat, left, top, right, bottom in boxes
     }
