@@ -11,7 +11,14 @@ from datetime import timedelta
 from pathlib import Path
 
 from president.hosting.countdown import unix_ms
-from president.hosting.deadlines import BETWEEN_ROUNDS, IdleRules, event_time, waits_for_server
+from president.hosting.deadlines import (
+    BETWEEN_ROUNDS,
+    RAPID,
+    IdleRules,
+    event_time,
+    waits_for_server,
+)
+from president.hosting.move_on import BOTS
 from president.services.gateway.streams.entries import Entry
 from tests.support.gateway_entries import game_entries
 
@@ -50,3 +57,17 @@ def test_without_the_waits_nothing_is_counted_between_rounds(tmp_path: Path) -> 
     entries = game_entries(tmp_path, rounds=2)
     waiting = host_waits(entries)
     assert waiting and all(not e.countdown().HasField("deadline_unix_ms") for e in waiting)
+
+
+def test_in_rapid_play_the_view_shows_the_shared_timer_not_the_bots_wait(
+    tmp_path: Path,
+) -> None:
+    """The timer moves rapid bots after their human-like delay (a ``bots`` deadline); the
+    people race the shared rapid timer, and that is the countdown a view shows."""
+    entries = game_entries(tmp_path, preset="house-rapid", rounds=1, idle=RULES)
+    bots_waiting = [
+        e for e in entries if e.clock and e.clock.deadline and e.clock.deadline.kind == BOTS
+    ]
+    assert bots_waiting
+    for entry in bots_waiting:
+        assert entry.countdown().deadline_kind == RAPID, entry.version
