@@ -317,7 +317,9 @@ def test_the_last_notice_does_not_outlive_its_round(
     page.get_by_label("The game ends").select_option(label="after a number of rounds")
     page.get_by_label("Rounds or points to end the game").fill("2")
     # The table deals round 2 by itself: no host's click clears anything.
-    page.get_by_label(re.compile("^More options")).fill("bot_delay_ms=0\nadvance_seconds=1")
+    page.get_by_label(re.compile("^More options")).fill(
+        "bot_delay_ms=0\nbot_pace_ms=0\nadvance_seconds=1"
+    )
     page.get_by_role("button", name="Create the table").click()
     page.wait_for_selector("body[data-ready=table], #lobby-status:has-text('Could not')")
     assert page.evaluate("document.body.dataset.ready") == "table", page.locator(

@@ -49,6 +49,18 @@ from president.events.v1 import events_pb2
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.signatures import Signer
 from president.servicekit.launcher import Stack
+from tests.support.table_page import (
+    DEADLINES,
+    TITLES,
+    TRICK_MOVES,
+    assert_final_standings,
+    assert_seats_around_the_table,
+    background_is_dark,
+    chimes,
+    replay_the_game,
+    round_points,
+    trick_moves,
+)
 from tests.support.web_edge import ROOT, SERVICE_PATH, base_url, envelopes, web_stack  # noqa: F401  # the fixture
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -58,6 +70,10 @@ GAME_SECONDS = 150
 DESKTOP = {"width": 1200, "height": 900}
 PHONE = {"width": 390, "height": 844}
 #: What the gold button says before PreviewPlay's answer (nothing chosen; waiting for it).
+#: The timer's wait for an idle host (PRESIDENT_HOST_IDLE_SECONDS, its default here).
+HOST_IDLE_SECONDS = 120
+#: The practice table's bots' pace in this game (turn play: they wait before each move).
+BOT_PACE_MS = 150
 UNANSWERED = re.compile(r"^(Choose cards to play|…)$")
 
 
@@ -209,6 +225,8 @@ def create_practice_table(page: Page) -> str:
     page.get_by_label("The game ends").select_option(label="after a number of rounds")
     page.get_by_label("Rounds or points to end the game").fill("2")
     page.get_by_label("Seconds per turn").fill(str(TURN_SECONDS))
+    # The bots wait before each move (the page's own pace is 800 ms; short here, to be lean).
+    page.get_by_label(re.compile("^More options")).fill(f"bot_pace_ms={BOT_PACE_MS}")
     page.get_by_role("button", name="Create the table").click()
     page.wait_for_selector("body[data-ready=table]")
     return page.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
@@ -225,6 +243,7 @@ class Player:
         self.labels: list[str] = []
         self.idled = False
         self.countdown: list[str] = []
+        self.between: list[str] = []
         self.returned = False
         self.received_new = False
         self.refused: list[str] = []
@@ -250,6 +269,7 @@ class Player:
     def step(self) -> None:
         page = self.page
         if page.locator("#next-round").count():
+            self.between.append(self.turn())  # the timer's countdown, while the host thinks
             page.locator("#next-round").click()
             page.wait_for_selector("body:not([data-phase=between_rounds])")
             return
@@ -304,11 +324,13 @@ class Player:
         deadline = time.monotonic() + TURN_SECONDS + 10
         while time.monotonic() < deadline:
             text = self.turn()
-            if text.startswith("Your turn") and text not in self.countdown:
-                self.countdown.append(text)
+            # The notice is read after the countdown: on a slow machine the server's move and
+            # the bots' may bring your next turn (a new countdown) before this loop looks again.
             if page.locator("#notice:has-text('Time ran out for you')").count():
                 self.idled = True
                 return
+            if text.startswith("Your turn") and text not in self.countdown:
+                self.countdown.append(text)
             page.wait_for_timeout(200)
         raise AssertionError(f"the server never moved for the idle seat: {self.countdown}")
 
@@ -391,6 +413,9 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     page.set_default_timeout(10_000)
     console = Console(page)
     page.add_init_script(HAND_REDRAWS)
+    page.add_init_script(TRICK_MOVES)
+    page.add_init_script(TITLES)
+    page.add_init_script(DEADLINES)
     page.goto(f"{site}/")
     sign_in(page, "Ada")
     row = page.locator("#lobby-tables li", has_text="Friday club")
@@ -420,13 +445,20 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     page.locator("#start").click()
     page.get_by_role("button", name="React nice").click()  # a reaction, seen by the watcher
     expect(watch_page.locator("li.seat[data-seat='0'] .reaction")).to_have_text("Nice!")
+    # The seats sit around the table: the player's own at the bottom, a spectator's seat 0.
+    assert_seats_around_the_table(page, viewer=0, width=DESKTOP["width"])
+    assert_seats_around_the_table(watch_page, viewer=0, width=PHONE["width"])
     seen_hand_in_spectator: list[str] = []
+    chimed_before_mute = -1
     me = Player(page)
     deadline = time.monotonic() + GAME_SECONDS
     while me.phase() != "game_over":
         assert time.monotonic() < deadline, f"the game did not end: {me.phase()}"
         me.step()
         tap.follow()
+        if me.plays == 2 and chimed_before_mute < 0 and chimes(page) > 0:
+            page.get_by_role("button", name="Turn sound").click()  # muted from now on
+            chimed_before_mute = chimes(page)
         if me.plays == 3 and not seen_hand_in_spectator:
             # Mid-round: no card still in Ada's hand shows anywhere on the spectator's page.
             mine = page.locator("#hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
@@ -439,12 +471,35 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     page.locator("#menu-rules").click()  # the form's controls became the table's options
     expect(page.locator("#rules")).to_contain_text("game_end=rounds:2")
     expect(page.locator("#rules")).to_contain_text(f"turn_seconds={TURN_SECONDS}")
+    expect(page.locator("#rules")).to_contain_text(f"bot_pace_ms={BOT_PACE_MS}")
+    # The bots waited their pace: the table ran their timer (the server's MoveOn moved them).
+    assert "bots" in page.evaluate("[...window.deadlines]"), page.evaluate("[...window.deadlines]")
     assert me.plays >= 4 and me.idled and me.saw_new_marks(), vars(me)
     assert any(label.startswith("Play ") for label in me.labels)
     assert [int(t.split()[2]) for t in me.countdown] == sorted(
         (int(t.split()[2]) for t in me.countdown), reverse=True
     ) and len(me.countdown) >= 2, me.countdown  # "Your turn: 5 s left", then fewer
     assert page.locator("#winners").count() == 1
+    # The turn alert: a chime until muted, and the tab's title while the table waits for you.
+    assert chimed_before_mute >= 1 and chimes(page) == chimed_before_mute, chimes(page)
+    sound = page.get_by_role("button", name="Turn sound")
+    expect(sound).to_have_text("Sound off")
+    expect(sound).to_have_attribute("aria-pressed", "false")
+    assert page.evaluate("localStorage.getItem('president.sound-muted')") == "true"
+    titles = page.evaluate("window.titles")
+    assert "● Your turn · President" in titles and titles[-1] == "President", titles
+    # Between rounds and after the game the host's idle timer shows as a countdown.
+    waits = [re.search(r"dealt by itself in (\d+) s\.$", text) for text in me.between]
+    assert waits and all(w and 0 < int(w.group(1)) <= HOST_IDLE_SECONDS for w in waits), me.between
+    over_wait = re.search(r"goes back to its lobby in (\d+) s", me.turn())
+    assert over_wait and 0 < int(over_wait.group(1)) <= HOST_IDLE_SECONDS, me.turn()
+    # The trick was shown move by move, each with who made it: plays and passes, by name.
+    moves = trick_moves(page)
+    names = set(page.locator("#seats .seat-name").all_inner_texts())
+    bots = {name.removesuffix(" (bot)") for name in names if name.endswith(" (bot)")}
+    assert {who for who, what in moves if what == "passed"} & bots, moves
+    assert {who for who, what in moves if CARD_SPOKEN.match(what)} & bots, moves
+    assert any(who == "You" and what != "passed" for who, what in moves), moves
     assert "won by" in page.locator("#winners").inner_text()
 
     # The activity panel.
@@ -543,6 +598,24 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
             line,
             list(over.round.points),
         )
+    # The game over shows the whole game, round by round, with the totals (both pages).
+    rounds = round_points(messages)
+    assert len(rounds) == 2, rounds
+    assert_final_standings(watch_page, over, rounds)
+    assert_final_standings(page, over, rounds)
+    # Dark mode follows the system's setting (a phone, at the game's end).
+    assert not background_is_dark(watch_page)
+    watch_page.emulate_media(color_scheme="dark")
+    assert background_is_dark(watch_page)
+    watch_page.screenshot(path=str(IMAGES / "web-game-over-dark-phone.png"), full_page=True)
+    watch_page.emulate_media(color_scheme="light")
+    replay_the_game(watch_page, {"Ada", "Bot 1", "Bot 2", "Bot 3"}, IMAGES / "web-replay-phone.png")
+    # Cards and seats move with transitions, but not for a person who asked for less motion.
+    seat = page.locator("#seats .seat").first
+    assert seat.evaluate("s => getComputedStyle(s).transitionDuration") != "0s"
+    page.emulate_media(reduced_motion="reduce")
+    assert set(seat.evaluate("s => getComputedStyle(s).transitionDuration").split(", ")) == {"0s"}
+    page.screenshot(path=str(IMAGES / "web-game-over.png"), full_page=True)
     # ... watched at the audience replica's spectators' door, not through the players' edge.
     door = f"http://{web_stack.door()}/"
     assert any(url.startswith(door) for url in tap.urls), tap.urls
@@ -556,6 +629,11 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
             assert all(not hand.cards for hand in started.hands) and not started.set_aside
         if event.type.endswith("CardsGiven"):
             assert not events_pb2.CardsGiven.FromString(event.payload).cards
+
+    # Play again: the host starts the table's next game.
+    page.locator("#play-again").click()
+    page.wait_for_selector("body:not([data-phase=game_over])")
+    expect(page.locator("#phase")).to_contain_text("game 2")
 
     # Signing out ends the session: the page asks for a sign-in again.
     host_page.get_by_role("button", name="Lobby").click()
@@ -608,6 +686,8 @@ def test_a_play_that_loses_a_rapid_race_says_so_and_the_cards_stay(
     expect(page.locator("#rules")).to_contain_text("game_end=rounds:1")
     # The rules in words say this table's timer, not the preset's 10 s.
     expect(page.locator("#rules")).to_contain_text("When nobody plays for 6 seconds")
+    # A practice table made by the page paces its bots in turn play (800 ms unless told).
+    expect(page.locator("#rules")).to_contain_text("bot_pace_ms=800")
     page.locator("#start").click()
     # Every sentence the notice shows, in order: a table event may replace one soon after.
     page.evaluate(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from president.hosting.deadlines import IdleRules
 from president.hosting.dealer import LocalDealer
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
@@ -29,12 +30,12 @@ def _seated(
     return store, host
 
 
-def _entries(store: EventStore) -> list[Entry]:
+def _entries(store: EventStore, idle: IdleRules | None = None) -> list[Entry]:
     entries: list[Entry] = []
     for stored in store.read_stream(stream_id("w1"), 1):
         previous = entries[-1] if entries else None
         entry = apply(previous.table if previous else None, envelope(stored))
-        entries.append(with_clock(entry, previous))
+        entries.append(with_clock(entry, previous, idle))
     return entries
 
 
@@ -53,15 +54,18 @@ def played_entries(tmp_path: Path, moves: int = 12) -> list[Entry]:
     return _entries(store)
 
 
-def game_entries(tmp_path: Path, preset: str = "classic", rounds: int = 2) -> list[Entry]:
+def game_entries(
+    tmp_path: Path, preset: str = "classic", rounds: int = 2, idle: IdleRules | None = None
+) -> list[Entry]:
     """The entries of a whole game of ``rounds`` rounds at such a table (the exchange
-    included from the second round on), the human's moves chosen as a bot's."""
+    included from the second round on), the human's moves chosen as a bot's; their clocks
+    follow the timer service's waits ``idle`` when given."""
     store, host = _seated(tmp_path, preset, {"game_end": f"rounds:{rounds}"})
     for step in range(2000):
         table = host.load("w1")
         phase, state = table.game.phase, table.game.round
         if phase == g.GamePhase.GAME_OVER:
-            return _entries(store)
+            return _entries(store, idle)
         command: object = None
         if phase == g.GamePhase.BETWEEN_ROUNDS:
             command = g.NextRound()

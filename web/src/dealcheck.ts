@@ -20,8 +20,8 @@ export interface RoundSeen {
   secretHex: string;
 }
 
-/** Every change of the table as ``seat`` (null: no seat) may see it, round by round. */
-export async function witnessTable(tableId: string, seat: number | null): Promise<DealWitness> {
+/** The table's whole log as the caller may see it, oldest first (GetActivity's pages). */
+export async function readLog(tableId: string): Promise<ActivityItem[]> {
   const newestFirst: ActivityItem[] = [];
   let pageToken = "";
   do {
@@ -29,16 +29,28 @@ export async function witnessTable(tableId: string, seat: number | null): Promis
     newestFirst.push(...page.items);
     pageToken = page.nextPageToken;
   } while (pageToken);
+  return newestFirst.reverse();
+}
+
+/** What ``seat`` (null: no seat) saw of each round in ``log`` (oldest first). */
+export function witnessLog(log: readonly ActivityItem[], seat: number | null): DealWitness {
   const witness = new DealWitness(seat);
-  for (const item of newestFirst.reverse()) {
+  for (const item of log) {
     if (item.event) witness.see({ event: toJson(EventEnvelopeSchema, item.event) });
   }
   return witness;
 }
 
+/** Every change of the table as ``seat`` (null: no seat) may see it, round by round. */
+export async function witnessTable(tableId: string, seat: number | null): Promise<DealWitness> {
+  return witnessLog(await readLog(tableId), seat);
+}
+
 export interface Verdict {
   ok: boolean;
   checks: { ok: boolean; text: string }[];
+  /** The hands the secret deals, by seat (empty when the check could not run). */
+  hands?: Map<number, string[]>;
 }
 
 /** Re-create ``key``'s deal ("game/round") from its secret (or ``secretHex``, one given to you);

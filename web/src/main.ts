@@ -1,16 +1,21 @@
-// The web table's entry: sign in (or a guest kept on this device, again), then the lobby or a
-// table (#table=<id> in the address).
+// The web table's entry: sign in (or a guest kept on this device, again), then the lobby, a
+// table (#table=<id> in the address) or a game's replay (#replay=<id>).
 
 import { gateway, identity } from "./api";
 import { byId, fill } from "./dom";
 import { showLobby } from "./lobby";
 import { showSignIn } from "./signin";
+import { ReplayPage } from "./replay";
 import { TablePage } from "./table";
 
-let table: TablePage | null = null;
+let table: TablePage | ReplayPage | null = null;
 
 function tableInAddress(): string {
   return new URLSearchParams(location.hash.slice(1)).get("table") ?? "";
+}
+
+function replayInAddress(): string {
+  return new URLSearchParams(location.hash.slice(1)).get("replay") ?? "";
 }
 
 async function route(): Promise<void> {
@@ -23,7 +28,13 @@ async function route(): Promise<void> {
     return;
   }
   const tableId = tableInAddress();
-  if (tableId) {
+  const replayId = replayInAddress();
+  if (replayId) {
+    table = new ReplayPage(replayId, () => {
+      location.hash = `table=${encodeURIComponent(replayId)}`;
+    });
+    void table.open();
+  } else if (tableId) {
     table = new TablePage(tableId, () => {
       location.hash = "";
     });

@@ -5,6 +5,10 @@
 import { h, type Field } from "./dom";
 import { gameEndWords, PRESETS } from "./rules";
 
+/** How long a practice table's bots wait before each move in turn play (the server's default
+ * is at once): long enough to see who played what, short enough not to drag. */
+const PRACTICE_BOT_PACE_MS = "800";
+
 /** ``name=value`` lines as options; a line without "=" is refused in words. */
 function parseOptions(text: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -93,6 +97,7 @@ export class NewTableOptions {
     if (this.jokers.checked !== defaults?.jokers) out.jokers = String(this.jokers.checked);
     if (this.revolution.checked !== defaults?.revolution) out.revolution = String(this.revolution.checked);
     if (!this.botLevel.disabled && this.botLevel.value !== "basic") out.bot_level = this.botLevel.value;
+    if (!this.botLevel.disabled) out.bot_pace_ms = PRACTICE_BOT_PACE_MS; // a person can follow the bots
     return { ...out, ...parseOptions(this.more.value) };
   }
 }

@@ -1,9 +1,11 @@
-// What the table shows of everyone: the seats (name, role, card count, presence, score,
-// reactions), the top of the trick, whose turn it is with its countdown, and the results.
+// What the table shows of everyone: the seats around it (name, role, card count, presence,
+// score, reactions), the trick play by play, whose turn it is with its countdown, and the results.
 
 import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
 import { cardsInText, face, isRed, spoken } from "./cards";
 import { h } from "./dom";
+import { outText, roleTitle } from "./places";
+import type { TableMemory, TrickMove } from "./tricklog";
 
 export function seatName(view: TableView, seat: number | undefined): string {
   if (seat === undefined) return "nobody";
@@ -20,104 +22,118 @@ export function withCardFaces(text: string): (HTMLElement | string)[] {
   return cardsInText(text).map((part) => (typeof part === "string" ? part : cardFace(part.card, "card-name")));
 }
 
-function seatItem(view: TableView, seat: SeatView, reaction: string | undefined): HTMLElement {
+/** Where a seat went out this round, and why its place differs when it went out on a 2. */
+function wentOut(view: TableView, seat: number, penalised: ReadonlySet<number>): string {
+  const round = view.round;
+  const out = round?.finished.indexOf(seat) ?? -1;
+  if (out < 0) return "";
+  const over = round?.phase === "over" || view.phase === "between_rounds" || view.phase === "game_over";
+  return outText({
+    out,
+    place: over ? (round?.standings.indexOf(seat) ?? -1) : -1,
+    penalised: penalised.has(seat),
+    finishWithTwo: view.options?.options.finish_with_two === "true",
+  });
+}
+
+function seatItem(view: TableView, seat: SeatView, reaction: string | undefined, memory: TableMemory): HTMLElement {
   const round = view.round;
   const turn = round?.phase === "play" && round.toAct === seat.seat;
   const mine = view.viewerSeat === seat.seat;
   const details: string[] = [];
-  if (seat.role) details.push(seat.role);
-  if (round && view.phase !== "lobby") details.push(`${seat.cardCount} card${seat.cardCount === 1 ? "" : "s"}`);
-  details.push(`score ${seat.score}`);
-  if (!seat.isBot) details.push(seat.connected ? "here" : "away");
+  if (seat.role) details.push(roleTitle(seat.role));
+  if (round && view.phase !== "lobby" && seat.occupied) details.push(`${seat.cardCount} card${seat.cardCount === 1 ? "" : "s"}`);
+  if (seat.occupied) details.push(`score ${seat.score}`);
+  if (seat.occupied && !seat.isBot) details.push(seat.connected ? "here" : "away");
   if (round?.outOfTrick.includes(seat.seat)) details.push("passed");
-  const place = round?.finished.indexOf(seat.seat) ?? -1;
-  if (place >= 0) details.push(`out ${place + 1}${["st", "nd", "rd"][place] ?? "th"}`);
+  const out = wentOut(view, seat.seat, memory.penalised);
   const name = seat.occupied ? seat.displayName || `seat ${seat.seat}` : "empty seat";
+  const count = view.seats.length;
+  // The viewer sits at the bottom; the others follow clockwise in seat order.
+  const position = (seat.seat - (view.viewerSeat ?? 0) + count) % count;
   return h(
     "li",
     {
-      class: `seat${turn ? " turn" : ""}${mine ? " me" : ""}${seat.occupied ? "" : " empty"}`,
+      class: `seat${turn ? " turn" : ""}${mine ? " me" : ""}${seat.occupied ? "" : " empty"}${seat.isBot ? " bot" : ""}`,
       "data-seat": seat.seat,
+      "data-pos": position,
       "aria-current": turn ? "true" : undefined,
     },
     h("span", { class: "seat-name" }, name, mine ? " (you)" : "", seat.isBot ? " (bot)" : ""),
     h("span", { class: "seat-details" }, details.join(" · ")),
+    out ? h("span", { class: "seat-out" }, out) : null,
+    turn ? h("span", { class: "seat-turn" }, mine ? "your turn" : "to play") : null,
     reaction ? h("span", { class: "reaction", role: "status" }, reaction) : null,
   );
 }
 
-export function seatList(view: TableView, reactions: Map<number, string>): HTMLElement {
+/** The seats around the table (an oval on a wide screen), with the trick in its middle. */
+export function seatList(view: TableView, reactions: Map<number, string>, memory: TableMemory): HTMLElement {
   return h(
     "ol",
-    { id: "seats", "aria-label": "The seats" },
-    ...view.seats.map((seat) => seatItem(view, seat, reactions.get(seat.seat))),
+    { id: "seats", "aria-label": "The seats, clockwise", "data-of": view.seats.length },
+    ...view.seats.map((seat) => seatItem(view, seat, reactions.get(seat.seat), memory)),
   );
 }
 
-export function trickArea(view: TableView): HTMLElement | null {
+function moveItem(view: TableView, move: TrickMove, fresh: boolean): HTMLElement {
+  const who = seatName(view, move.seat);
+  const cards = move.cards.length
+    ? h("span", { class: "pile" }, ...move.cards.map((card) => cardFace(card)))
+    : h("span", { class: "passed" }, "passed");
+  return h(
+    "li",
+    { class: `move${move.cards.length ? " play" : " pass"}${fresh ? " fresh" : ""}`, "data-seat": move.seat },
+    h("span", { class: "move-who" }, who.charAt(0).toUpperCase() + who.slice(1)),
+    cards,
+  );
+}
+
+export function trickArea(view: TableView, memory: TableMemory): HTMLElement | null {
   const round = view.round;
-  const top = round?.top ?? [];
   // A revolution lasts for its round: between rounds and after the game it is over.
   const revolution =
     round?.revolution && view.phase === "round" ? h("p", { id: "revolution", class: "badge" }, "Revolution: the order is reversed") : null;
   if (!round || round.phase !== "play") {
-    return revolution ? h("section", { id: "trick", "aria-label": "The pile" }, revolution) : null;
+    return h("section", { id: "trick", "aria-label": "The trick" }, revolution);
   }
+  const moves = memory.movesFor(view);
+  const closed = memory.trickWinner !== undefined && moves === memory.trick && moves.length > 0;
   return h(
     "section",
-    { id: "trick", "aria-label": "The pile" },
-    top.length === 0
-      ? h("p", {}, "The pile is empty: the leader plays anything.")
-      : h(
-          "p",
-          {},
-          `On the pile, by ${seatName(view, round.topSeat)}: `,
-          h("span", { class: "pile" }, ...top.map((card) => cardFace(card))),
-        ),
+    { id: "trick", "aria-label": "The trick", "data-moves": memory.moves },
+    moves.length === 0
+      ? h("p", { class: "trick-note" }, "The pile is empty: the leader plays anything.")
+      : h("ol", { class: "moves", "aria-label": "The trick so far, oldest first" }, ...moves.map((move, i) => moveItem(view, move, i === moves.length - 1))),
+    closed ? h("p", { class: "trick-note" }, `Trick won by ${seatName(view, memory.trickWinner)}.`) : null,
     revolution,
   );
 }
 
-/** Whose turn, and how long is left (seconds from the view's deadline and the server's clock). */
+/** The timers a seat's person acts against (the server's own steps and waits are not). */
+const SEAT_TIMERS = new Set(["turn", "takeover", "rapid", "exchange"]);
+
+/** Whose turn, and how long is left (seconds from the view's deadline and the server's clock);
+ * between rounds, after a game and at an empty table, when the timer moves the table on. */
 export function turnText(view: TableView, secondsLeft: number | null): string {
-  const left = secondsLeft === null ? "" : `: ${secondsLeft} s left`;
+  const kind = view.deadlineKind;
+  const left = secondsLeft === null || !SEAT_TIMERS.has(kind) ? "" : `: ${secondsLeft} s left`;
+  const waiting = secondsLeft === null || kind !== "between_rounds" ? null : secondsLeft;
   const round = view.round;
-  if (view.deadlineKind === "rapid") return `Anyone may play${left}`;
-  if (view.deadlineKind === "exchange") return `The exchange: returns are due${left}`;
+  if (kind === "closing" && secondsLeft !== null) return `Nobody is left at the table: it closes in ${secondsLeft} s.`;
+  if (kind === "rapid") return `Anyone may play${left}`;
+  if (kind === "exchange") return `The exchange: returns are due${left}`;
   if (round?.phase === "play" && round.toAct !== undefined) {
     return round.toAct === view.viewerSeat ? `Your turn${left}` : `${seatName(view, round.toAct)}'s turn${left}`;
   }
   if (view.phase === "lobby") return "Waiting for the host to start the game.";
-  if (view.phase === "between_rounds") return "Between rounds: the host deals the next one.";
-  if (view.phase === "game_over") return "The game is over.";
+  if (view.phase === "between_rounds") {
+    // With no set end the timer ends the game instead (the table's MoveOn).
+    const byItself = view.options?.options.game_end === "unlimited" ? "the game ends by itself" : "it is dealt by itself";
+    return waiting === null ? "Between rounds: the host deals the next one." : `Between rounds: the host deals the next one, or ${byItself} in ${waiting} s.`;
+  }
+  if (view.phase === "game_over") {
+    return waiting === null ? "The game is over." : `The game is over: the table goes back to its lobby in ${waiting} s, unless the host chooses first.`;
+  }
   return "";
-}
-
-export function results(view: TableView): HTMLElement | null {
-  const round = view.round;
-  if (!round || round.standings.length === 0 || !["between_rounds", "game_over"].includes(view.phase)) return null;
-  const rows = round.standings.map((seat, place) =>
-    h(
-      "li",
-      {},
-      `${seatName(view, seat)}: ${place + 1}${["st", "nd", "rd"][place] ?? "th"}, ${round.points[seat] ?? 0} point(s) this round, ${view.seats[seat]?.score ?? 0} in all`,
-    ),
-  );
-  const winners =
-    view.phase === "game_over"
-      ? h(
-          "p",
-          { id: "winners", class: "badge" },
-          view.stopped
-            ? "The game was stopped: no winner."
-            : `The game is won by ${view.winners.map((seat) => seatName(view, seat)).join(" and ")}.`,
-        )
-      : null;
-  return h(
-    "section",
-    { id: "results", "aria-labelledby": "results-title" },
-    h("h2", { id: "results-title" }, `Round ${round.roundNo}: the results`),
-    h("ol", {}, ...rows),
-    winners,
-  );
 }

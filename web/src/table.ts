@@ -14,7 +14,10 @@ import { announce, byId, fill, h, patch } from "./dom";
 import { helpMenu } from "./menu";
 import { TableReceipts } from "./receipts";
 import { type HandState, HandPanel } from "./hand";
-import { results, seatList, seatName, trickArea, turnText, withCardFaces } from "./seats";
+import { seatList, seatName, trickArea, turnText, withCardFaces } from "./seats";
+import { results } from "./standings";
+import { TableMemory } from "./tricklog";
+import { TurnAlert } from "./alert";
 import { leftTable, seatedAt } from "./yourseats";
 
 const REACTIONS: [string, string][] = [
@@ -52,6 +55,10 @@ export class TablePage {
   private ticker = 0;
   /** Drawn once and updated in place: the countdown and the hand. */
   private readonly turn = h("p", { id: "turn", role: "timer", "aria-live": "off" });
+  /** The table itself: the seats around it and the trick in its middle (each redrawn alone). */
+  private readonly felt = h("section", { id: "felt", "aria-label": "The table" });
+  private readonly memory = new TableMemory();
+  private readonly alert = new TurnAlert();
   private readonly hand = new HandPanel(
     (card) => this.toggle(card),
     () => void this.send(),
@@ -81,7 +88,7 @@ export class TablePage {
           for (const change of changes) {
             this.receipts.keep(change);
             if (change.view) this.enter(change.view);
-            if (change.event) this.onEvent(change.event.type, change.event.payload);
+            if (change.event) this.onEvent(change.event.type, change.event.payload, change.view);
             if (change.view) newest = change.view;
           }
           // Changes that came together are drawn once, as the newest: a deal's empty hand
@@ -124,10 +131,12 @@ export class TablePage {
     fill(byId("side"));
     this.abort.abort();
     window.clearInterval(this.ticker);
+    this.alert.close();
   }
 
-  private onEvent(type: string, payload: Uint8Array): void {
-    const name = type.split(".").pop();
+  private onEvent(type: string, payload: Uint8Array, view: TableView | undefined): void {
+    const name = type.split(".").pop() ?? "";
+    this.memory.take(name, payload, view);
     if (name === "ReactionShown") {
       const shown = fromBinary(ReactionShownSchema, payload);
       const symbol = REACTIONS.find(([code]) => code === shown.reaction)?.[1] ?? shown.reaction;
@@ -164,6 +173,7 @@ export class TablePage {
     if (view.viewerSeat !== undefined && this.view?.viewerSeat === undefined) seatedAt(this.tableId);
     this.view = view;
     this.receivedAt = Date.now();
+    this.alert.update(view);
     const hand = view.round?.hand ?? [];
     if (hand.join(" ") !== handBefore || view.round?.trickVersion !== trickBefore) {
       for (const card of [...this.selected]) if (!hand.includes(card)) this.selected.delete(card);
@@ -171,6 +181,10 @@ export class TablePage {
       if (this.selected.size > 0) void this.askPreview();
     }
     this.render();
+  }
+
+  private replay(): void {
+    location.hash = `replay=${encodeURIComponent(this.tableId)}`;
   }
 
   private isHost(view: TableView): boolean {
@@ -187,6 +201,8 @@ export class TablePage {
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.key;
     const round = view.round;
     const seated = view.viewerSeat !== undefined;
+    // The hand is shown until the game is over (then its leftover cards mean nothing).
+    const holding = seated && view.phase !== "game_over";
     patch(
       byId("main"),
       h(
@@ -195,24 +211,28 @@ export class TablePage {
         h("h1", {}, `Table ${view.tableId}`),
         h("span", { id: "phase" }, `${view.options?.preset ?? ""} · ${view.visibility} · game ${view.gameNo}${round ? `, round ${round.roundNo}` : ""}`),
         seated ? null : h("span", { id: "spectating", class: "badge" }, "You are watching"),
+        seated ? this.alert.button : null,
         h("button", { onclick: this.toLobby, "data-key": "lobby" }, "Lobby"),
       ),
-      seatList(view, this.reactions),
-      trickArea(view),
+      this.felt,
       this.turn,
       h("p", { id: "notice", role: "status" }, ...withCardFaces(this.notice)),
-      results(view),
-      seated ? this.hand.element : null,
+      results(view, this.memory),
+      view.phase === "game_over" ? h("button", { id: "replay-link", "data-key": "replay-link", onclick: () => this.replay() }, "Replay the game step by step") : null,
+      holding ? this.hand.element : null,
       seated ? this.reactionBar() : null,
       this.hostControls(view),
       seated ? this.leaveControls(view) : null,
     );
+    patch(this.felt, seatList(view, this.reactions, this.memory), trickArea(view, this.memory));
+    this.felt.dataset.of = String(view.seats.length);
     this.tick();
-    if (seated) this.hand.update(this.handState(view));
+    if (holding) this.hand.update(this.handState(view));
     const lost = document.activeElement === null || document.activeElement === document.body;
     if (focused && lost) document.querySelector<HTMLElement>(`[data-key="${CSS.escape(focused)}"]`)?.focus();
     document.body.dataset.ready = "table";
     document.body.dataset.phase = view.phase;
+    document.body.dataset.deadline = view.deadlineKind; // which timer runs: "bots" while they wait
     document.body.dataset.version = String(view.version);
     document.body.dataset.trick = String(round?.trickVersion ?? 0);
   }

@@ -12,7 +12,19 @@ from __future__ import annotations
 from datetime import datetime
 
 from president.game.v1 import game_pb2 as gpb
-from president.hosting.deadlines import TableClock
+from president.hosting.deadlines import Deadline, TableClock, deadline
+from president.hosting.move_on import BOTS
+
+
+def shown_deadline(clock: TableClock) -> Deadline | None:
+    """The deadline a view shows: the timer's, except that in rapid play the bots' wait
+    before their move gives way to the shared rapid timer the people race against (in
+    turn play a paced bot's wait is the turn's only timer: it is shown, kind ``bots``)."""
+    due = clock.deadline
+    if due is not None and due.kind == BOTS and clock.table.game.options.rapid:
+        assert clock.started_at is not None  # a deadline runs from its start
+        return deadline(clock.table, clock.started_at, clock.idle)
+    return due
 
 
 def unix_ms(at: datetime) -> int:
@@ -24,10 +36,10 @@ def countdown(clock: TableClock | None, now: datetime) -> gpb.TableView:
     """The view's timing fields only (merged into a view): the deadline of ``clock``'s
     running timer, for whom and of which kind, and ``now`` as the server's clock."""
     view = gpb.TableView(server_now_unix_ms=unix_ms(now))
-    deadline = clock.deadline if clock is not None else None
-    if deadline is not None:
-        view.deadline_unix_ms = unix_ms(deadline.expires_at)
-        view.deadline_kind = deadline.kind
-        if deadline.seat is not None:
-            view.deadline_seat = deadline.seat
+    due = shown_deadline(clock) if clock is not None else None
+    if due is not None:
+        view.deadline_unix_ms = unix_ms(due.expires_at)
+        view.deadline_kind = due.kind
+        if due.seat is not None:
+            view.deadline_seat = due.seat
     return view

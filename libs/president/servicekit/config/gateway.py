@@ -27,6 +27,7 @@ from president.servicekit.config.fields import (
     setting,
     whole,
 )
+from president.servicekit.config.timer import WaitSettings
 
 PLAYERS = "players"
 AUDIENCE = "audience"
@@ -255,6 +256,8 @@ class GatewaySettings(FromEnv):
     limits: LimitSettings = group(LimitSettings)
     audience: AudienceSettings = group(AudienceSettings)
     door: DoorSettings = group(DoorSettings)
+    #: The timer service's waits, shown as countdowns (between rounds, after a game).
+    waits: WaitSettings = group(WaitSettings)
 
     def __post_init__(self) -> None:
         if self.door.port >= 0 and self.role != AUDIENCE:

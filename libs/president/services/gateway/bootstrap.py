@@ -84,7 +84,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
     audience.configure(gateway_settings.audience)
     watch.configure(gateway_settings.audience)
     audience_http.configure(gateway_settings.door)
-    hub = FeedHub(tables, settings.subjects)
+    hub = FeedHub(tables, settings.subjects, gateway_settings.waits.rules())
     id_key = hashlib.sha256(b"president-gateway-ids:" + secret.encode()).digest()
     commands = Commands(tables, hub, id_key)
     gateway = Gateway(tables, scoring, hub, commands, id_key, gateway_settings.operator_keys)

@@ -11,7 +11,6 @@ import grpc
 import structlog
 from nats.aio.client import Client
 
-from president.hosting.deadlines import IdleRules
 from president.servicekit.config.timer import TimerSettings
 from president.servicekit.nats import close_all, connect, ensure_stream
 from president.servicekit.partition import Partition
@@ -32,10 +31,7 @@ def build(timer_settings: TimerSettings) -> Service:
     settings = timer_settings.common
     partition = Partition.parse(settings.timer_partition, "PRESIDENT_TIMER_PARTITION")
     board = DeadlineBoard()
-    waiting = IdleRules(
-        host_idle_seconds=round(timer_settings.host_idle_seconds),
-        empty_seconds=round(timer_settings.empty_table_seconds),
-    )
+    waiting = timer_settings.waits.rules()
     clocks = Clocks(board, partition, waiting)
     table = TableClient(settings.address("table"), tls=settings.tls)
     nats_clients: list[Client] = []

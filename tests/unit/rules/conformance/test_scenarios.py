@@ -80,6 +80,7 @@ NOT_IN_ROUND_SCENARIOS = {
     "rapid_seconds",
     "advance_seconds",
     "bot_delay_ms",
+    "bot_pace_ms",
     "takeover_seconds",
     "leaderboards",  # who counts the rounds, not how they are played
     "players",

@@ -837,13 +837,18 @@ class TableView(_message.Message):
     """The seat this view is for; absent for spectators."""
     deadline_unix_ms: _builtins.int
     """When the running timer expires, in milliseconds since the Unix epoch (the
-    server's clock): the turn of deadline_seat, rapid mode's shared timer, or
-    the exchange's returns. Absent when no timer runs (lobby, between rounds).
+    server's clock): the turn of deadline_seat, rapid mode's shared timer, the
+    exchange's returns, or the host's idle wait between rounds and after a game.
+    Absent when no timer runs (the lobby).
     """
     deadline_seat: _builtins.int
     """The seat whose turn the deadline ends; absent for rapid mode and the exchange."""
     deadline_kind: _builtins.str
-    """Which timer runs: "turn", "rapid" or "exchange"; empty when none does."""
+    """Which timer runs: "turn" (or "takeover", an away seat's), "rapid",
+    "exchange", "between_rounds" (the idle host's wait, after a game too),
+    "closing" (a table every person left), or the server's own "server" and
+    "bots"; empty when none does.
+    """
     server_now_unix_ms: _builtins.int
     """The server's clock when this view was made, in milliseconds since the Unix
     epoch: a client draws the countdown as deadline_unix_ms - server_now_unix_ms

@@ -22,7 +22,7 @@ from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.countdown import countdown
-from president.hosting.deadlines import TableClock, clocked, event_time
+from president.hosting.deadlines import IdleRules, TableClock, clocked, event_time
 from president.hosting.events import TableEvent
 from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import public_view, redact, seat_part
@@ -168,12 +168,14 @@ def apply(table: Table | None, envelope: epb.EventEnvelope) -> Entry:
     return Entry(envelope, message, fold_next(table, event, envelope))
 
 
-def with_clock(entry: Entry, previous: Entry | None) -> Entry:
-    """``entry``, the one after ``previous`` (None: the first), with the table's timer
-    started where the timer service starts it: at the commit time of the event that
-    started it (:func:`president.hosting.deadlines.clocked`)."""
+def with_clock(entry: Entry, previous: Entry | None, idle: IdleRules | None = None) -> Entry:
+    """``entry``, the one after ``previous`` (None: the first, its clock following ``idle``,
+    the timer service's waits), with the table's timer started where the timer service
+    starts it: at the commit time of the event that started it
+    (:func:`president.hosting.deadlines.clocked`)."""
     at = event_time(entry.envelope, entry.made_at)
-    entry.clock = clocked(entry.table, previous.clock if previous is not None else None, at)
+    before = previous.clock if previous is not None else None
+    entry.clock = clocked(entry.table, before, at, idle)
     return entry
 
 

@@ -31,6 +31,7 @@ from nats.aio.subscription import Subscription
 from prometheus_client import Gauge
 
 from president.events.v1 import events_pb2 as epb
+from president.hosting.deadlines import IdleRules
 from president.hosting.projection import Table
 from president.servicekit.errors import Code, ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
@@ -58,8 +59,12 @@ def not_found(table_id: str) -> ServiceError:
 class TableFeed:
     """One table followed in version order, shared by every watcher of the table here."""
 
-    def __init__(self, table_id: str, tables: TablePort, subject: str) -> None:
+    def __init__(
+        self, table_id: str, tables: TablePort, subject: str, idle: IdleRules | None = None
+    ) -> None:
         self.table_id = table_id
+        #: The timer service's waits: the countdown between rounds, after a game, when empty.
+        self._idle = idle
         self.subject = subject
         self._tables = tables
         self.current: Entry | None = None
@@ -209,7 +214,8 @@ class TableFeed:
     def _entry(self, envelope: epb.EventEnvelope) -> Entry:
         """The entry of the next envelope, with the table's timer after it."""
         current = self.current
-        return with_clock(apply(current.table if current is not None else None, envelope), current)
+        table = current.table if current is not None else None
+        return with_clock(apply(table, envelope), current, self._idle)
 
     def _apply(self, envelope: epb.EventEnvelope) -> None:
         entry = self._entry(envelope)
@@ -251,8 +257,11 @@ class TableFeed:
 class FeedHub:
     """The feeds of this gateway, by table: created on first use, dropped when idle."""
 
-    def __init__(self, tables: TablePort, subjects: Subjects) -> None:
+    def __init__(
+        self, tables: TablePort, subjects: Subjects, idle: IdleRules | None = None
+    ) -> None:
         self._tables = tables
+        self._idle = idle
         self._subjects = subjects
         self._feeds: dict[str, TableFeed] = {}
         self._starting: dict[str, asyncio.Future[TableFeed]] = {}
@@ -283,7 +292,7 @@ class FeedHub:
         future: asyncio.Future[TableFeed] = asyncio.get_running_loop().create_future()
         self._starting[table_id] = future
         try:
-            feed = TableFeed(table_id, self._tables, self._subjects.table(table_id))
+            feed = TableFeed(table_id, self._tables, self._subjects.table(table_id), self._idle)
             await feed.start(self.client)
             self._feeds[table_id] = feed
             FEEDS.set(len(self._feeds))
