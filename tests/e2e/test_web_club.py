@@ -13,6 +13,10 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   revolution badge is gone between rounds and at game over; the deal check says "you" and
   names, never "seat 0"; the new table's "Rounds or points" shows the preset's own number
   (and cannot be edited) while the preset decides.
+- The profile and the leaderboards after two people played a ranked round: the rating
+  says "provisional", the history shows the round's place and points and names the others,
+  the head-to-head with the opponent chosen by name, and the boards (rating, points this
+  week) name every row, no account id shown.
 
 No console error on any page. Screenshots go to ``$PRESIDENT_SHOTS`` (default
 ``web-shots/`` under pytest's temporary folder), desktop and phone sized.
@@ -32,6 +36,7 @@ from typing import Any, TypeVar
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from president.client.errors import GatewayError
 from president.client.gateway import GatewayClient
 from president.client.seat_bot import Action, choose, play_seat
 from president.game.v1 import game_pb2 as gpb
@@ -389,3 +394,76 @@ def test_the_revolution_badge_does_not_outlive_its_round(
     page.get_by_role("button", name="End the game").click()
     page.wait_for_selector("body[data-phase=game_over]")
     expect(page.locator("#revolution")).to_have_count(0)
+
+
+async def ranked_game(stack: Stack, ada: dict[str, str], bob: dict[str, str]) -> None:
+    """One round of house at a public table (ranked): Ada hosts, Bob joins, a bot beside them."""
+    async with as_the_page(stack, ada) as host, as_the_page(stack, bob) as guest:
+        created = await host.create_table(
+            "house",
+            options={"bot_delay_ms": "0"},
+            seat_count=3,
+            visibility="public",
+            display_name="Ada",
+            name="Rated night",
+        )
+        await guest.join(created.table_id, "Bob")
+        await host.add_bot()
+        await host.start()
+        await asyncio.wait_for(
+            asyncio.gather(
+                play_seat(host, host_rounds=1, keep=False), play_seat(guest, keep=False)
+            ),
+            GAME_SECONDS,
+        )
+        for _ in range(100):  # scoring folds the round in a moment after the game
+            try:
+                if (await host.history()).history.games:
+                    return
+            except GatewayError as error:
+                if error.reason != "ACCOUNT_NOT_FOUND":
+                    raise
+            await asyncio.sleep(0.1)
+        pytest.fail("scoring did not fold the round in 10 s")
+
+
+def test_the_profile_and_the_leaderboards_name_the_players(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    ada = visit(visits, browser, web_stack, DESKTOP)
+    page = ada.open()
+    sign_in(page, "Ada")
+    bob = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(bob, "Bob")
+    bob_id = tokens(bob)["playerId"]
+    run(ranked_game(web_stack, tokens(page), tokens(bob)))
+
+    page.get_by_role("link", name="Your profile").click()
+    page.wait_for_selector("body[data-ready=profile]")
+    expect(page.locator("#ratings li[data-preset=house]")).to_contain_text("provisional: 1 of")
+    game = page.locator("#history tbody tr").first
+    expect(game).to_contain_text("house")
+    others = game.locator("td").nth(2)  # names, never account ids
+    expect(others).to_have_text(re.compile(r"^(Bob, basic bot|basic bot, Bob)$"))
+    expect(game.locator(".places")).to_have_text(re.compile(r"^round 1: [123](st|nd|rd) \("))
+    page.get_by_label("Opponent").select_option(label="Bob")
+    page.get_by_role("button", name="Compare").click()
+    expect(page.locator("#h2h-result")).to_contain_text("Against Bob: 1 game(s) together")
+    assert bob_id not in page.locator("main").inner_text()
+    shoot(page, shots, "profile")
+
+    page.get_by_role("button", name="Leaderboards").click()
+    page.wait_for_selector("body[data-ready=leaderboard]")
+    page.get_by_label("Preset").select_option("house")
+    rows = page.locator("#board-rows tr")
+    expect(rows).to_have_count(3)  # Ada, Bob and the basic bot's account
+    expect(page.locator("#board-rows tr.me th")).to_have_text("Ada (you)")
+    expect(page.locator("#board-rows")).to_contain_text("Bob")
+    expect(page.locator("#board-rows")).to_contain_text("basic bot")
+    expect(page.locator("#board-own")).to_have_text(re.compile(r"^Your place: [123] of 3\.$"))
+    page.get_by_label("Ranked by").select_option("points")
+    page.get_by_label("Points over").select_option("week")
+    expect(page.locator("#board-caption")).to_have_text("house, by points, this week")
+    expect(rows).to_have_count(2)  # bots earn no points board
+    assert "g-" not in page.locator("#board").inner_text()  # no account id shows
+    shoot(page, shots, "leaderboard")

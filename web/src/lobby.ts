@@ -142,6 +142,8 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
       { class: "bar" },
       h("h1", {}, "President: the lobby"),
       h("span", {}, `Signed in as ${identity.name}`),
+      h("a", { href: "#profile", class: "button" }, "Your profile"),
+      h("a", { href: "#leaderboard", class: "button" }, "Leaderboards"),
       h("button", { onclick: signOut }, "Sign out"),
     ),
     yours,

@@ -1,9 +1,11 @@
 // The web table's entry: sign in (or a guest kept on this device, again), then the lobby or a
-// table (#table=<id> in the address).
+// table (#table=<id> in the address), your profile (#profile) or the leaderboards (#leaderboard).
 
 import { gateway, identity } from "./api";
 import { byId, fill } from "./dom";
+import { showLeaderboard } from "./leaderboard";
 import { showLobby } from "./lobby";
+import { showProfile } from "./profile";
 import { showSignIn } from "./signin";
 import { TablePage } from "./table";
 
@@ -23,7 +25,20 @@ async function route(): Promise<void> {
     return;
   }
   const tableId = tableInAddress();
-  if (tableId) {
+  const toLobby = (): void => {
+    location.hash = "";
+  };
+  if (location.hash === "#profile") {
+    fill(byId("side"));
+    void showProfile(toLobby, () => {
+      location.hash = "leaderboard";
+    });
+  } else if (location.hash === "#leaderboard") {
+    fill(byId("side"));
+    void showLeaderboard(toLobby, () => {
+      location.hash = "profile";
+    });
+  } else if (tableId) {
     table = new TablePage(tableId, () => {
       location.hash = "";
     });

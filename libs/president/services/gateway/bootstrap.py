@@ -89,7 +89,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
     gateway = Gateway(tables, scoring, hub, commands, id_key)
     seats = Seats(tables, hub, commands)
     admission = Admission.configured(gateway_settings.limits, settings.edge_secret)
-    ratings = Ratings(scoring, id_key)
+    ratings = Ratings(scoring, id_key, players)
     client: list[Client] = []
     reloads: set[asyncio.Task[None]] = set()
 

@@ -1965,9 +1965,30 @@ class GetHistoryResponse(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class DisplayNamesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     HISTORY_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     PUBLIC_SUMMARY_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAMES_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     """The next page's token (empty: the last page)."""
     public_summary: _builtins.bool
@@ -1976,16 +1997,21 @@ class GetHistoryResponse(_message.Message):
     def history(self) -> _standings_pb2.GetHistoryResponse:
         """Its totals, ratings and (your own) games, newest first."""
 
+    @_builtins.property
+    def display_names(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The display names of the accounts in this page's games (each game's others)."""
+
     def __init__(
         self,
         *,
         history: _standings_pb2.GetHistoryResponse | None = ...,
         next_page_token: _builtins.str = ...,
         public_summary: _builtins.bool = ...,
+        display_names: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["history", b"history"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["history", b"history", "next_page_token", b"next_page_token", "public_summary", b"public_summary"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_names", b"display_names", "history", b"history", "next_page_token", b"next_page_token", "public_summary", b"public_summary"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
