@@ -17,6 +17,10 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   says "provisional", the history shows the round's place and points and names the others,
   the head-to-head with the opponent chosen by name, and the boards (rating, points this
   week) name every row, no account id shown.
+- An invite link: the host of a private table copies it from the ? menu; a second browser
+  (phone sized) opens it, signs in and is seated.
+- Quick play: the first player finds no open table of the preset and gets a new one; the
+  second is seated at that table.
 
 No console error on any page. Screenshots go to ``$PRESIDENT_SHOTS`` (default
 ``web-shots/`` under pytest's temporary folder), desktop and phone sized.
@@ -467,3 +471,63 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     expect(rows).to_have_count(2)  # bots earn no points board
     assert "g-" not in page.locator("#board").inner_text()  # no account id shows
     shoot(page, shots, "leaderboard")
+
+
+def test_an_invite_link_seats_a_guest_at_a_private_table(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    host = visit(visits, browser, web_stack, DESKTOP)
+    host.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=host.url)
+    page = host.open()
+    sign_in(page, "Ida")
+    page.get_by_label("Who may sit").select_option(label="private (joined by its id)")
+    page.get_by_label("Table name (optional)").fill("Invite only")
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    table_id = page.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
+    page.get_by_role("button", name="invite").click()
+    link = page.get_by_label("The table's invite link").input_value()
+    assert link == f"{host.url}/#join={table_id}"
+    page.get_by_role("button", name="Copy the invite link").click()
+    expect(page.locator("#invite-status")).to_have_text(re.compile("^Copied"))
+    assert page.evaluate("navigator.clipboard.readText()") == link
+    shoot(page, shots, "invite")
+
+    guest = visit(visits, browser, web_stack, PHONE)
+    joe = guest.open(f"#join={table_id}")  # a second browser: signed in first, then seated
+    sign_in_at_the_door(joe, "Joe")
+    joe.wait_for_selector("body[data-ready=table]")
+    assert f"#table={table_id}" in joe.url
+    expect(joe.locator("#seats li.me")).to_contain_text("Joe (you)")
+    expect(joe.locator("#spectating")).to_have_count(0)
+    expect(page.locator("#seats")).to_contain_text("Joe")
+
+
+def sign_in_at_the_door(page: Page, name: str) -> None:
+    """Sign in as a guest where the page asks first (an invite link: no lobby after)."""
+    page.wait_for_selector("body[data-ready=signin]")
+    page.get_by_label("Your name at the table").fill(name)
+    page.get_by_role("button", name="Sign in as a guest").click()
+
+
+def test_quick_play_opens_a_table_then_seats_the_next_player_there(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    kim = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(kim, "Kim")
+    kim.get_by_label("Rules (preset) to play").select_option("traditional")
+    shoot(kim, shots, "quick-play")
+    kim.get_by_role("button", name="Play now").click()
+    kim.wait_for_selector("body[data-ready=table]")  # no open traditional table: a new one
+    table_id = kim.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
+    expect(kim.locator("#seats li.me")).to_contain_text("Kim (you)")
+
+    lou = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(lou, "Lou")
+    expect(lou.locator("#lobby-tables li", has_text="Quick play")).to_have_count(1)
+    lou.get_by_label("Rules (preset) to play").select_option("traditional")
+    lou.get_by_role("button", name="Play now").click()
+    lou.wait_for_selector("body[data-ready=table]")
+    assert lou.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')") == table_id
+    expect(lou.locator("#seats li.me")).to_contain_text("Lou (you)")
+    expect(kim.locator("#seats")).to_contain_text("Lou")

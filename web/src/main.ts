@@ -1,8 +1,10 @@
 // The web table's entry: sign in (or a guest kept on this device, again), then the lobby or a
-// table (#table=<id> in the address), your profile (#profile) or the leaderboards (#leaderboard).
+// table (#table=<id> in the address), your profile (#profile) or the leaderboards (#leaderboard); an invite link (#join=<id>)
+// seats you and opens its table.
 
 import { gateway, identity } from "./api";
 import { byId, fill } from "./dom";
+import { acceptInvite, invitedTo } from "./invite";
 import { showLeaderboard } from "./leaderboard";
 import { showLobby } from "./lobby";
 import { showProfile } from "./profile";
@@ -22,6 +24,19 @@ async function route(): Promise<void> {
   if (!identity.token && !(await identity.resume())) {
     showSignIn(() => void route());
     document.body.dataset.ready = "signin";
+    return;
+  }
+  const invite = invitedTo();
+  if (invite) {
+    // An invite link: take a seat, then the table (a refusal is said in the lobby).
+    const refused = await acceptInvite(invite);
+    if (!refused) {
+      location.replace(`#table=${encodeURIComponent(invite)}`);
+      return;
+    }
+    history.replaceState(null, "", location.pathname);
+    await lobby();
+    byId("lobby-status").textContent = refused;
     return;
   }
   const tableId = tableInAddress();
@@ -44,23 +59,27 @@ async function route(): Promise<void> {
     });
     void table.open();
   } else {
-    fill(byId("side"));
-    void showLobby(
-      (id) => {
-        location.hash = `table=${encodeURIComponent(id)}`;
-      },
-      () => {
-        // End the session at the server too; this device forgets it (and its guest) either way.
-        void gateway
-          .logOut({})
-          .catch(() => undefined)
-          .finally(() => {
-            identity.forget();
-            void route();
-          });
-      },
-    );
+    void lobby();
   }
+}
+
+function lobby(): Promise<void> {
+  fill(byId("side"));
+  return showLobby(
+    (id) => {
+      location.hash = `table=${encodeURIComponent(id)}`;
+    },
+    () => {
+      // End the session at the server too; this device forgets it (and its guest) either way.
+      void gateway
+        .logOut({})
+        .catch(() => undefined)
+        .finally(() => {
+          identity.forget();
+          void route();
+        });
+    },
+  );
 }
 
 window.addEventListener("hashchange", () => void route());

@@ -455,6 +455,66 @@ class JoinTableResponse(_message.Message):
 Global___JoinTableResponse: _TypeAlias = JoinTableResponse  # noqa: Y015
 
 @_typing.final
+class QuickPlayRequest(_message.Message):
+    """Play now: a seat at a public table of a preset."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRESET_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """The preset."""
+    display_name: _builtins.str
+    """The name shown."""
+    def __init__(
+        self,
+        *,
+        preset: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "preset", b"preset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuickPlayRequest: _TypeAlias = QuickPlayRequest  # noqa: Y015
+
+@_typing.final
+class QuickPlayResponse(_message.Message):
+    """Where quick play seated the caller."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    seat: _builtins.int
+    """The seat."""
+    player_id: _builtins.str
+    """The player's account id."""
+    created: _builtins.bool
+    """Whether the table was opened for the caller (no open table of the preset had a seat)."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        created: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "player_id", b"player_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuickPlayResponse: _TypeAlias = QuickPlayResponse  # noqa: Y015
+
+@_typing.final
 class SpectateRequest(_message.Message):
     """Watch a table without a seat."""
 
