@@ -7,6 +7,8 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   finished table and checks the deal of every round.
 - Hand over host, and Leave: the host hands the role to a second person (a second browser
   context), then leaves the table.
+- A host who closes the page: the role passes to the other person at the table once the
+  host has been away longer than ``PRESIDENT_HOST_AWAY_SECONDS`` (2 s at this stack).
 - A returning guest: the guest closes the tab (a new page in the same browser context),
   comes back signed in, and the full table's button says "Return to your seat".
 - No stale text: the last notice is gone in the next round and at game over; the
@@ -47,7 +49,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.servicekit.launcher import Stack
 from president.services.gateway.streams.watch import REPLAY_LIMIT
 from tests.e2e.test_web_table import DESKTOP, PHONE, Console, browser, sign_in
-from tests.support.web_edge import base_url, web_stack
+from tests.support.web_edge import HOST_AWAY_SECONDS, base_url, web_stack
 
 __all__ = ["browser", "web_stack"]  # the fixtures
 
@@ -234,6 +236,28 @@ def test_the_host_hands_over_then_leaves(
     expect(bob.locator("#seats")).not_to_contain_text("Ada")
     expect(bob.locator("#seats li.empty")).to_have_count(3)  # club: four seats, Bob's taken
     shoot(bob, shots, "new-host")
+
+
+def test_a_host_who_closes_the_page_passes_the_role_on(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    ann = visit(visits, browser, web_stack, DESKTOP)
+    host = ann.open()
+    sign_in(host, "Ann")
+    create_table(host, "Away night")
+    ben = visit(visits, browser, web_stack, PHONE).open()
+    sign_in(ben, "Ben")
+    ben.get_by_role("button", name="Join Away night").click()
+    ben.wait_for_selector("body[data-ready=table]")
+    expect(host.locator("#seats")).to_contain_text("Ben")
+    expect(ben.locator("#host")).to_have_count(0)  # Ann hosts, and her page is open
+    ben.wait_for_timeout(HOST_AWAY_SECONDS * 1000 * 2)
+    expect(ben.locator("#host")).to_have_count(0)  # still: Ann is connected
+
+    host.close()  # Ann's only page: her stream ends, the gateway reports her away
+    expect(ben.get_by_role("heading", name="You are the host")).to_be_visible(timeout=30_000)
+    expect(ben.get_by_role("button", name="Start the game")).to_be_visible()
+    shoot(ben, shots, "host-away")
 
 
 def test_a_guest_closes_the_tab_and_returns_to_their_seat(
@@ -515,7 +539,7 @@ def test_quick_play_opens_a_table_then_seats_the_next_player_there(
 ) -> None:
     kim = visit(visits, browser, web_stack, DESKTOP).open()
     sign_in(kim, "Kim")
-    kim.get_by_label("Rules (preset) to play").select_option("traditional")
+    kim.get_by_label("Preset for quick play").select_option("traditional")
     shoot(kim, shots, "quick-play")
     kim.get_by_role("button", name="Play now").click()
     kim.wait_for_selector("body[data-ready=table]")  # no open traditional table: a new one
@@ -525,7 +549,7 @@ def test_quick_play_opens_a_table_then_seats_the_next_player_there(
     lou = visit(visits, browser, web_stack, DESKTOP).open()
     sign_in(lou, "Lou")
     expect(lou.locator("#lobby-tables li", has_text="Quick play")).to_have_count(1)
-    lou.get_by_label("Rules (preset) to play").select_option("traditional")
+    lou.get_by_label("Preset for quick play").select_option("traditional")
     lou.get_by_role("button", name="Play now").click()
     lou.wait_for_selector("body[data-ready=table]")
     assert lou.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')") == table_id

@@ -132,7 +132,7 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
     "Quick play",
     [
       h("p", { class: "note" }, "A seat at the public table of this preset that is closest to starting, or a new one if none has a seat free."),
-      ["Rules (preset) to play", quickPreset],
+      ["Preset for quick play", quickPreset],
     ],
     h("button", { type: "submit", class: "gold" }, "Play now"),
     async () => {

@@ -26,6 +26,14 @@ class TimerSettings(FromEnv):
         "timer: how long a table every person left stays open before it closes",
         seconds,
     )
+    host_away_seconds: float = setting(
+        "PRESIDENT_HOST_AWAY_SECONDS",
+        60.0,
+        "timer: how long a host no gateway reports connected keeps the role while another "
+        "person at the table is connected (in the lobby, between rounds, after a game); "
+        "then it passes to the next connected person. 0: only when the host leaves",
+        seconds,
+    )
     idle_seconds: float = setting(
         "PRESIDENT_TIMER_IDLE_SECONDS",
         600.0,

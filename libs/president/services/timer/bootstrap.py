@@ -35,6 +35,7 @@ def build(timer_settings: TimerSettings) -> Service:
     waiting = IdleRules(
         host_idle_seconds=round(timer_settings.host_idle_seconds),
         empty_seconds=round(timer_settings.empty_table_seconds),
+        host_away_seconds=round(timer_settings.host_away_seconds),
     )
     clocks = Clocks(board, partition, waiting)
     table = TableClient(settings.address("table"), tls=settings.tls)
