@@ -24,6 +24,9 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
 - Quick play: the first player finds no open table of the preset and gets a new one; the
   second is seated at that table.
 
+- axe-core finds no serious or critical violation on the sign-in page, the lobby, the
+  profile, the leaderboards and a table (before and during a round), phone sized.
+
 No console error on any page. Screenshots go to ``$PRESIDENT_SHOTS`` (default
 ``web-shots/`` under pytest's temporary folder), desktop and phone sized.
 """
@@ -49,6 +52,7 @@ from president.game.v1 import game_pb2 as gpb
 from president.servicekit.launcher import Stack
 from president.services.gateway.streams.watch import REPLAY_LIMIT
 from tests.e2e.test_web_table import DESKTOP, PHONE, Console, browser, sign_in
+from tests.support.axe import serious_violations, with_axe
 from tests.support.web_edge import HOST_AWAY_SECONDS, base_url, web_stack
 
 __all__ = ["browser", "web_stack"]  # the fixtures
@@ -555,3 +559,32 @@ def test_quick_play_opens_a_table_then_seats_the_next_player_there(
     assert lou.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')") == table_id
     expect(lou.locator("#seats li.me")).to_contain_text("Lou (you)")
     expect(kim.locator("#seats")).to_contain_text("Lou")
+
+
+def test_axe_finds_no_serious_violation_on_the_club_pages(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    una = visit(visits, browser, web_stack, PHONE)
+    with_axe(una.context)
+    page = una.open()
+    page.wait_for_selector("body[data-ready=signin]")
+    found = {"sign-in": serious_violations(page)}
+    sign_in(page, "Una")
+    found["lobby"] = serious_violations(page)
+    page.get_by_role("link", name="Your profile").click()
+    page.wait_for_selector("body[data-ready=profile]")
+    expect(page.locator("#profile-status")).to_have_text(re.compile("not finished a round yet"))
+    found["profile"] = serious_violations(page)
+    page.get_by_role("button", name="Leaderboards").click()
+    page.wait_for_selector("body[data-ready=leaderboard]")
+    found["leaderboards"] = serious_violations(page)
+    page.get_by_role("button", name="Lobby").click()
+    page.wait_for_selector("body[data-ready=lobby]")
+    page.get_by_role("button", name="Create the table").click()  # practice, the preset's own
+    page.wait_for_selector("body[data-ready=table]")
+    expect(page.get_by_role("button", name="Start the game")).to_be_visible()
+    found["table"] = serious_violations(page)
+    page.get_by_role("button", name="Start the game").click()
+    page.wait_for_selector("body[data-ready=table][data-phase=round]")
+    found["table in a round"] = serious_violations(page)
+    assert found == {name: [] for name in found}, found

@@ -3,7 +3,7 @@
 // played (GetHeadToHead: only the two players may ask).
 
 import type { GameHistory, Rating } from "../gen/president/standings/v1/standings_pb";
-import { gateway, identity, reasonOf, sentence } from "./api";
+import { gateway, identity, sentence } from "./api";
 import { byId, fill, h } from "./dom";
 
 const RESULTS: Record<string, string> = { won: "won", lost: "lost", stopped: "stopped", playing: "still playing" };
@@ -145,12 +145,12 @@ export async function showProfile(back: () => void, leaderboards: () => void): P
       h("section", { class: "card-panel", "aria-labelledby": "history-title" }, h("h2", { id: "history-title" }, "History"), historyTable(history?.games ?? [], names)),
       headToHeadForm(opponents),
     );
-    status.textContent = "";
+    status.textContent =
+      (history?.games.length ?? 0) === 0 && !totals?.rounds
+        ? "You have not finished a round yet: your ratings and games show here once you have."
+        : "";
   } catch (error) {
-    // A new account has finished no round yet: scoring does not know it (ACCOUNT_NOT_FOUND).
-    status.textContent = reasonOf(error) === "ACCOUNT_NOT_FOUND"
-      ? "You have not finished a round yet: your ratings and games show here once you have."
-      : `Your profile is not available: ${sentence(error)}`;
+    status.textContent = `Your profile is not available: ${sentence(error)}`;
   }
   document.body.dataset.ready = "profile";
 }

@@ -74,3 +74,21 @@ def test_the_others_of_your_games_are_named() -> None:
     ratings = Ratings(Scoring(GetHistory=history), b"k" * 32, Players({"g-bob": "Bob"}))
     answer = asyncio.run(ratings.get_history(ADA, pb.GetHistoryRequest()))
     assert dict(answer.display_names) == {"g-bob": "Bob", "bot:strong": "strong bot"}
+
+
+class Unknown(Scoring):
+    async def ratings_call(self, method: str, request: Any) -> Any:
+        raise ServiceError(Code.NOT_FOUND, "ACCOUNT_NOT_FOUND", "scoring has seen no round")
+
+
+def test_your_own_history_before_your_first_round_is_empty_not_unknown() -> None:
+    ratings = Ratings(Unknown(), b"k" * 32, Players({}))
+    answer = asyncio.run(ratings.get_history(ADA, pb.GetHistoryRequest()))
+    assert answer.history.account_id == "g-ada" and not answer.history.games
+    assert answer.history.totals.rounds == 0
+    try:  # someone else's is still unknown
+        asyncio.run(ratings.get_history(ADA, pb.GetHistoryRequest(account_id="g-bob")))
+    except ServiceError as error:
+        assert error.reason == "ACCOUNT_NOT_FOUND"
+    else:
+        raise AssertionError("another account's unknown history was answered")

@@ -10,7 +10,9 @@ a forged one ``PAGE_TOKEN_INVALID``. A history's token is bound to the
 account and the caller. Another account's history is its public summary:
 totals and ratings, no games. So a head-to-head, which says that two accounts
 played together and how often, answers only one of the two: anyone else is
-refused ``HEAD_TO_HEAD_NOT_YOURS`` (PERMISSION_DENIED).
+refused ``HEAD_TO_HEAD_NOT_YOURS`` (PERMISSION_DENIED). Your own history before
+you finished a round is empty (scoring does not know the account yet; anyone
+else asking is told ``ACCOUNT_NOT_FOUND``).
 
 Scoring knows accounts by id only: this is the one place that names them. A
 leaderboard row gets its account's display name from the players service, a
@@ -127,7 +129,13 @@ class Ratings:
         asked = spb.GetHistoryRequest(
             account_id=account, offset=offset, limit=size, summary_only=not own
         )
-        history: st.GetHistoryResponse = await self._scoring.ratings_call("GetHistory", asked)
+        try:
+            history: st.GetHistoryResponse = await self._scoring.ratings_call("GetHistory", asked)
+        except ServiceError as error:
+            if not own or error.reason != "ACCOUNT_NOT_FOUND":
+                raise
+            # Your own history before your first round is empty, not unknown.
+            history = st.GetHistoryResponse(account_id=account, totals=st.PlayerTotals())
         out = pb.GetHistoryResponse(history=history, public_summary=not own)
         out.display_names.update(await self.names(o for g in history.games for o in g.others))
         after = offset + len(history.games)
