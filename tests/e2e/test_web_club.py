@@ -463,6 +463,7 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
 ) -> None:
     ada = visit(visits, browser, web_stack, DESKTOP)
+    with_axe(ada.context)
     page = ada.open()
     sign_in(page, "Ada")
     bob = visit(visits, browser, web_stack, DESKTOP).open()
@@ -483,6 +484,9 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     expect(page.locator("#h2h-result")).to_contain_text("Against Bob: 1 game(s) together")
     assert bob_id not in page.locator("main").inner_text()
     shoot(page, shots, "profile")
+    page.set_viewport_size(PHONE)
+    assert serious_violations(page) == []  # the games' table scrolls sideways on a phone
+    page.set_viewport_size(DESKTOP)
 
     page.get_by_role("button", name="Leaderboards").click()
     page.wait_for_selector("body[data-ready=leaderboard]")
@@ -499,6 +503,8 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     expect(rows).to_have_count(2)  # bots earn no points board
     assert "g-" not in page.locator("#board").inner_text()  # no account id shows
     shoot(page, shots, "leaderboard")
+    page.set_viewport_size(PHONE)
+    assert serious_violations(page) == []
 
 
 def test_an_invite_link_seats_a_guest_at_a_private_table(

@@ -79,7 +79,7 @@ export async function showLeaderboard(back: () => void, profile: () => void): Pr
     own,
     h(
       "div",
-      { class: "scroll" },
+      { class: "scroll", tabindex: 0, role: "region", "aria-label": "The board" },
       h(
         "table",
         { id: "board" },

@@ -61,7 +61,8 @@ function historyTable(games: GameHistory[], names: Record<string, string>): HTML
   if (games.length === 0) return h("p", { id: "history-none" }, "No game yet.");
   return h(
     "div",
-    { class: "scroll" },
+    // Scrolls sideways on a phone: focusable, so a keyboard scrolls it too.
+    { class: "scroll", tabindex: 0, role: "region", "aria-label": "Your games (scrolls sideways)" },
     h(
       "table",
       { id: "history" },
