@@ -185,7 +185,8 @@ def idle_timer(table: Table, rules: IdleRules) -> Timer | None:
         return None
     if nobody_left(table):
         return Timer(CLOSING, None, 0, game.game_no, game.round_no, rules.empty_seconds)
-    if rules.host_away_seconds and away_successor(table) is not None:
+    waiting_phase = game.phase != g.GamePhase.ROUND  # a round has its own timers
+    if rules.host_away_seconds and waiting_phase and away_successor(table) is not None:
         # Before the host's own wait: a host who is not there cannot choose. Keyed by the
         # host's seat, so a new host who goes away is a new wait.
         seat = host_seat(table)
