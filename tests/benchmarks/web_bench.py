@@ -9,9 +9,15 @@ the edge (``Watch`` in Connect's binary streaming over HTTP/1.1, with httpx,
 as a browser's fetch reads it). Each stamps every change as it decodes it
 (``time.perf_counter``, the system-wide monotonic clock on Linux). For every
 change both receive, the edge watcher's time less the native one's is what
-the edge adds on the way; printed as percentiles. Asserts nothing.
+the edge adds on the way; printed as percentiles.
 
-Run: ``.venv/bin/python tests/benchmarks/web_bench.py [--tables 1] [--rounds 3]``
+Then the page itself: the script bundle's size (raw and gzip), and in Debian's Chromium
+(through Playwright) the time from navigation to a usable page, median and range of
+``--loads`` fresh browser contexts: the sign-in form for a first visit, the lobby after
+"Sign in as a guest", and the lobby for a returning guest (a new tab of the same context,
+the guest kept on the device). Asserts nothing.
+
+Run: ``.venv/bin/python tests/benchmarks/web_bench.py [--tables 1] [--rounds 3] [--loads 5]``
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gzip
 import statistics
 import struct
 import sys
@@ -38,6 +45,9 @@ from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
 from president.servicekit.launcher import ALL_SERVICES, EDGE, NatsServer, Stack  # noqa: E402
 
 WATCH = "/president.gateway.v1.GatewayService/Watch"
+PUBLIC = ROOT / "web" / "public"
+BUNDLE = PUBLIC / "bundle" / "table.js"
+CHROMIUM = Path("/usr/bin/chromium")
 END_STREAM = 0x02
 
 
@@ -155,10 +165,62 @@ async def measure(stack: Stack, tables: int, rounds: int) -> None:
     print("(aim: p50 under 0.5 ms)")
 
 
+def print_bundle() -> None:
+    raw = BUNDLE.read_bytes()
+    print(
+        f"the script bundle {BUNDLE.relative_to(ROOT)}: {len(raw) / 1024:.1f} KiB, "
+        f"{len(gzip.compress(raw, 9)) / 1024:.1f} KiB gzipped"
+    )
+
+
+def summary(name: str, values: list[float]) -> str:
+    ms = sorted(value * 1000 for value in values)
+    return f"{name}: median {statistics.median(ms):.0f} ms (range {ms[0]:.0f}-{ms[-1]:.0f} ms)"
+
+
+def page_loads(web: str, loads: int) -> None:
+    """Time to a usable page in Chromium, ``loads`` fresh contexts (a first visit each)."""
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        print("no /usr/bin/chromium: the page timings are skipped")
+        return
+    timings: dict[str, list[float]] = {"sign-in": [], "lobby": [], "returning": []}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        for load in range(loads):
+            context = browser.new_context()
+            page = context.new_page()
+            started = time.perf_counter()
+            page.goto(f"{web}/")
+            page.wait_for_selector("body[data-ready=signin]")
+            timings["sign-in"].append(time.perf_counter() - started)
+            page.get_by_label("Your name at the table").fill(f"Bench {load}")
+            started = time.perf_counter()
+            page.get_by_role("button", name="Sign in as a guest").click()
+            page.wait_for_selector("body[data-ready=lobby]")
+            timings["lobby"].append(time.perf_counter() - started)
+            page.close()
+            page = context.new_page()
+            started = time.perf_counter()
+            page.goto(f"{web}/")
+            page.wait_for_selector("body[data-ready=lobby]")
+            timings["returning"].append(time.perf_counter() - started)
+            context.close()
+        browser.close()
+    print(f"time to a usable page, {loads} fresh browser contexts:")
+    print("  " + summary("first visit, to the sign-in form", timings["sign-in"]))
+    print("  " + summary("Sign in as a guest, to the lobby", timings["lobby"]))
+    print("  " + summary("a returning guest, to the lobby", timings["returning"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=1, help="tables played at once")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per table")
+    parser.add_argument("--loads", type=int, default=5, help="page loads timed in Chromium")
     parser.add_argument("--watch", nargs=4, metavar=("KIND", "ADDRESS", "TOKEN", "TABLE"),
                         help=argparse.SUPPRESS)  # fmt: skip
     args = parser.parse_args()
@@ -172,11 +234,17 @@ def main() -> None:
             root / "logs",
             f"sqlite:///{root / 'president.db'}",
             nats.url,
-            {"PRESIDENT_TOKEN_SECRET": "bench-secret", "PRESIDENT_LOG_LEVEL": "warning"},
+            {
+                "PRESIDENT_TOKEN_SECRET": "bench-secret",
+                "PRESIDENT_LOG_LEVEL": "warning",
+                "PRESIDENT_WEB_STATIC_DIR": str(PUBLIC),
+            },
         )
         try:
             stack.start(services=ALL_SERVICES)
             uvloop.run(measure(stack, args.tables, args.rounds))
+            print_bundle()
+            page_loads(f"http://{stack.address(EDGE)}", args.loads)
         finally:
             stack.stop()
             nats.stop()

@@ -7,12 +7,25 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   finished table and checks the deal of every round.
 - Hand over host, and Leave: the host hands the role to a second person (a second browser
   context), then leaves the table.
+- A host who closes the page: the role passes to the other person at the table once the
+  host has been away longer than ``PRESIDENT_HOST_AWAY_SECONDS`` (2 s at this stack).
 - A returning guest: the guest closes the tab (a new page in the same browser context),
   comes back signed in, and the full table's button says "Return to your seat".
 - No stale text: the last notice is gone in the next round and at game over; the
   revolution badge is gone between rounds and at game over; the deal check says "you" and
   names, never "seat 0"; the new table's "Rounds or points" shows the preset's own number
   (and cannot be edited) while the preset decides.
+- The profile and the leaderboards after two people played a ranked round: the rating
+  says "provisional", the history shows the round's place and points and names the others,
+  the head-to-head with the opponent chosen by name, and the boards (rating, points this
+  week) name every row, no account id shown.
+- An invite link: the host of a private table copies it from the ? menu; a second browser
+  (phone sized) opens it, signs in and is seated.
+- Quick play: the first player finds no open table of the preset and gets a new one; the
+  second is seated at that table.
+
+- axe-core finds no serious or critical violation on the sign-in page, the lobby, the
+  profile, the leaderboards and a table (before and during a round), phone sized.
 
 No console error on any page. Screenshots go to ``$PRESIDENT_SHOTS`` (default
 ``web-shots/`` under pytest's temporary folder), desktop and phone sized.
@@ -32,13 +45,15 @@ from typing import Any, TypeVar
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from president.client.errors import GatewayError
 from president.client.gateway import GatewayClient
 from president.client.seat_bot import Action, choose, play_seat
 from president.game.v1 import game_pb2 as gpb
 from president.servicekit.launcher import Stack
 from president.services.gateway.streams.watch import REPLAY_LIMIT
 from tests.e2e.test_web_table import DESKTOP, PHONE, Console, browser, sign_in
-from tests.support.web_edge import base_url, web_stack
+from tests.support.axe import serious_violations, with_axe
+from tests.support.web_edge import HOST_AWAY_SECONDS, base_url, web_stack
 
 __all__ = ["browser", "web_stack"]  # the fixtures
 
@@ -227,6 +242,28 @@ def test_the_host_hands_over_then_leaves(
     shoot(bob, shots, "new-host")
 
 
+def test_a_host_who_closes_the_page_passes_the_role_on(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    ann = visit(visits, browser, web_stack, DESKTOP)
+    host = ann.open()
+    sign_in(host, "Ann")
+    create_table(host, "Away night")
+    ben = visit(visits, browser, web_stack, PHONE).open()
+    sign_in(ben, "Ben")
+    ben.get_by_role("button", name="Join Away night").click()
+    ben.wait_for_selector("body[data-ready=table]")
+    expect(host.locator("#seats")).to_contain_text("Ben")
+    expect(ben.locator("#host")).to_have_count(0)  # Ann hosts, and her page is open
+    ben.wait_for_timeout(HOST_AWAY_SECONDS * 1000 * 2)
+    expect(ben.locator("#host")).to_have_count(0)  # still: Ann is connected
+
+    host.close()  # Ann's only page: her stream ends, the gateway reports her away
+    expect(ben.get_by_role("heading", name="You are the host")).to_be_visible(timeout=30_000)
+    expect(ben.get_by_role("button", name="Start the game")).to_be_visible()
+    shoot(ben, shots, "host-away")
+
+
 def test_a_guest_closes_the_tab_and_returns_to_their_seat(
     web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
 ) -> None:
@@ -391,3 +428,171 @@ def test_the_revolution_badge_does_not_outlive_its_round(
     page.get_by_role("button", name="End the game").click()
     page.wait_for_selector("body[data-phase=game_over]")
     expect(page.locator("#revolution")).to_have_count(0)
+
+
+async def ranked_game(stack: Stack, ada: dict[str, str], bob: dict[str, str]) -> None:
+    """One round of house at a public table (ranked): Ada hosts, Bob joins, a bot beside them."""
+    async with as_the_page(stack, ada) as host, as_the_page(stack, bob) as guest:
+        created = await host.create_table(
+            "house",
+            options={"bot_delay_ms": "0"},
+            seat_count=3,
+            visibility="public",
+            display_name="Ada",
+            name="Rated night",
+        )
+        await guest.join(created.table_id, "Bob")
+        await host.add_bot()
+        await host.start()
+        await asyncio.wait_for(
+            asyncio.gather(
+                play_seat(host, host_rounds=1, keep=False), play_seat(guest, keep=False)
+            ),
+            GAME_SECONDS,
+        )
+        for _ in range(100):  # scoring folds the round in a moment after the game
+            try:
+                if (await host.history()).history.games:
+                    return
+            except GatewayError as error:
+                if error.reason != "ACCOUNT_NOT_FOUND":
+                    raise
+            await asyncio.sleep(0.1)
+        pytest.fail("scoring did not fold the round in 10 s")
+
+
+def test_the_profile_and_the_leaderboards_name_the_players(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    ada = visit(visits, browser, web_stack, DESKTOP)
+    with_axe(ada.context)
+    page = ada.open()
+    sign_in(page, "Ada")
+    bob = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(bob, "Bob")
+    bob_id = tokens(bob)["playerId"]
+    run(ranked_game(web_stack, tokens(page), tokens(bob)))
+
+    page.get_by_role("link", name="Your profile").click()
+    page.wait_for_selector("body[data-ready=profile]")
+    expect(page.locator("#ratings li[data-preset=house]")).to_contain_text("provisional: 1 of")
+    game = page.locator("#history tbody tr").first
+    expect(game).to_contain_text("house")
+    others = game.locator("td").nth(2)  # names, never account ids
+    expect(others).to_have_text(re.compile(r"^(Bob, basic bot|basic bot, Bob)$"))
+    expect(game.locator(".places")).to_have_text(re.compile(r"^round 1: [123](st|nd|rd) \("))
+    page.get_by_label("Opponent").select_option(label="Bob")
+    page.get_by_role("button", name="Compare").click()
+    expect(page.locator("#h2h-result")).to_contain_text("Against Bob: 1 game(s) together")
+    assert bob_id not in page.locator("main").inner_text()
+    shoot(page, shots, "profile")
+    page.set_viewport_size(PHONE)
+    assert serious_violations(page) == []  # the games' table scrolls sideways on a phone
+    page.set_viewport_size(DESKTOP)
+
+    page.get_by_role("button", name="Leaderboards").click()
+    page.wait_for_selector("body[data-ready=leaderboard]")
+    page.get_by_label("Preset").select_option("house")
+    rows = page.locator("#board-rows tr")
+    expect(rows).to_have_count(3)  # Ada, Bob and the basic bot's account
+    expect(page.locator("#board-rows tr.me th")).to_have_text("Ada (you)")
+    expect(page.locator("#board-rows")).to_contain_text("Bob")
+    expect(page.locator("#board-rows")).to_contain_text("basic bot")
+    expect(page.locator("#board-own")).to_have_text(re.compile(r"^Your place: [123] of 3\.$"))
+    page.get_by_label("Ranked by").select_option("points")
+    page.get_by_label("Points over").select_option("week")
+    expect(page.locator("#board-caption")).to_have_text("house, by points, this week")
+    expect(rows).to_have_count(2)  # bots earn no points board
+    assert "g-" not in page.locator("#board").inner_text()  # no account id shows
+    shoot(page, shots, "leaderboard")
+    page.set_viewport_size(PHONE)
+    assert serious_violations(page) == []
+
+
+def test_an_invite_link_seats_a_guest_at_a_private_table(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    host = visit(visits, browser, web_stack, DESKTOP)
+    host.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=host.url)
+    page = host.open()
+    sign_in(page, "Ida")
+    page.get_by_label("Who may sit").select_option(label="private (joined by its id)")
+    page.get_by_label("Table name (optional)").fill("Invite only")
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    table_id = page.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
+    page.get_by_role("button", name="invite").click()
+    link = page.get_by_label("The table's invite link").input_value()
+    assert link == f"{host.url}/#join={table_id}"
+    page.get_by_role("button", name="Copy the invite link").click()
+    expect(page.locator("#invite-status")).to_have_text(re.compile("^Copied"))
+    assert page.evaluate("navigator.clipboard.readText()") == link
+    shoot(page, shots, "invite")
+
+    guest = visit(visits, browser, web_stack, PHONE)
+    joe = guest.open(f"#join={table_id}")  # a second browser: signed in first, then seated
+    sign_in_at_the_door(joe, "Joe")
+    joe.wait_for_selector("body[data-ready=table]")
+    assert f"#table={table_id}" in joe.url
+    expect(joe.locator("#seats li.me")).to_contain_text("Joe (you)")
+    expect(joe.locator("#spectating")).to_have_count(0)
+    expect(page.locator("#seats")).to_contain_text("Joe")
+
+
+def sign_in_at_the_door(page: Page, name: str) -> None:
+    """Sign in as a guest where the page asks first (an invite link: no lobby after)."""
+    page.wait_for_selector("body[data-ready=signin]")
+    page.get_by_label("Your name at the table").fill(name)
+    page.get_by_role("button", name="Sign in as a guest").click()
+
+
+def test_quick_play_opens_a_table_then_seats_the_next_player_there(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    kim = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(kim, "Kim")
+    kim.get_by_label("Preset for quick play").select_option("traditional")
+    shoot(kim, shots, "quick-play")
+    kim.get_by_role("button", name="Play now").click()
+    kim.wait_for_selector("body[data-ready=table]")  # no open traditional table: a new one
+    table_id = kim.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')")
+    expect(kim.locator("#seats li.me")).to_contain_text("Kim (you)")
+
+    lou = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(lou, "Lou")
+    expect(lou.locator("#lobby-tables li", has_text="Quick play")).to_have_count(1)
+    lou.get_by_label("Preset for quick play").select_option("traditional")
+    lou.get_by_role("button", name="Play now").click()
+    lou.wait_for_selector("body[data-ready=table]")
+    assert lou.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')") == table_id
+    expect(lou.locator("#seats li.me")).to_contain_text("Lou (you)")
+    expect(kim.locator("#seats")).to_contain_text("Lou")
+
+
+def test_axe_finds_no_serious_violation_on_the_club_pages(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    una = visit(visits, browser, web_stack, PHONE)
+    with_axe(una.context)
+    page = una.open()
+    page.wait_for_selector("body[data-ready=signin]")
+    found = {"sign-in": serious_violations(page)}
+    sign_in(page, "Una")
+    found["lobby"] = serious_violations(page)
+    page.get_by_role("link", name="Your profile").click()
+    page.wait_for_selector("body[data-ready=profile]")
+    expect(page.locator("#profile-status")).to_have_text(re.compile("not finished a round yet"))
+    found["profile"] = serious_violations(page)
+    page.get_by_role("button", name="Leaderboards").click()
+    page.wait_for_selector("body[data-ready=leaderboard]")
+    found["leaderboards"] = serious_violations(page)
+    page.get_by_role("button", name="Lobby").click()
+    page.wait_for_selector("body[data-ready=lobby]")
+    page.get_by_role("button", name="Create the table").click()  # practice, the preset's own
+    page.wait_for_selector("body[data-ready=table]")
+    expect(page.get_by_role("button", name="Start the game")).to_be_visible()
+    found["table"] = serious_violations(page)
+    page.get_by_role("button", name="Start the game").click()
+    page.wait_for_selector("body[data-ready=table][data-phase=round]")
+    found["table in a round"] = serious_violations(page)
+    assert found == {name: [] for name in found}, found

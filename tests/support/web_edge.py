@@ -30,6 +30,8 @@ SERVICE_PATH = "/president.gateway.v1.GatewayService"
 #: How long a request's headers may take at this stack's edge (short, for the slow-header
 #: test; no other test dribbles its headers).
 HEADER_SECONDS = 2.0
+#: How long a host may be away before the role passes on, at this stack.
+HOST_AWAY_SECONDS = 2.0
 END_STREAM = 0x02
 GRPC_WEB_TRAILER = 0x80
 
@@ -44,6 +46,8 @@ def web_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterat
         "PRESIDENT_WEB_STATIC_DIR": str(STATIC),
         "PRESIDENT_WEB_ALLOWED_ORIGINS": ALLOWED_ORIGIN,
         "PRESIDENT_WEB_HEADER_SECONDS": str(HEADER_SECONDS),
+        # A host who closes the page passes the role on soon (the club test waits for it).
+        "PRESIDENT_HOST_AWAY_SECONDS": str(HOST_AWAY_SECONDS),
     }
     with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web"), audience_replicas=1) as stack:
         yield stack

@@ -3,7 +3,7 @@
 // replaces it, so a tap in progress lands and a keyboard user's focus stays where it is);
 // only the attributes and words that changed are written.
 
-import { isRed, spoken } from "./cards";
+import { isRed } from "./cards";
 import { fill, h } from "./dom";
 import { cardFace, withCardFaces } from "./seats";
 
@@ -100,7 +100,8 @@ export class HandPanel {
     setAttribute(button, "class", `card${chosen ? " chosen" : ""}${isNew ? " new" : ""}${isRed(card) ? " red" : ""}`);
     setAttribute(button, "data-playable", state.playable.has(card) ? "true" : undefined);
     setAttribute(button, "aria-pressed", chosen ? "true" : "false");
-    setAttribute(button, "aria-label", `${spoken(card)}${isNew ? ", new" : ""}`);
+    // Named by its face (an image named "jack of clubs") and its New mark: an aria-label
+    // would hide the visible "J♣" from the name (axe: label-content-name-mismatch).
     const mark = button.querySelector(".new-mark");
     if (isNew && !mark) button.append(h("span", { class: "new-mark" }, "New"));
     if (!isNew && mark) mark.remove();

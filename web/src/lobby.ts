@@ -1,6 +1,6 @@
 // The lobby: the tables where you hold a seat (to return to), the public tables (preset, host,
-// phase, free seats) to join or watch, a table opened by its id, and a new practice, public or
-// private table with the preset's options.
+// phase, free seats) to join or watch, quick play (QuickPlay: the server picks the table), a
+// table opened by its id, and a new practice, public or private table with the preset's options.
 
 import { create } from "@bufbuild/protobuf";
 import { TableOptionsSchema, type TableView } from "../gen/president/game/v1/game_pb";
@@ -126,6 +126,25 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
     },
   );
 
+  const quickPreset = h("select", { id: "quick-preset" }, ...Object.keys(PRESETS).map((name) => h("option", { value: name }, name)));
+  const quickForm = panelForm(
+    "quick",
+    "Quick play",
+    [
+      h("p", { class: "note" }, "A seat at the public table of this preset that is closest to starting, or a new one if none has a seat free."),
+      ["Preset for quick play", quickPreset],
+    ],
+    h("button", { type: "submit", class: "gold" }, "Play now"),
+    async () => {
+      try {
+        const seated = await gateway.quickPlay({ preset: quickPreset.value, displayName: identity.name });
+        open(seated.tableId);
+      } catch (error) {
+        fill(status, ...withCardFaces(`Quick play did not find you a seat: ${sentence(error)}`));
+      }
+    },
+  );
+
   const byIdInput = h("input", { id: "open-id", required: true });
   const openForm = panelForm(
     "open",
@@ -142,6 +161,8 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
       { class: "bar" },
       h("h1", {}, "President: the lobby"),
       h("span", {}, `Signed in as ${identity.name}`),
+      h("a", { href: "#profile", class: "button" }, "Your profile"),
+      h("a", { href: "#leaderboard", class: "button" }, "Leaderboards"),
       h("button", { onclick: signOut }, "Sign out"),
     ),
     yours,
@@ -155,6 +176,7 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
         h("button", { onclick: () => void showLobby(open, signOut) }, "Refresh"),
         list,
       ),
+      quickForm,
       form,
       openForm,
     ),

@@ -1,9 +1,14 @@
 // The web table's entry: sign in (or a guest kept on this device, again), then the lobby, a
-// table (#table=<id> in the address) or a game's replay (#replay=<id>).
+// table (#table=<id> in the address), a game's replay (#replay=<id>), your profile
+// (#profile) or the leaderboards (#leaderboard); an invite link (#join=<id>) seats you and
+// opens its table.
 
 import { gateway, identity } from "./api";
 import { byId, fill } from "./dom";
+import { acceptInvite, invitedTo } from "./invite";
+import { showLeaderboard } from "./leaderboard";
 import { showLobby } from "./lobby";
+import { showProfile } from "./profile";
 import { showSignIn } from "./signin";
 import { ReplayPage } from "./replay";
 import { TablePage } from "./table";
@@ -27,36 +32,66 @@ async function route(): Promise<void> {
     document.body.dataset.ready = "signin";
     return;
   }
+  const invite = invitedTo();
+  if (invite) {
+    // An invite link: take a seat, then the table (a refusal is said in the lobby).
+    const refused = await acceptInvite(invite);
+    if (!refused) {
+      location.replace(`#table=${encodeURIComponent(invite)}`);
+      return;
+    }
+    history.replaceState(null, "", location.pathname);
+    await lobby();
+    byId("lobby-status").textContent = refused;
+    return;
+  }
   const tableId = tableInAddress();
   const replayId = replayInAddress();
+  const toLobby = (): void => {
+    location.hash = "";
+  };
   if (replayId) {
     table = new ReplayPage(replayId, () => {
       location.hash = `table=${encodeURIComponent(replayId)}`;
     });
     void table.open();
+  } else if (location.hash === "#profile") {
+    fill(byId("side"));
+    void showProfile(toLobby, () => {
+      location.hash = "leaderboard";
+    });
+  } else if (location.hash === "#leaderboard") {
+    fill(byId("side"));
+    void showLeaderboard(toLobby, () => {
+      location.hash = "profile";
+    });
   } else if (tableId) {
     table = new TablePage(tableId, () => {
       location.hash = "";
     });
     void table.open();
   } else {
-    fill(byId("side"));
-    void showLobby(
-      (id) => {
-        location.hash = `table=${encodeURIComponent(id)}`;
-      },
-      () => {
-        // End the session at the server too; this device forgets it (and its guest) either way.
-        void gateway
-          .logOut({})
-          .catch(() => undefined)
-          .finally(() => {
-            identity.forget();
-            void route();
-          });
-      },
-    );
+    void lobby();
   }
+}
+
+function lobby(): Promise<void> {
+  fill(byId("side"));
+  return showLobby(
+    (id) => {
+      location.hash = `table=${encodeURIComponent(id)}`;
+    },
+    () => {
+      // End the session at the server too; this device forgets it (and its guest) either way.
+      void gateway
+        .logOut({})
+        .catch(() => undefined)
+        .finally(() => {
+          identity.forget();
+          void route();
+        });
+    },
+  );
 }
 
 window.addEventListener("hashchange", () => void route());

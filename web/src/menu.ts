@@ -1,9 +1,10 @@
 // The table's ? menu: the preset's rules, the activity panel (GetActivity), Check the deal
-// (re-created in this browser), and the receipts to export.
+// (re-created in this browser), the receipts to export, and an invite link.
 
 import { gateway, sentence } from "./api";
 import { checkRound, witnessTable } from "./dealcheck";
 import { fill, h } from "./dom";
+import { invitePanel } from "./invite";
 import { PRESETS, ruleLines } from "./rules";
 import { seatName, withCardFaces } from "./seats";
 import type { TablePage } from "./table";
@@ -154,6 +155,7 @@ export function helpMenu(page: TablePage): HTMLElement {
       open("activity", () => void activityPanel(page, panel)),
       open("check-the-deal", () => void dealPanel(page, panel)),
       open("receipts", () => fill(panel, receiptsPanel(page))),
+      open("invite", () => fill(panel, invitePanel(page.tableId, page.view?.visibility ?? ""))),
     ),
     panel,
   );

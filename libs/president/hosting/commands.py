@@ -110,10 +110,24 @@ class MoveOn:
     timer_key: int = 0
 
 
-OwnCommand = React | HandOverHost | SetPresence | Close
+@dataclass(frozen=True)
+class PassHost:
+    """The host role passes on by itself (what ``MoveOn`` becomes when the host stayed
+    away: :func:`president.hosting.host_role.away_successor`)."""
+
+    change: HostChanged
+
+    def decide(self, table: Table) -> list[TableEvent]:
+        return [self.change]
+
+    def digest_subject(self) -> object:
+        return self.change
+
+
+OwnCommand = React | HandOverHost | SetPresence | Close | PassHost
 #: What a table takes: the game's commands and its own.
 TableCommand = g.GameCommand | rnd.Command | OwnCommand | MoveOn
-_OWN = (React, HandOverHost, SetPresence, Close)
+_OWN = (React, HandOverHost, SetPresence, Close, PassHost)
 
 
 def bind(table: Table, command: TableCommand, actor: str) -> tuple[TableCommand, str]:
@@ -124,6 +138,8 @@ def bind(table: Table, command: TableCommand, actor: str) -> tuple[TableCommand,
     step = move_on(table, command.kind, command.game_no, command.round_no, command.timer_key)
     if isinstance(step, TableClosed):
         return Close(step.reason), SERVER
+    if isinstance(step, HostChanged):
+        return PassHost(step), SERVER
     if isinstance(step, rnd.PlayCards | rnd.Pass):
         return step, bot_actor(table.game, step.seat)
     return step, SERVER

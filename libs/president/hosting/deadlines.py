@@ -34,7 +34,10 @@ Between rounds and after a game a timer runs only with :class:`IdleRules`
 ``between_rounds`` and ``closing``): between rounds the host has ``host_idle_seconds`` (a practice
 table's ``advance_seconds`` when set) before the table moves on by itself,
 and after a game the same before it goes back to the lobby; a table every
-person left closes ``empty_seconds`` after the last one went. The table's
+person left closes ``empty_seconds`` after the last one went. A host that no
+gateway reports connected while another person is (in the lobby, between
+rounds, after a game) has ``host_away_seconds`` (kind ``host_away``, keyed by
+the host's seat) before the role passes to the next connected person. The table's
 ``MoveOn`` command (:mod:`president.hosting.move_on`) decides what moving on
 means.
 
@@ -54,12 +57,14 @@ from datetime import datetime, timedelta
 from president.events.v1.events_pb2 import EventEnvelope
 from president.hosting.autoplay import next_bot_command
 from president.hosting.events import TableCreated, TableEvent
+from president.hosting.host_role import away_successor, host_seat
 from president.hosting.move_on import (
     AFTER_GAME_KEY,
     BETWEEN_ROUNDS,
     BETWEEN_ROUNDS_KEY,
     BOTS,
     CLOSING,
+    HOST_AWAY,
     nobody_left,
 )
 from president.hosting.presence import connected_seats
@@ -73,7 +78,7 @@ TAKEOVER = "takeover"
 RAPID = "rapid"
 EXCHANGE = "exchange"
 #: The kinds a table's ``MoveOn`` answers (the others, its ``Timeout``).
-MOVE_ON_KINDS = frozenset({BETWEEN_ROUNDS, CLOSING, BOTS})
+MOVE_ON_KINDS = frozenset({BETWEEN_ROUNDS, CLOSING, BOTS, HOST_AWAY})
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,9 @@ class IdleRules:
     host_idle_seconds: int = 120
     #: After the last person left: the grace before the table closes.
     empty_seconds: int = 60
+    #: A host no gateway reports connected, while another person is: the time before the
+    #: role passes on (0: never; only a host who leaves passes it on).
+    host_away_seconds: int = 0
 
 
 SERVER = "server"
@@ -180,6 +188,13 @@ def idle_timer(table: Table, rules: IdleRules) -> Timer | None:
         return None
     if nobody_left(table):
         return Timer(CLOSING, None, 0, game.game_no, game.round_no, rules.empty_seconds)
+    waiting_phase = game.phase != g.GamePhase.ROUND  # a round has its own timers
+    if rules.host_away_seconds and waiting_phase and away_successor(table) is not None:
+        # Before the host's own wait: a host who is not there cannot choose. Keyed by the
+        # host's seat, so a new host who goes away is a new wait.
+        seat = host_seat(table)
+        assert seat is not None
+        return Timer(HOST_AWAY, None, seat, game.game_no, game.round_no, rules.host_away_seconds)
     if game.phase == g.GamePhase.BETWEEN_ROUNDS:
         seconds = game.options.advance_seconds or rules.host_idle_seconds
         return Timer(BETWEEN_ROUNDS, None, BETWEEN_ROUNDS_KEY, game.game_no, game.round_no, seconds)

@@ -68,7 +68,8 @@ class ReactionShown(NamedTuple):
 
 
 class HostChanged(NamedTuple):
-    """The host role passed to ``player_id`` (``automatic``: the previous host left)."""
+    """The host role passed to ``player_id`` (``automatic``: the previous host left, or stayed
+    away)."""
 
     player_id: str
     previous_player_id: str

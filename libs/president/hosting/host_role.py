@@ -1,14 +1,19 @@
-"""Who holds a table's host role: the host's handover, and the next host when the host leaves.
+"""Who holds a table's host role: the host's handover, and the next host when the host leaves
+or stays away.
 
 The host is table state (``Table.host_player_id``, changed by ``HostChanged``).
 The host hands the role to another seated human; a host who leaves hands it to
 the next human in seat order, found here after the command that made them
-leave. Pure: the table host appends what these functions return.
+leave. A host whose seat no gateway reports connected, while another person's
+is, is away (:func:`away_successor`): when that lasts (the timer's
+``host_away`` wait) the role passes to the next connected person in seat order.
+Pure: the table host appends what these functions return.
 """
 
 from __future__ import annotations
 
 from president.hosting.events import HostChanged
+from president.hosting.presence import connected_seats
 from president.hosting.projection import Table, departure_of
 from president.rules.errors import ErrorCode, Rejected
 
@@ -49,6 +54,26 @@ def successor(table: Table) -> HostChanged | None:
     for step in range(count):
         seat = (first + step) % count
         if is_present_human(table, seat):
+            player = table.game.seats[seat].player
+            assert player is not None
+            return HostChanged(player, table.host_player_id, automatic=True)
+    return None
+
+
+def away_successor(table: Table) -> HostChanged | None:
+    """The host change due if the host stays away: the next connected person after the
+    host's seat, while the host sits there unconnected (None: the host is connected, has
+    left, or nobody else is connected)."""
+    start = host_seat(table)
+    if start is None or host_has_left(table):
+        return None
+    connected = connected_seats(table.presence)
+    if start in connected:
+        return None
+    count = len(table.game.seats)
+    for step in range(1, count):
+        seat = (start + step) % count
+        if seat in connected and is_present_human(table, seat):
             player = table.game.seats[seat].player
             assert player is not None
             return HostChanged(player, table.host_player_id, automatic=True)

@@ -8,6 +8,9 @@ decides here, from its own state at that moment, what moving on means:
 - between rounds: the next round, or, in a game with no set end
   (``game_end`` ``unlimited``), the end of the game;
 - after a game: back to the lobby;
+- a host who stayed away (no gateway reports them connected) while another
+  person is connected: the host role passes to the next connected person
+  (``HostChanged``, automatic);
 - in rapid play, for a table whose bots wait a human-like delay
   (``bot_delay_ms``): the next bot's move, on the table version the delay
   was counted on.
@@ -19,8 +22,8 @@ Pure: tables in, a command or an event out.
 from __future__ import annotations
 
 from president.hosting.autoplay import next_bot_command
-from president.hosting.events import TableClosed
-from president.hosting.host_role import has_humans
+from president.hosting.events import HostChanged, TableClosed
+from president.hosting.host_role import away_successor, has_humans, host_seat
 from president.hosting.projection import Table
 from president.rules import game as g
 from president.rules import round as rnd
@@ -33,6 +36,7 @@ NOBODY_LEFT = "nobody was left at the table: it closed"
 BETWEEN_ROUNDS = "between_rounds"
 CLOSING = "closing"
 BOTS = "bots"
+HOST_AWAY = "host_away"
 #: The timer keys of the host's wait: between rounds, after a game.
 BETWEEN_ROUNDS_KEY, AFTER_GAME_KEY = 0, 1
 
@@ -44,7 +48,7 @@ def nobody_left(table: Table) -> bool:
 
 def move_on(
     table: Table, kind: str, game_no: int, round_no: int, timer_key: int = 0
-) -> g.GameCommand | rnd.Command | TableClosed:
+) -> g.GameCommand | rnd.Command | TableClosed | HostChanged:
     """What the table does by itself after waiting (``kind``) in ``game_no``, ``round_no``;
     ``timer_key`` is the wait's (for the bots, the table version they waited on). STALE
     when the table no longer waits so."""
@@ -53,6 +57,15 @@ def move_on(
         raise Rejected(ErrorCode.STALE, "the table is closed")
     if kind == CLOSING and nobody_left(table):
         return TableClosed(NOBODY_LEFT)
+    if (
+        kind == HOST_AWAY
+        and (game.game_no, game.round_no) == (game_no, round_no)
+        and game.phase != g.GamePhase.ROUND
+        and host_seat(table) == timer_key
+    ):
+        change = away_successor(table)
+        if change is not None:
+            return change
     if kind != CLOSING and (game.game_no, game.round_no) == (game_no, round_no):
         phase = game.phase
         if kind == BETWEEN_ROUNDS and timer_key == BETWEEN_ROUNDS_KEY:

@@ -1,18 +1,22 @@
 """Rulebook 000's seat rules and the host role on TableHost (SQLite): a leaver cannot reclaim a
 seat during the game, a newcomer between rounds starts with no role, score, leftover cards or
-exchange, and the host role passes on by handover or when the host leaves."""
+exchange, and the host role passes on by handover, when the host leaves, or when the host
+stays away (the timer's ``host_away`` wait), which the audit accepts."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from president import codec
+from president.audit.verify import verify_table
 from president.hosting.dealer import LocalDealer
-from president.hosting.events import HostChanged
+from president.hosting.events import HostChanged, SeatPresence
 from president.hosting.host import TableHost
+from president.hosting.move_on import HOST_AWAY
 from president.hosting.seat_views import table_view
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -135,3 +139,22 @@ def test_the_host_hands_the_role_to_a_person(host: TableHost) -> None:
     assert host_changes(host, table_id) == [HostChanged("bob", "ann", automatic=False)]
     assert host.hand_over_host(table_id, 2, "to-bob", "ann").events == 1  # a retry: once
     assert len(host_changes(host, table_id)) == 1
+
+
+def test_a_host_who_stays_away_passes_the_role_and_the_audit_agrees(host: TableHost) -> None:
+    table_id = "t1"  # in the lobby: ann hosts, bob sits at seat 2
+    host.create(table_id, options_for("classic"), seat_count=4, host_player_id="ann")
+    for seat, player in ((0, "ann"), (2, "bob")):
+        command = g.SitDown(seat, player, display_name=player.title())
+        host.decide_and_append(table_id, command, f"sit-{seat}", player)
+    host.set_presence(table_id, SeatPresence(2, "gw-1", True), "bob-here", "bob")
+    game = host.load(table_id).game
+    moved = host.move_on(table_id, HOST_AWAY, game.game_no, game.round_no, "away", timer_key=0)
+    assert moved.events == 1
+    assert host.load(table_id).host_player_id == "bob"
+    assert host_changes(host, table_id) == [HostChanged("bob", "ann", automatic=True)]
+    with pytest.raises(Rejected) as stale:  # the same wait again: bob is here, nothing due
+        host.move_on(table_id, HOST_AWAY, game.game_no, game.round_no, "again", timer_key=0)
+    assert stale.value.code == ErrorCode.STALE
+    report = verify_table(host._store.read_stream(stream_id(table_id)), now=datetime.now(UTC))
+    assert report.problem is None, report.problem

@@ -305,3 +305,19 @@ def test_a_guest_becomes_a_named_account_keeping_its_id(players: Players, url: s
     with pytest.raises(ServiceError) as error:
         players.log_in_guest(guest.identity.account_id, guest.device_secret)
     assert error.value.reason == "LOGIN_FAILED"  # the device secret went with the guest
+
+
+def test_display_names_name_the_known_accounts_and_leave_out_the_others(
+    players: Players,
+) -> None:
+    ada = players.create_guest("Ada").identity.account_id
+    bob = players.create_guest("Bob").identity.account_id
+    assert players.display_names([ada, bob, ada, "g-nobody"]) == {ada: "Ada", bob: "Bob"}
+    assert players.display_names([]) == {}
+
+
+def test_too_many_accounts_names_at_once_are_refused(players: Players) -> None:
+    with pytest.raises(ServiceError) as refused:
+        players.display_names([f"g-{n}" for n in range(501)])
+    assert refused.value.status == Code.INVALID_ARGUMENT
+    assert refused.value.reason == "TOO_MANY_ACCOUNTS"

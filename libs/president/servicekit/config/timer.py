@@ -30,12 +30,21 @@ class WaitSettings(FromEnv):
         "timer and gateway: how long a table every person left stays open before it closes",
         seconds,
     )
+    host_away_seconds: float = setting(
+        "PRESIDENT_HOST_AWAY_SECONDS",
+        60.0,
+        "timer: how long a host no gateway reports connected keeps the role while another "
+        "person at the table is connected (in the lobby, between rounds, after a game); "
+        "then it passes to the next connected person. 0: only when the host leaves",
+        seconds,
+    )
 
     def rules(self) -> IdleRules:
         """The waits as the deadlines' rules (whole seconds)."""
         return IdleRules(
             host_idle_seconds=round(self.host_idle_seconds),
             empty_seconds=round(self.empty_table_seconds),
+            host_away_seconds=round(self.host_away_seconds),
         )
 
 

@@ -37,6 +37,7 @@ from president.services.gateway.api.roles import AudienceOnly
 from president.services.gateway.calls.accounts import Accounts
 from president.services.gateway.calls.app import Gateway
 from president.services.gateway.calls.commands import Commands
+from president.services.gateway.calls.quick_play import QuickPlay
 from president.services.gateway.calls.ratings import Ratings
 from president.services.gateway.calls.seats import Seats
 from president.services.gateway.identity.auth import Verifier
@@ -90,7 +91,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
     gateway = Gateway(tables, scoring, hub, commands, id_key, gateway_settings.operator_keys)
     seats = Seats(tables, hub, commands)
     admission = Admission.configured(gateway_settings.limits, settings.edge_secret)
-    ratings = Ratings(scoring, id_key)
+    ratings = Ratings(scoring, id_key, players)
     client: list[Client] = []
     reloads: set[asyncio.Task[None]] = set()
 
@@ -174,7 +175,10 @@ def build(gateway_settings: GatewaySettings) -> Service:
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
-            GatewayServicer(gateway, seats, verifier, accounts, ratings, admission), server
+            GatewayServicer(
+                gateway, seats, verifier, accounts, ratings, QuickPlay(tables, seats), admission
+            ),
+            server,
         )
         return [gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"].full_name]
 

@@ -26,6 +26,10 @@ from president.services.players.store import Account, NameTaken, PlayersStore, R
 OnRevoked = Callable[[list[str], int], None]
 
 
+#: The most accounts one GetDisplayNames names.
+MAX_NAMES = 500
+
+
 @dataclass(frozen=True)
 class Lifetimes:
     """How long tokens live, in seconds."""
@@ -218,6 +222,17 @@ class Players:
         now = self._now()
         ttl = self._lifetimes.access
         return [(sid, at + ttl) for sid, at in self._store.revoked_since(now - ttl)]
+
+    def display_names(self, account_ids: list[str]) -> dict[str, str]:
+        """The display names of the accounts that exist among these (at most
+        :data:`MAX_NAMES` ids: more is ``TOO_MANY_ACCOUNTS``)."""
+        if len(account_ids) > MAX_NAMES:
+            raise ServiceError(
+                Code.INVALID_ARGUMENT,
+                "TOO_MANY_ACCOUNTS",
+                f"ask for at most {MAX_NAMES} accounts' names at once, not {len(account_ids)}",
+            )
+        return self._store.display_names(sorted(set(account_ids)))
 
     # -- internals --------------------------------------------------------------------
     def _revoked(self, session_ids: list[str], now: int) -> int:

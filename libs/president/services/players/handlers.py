@@ -108,3 +108,10 @@ class PlayersServicer(players_pb2_grpc.PlayersServiceServicer):
         return pb.ListRevocationsResponse(
             revocations=[pb.Revocation(session_id=sid, until=until) for sid, until in found]
         )
+
+    async def GetDisplayNames(
+        self, request: pb.GetDisplayNamesRequest, context: Context
+    ) -> pb.GetDisplayNamesResponse:
+        ids = list(request.account_ids)
+        found = await self._run(context, lambda: self._players.display_names(ids))
+        return pb.GetDisplayNamesResponse(display_names=found)

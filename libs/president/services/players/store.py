@@ -175,6 +175,18 @@ class PlayersStore:
             ).first()
         return None if row is None else _account(row)
 
+    def display_names(self, account_ids: list[str]) -> dict[str, str]:
+        """The display names of those of these accounts that exist, by account id."""
+        if not account_ids:
+            return {}
+        with self._engine.connect().execution_options(**READ) as connection:
+            rows = connection.execute(
+                select(accounts.c.account_id, accounts.c.display_name).where(
+                    accounts.c.account_id.in_(account_ids)
+                )
+            ).all()
+        return {row.account_id: row.display_name for row in rows}
+
     def account_named(self, name_key: str) -> Account | None:
         """The account whose name has this key."""
         with self._engine.connect().execution_options(**READ) as connection:

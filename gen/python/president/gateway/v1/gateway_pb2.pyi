@@ -455,6 +455,66 @@ class JoinTableResponse(_message.Message):
 Global___JoinTableResponse: _TypeAlias = JoinTableResponse  # noqa: Y015
 
 @_typing.final
+class QuickPlayRequest(_message.Message):
+    """Play now: a seat at a public table of a preset."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRESET_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """The preset."""
+    display_name: _builtins.str
+    """The name shown."""
+    def __init__(
+        self,
+        *,
+        preset: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "preset", b"preset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuickPlayRequest: _TypeAlias = QuickPlayRequest  # noqa: Y015
+
+@_typing.final
+class QuickPlayResponse(_message.Message):
+    """Where quick play seated the caller."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    seat: _builtins.int
+    """The seat."""
+    player_id: _builtins.str
+    """The player's account id."""
+    created: _builtins.bool
+    """Whether the table was opened for the caller (no open table of the preset had a seat)."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        created: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "player_id", b"player_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuickPlayResponse: _TypeAlias = QuickPlayResponse  # noqa: Y015
+
+@_typing.final
 class SpectateRequest(_message.Message):
     """Watch a table without a seat."""
 
@@ -2052,9 +2112,30 @@ class GetHistoryResponse(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class DisplayNamesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     HISTORY_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     PUBLIC_SUMMARY_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAMES_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     """The next page's token (empty: the last page)."""
     public_summary: _builtins.bool
@@ -2063,16 +2144,21 @@ class GetHistoryResponse(_message.Message):
     def history(self) -> _standings_pb2.GetHistoryResponse:
         """Its totals, ratings and (your own) games, newest first."""
 
+    @_builtins.property
+    def display_names(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The display names of the accounts in this page's games (each game's others)."""
+
     def __init__(
         self,
         *,
         history: _standings_pb2.GetHistoryResponse | None = ...,
         next_page_token: _builtins.str = ...,
         public_summary: _builtins.bool = ...,
+        display_names: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["history", b"history"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["history", b"history", "next_page_token", b"next_page_token", "public_summary", b"public_summary"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_names", b"display_names", "history", b"history", "next_page_token", b"next_page_token", "public_summary", b"public_summary"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

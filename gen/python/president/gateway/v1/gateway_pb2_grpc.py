@@ -52,6 +52,11 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.JoinTableRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.JoinTableResponse.FromString,
                 _registered_method=True)
+        self.QuickPlay = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/QuickPlay',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.QuickPlayRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.QuickPlayResponse.FromString,
+                _registered_method=True)
         self.Spectate = channel.unary_unary(
                 '/president.gateway.v1.GatewayService/Spectate',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SpectateRequest.SerializeToString,
@@ -231,6 +236,14 @@ class GatewayServiceServicer:
 
     def JoinTable(self, request, context):
         """Takes a seat at a table for the caller's account (the seat it holds already, if any).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def QuickPlay(self, request, context):
+        """Sits the caller at the best open public table of a preset (the one in the lobby with
+        the fewest free seats, so its game starts soonest), or opens a new public one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -491,6 +504,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.JoinTableRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.JoinTableResponse.SerializeToString,
             ),
+            'QuickPlay': grpc.unary_unary_rpc_method_handler(
+                    servicer.QuickPlay,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.QuickPlayRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.QuickPlayResponse.SerializeToString,
+            ),
             'Spectate': grpc.unary_unary_rpc_method_handler(
                     servicer.Spectate,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SpectateRequest.FromString,
@@ -729,6 +747,33 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/JoinTable',
             president_dot_gateway_dot_v1_dot_gateway__pb2.JoinTableRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.JoinTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def QuickPlay(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/QuickPlay',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.QuickPlayRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.QuickPlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

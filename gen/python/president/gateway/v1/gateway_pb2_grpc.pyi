@@ -63,6 +63,10 @@ class GatewayServiceStub:
     """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]
     """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
+    QuickPlay: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.QuickPlayRequest, _gateway_pb2.QuickPlayResponse]
+    """Sits the caller at the best open public table of a preset (the one in the lobby with
+    the fewest free seats, so its game starts soonest), or opens a new public one.
+    """
     Spectate: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]
     """Checks that a table exists to be watched: any identity watches a table it knows."""
     AddBot: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.AddBotRequest, _gateway_pb2.AddBotResponse]
@@ -169,6 +173,10 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """
     JoinTable: _aio.UnaryUnaryMultiCallable[_gateway_pb2.JoinTableRequest, _gateway_pb2.JoinTableResponse]  # type: ignore[assignment]
     """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
+    QuickPlay: _aio.UnaryUnaryMultiCallable[_gateway_pb2.QuickPlayRequest, _gateway_pb2.QuickPlayResponse]  # type: ignore[assignment]
+    """Sits the caller at the best open public table of a preset (the one in the lobby with
+    the fewest free seats, so its game starts soonest), or opens a new public one.
+    """
     Spectate: _aio.UnaryUnaryMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]  # type: ignore[assignment]
     """Checks that a table exists to be watched: any identity watches a table it knows."""
     AddBot: _aio.UnaryUnaryMultiCallable[_gateway_pb2.AddBotRequest, _gateway_pb2.AddBotResponse]  # type: ignore[assignment]
@@ -290,6 +298,16 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.JoinTableResponse, _abc.Awaitable[_gateway_pb2.JoinTableResponse]]:
         """Takes a seat at a table for the caller's account (the seat it holds already, if any)."""
+
+    @_abc_1.abstractmethod
+    def QuickPlay(
+        self,
+        request: _gateway_pb2.QuickPlayRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.QuickPlayResponse, _abc.Awaitable[_gateway_pb2.QuickPlayResponse]]:
+        """Sits the caller at the best open public table of a preset (the one in the lobby with
+        the fewest free seats, so its game starts soonest), or opens a new public one.
+        """
 
     @_abc_1.abstractmethod
     def Spectate(

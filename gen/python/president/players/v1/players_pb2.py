@@ -24,15 +24,17 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"president/players/v1/players.proto\x12\x14president.players.v1\"\x9b\x01\n\x08Identity\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12/\n\x04kind\x18\x03 \x01(\x0e\x32!.president.players.v1.AccountKind\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x12\n\nexpires_at\x18\x05 \x01(\x03\x12\x0c\n\x04name\x18\x06 \x01(\t\"\xba\x01\n\x0b\x43redentials\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\x12\x19\n\x11\x61\x63\x63\x65ss_expires_at\x18\x02 \x01(\x03\x12\x15\n\rrefresh_token\x18\x03 \x01(\t\x12\x1a\n\x12refresh_expires_at\x18\x04 \x01(\x03\x12\x30\n\x08identity\x18\x05 \x01(\x0b\x32\x1e.president.players.v1.Identity\x12\x15\n\rdevice_secret\x18\x06 \x01(\t\"*\n\x12\x43reateGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"e\n\x0fRegisterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x1c\n\x14upgrade_access_token\x18\x04 \x01(\t\"W\n\x0cLogInRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\x10\n\x08guest_id\x18\x03 \x01(\t\x12\x15\n\rdevice_secret\x18\x04 \x01(\t\"\'\n\x0eRefreshRequest\x12\x15\n\rrefresh_token\x18\x01 \x01(\t\"%\n\rLogOutRequest\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\"/\n\x17LogOutEverywhereRequest\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\"*\n\x0eLogOutResponse\x12\x18\n\x10sessions_revoked\x18\x01 \x01(\r\"%\n\rWhoAmIRequest\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\"B\n\x0eWhoAmIResponse\x12\x30\n\x08identity\x18\x01 \x01(\x0b\x32\x1e.president.players.v1.Identity\"/\n\nRevocation\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05until\x18\x02 \x01(\x03\"\x18\n\x16ListRevocationsRequest\"P\n\x17ListRevocationsResponse\x12\x35\n\x0brevocations\x18\x01 \x03(\x0b\x32 .president.players.v1.Revocation\"M\n\x13\x43reateGuestResponse\x12\x36\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32!.president.players.v1.Credentials\"J\n\x10RegisterResponse\x12\x36\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32!.president.players.v1.Credentials\"G\n\rLogInResponse\x12\x36\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32!.president.players.v1.Credentials\"I\n\x0fRefreshResponse\x12\x36\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32!.president.players.v1.Credentials\"4\n\x18LogOutEverywhereResponse\x12\x18\n\x10sessions_revoked\x18\x01 \x01(\r*\x8c\x01\n\x0b\x41\x63\x63ountKind\x12\x1c\n\x18\x41\x43\x43OUNT_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x41\x43\x43OUNT_KIND_GUEST\x10\x01\x12\x16\n\x12\x41\x43\x43OUNT_KIND_NAMED\x10\x02\x12\x19\n\x15\x41\x43\x43OUNT_KIND_EXTERNAL\x10\x03\x12\x14\n\x10\x41\x43\x43OUNT_KIND_BOT\x10\x04\x32\x86\x06\n\x0ePlayersService\x12\x62\n\x0b\x43reateGuest\x12(.president.players.v1.CreateGuestRequest\x1a).president.players.v1.CreateGuestResponse\x12Y\n\x08Register\x12%.president.players.v1.RegisterRequest\x1a&.president.players.v1.RegisterResponse\x12P\n\x05LogIn\x12\".president.players.v1.LogInRequest\x1a#.president.players.v1.LogInResponse\x12V\n\x07Refresh\x12$.president.players.v1.RefreshRequest\x1a%.president.players.v1.RefreshResponse\x12S\n\x06LogOut\x12#.president.players.v1.LogOutRequest\x1a$.president.players.v1.LogOutResponse\x12q\n\x10LogOutEverywhere\x12-.president.players.v1.LogOutEverywhereRequest\x1a..president.players.v1.LogOutEverywhereResponse\x12S\n\x06WhoAmI\x12#.president.players.v1.WhoAmIRequest\x1a$.president.players.v1.WhoAmIResponse\x12n\n\x0fListRevocations\x12,.president.players.v1.ListRevocationsRequest\x1a-.president.players.v1.ListRevocationsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"president/players/v1/players.proto\x12\x14president.players.v1\"\x9b\x01\n\x08Identity\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12/\n\x04kind\x18\x03 \x01(\x0e\x32!.president.players.v1.AccountKind\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x12\n\nexpires_at\x18\x05 \x01(\x03\x12\x0c\n\x04name\x18\x06 \x01(\t\"\xba\x01\n\x0b\x43redentials\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\x12\x19\n\x11\x61\x63\x63\x65ss_expires_at\x18\x02 \x01(\x03\x12\x15\n\rrefresh_token\x18\x03 \x01(\t\x12\x1a\n\x12refresh_expires_at\x18\x04 \x01(\x03\x12\x30\n\x08identity\x18\x05 \x01(\x0b\x32\x1e.president.players.v1.Identity\x12\x15\n\rdevice_secret\x18\x06 \x01(\t\"*\n\x12\x43reateGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"e\n\x0fRegisterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x1c\n\x14upgrade_access_token\x18\x04 \x01(\t\"W\n\x0cLogInRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\x10\n\x08guest_id\x18\x03 \x01(\t\x12\x15\n\rdevice_secret\x18\x04 \x01(\t\"\'\n\x0eRefreshRequest\x12\x15\n\rrefresh_token\x18\x01 \x01(\t\"%\n\rLogOutRequest\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\"/\n\x17LogOutEverywhereRequest\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\"*\n\x0eLogOutResponse\x12\x18\n\x10sessions_revoked\x18\x01 \x01(\r\"%\n\rWhoAmIRequest\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\"B\n\x0eWhoAmIResponse\x12\x30\n\x08identity\x18\x01 \x01(\x0b\x32\x1e.president.players.v1.Identity\"/\n\nRevocation\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05until\x18\x02 \x01(\x03\"\x18\n\x16ListRevocationsRequest\"P\n\x17ListRevocationsResponse\x12\x35\n\x0brevocations\x18\x01 \x03(\x0b\x32 .president.players.v1.Revocation\"-\n\x16GetDisplayNamesRequest\x12\x13\n\x0b\x61\x63\x63ount_ids\x18\x01 \x03(\t\"\xa6\x01\n\x17GetDisplayNamesResponse\x12V\n\rdisplay_names\x18\x01 \x03(\x0b\x32?.president.players.v1.GetDisplayNamesResponse.DisplayNamesEntry\x1a\x33\n\x11\x44isplayNamesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"M\n\x13\x43reateGuestResponse\x12\x36\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32!.president.players.v1.Credentials\"J\n\x10RegisterResponse\x12\x36\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32!.president.players.v1.Credentials\"G\n\rLogInResponse\x12\x36\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32!.president.players.v1.Credentials\"I\n\x0fRefreshResponse\x12\x36\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32!.president.players.v1.Credentials\"4\n\x18LogOutEverywhereResponse\x12\x18\n\x10sessions_revoked\x18\x01 \x01(\r*\x8c\x01\n\x0b\x41\x63\x63ountKind\x12\x1c\n\x18\x41\x43\x43OUNT_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x41\x43\x43OUNT_KIND_GUEST\x10\x01\x12\x16\n\x12\x41\x43\x43OUNT_KIND_NAMED\x10\x02\x12\x19\n\x15\x41\x43\x43OUNT_KIND_EXTERNAL\x10\x03\x12\x14\n\x10\x41\x43\x43OUNT_KIND_BOT\x10\x04\x32\xf6\x06\n\x0ePlayersService\x12\x62\n\x0b\x43reateGuest\x12(.president.players.v1.CreateGuestRequest\x1a).president.players.v1.CreateGuestResponse\x12Y\n\x08Register\x12%.president.players.v1.RegisterRequest\x1a&.president.players.v1.RegisterResponse\x12P\n\x05LogIn\x12\".president.players.v1.LogInRequest\x1a#.president.players.v1.LogInResponse\x12V\n\x07Refresh\x12$.president.players.v1.RefreshRequest\x1a%.president.players.v1.RefreshResponse\x12S\n\x06LogOut\x12#.president.players.v1.LogOutRequest\x1a$.president.players.v1.LogOutResponse\x12q\n\x10LogOutEverywhere\x12-.president.players.v1.LogOutEverywhereRequest\x1a..president.players.v1.LogOutEverywhereResponse\x12S\n\x06WhoAmI\x12#.president.players.v1.WhoAmIRequest\x1a$.president.players.v1.WhoAmIResponse\x12n\n\x0fListRevocations\x12,.president.players.v1.ListRevocationsRequest\x1a-.president.players.v1.ListRevocationsResponse\x12n\n\x0fGetDisplayNames\x12,.president.players.v1.GetDisplayNamesRequest\x1a-.president.players.v1.GetDisplayNamesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'president.players.v1.players_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ACCOUNTKIND']._serialized_start=1438
-  _globals['_ACCOUNTKIND']._serialized_end=1578
+  _globals['_GETDISPLAYNAMESRESPONSE_DISPLAYNAMESENTRY']._loaded_options = None
+  _globals['_GETDISPLAYNAMESRESPONSE_DISPLAYNAMESENTRY']._serialized_options = b'8\001'
+  _globals['_ACCOUNTKIND']._serialized_start=1654
+  _globals['_ACCOUNTKIND']._serialized_end=1794
   _globals['_IDENTITY']._serialized_start=61
   _globals['_IDENTITY']._serialized_end=216
   _globals['_CREDENTIALS']._serialized_start=219
@@ -61,16 +63,22 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTREVOCATIONSREQUEST']._serialized_end=996
   _globals['_LISTREVOCATIONSRESPONSE']._serialized_start=998
   _globals['_LISTREVOCATIONSRESPONSE']._serialized_end=1078
-  _globals['_CREATEGUESTRESPONSE']._serialized_start=1080
-  _globals['_CREATEGUESTRESPONSE']._serialized_end=1157
-  _globals['_REGISTERRESPONSE']._serialized_start=1159
-  _globals['_REGISTERRESPONSE']._serialized_end=1233
-  _globals['_LOGINRESPONSE']._serialized_start=1235
-  _globals['_LOGINRESPONSE']._serialized_end=1306
-  _globals['_REFRESHRESPONSE']._serialized_start=1308
-  _globals['_REFRESHRESPONSE']._serialized_end=1381
-  _globals['_LOGOUTEVERYWHERERESPONSE']._serialized_start=1383
-  _globals['_LOGOUTEVERYWHERERESPONSE']._serialized_end=1435
-  _globals['_PLAYERSSERVICE']._serialized_start=1581
-  _globals['_PLAYERSSERVICE']._serialized_end=2355
+  _globals['_GETDISPLAYNAMESREQUEST']._serialized_start=1080
+  _globals['_GETDISPLAYNAMESREQUEST']._serialized_end=1125
+  _globals['_GETDISPLAYNAMESRESPONSE']._serialized_start=1128
+  _globals['_GETDISPLAYNAMESRESPONSE']._serialized_end=1294
+  _globals['_GETDISPLAYNAMESRESPONSE_DISPLAYNAMESENTRY']._serialized_start=1243
+  _globals['_GETDISPLAYNAMESRESPONSE_DISPLAYNAMESENTRY']._serialized_end=1294
+  _globals['_CREATEGUESTRESPONSE']._serialized_start=1296
+  _globals['_CREATEGUESTRESPONSE']._serialized_end=1373
+  _globals['_REGISTERRESPONSE']._serialized_start=1375
+  _globals['_REGISTERRESPONSE']._serialized_end=1449
+  _globals['_LOGINRESPONSE']._serialized_start=1451
+  _globals['_LOGINRESPONSE']._serialized_end=1522
+  _globals['_REFRESHRESPONSE']._serialized_start=1524
+  _globals['_REFRESHRESPONSE']._serialized_end=1597
+  _globals['_LOGOUTEVERYWHERERESPONSE']._serialized_start=1599
+  _globals['_LOGOUTEVERYWHERERESPONSE']._serialized_end=1651
+  _globals['_PLAYERSSERVICE']._serialized_start=1797
+  _globals['_PLAYERSSERVICE']._serialized_end=2683
 # @@protoc_insertion_point(module_scope)

@@ -443,6 +443,74 @@ class ListRevocationsResponse(_message.Message):
 Global___ListRevocationsResponse: _TypeAlias = ListRevocationsResponse  # noqa: Y015
 
 @_typing.final
+class GetDisplayNamesRequest(_message.Message):
+    """Ask for the display names of some accounts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_IDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def account_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The accounts (at most 500)."""
+
+    def __init__(
+        self,
+        *,
+        account_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_ids", b"account_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetDisplayNamesRequest: _TypeAlias = GetDisplayNamesRequest  # noqa: Y015
+
+@_typing.final
+class GetDisplayNamesResponse(_message.Message):
+    """The display names of the accounts the players service knows (others are left out)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class DisplayNamesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    DISPLAY_NAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def display_names(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """By account id."""
+
+    def __init__(
+        self,
+        *,
+        display_names: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_names", b"display_names"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetDisplayNamesResponse: _TypeAlias = GetDisplayNamesResponse  # noqa: Y015
+
+@_typing.final
 class CreateGuestResponse(_message.Message):
     """A new guest's tokens (and its device secret)."""
 

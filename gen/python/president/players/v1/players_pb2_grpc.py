@@ -75,6 +75,11 @@ class PlayersServiceStub:
                 request_serializer=president_dot_players_dot_v1_dot_players__pb2.ListRevocationsRequest.SerializeToString,
                 response_deserializer=president_dot_players_dot_v1_dot_players__pb2.ListRevocationsResponse.FromString,
                 _registered_method=True)
+        self.GetDisplayNames = channel.unary_unary(
+                '/president.players.v1.PlayersService/GetDisplayNames',
+                request_serializer=president_dot_players_dot_v1_dot_players__pb2.GetDisplayNamesRequest.SerializeToString,
+                response_deserializer=president_dot_players_dot_v1_dot_players__pb2.GetDisplayNamesResponse.FromString,
+                _registered_method=True)
 
 
 class PlayersServiceServicer:
@@ -137,6 +142,13 @@ class PlayersServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetDisplayNames(self, request, context):
+        """The display names of accounts (the gateway names the rows of leaderboards with them).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PlayersServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -179,6 +191,11 @@ def add_PlayersServiceServicer_to_server(servicer, server):
                     servicer.ListRevocations,
                     request_deserializer=president_dot_players_dot_v1_dot_players__pb2.ListRevocationsRequest.FromString,
                     response_serializer=president_dot_players_dot_v1_dot_players__pb2.ListRevocationsResponse.SerializeToString,
+            ),
+            'GetDisplayNames': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDisplayNames,
+                    request_deserializer=president_dot_players_dot_v1_dot_players__pb2.GetDisplayNamesRequest.FromString,
+                    response_serializer=president_dot_players_dot_v1_dot_players__pb2.GetDisplayNamesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -398,6 +415,33 @@ class PlayersService:
             '/president.players.v1.PlayersService/ListRevocations',
             president_dot_players_dot_v1_dot_players__pb2.ListRevocationsRequest.SerializeToString,
             president_dot_players_dot_v1_dot_players__pb2.ListRevocationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetDisplayNames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.players.v1.PlayersService/GetDisplayNames',
+            president_dot_players_dot_v1_dot_players__pb2.GetDisplayNamesRequest.SerializeToString,
+            president_dot_players_dot_v1_dot_players__pb2.GetDisplayNamesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -59,6 +59,8 @@ class PlayersServiceStub:
     """Who an access token names, if its session is still open."""
     ListRevocations: _grpc.UnaryUnaryMultiCallable[_players_pb2.ListRevocationsRequest, _players_pb2.ListRevocationsResponse]
     """Sessions revoked whose access tokens may not have expired yet."""
+    GetDisplayNames: _grpc.UnaryUnaryMultiCallable[_players_pb2.GetDisplayNamesRequest, _players_pb2.GetDisplayNamesResponse]
+    """The display names of accounts (the gateway names the rows of leaderboards with them)."""
 
 @_typing.type_check_only
 class PlayersServiceAsyncStub(PlayersServiceStub):
@@ -81,6 +83,8 @@ class PlayersServiceAsyncStub(PlayersServiceStub):
     """Who an access token names, if its session is still open."""
     ListRevocations: _aio.UnaryUnaryMultiCallable[_players_pb2.ListRevocationsRequest, _players_pb2.ListRevocationsResponse]  # type: ignore[assignment]
     """Sessions revoked whose access tokens may not have expired yet."""
+    GetDisplayNames: _aio.UnaryUnaryMultiCallable[_players_pb2.GetDisplayNamesRequest, _players_pb2.GetDisplayNamesResponse]  # type: ignore[assignment]
+    """The display names of accounts (the gateway names the rows of leaderboards with them)."""
 
 class PlayersServiceServicer(metaclass=_abc_1.ABCMeta):
     """Accounts, sessions and tokens."""
@@ -148,5 +152,13 @@ class PlayersServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_players_pb2.ListRevocationsResponse, _abc.Awaitable[_players_pb2.ListRevocationsResponse]]:
         """Sessions revoked whose access tokens may not have expired yet."""
+
+    @_abc_1.abstractmethod
+    def GetDisplayNames(
+        self,
+        request: _players_pb2.GetDisplayNamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_players_pb2.GetDisplayNamesResponse, _abc.Awaitable[_players_pb2.GetDisplayNamesResponse]]:
+        """The display names of accounts (the gateway names the rows of leaderboards with them)."""
 
 def add_PlayersServiceServicer_to_server(servicer: PlayersServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -110,6 +110,7 @@ class LeaderboardEntry(_message.Message):
     POINTS_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
     POSITION_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """From 1; equal values share a rank (1, 2, 2, 4)."""
     account_id: _builtins.str
@@ -120,6 +121,8 @@ class LeaderboardEntry(_message.Message):
     """The points (points boards)."""
     position: _builtins.int
     """The entry's position on the board, from 0."""
+    display_name: _builtins.str
+    """The account's display name, added by the gateway (empty when none is known)."""
     @_builtins.property
     def rating(self) -> Global___Rating:
         """The rating (rating boards)."""
@@ -133,10 +136,11 @@ class LeaderboardEntry(_message.Message):
         points: _builtins.int = ...,
         rating: Global___Rating | None = ...,
         position: _builtins.int = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rating", b"rating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "points", b"points", "position", b"position", "rank", b"rank", "rating", b"rating", "value", b"value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "display_name", b"display_name", "points", b"points", "position", b"position", "rank", b"rank", "rating", b"rating", "value", b"value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

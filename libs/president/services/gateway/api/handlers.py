@@ -24,6 +24,7 @@ from president.servicekit.identity import Identity
 from president.services.gateway.api.session import DOMAIN_ERRORS, internal, session
 from president.services.gateway.calls.accounts import Accounts
 from president.services.gateway.calls.app import Gateway
+from president.services.gateway.calls.quick_play import QuickPlay
 from president.services.gateway.calls.ratings import Ratings
 from president.services.gateway.calls.refused import Refused
 from president.services.gateway.calls.seats import Seats
@@ -53,8 +54,8 @@ def transport_error(error: Exception) -> ServiceError:
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     """The public API: each call is checked and handed to :class:`Seats` (setting a table
-    up), :class:`Gateway` (plays, reads, watching), :class:`Ratings` or :class:`Accounts`
-    (who you are)."""
+    up), :class:`QuickPlay`, :class:`Gateway` (plays, reads, watching), :class:`Ratings` or
+    :class:`Accounts` (who you are)."""
 
     def __init__(
         self,
@@ -63,6 +64,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         verifier: Verifier,
         accounts: Accounts,
         ratings: Ratings,
+        quick_play: QuickPlay,
         admission: Admission | None = None,
     ) -> None:
         self._gateway = gateway
@@ -71,6 +73,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self._accounts = accounts
         self._admission = admission or Admission()
         self._ratings = ratings
+        self._quick_play = quick_play
         self._log = structlog.get_logger().bind(service="gateway")
 
     async def _open(
@@ -139,6 +142,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     ) -> pb.JoinTableResponse:
         return await self._authed(
             context, "JoinTable", lambda who: self._seats.join_table(who, request)
+        )
+
+    async def QuickPlay(
+        self, request: pb.QuickPlayRequest, context: Context
+    ) -> pb.QuickPlayResponse:
+        return await self._authed(
+            context, "QuickPlay", lambda who: self._quick_play.quick_play(who, request)
         )
 
     async def Spectate(self, request: pb.SpectateRequest, context: Context) -> pb.SpectateResponse:

@@ -10,18 +10,29 @@ a forged one ``PAGE_TOKEN_INVALID``. A history's token is bound to the
 account and the caller. Another account's history is its public summary:
 totals and ratings, no games. So a head-to-head, which says that two accounts
 played together and how often, answers only one of the two: anyone else is
-refused ``HEAD_TO_HEAD_NOT_YOURS`` (PERMISSION_DENIED).
+refused ``HEAD_TO_HEAD_NOT_YOURS`` (PERMISSION_DENIED). Your own history before
+you finished a round is empty (scoring does not know the account yet; anyone
+else asking is told ``ACCOUNT_NOT_FOUND``).
+
+Scoring knows accounts by id only: this is the one place that names them. A
+leaderboard row gets its account's display name from the players service, a
+bot level's account its level ("basic bot"); so do the others in a history's
+games. A players service that cannot answer leaves the names empty (the board
+is still shown, by id).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from president.gateway.v1 import gateway_pb2 as pb
+from president.rules.levels import LEVELS, bot_account
 from president.scoring.v1 import scoring_pb2 as spb
-from president.servicekit.errors import denied
+from president.servicekit.errors import ServiceError, denied
 from president.servicekit.identity import Identity
 from president.services.gateway.calls.checks import invalid
 from president.services.gateway.calls.page_tokens import PageTokens, page_size
-from president.services.gateway.upstream.ports import RatingsPort
+from president.services.gateway.upstream.ports import NamesPort, RatingsPort
 from president.standings.v1 import standings_pb2 as st
 
 #: Players shown on each side of the caller's own entry (at most MAX_AROUND).
@@ -29,13 +40,16 @@ DEFAULT_AROUND = 2
 MAX_AROUND = 10
 #: A page token's life: long enough to read a board page by page.
 TOKEN_SECONDS = 3600.0
+#: A bot level's rating account, as a leaderboard names it.
+BOT_NAMES = {bot_account(level): f"{level} bot" for level in LEVELS}
 
 
 class Ratings:
     """Ratings, leaderboards, history and head-to-head, for the caller."""
 
-    def __init__(self, scoring: RatingsPort, key: bytes) -> None:
+    def __init__(self, scoring: RatingsPort, key: bytes, players: NamesPort) -> None:
         self._scoring = scoring
+        self._players = players
         self._board_pages = PageTokens(key, "leaderboard", lifetime=TOKEN_SECONDS)
         self._history_pages = PageTokens(key, "history", lifetime=TOKEN_SECONDS)
 
@@ -88,6 +102,10 @@ class Ratings:
                 f"this board has reset since the page token was given ({period} is over, "
                 f"{board.period} began): start again from the first page",
             )
+        rows = [*board.entries, *board.around, *([board.own] if board.HasField("own") else [])]
+        names = await self.names(row.account_id for row in rows)
+        for row in rows:
+            row.display_name = names.get(row.account_id, "")
         out = pb.GetLeaderboardResponse(board=board)
         after = offset + len(board.entries)
         if after < board.total:
@@ -111,8 +129,15 @@ class Ratings:
         asked = spb.GetHistoryRequest(
             account_id=account, offset=offset, limit=size, summary_only=not own
         )
-        history: st.GetHistoryResponse = await self._scoring.ratings_call("GetHistory", asked)
+        try:
+            history: st.GetHistoryResponse = await self._scoring.ratings_call("GetHistory", asked)
+        except ServiceError as error:
+            if not own or error.reason != "ACCOUNT_NOT_FOUND":
+                raise
+            # Your own history before your first round is empty, not unknown.
+            history = st.GetHistoryResponse(account_id=account, totals=st.PlayerTotals())
         out = pb.GetHistoryResponse(history=history, public_summary=not own)
+        out.display_names.update(await self.names(o for g in history.games for o in g.others))
         after = offset + len(history.games)
         if own and after < history.total_games:
             out.next_page_token = self._history_pages.issue(bound, after)
@@ -133,3 +158,16 @@ class Ratings:
         asked = spb.GetHeadToHeadRequest(account_id=account, opponent_id=request.opponent_id)
         answer: st.GetHeadToHeadResponse = await self._scoring.ratings_call("GetHeadToHead", asked)
         return answer
+
+    async def names(self, account_ids: Iterable[str]) -> dict[str, str]:
+        """The display names of these accounts: a bot level's by its level, the others' as
+        the players service keeps them ({} for all when it cannot answer)."""
+        wanted = sorted(set(account_ids))
+        names = {account: BOT_NAMES[account] for account in wanted if account in BOT_NAMES}
+        people = [account for account in wanted if account not in names]
+        if people:
+            try:
+                names.update(await self._players.display_names(people))
+            except ServiceError:
+                pass  # shown by id: a leaderboard need not wait for the players service
+        return names

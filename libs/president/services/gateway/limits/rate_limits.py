@@ -84,6 +84,7 @@ CLASSES = classes(RateSettings())
 METHOD_CLASS = {
     "CreateTable": "create_table",
     "JoinTable": "seat",
+    "QuickPlay": "create_table",
     "Spectate": "seat",
     "AddBot": "seat",
     "RemoveSeat": "seat",

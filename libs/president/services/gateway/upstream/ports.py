@@ -86,6 +86,13 @@ class PlayersPort(Protocol):
         """The revoked sessions whose access tokens may still be presented."""
 
 
+class NamesPort(Protocol):
+    """Accounts' display names, as the players service keeps them."""
+
+    async def display_names(self, account_ids: list[str]) -> dict[str, str]:
+        """The names of those of these accounts the players service knows."""
+
+
 class _Lazy:
     """A channel opened on first use, inside the running event loop."""
 
@@ -172,3 +179,12 @@ class GrpcPlayers(_Lazy):
             "players",
         )
         return list(response.revocations)
+
+    async def display_names(self, account_ids: list[str]) -> dict[str, str]:
+        response: ppb.GetDisplayNamesResponse = await called(
+            lambda: self._stub.GetDisplayNames(
+                ppb.GetDisplayNamesRequest(account_ids=account_ids), timeout=CALL_TIMEOUT
+            ),
+            "players",
+        )
+        return dict(response.display_names)
