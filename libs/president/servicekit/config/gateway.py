@@ -141,8 +141,8 @@ class StreamSettings(FromEnv):
     per_connection: int = setting(
         "PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION",
         1024,
-        "gateway: open streams per HTTP/2 connection (the web edge's one connection carries "
-        "every browser's: this is its total); not scaled",
+        "gateway: open streams per HTTP/2 connection; the web edge opens at most this many on "
+        "each of its PRESIDENT_WEB_UPSTREAM_CONNECTIONS (set it alike on both); not scaled",
         whole,
     )
 

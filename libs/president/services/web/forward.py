@@ -15,6 +15,10 @@ The account calls (CreateGuest, LogIn, Refresh, ...) pass the same way,
 without a token where they need none; its
 refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``
 detail (the stable reason). The bidirectional ``Session`` stays native-only.
+Unary calls and streams go on separate connections, and each stream takes a
+slot of the edge's stream limits before it is forwarded
+(:mod:`president.services.web.upstream`); over a limit it is refused as the
+gateway refuses, RESOURCE_EXHAUSTED with the reason.
 When the edge drains (:meth:`GatewayForwarder.drain`), every open stream ends
 at once with UNAVAILABLE (``SERVER_DRAINING``): a well-formed end the browser
 reads as "reconnect and resume from the last version", not a cut connection.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import ExitStack
 from typing import Any
 
 import grpc
@@ -40,11 +45,12 @@ from google.rpc import error_details_pb2, status_pb2
 from protobuf.wkt import Any as WireAny
 
 from president.gateway.v1 import gateway_pb2
-from president.servicekit.errors import DRAINING
-from president.servicekit.grpc_errors import DOMAIN
+from president.servicekit.errors import DRAINING, ServiceError
+from president.servicekit.grpc_errors import DOMAIN, to_status
 from president.servicekit.metrics import observe_call
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
 from president.services.web.malformed import compressions, parsing_codecs
+from president.services.web.upstream import Upstream, identity_key, peer_key
 
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
 #: Bidirectional streams need HTTP/2 end to end, which browsers' fetch does not give.
@@ -79,6 +85,20 @@ def refusal(error: grpc.aio.AioRpcError) -> ConnectError:
     return ConnectError(_code(code), error.details() or "", details)
 
 
+def refused(error: ServiceError) -> ConnectError:
+    """The edge's own refusal, as the gateway would write it (ErrorInfo, RetryInfo)."""
+    status = to_status(error)
+    for key, value in status.trailing_metadata:
+        if key == STATUS_DETAILS and isinstance(value, bytes):
+            details = status_pb2.Status.FromString(value).details
+            return ConnectError(
+                _code(status.code),
+                status.details,
+                [ErrorDetail(WireAny(type_url=d.type_url, value=d.value)) for d in details],
+            )
+    return ConnectError(_code(status.code), status.details)  # pragma: no cover
+
+
 def _metadata(ctx: RequestContext[Any, Any], edge_secret: str) -> tuple[tuple[str, str], ...]:
     """The caller's token and, with the edge's secret, the browser's address (for the
     gateway's limits per address: :mod:`president.servicekit.peers`)."""
@@ -96,10 +116,10 @@ def _timeout(ctx: RequestContext[Any, Any]) -> float | None:
 
 
 class GatewayForwarder:
-    """The endpoints, each a call on one channel to the gateway."""
+    """The endpoints: unary calls on the upstream's unary channel, streams on its pool."""
 
-    def __init__(self, channel: grpc.aio.Channel, edge_secret: str = "") -> None:
-        self._channel = channel
+    def __init__(self, upstream: Upstream, edge_secret: str = "") -> None:
+        self._upstream = upstream
         self._edge_secret = edge_secret
         self._open: set[Any] = set()  # the gateway streams under way
         self.draining = False
@@ -125,7 +145,7 @@ class GatewayForwarder:
         return out
 
     def _unary(self, path: str, method: MethodDescriptor) -> Forwarded:
-        call = self._channel.unary_unary(
+        call = self._upstream.unary.unary_unary(
             path,
             request_serializer=_serialize,
             response_deserializer=_message_class(method.output_type).FromString,
@@ -149,12 +169,16 @@ class GatewayForwarder:
         return forward
 
     def _stream(self, path: str, method: MethodDescriptor) -> Forwarded:
-        call = self._channel.unary_stream(
-            path,
-            request_serializer=_serialize,
-            response_deserializer=_message_class(method.output_type).FromString,
-        )
+        calls = [
+            channel.unary_stream(
+                path,
+                request_serializer=_serialize,
+                response_deserializer=_message_class(method.output_type).FromString,
+            )
+            for channel in self._upstream.streams
+        ]
         name = method.name
+        upstream = self._upstream
 
         async def forward(
             request: Message, ctx: RequestContext[Any, Any]
@@ -163,25 +187,34 @@ class GatewayForwarder:
             code = "OK"
             if self.draining:
                 raise _draining()
-            stream = call(
-                request, metadata=_metadata(ctx, self._edge_secret), timeout=_timeout(ctx)
-            )
-            self._open.add(stream)
-            try:
-                async for item in stream:
-                    yield item
-            except (grpc.aio.AioRpcError, asyncio.CancelledError) as error:
-                if self.draining:
-                    code = "UNAVAILABLE"
-                    raise _draining() from None
-                if isinstance(error, asyncio.CancelledError):
-                    raise
-                code = error.code().name
-                raise refusal(error) from None
-            finally:
-                self._open.discard(stream)
-                stream.cancel()  # the browser went away: the gateway stops its watch too
-                observe_call("web", name, code, time.perf_counter() - started)
+            identity = identity_key(ctx.request_headers.get("authorization") or "")
+            with ExitStack() as held:
+                try:
+                    index = held.enter_context(
+                        upstream.holding(identity, peer_key(ctx.client_address or ""))
+                    )
+                except ServiceError as error:
+                    observe_call("web", name, "RESOURCE_EXHAUSTED", time.perf_counter() - started)
+                    raise refused(error) from None
+                stream = calls[index](
+                    request, metadata=_metadata(ctx, self._edge_secret), timeout=_timeout(ctx)
+                )
+                self._open.add(stream)
+                try:
+                    async for item in stream:
+                        yield item
+                except (grpc.aio.AioRpcError, asyncio.CancelledError) as error:
+                    if self.draining:
+                        code = "UNAVAILABLE"
+                        raise _draining() from None
+                    if isinstance(error, asyncio.CancelledError):
+                        raise
+                    code = error.code().name
+                    raise refusal(error) from None
+                finally:
+                    self._open.discard(stream)
+                    stream.cancel()  # the browser went away: the gateway stops its watch too
+                    observe_call("web", name, code, time.perf_counter() - started)
 
         return forward
 

@@ -18,8 +18,8 @@ import grpc
 
 from president.servicekit.config.gateway import LimitSettings
 from president.servicekit.peers import Peers
+from president.servicekit.stream_limits import StreamLimits
 from president.services.gateway.limits.rate_limits import SESSION_COMMAND, RateLimits
-from president.services.gateway.limits.stream_limits import StreamLimits
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
