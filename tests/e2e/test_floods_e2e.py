@@ -1,5 +1,7 @@
-"""No browser can fill the web edge's connections to the gateway: a flood of streams stops at
-every client's limit, and another browser's calls still answer.
+"""Floods from many addresses, each inside its limits, through the web edge.
+
+Streams: no browser can fill the edge's connections to the gateway; a flood of
+streams stops at every client's limit, and another browser's calls still answer.
 
 The stack's gateway carries at most :data:`PER_CONNECTION` streams on one HTTP/2
 connection, and the edge has :data:`CONNECTIONS` connections for streams. Three
@@ -9,6 +11,11 @@ address. That is twice what one connection carries: on the old edge (every call
 on one connection) the seventh stream waited for a slot, and so did every unary
 call of every other browser. Now each stream over a limit is refused at once,
 RESOURCE_EXHAUSTED with its reason, and a fourth browser still watches and reads.
+
+Costly calls: the gateway runs :data:`COSTLY_SLOTS` log-ins, new guests and new
+tables at once, with :data:`COSTLY_WAITING` waiting. A burst from many addresses
+beyond that is refused SERVER_BUSY with a retry hint and creates nothing: on the
+old gateway every one of them ran (and filled the lobby).
 """
 
 from __future__ import annotations
@@ -41,6 +48,11 @@ PER_PEER = 4
 FLOODERS = ("198.51.100.1", "198.51.100.2", "198.51.100.3")
 #: Only a bound on a call that must answer (on the old edge it never did).
 ANSWER_SECONDS = 15.0
+COSTLY_SLOTS = 1
+COSTLY_WAITING = 1
+#: No more than one connection carries at once (PER_CONNECTION), so only the gateway's
+#: bound refuses.
+BURST = 6
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +67,10 @@ def flooded(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator
         "PRESIDENT_WEB_STREAMS_PER_PEER": str(PER_PEER),
         "PRESIDENT_WEB_TRUSTED_PROXIES": PROXY,
         "PRESIDENT_WEB_STATIC_DIR": str(workdir),
+        "PRESIDENT_COSTLY_SLOTS": str(COSTLY_SLOTS),
+        "PRESIDENT_COSTLY_WAITING": str(COSTLY_WAITING),
+        "PRESIDENT_COSTLY_WAITING_PER_PEER": "1",
+        "PRESIDENT_RATE_PASSWORD": "off",  # the burst logs into one account
     }
     with sqlite_stack_in(workdir, nats_url, env, (*SERVICES, "web")) as stack:
         yield stack
@@ -149,3 +165,59 @@ async def test_a_stream_flood_stops_at_each_clients_limit_and_others_still_answe
         )
         assert read.status_code == 200, read.text
         assert read.json()["view"]["tableId"] == other.table_id
+
+
+def _retry_hint(refused: httpx.Response) -> bool:
+    return any(d["type"] == "google.rpc.RetryInfo" for d in refused.json().get("details", []))
+
+
+async def test_a_burst_of_costly_calls_from_many_addresses_is_bounded(
+    http: httpx.AsyncClient,
+) -> None:
+    """Log-ins (a password's hash each) and new tables, from BURST addresses at once: at
+    most the slots and the waiting run, the rest are refused and change nothing."""
+    owner = Browser(http, "192.0.2.200")
+    name = f"flooded{uuid.uuid4().hex[:8]}"
+    registered = await owner.call(
+        "Register", {"name": name, "password": "a long enough password", "displayName": "O"}
+    )
+    assert registered.status_code == 200, registered.text
+    logins = await asyncio.gather(
+        *(
+            Browser(http, f"192.0.2.{n}").call(
+                "LogIn", {"name": name, "password": "a long enough password"}
+            )
+            for n in range(1, BURST + 1)
+        )
+    )
+    refused = [answer for answer in logins if answer.status_code != 200]
+    # At most the slots and the waiting run; a few more if some end before the burst is in.
+    assert len(refused) >= BURST - COSTLY_SLOTS - COSTLY_WAITING - 2
+    for answer in refused:
+        assert answer.status_code == 429 and error_reason(answer.json()) == "SERVER_BUSY", (
+            answer.text
+        )
+        assert _retry_hint(answer)
+
+    hosts = [await Browser(http, f"192.0.2.{n}").sit_down() for n in range(100, 100 + BURST)]
+    before = await hosts[0].call("ListTables", {"pageSize": 200})
+    lobby = {t["tableId"] for t in before.json().get("tables", [])}
+    tables = await asyncio.gather(
+        *(
+            host.call(
+                "CreateTable",
+                {
+                    "options": {"preset": "classic"},
+                    "visibility": "VISIBILITY_PUBLIC",
+                    "displayName": "F",
+                    "commandId": uuid.uuid4().hex,
+                },
+            )
+            for host in hosts
+        )
+    )
+    created = {t.json()["tableId"] for t in tables if t.status_code == 200}
+    busy = [t for t in tables if t.status_code != 200]
+    assert busy and all(error_reason(t.json()) == "SERVER_BUSY" for t in busy)
+    after = await hosts[0].call("ListTables", {"pageSize": 200})
+    assert {t["tableId"] for t in after.json().get("tables", [])} - lobby == created
