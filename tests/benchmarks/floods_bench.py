@@ -269,7 +269,9 @@ async def costly_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Na
 async def measure(web: str, args: argparse.Namespace) -> None:
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     transport = httpx.AsyncHTTPTransport(local_address=PROXY, limits=limits)
-    async with httpx.AsyncClient(base_url=web, transport=transport, timeout=60) as http:
+    # No read timeout: a flood stream sits idle for minutes.
+    timeout = httpx.Timeout(60, read=None)
+    async with httpx.AsyncClient(base_url=web, transport=transport, timeout=timeout) as http:
         real = await Browser(http, "203.0.113.200").sit_down()
         real.name = f"real{uuid.uuid4().hex[:8]}"
         registered = await real.call(
