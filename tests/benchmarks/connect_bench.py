@@ -191,12 +191,12 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
     """One server of ``mode`` on ``port``; commands on stdin: ``emit N RATE``, ``counts``."""
     from president.servicekit.identity import AccessTokens
     from president.servicekit.nats import Subjects
+    from president.servicekit.stream_limits import StreamLimits
     from president.services.gateway.api.audience_http import AudienceDoor, SpectatorStream
     from president.services.gateway.identity.auth import Verifier, bearer
     from president.services.gateway.identity.revocations import Revocations
     from president.services.gateway.limits.admission import Admission
     from president.services.gateway.limits.rate_limits import RateLimits
-    from president.services.gateway.limits.stream_limits import StreamLimits
     from president.services.gateway.streams.audience import WRITES_PER_SECOND
     from president.services.gateway.streams.feed import FeedHub
     from president.services.gateway.streams.watch import seat_resolver, watch

@@ -19,9 +19,9 @@ from typing import Any
 
 from president.servicekit.errors import ServiceError
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER, Peers
+from president.servicekit.stream_limits import StreamLimits
 from president.services.gateway.limits.admission import Admission
 from president.services.gateway.limits.rate_limits import RateLimits
-from president.services.gateway.limits.stream_limits import StreamLimits
 
 #: Every limit raised so far that the measured calls are all admitted.
 NEVER_REACHED = {"PRESIDENT_LIMITS_SCALE": "1000000000"}

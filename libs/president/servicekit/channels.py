@@ -21,6 +21,8 @@ MAX_RECONNECT_MS = 500
 #: this (not as a backoff): at 100 ms a peer slow to answer on a loaded machine left the
 #: channel failing, and a call failed UNAVAILABLE at once instead of waiting for it.
 CONNECT_TIMEOUT_MS = 5_000
+#: A channel option: the channel's connections are its own, not shared with other channels.
+OWN_CONNECTIONS = "grpc.use_local_subchannel_pool"
 
 
 def channel_target(address: str) -> str:
@@ -71,11 +73,16 @@ def internal_sync_channel(address: str, tls: TlsSettings) -> grpc.Channel:
 
 def gateway_channel(address: str, tls: TlsSettings) -> grpc.aio.Channel:
     """A grpc.aio channel of a client inside the deployment (the web edge) to the gateway:
-    TLS when the gateway serves it (trusting ``PRESIDENT_GATEWAY_TLS_CA``), else plaintext."""
+    TLS when the gateway serves it (trusting ``PRESIDENT_GATEWAY_TLS_CA``), else plaintext.
+
+    Each such channel has connections of its own (gRPC otherwise shares one between
+    channels of the same target and options), so the edge's channels are that many HTTP/2
+    connections, each with its own cap of open streams."""
     credentials = tls.gateway_credentials()
+    options = [*internal_channel_options(), (OWN_CONNECTIONS, 1)]
     if credentials is None:
-        return grpc.aio.insecure_channel(address, options=internal_channel_options())
-    return grpc.aio.secure_channel(address, credentials, options=internal_channel_options())
+        return grpc.aio.insecure_channel(address, options=options)
+    return grpc.aio.secure_channel(address, credentials, options=options)
 
 
 def probe_channel(

@@ -29,7 +29,7 @@ from protobuf.wkt import Any as WireAny
 from protobuf.wkt.google.protobuf import descriptor_pb, duration_pb
 
 from president.servicekit.errors import ServiceError
-from president.servicekit.grpc_errors import DOMAIN
+from president.servicekit.grpc_errors import DOMAIN, rich_status
 
 TYPE_PREFIX = "type.googleapis.com/"
 
@@ -76,9 +76,11 @@ def error_info_detail(reason: str, metadata: Mapping[str, str] | None = None) ->
 
 
 def connect_refusal(error: ServiceError) -> ConnectError:
-    """A refusal of ours as Connect carries it: code, sentence and its ErrorInfo."""
-    detail = error_info_detail(error.reason, error.metadata)
-    return ConnectError(Code[error.status.name], error.message, [detail])
+    """A refusal of ours as Connect carries it: code, sentence, its ErrorInfo and, with a
+    retry hint, RetryInfo (the details native gRPC carries)."""
+    status = rich_status(error)
+    details = [readable_detail(item.type_url, item.value) for item in status.details]
+    return ConnectError(Code[error.status.name], status.message, details)
 
 
 def detail_json(detail: ErrorDetail) -> dict[str, Any]:

@@ -30,8 +30,9 @@ def code_of(status: grpc.StatusCode) -> Code:
     return Code.__members__.get(status.name, Code.UNKNOWN)
 
 
-def to_status(error: ServiceError) -> grpc.Status:
-    """The rich gRPC status carrying an ErrorInfo."""
+def rich_status(error: ServiceError) -> status_pb2.Status:
+    """google.rpc's Status of a refusal: code, sentence, its ErrorInfo and, with a retry
+    hint, RetryInfo (what gRPC and Connect both carry)."""
     info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN, metadata=error.metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
@@ -42,12 +43,16 @@ def to_status(error: ServiceError) -> grpc.Status:
         retry = any_pb2.Any()
         retry.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
         details.append(retry)
-    status = status_pb2.Status(
+    return status_pb2.Status(
         code=error.status.value,
         message=sentence(error.message),
         details=details,
     )
-    return rpc_status.to_status(status)
+
+
+def to_status(error: ServiceError) -> grpc.Status:
+    """The rich gRPC status of a refusal (:func:`rich_status`)."""
+    return rpc_status.to_status(rich_status(error))
 
 
 async def abort(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> NoReturn:

@@ -15,6 +15,11 @@ from president.gateway.v1 import gateway_pb2
 from president.servicekit.errors import RETRY_AFTER, Code, ServiceError
 from president.servicekit.grpc_errors import to_status
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER, Peers, address_of
+from president.servicekit.stream_limits import (
+    STREAMS_FULL,
+    TOO_MANY_STREAMS,
+    StreamLimits,
+)
 from president.servicekit.tls import TlsSettings
 from president.services.gateway.limits.rate_limits import (
     CLASSES,
@@ -24,7 +29,6 @@ from president.services.gateway.limits.rate_limits import (
     Limit,
     RateLimits,
 )
-from president.services.gateway.limits.stream_limits import TOO_MANY_STREAMS, StreamLimits
 
 
 class Clock:
@@ -221,3 +225,14 @@ def test_tls_settings_refuse_half_a_configuration(tmp_path: Path) -> None:
     assert TlsSettings.from_env({}).server_credentials(public=True) is None  # plaintext
     plain = TlsSettings.from_env({})
     assert plain.internal_credentials() is None and plain.gateway_credentials() is None
+
+
+def test_streams_in_all_are_bounded_and_a_stream_with_no_identity_counts_for_none() -> None:
+    streams = StreamLimits(per_identity=1, per_peer=5, total=2)
+    with streams.holding("", "p1"), streams.holding("", "p1"):  # no identity: no identity cap
+        refused = refusal(lambda: streams.holding("ann", "p2").__enter__())
+        assert refused.status == Code.RESOURCE_EXHAUSTED
+        assert refused.reason == STREAMS_FULL and RETRY_AFTER in refused.metadata
+    with streams.holding("ann", "p2"):  # both closed: free again
+        assert streams.open == 1
+    assert streams.open == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import grpc
 import pytest
 from connectrpc.code import Code
@@ -9,7 +11,9 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
 from president.servicekit.config.web import WebSettings
+from president.servicekit.stream_limits import StreamLimits
 from president.services.web.forward import UNREACHABLE, refusal
+from president.services.web.upstream import Upstream, identity_key, peer_key
 
 
 def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,3 +74,17 @@ def test_every_grpc_code_has_its_connect_code() -> None:
 def test_an_unreachable_gateway_says_so() -> None:
     error = refusal(_failed(grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses"))
     assert error.code == Code.UNAVAILABLE and error.message == UNREACHABLE
+
+
+def test_the_edge_counts_streams_per_token_and_address_and_spreads_them() -> None:
+    """Each stream goes on the connection carrying the fewest; a token is counted by its
+    digest (never logged whole), an IPv6 browser by its /64."""
+    limits = StreamLimits(per_identity=4, per_peer=4, total=4)
+    upstream = Upstream(cast(Any, None), [cast(Any, None)] * 2, limits)
+    with upstream.holding("a", "p") as first, upstream.holding("a", "p") as second:
+        assert {first, second} == {0, 1}
+        with upstream.holding("b", "q") as third:
+            assert third in (0, 1)
+    assert identity_key("Bearer t") != "Bearer t" and identity_key("") == ""
+    assert peer_key("[2001:db8::1]:443") == peer_key("[2001:db8::2]:80") == "2001:db8::/64"
+    assert peer_key("198.51.100.7:5000") == "198.51.100.7"

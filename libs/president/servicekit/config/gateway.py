@@ -143,8 +143,8 @@ class StreamSettings(FromEnv):
     per_connection: int = setting(
         "PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION",
         1024,
-        "gateway: open streams per HTTP/2 connection (the web edge's one connection carries "
-        "every browser's: this is its total); not scaled",
+        "gateway: open streams per HTTP/2 connection; the web edge opens at most this many on "
+        "each of its PRESIDENT_WEB_UPSTREAM_CONNECTIONS (set it alike on both); not scaled",
         whole,
     )
 
@@ -156,17 +156,51 @@ class StreamSettings(FromEnv):
 
 
 @dataclass(frozen=True)
+class CostlySettings(FromEnv):
+    """How many costly calls (log-ins, registrations, new guests, new tables) a gateway
+    replica runs at once, and how many wait (:mod:`president.servicekit.fair_queue`)."""
+
+    slots: int = setting(
+        "PRESIDENT_COSTLY_SLOTS",
+        2,
+        "gateway: log-ins, registrations, new guests and new tables under way at once (per "
+        "replica; a password's hash takes about 0.2 s of every core); not scaled",
+        whole,
+    )
+    waiting: int = setting(
+        "PRESIDENT_COSTLY_WAITING",
+        64,
+        "gateway: such calls waiting for a slot, in all; one more is refused SERVER_BUSY",
+        whole,
+    )
+    waiting_per_peer: int = setting(
+        "PRESIDENT_COSTLY_WAITING_PER_PEER",
+        2,
+        "gateway: such calls waiting per address (slots go to the addresses in turn)",
+        whole,
+    )
+
+    def __post_init__(self) -> None:
+        if min(self.slots, self.waiting, self.waiting_per_peer) < 1:
+            raise SystemExit(
+                "PRESIDENT_COSTLY_SLOTS, _WAITING and _WAITING_PER_PEER must be at least 1"
+            )
+
+
+@dataclass(frozen=True)
 class LimitSettings(FromEnv):
     """The gateway's rate and stream limits, and the factor they are all multiplied by."""
 
     scale: float = setting(
         "PRESIDENT_LIMITS_SCALE",
         1.0,
-        "gateway: multiplies every rate and stream limit (the local stacks raise them)",
+        "gateway: multiplies every rate and stream limit and the costly calls' waiting "
+        "(the local stacks raise them)",
         positive,
     )
     rates: RateSettings = group(RateSettings)
     streams: StreamSettings = group(StreamSettings)
+    costly: CostlySettings = group(CostlySettings)
 
 
 @dataclass(frozen=True)

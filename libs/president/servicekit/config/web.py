@@ -19,6 +19,7 @@ from president.servicekit.config.fields import (
     setting,
     whole,
 )
+from president.servicekit.config.gateway import LimitSettings
 from president.servicekit.server import MAX_MESSAGE_BYTES
 
 
@@ -80,6 +81,27 @@ class WebSettings(FromEnv):
         "or the request's first byte) before it answers 408 and closes the connection",
         seconds,
     )
+    #: The connections to the gateway that carry the browsers' streams (unary calls have one
+    #: of their own): the edge holds at most this many times the gateway's streams per
+    #: connection open at once.
+    upstream_connections: int = setting(
+        "PRESIDENT_WEB_UPSTREAM_CONNECTIONS",
+        4,
+        "web edge: its connections to the gateway for streams (each carries up to "
+        "PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION; unary calls have one more of their own)",
+        whole,
+    )
+    #: Open streams per browser address at the edge (scaled by PRESIDENT_LIMITS_SCALE); per
+    #: identity it is the gateway's PRESIDENT_STREAMS_PER_IDENTITY, counted per token.
+    streams_per_peer: int = setting(
+        "PRESIDENT_WEB_STREAMS_PER_PEER",
+        64,
+        "web edge: open streams per browser address (multiplied by PRESIDENT_LIMITS_SCALE)",
+        whole,
+    )
+    #: The stream limits the edge shares with the gateway (per identity, per connection,
+    #: the scale).
+    limits: LimitSettings = group(LimitSettings)
     gateway_address: str = setting(
         "PRESIDENT_GATEWAY_ADDRESS",
         "",
@@ -94,6 +116,11 @@ class WebSettings(FromEnv):
             )
         if not self.header_seconds > 0:
             raise SystemExit("PRESIDENT_WEB_HEADER_SECONDS must be more than 0")
+        if self.upstream_connections < 1 or self.streams_per_peer < 1:
+            raise SystemExit(
+                "PRESIDENT_WEB_UPSTREAM_CONNECTIONS and PRESIDENT_WEB_STREAMS_PER_PEER must be "
+                "at least 1"
+            )
         if self.max_body_bytes < 1:
             raise SystemExit("PRESIDENT_WEB_MAX_BODY_BYTES must be at least 1")
         if self.audience_url and not self.audience_url.startswith(("http://", "https://")):

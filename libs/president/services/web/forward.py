@@ -15,6 +15,10 @@ The account calls (CreateGuest, LogIn, Refresh, ...) pass the same way,
 without a token where they need none; its
 refusal goes back with the same code, sentence and ``google.rpc.ErrorInfo``
 detail (the stable reason). The bidirectional ``Session`` stays native-only.
+Unary calls and streams go on separate connections, and each stream takes a
+slot of the edge's stream limits before it is forwarded
+(:mod:`president.services.web.upstream`); over a limit it is refused as the
+gateway refuses, RESOURCE_EXHAUSTED with the reason.
 When the edge drains (:meth:`GatewayForwarder.drain`), every open stream ends
 at once with UNAVAILABLE (``SERVER_DRAINING``): a well-formed end the browser
 reads as "reconnect and resume from the last version", not a cut connection.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import ExitStack
 from typing import Any
 
 import grpc
@@ -39,11 +44,16 @@ from google.protobuf.message import Message
 from google.rpc import status_pb2
 
 from president.gateway.v1 import gateway_pb2
-from president.servicekit.connect_errors import error_info_detail, readable_detail
-from president.servicekit.errors import DRAINING
+from president.servicekit.connect_errors import (
+    connect_refusal,
+    error_info_detail,
+    readable_detail,
+)
+from president.servicekit.errors import DRAINING, ServiceError
 from president.servicekit.metrics import observe_call
 from president.servicekit.peers import EDGE_SECRET, FORWARDED_PEER
 from president.services.web.malformed import compressions, parsing_codecs
+from president.services.web.upstream import Upstream, identity_key, peer_key
 
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
 #: Bidirectional streams need HTTP/2 end to end, which browsers' fetch does not give.
@@ -92,10 +102,10 @@ def _timeout(ctx: RequestContext[Any, Any]) -> float | None:
 
 
 class GatewayForwarder:
-    """The endpoints, each a call on one channel to the gateway."""
+    """The endpoints: unary calls on the upstream's unary channel, streams on its pool."""
 
-    def __init__(self, channel: grpc.aio.Channel, edge_secret: str = "") -> None:
-        self._channel = channel
+    def __init__(self, upstream: Upstream, edge_secret: str = "") -> None:
+        self._upstream = upstream
         self._edge_secret = edge_secret
         self._open: set[Any] = set()  # the gateway streams under way
         self.draining = False
@@ -121,7 +131,7 @@ class GatewayForwarder:
         return out
 
     def _unary(self, path: str, method: MethodDescriptor) -> Forwarded:
-        call = self._channel.unary_unary(
+        call = self._upstream.unary.unary_unary(
             path,
             request_serializer=_serialize,
             response_deserializer=_message_class(method.output_type).FromString,
@@ -145,12 +155,16 @@ class GatewayForwarder:
         return forward
 
     def _stream(self, path: str, method: MethodDescriptor) -> Forwarded:
-        call = self._channel.unary_stream(
-            path,
-            request_serializer=_serialize,
-            response_deserializer=_message_class(method.output_type).FromString,
-        )
+        calls = [
+            channel.unary_stream(
+                path,
+                request_serializer=_serialize,
+                response_deserializer=_message_class(method.output_type).FromString,
+            )
+            for channel in self._upstream.streams
+        ]
         name = method.name
+        upstream = self._upstream
 
         async def forward(
             request: Message, ctx: RequestContext[Any, Any]
@@ -159,25 +173,34 @@ class GatewayForwarder:
             code = "OK"
             if self.draining:
                 raise _draining()
-            stream = call(
-                request, metadata=_metadata(ctx, self._edge_secret), timeout=_timeout(ctx)
-            )
-            self._open.add(stream)
-            try:
-                async for item in stream:
-                    yield item
-            except (grpc.aio.AioRpcError, asyncio.CancelledError) as error:
-                if self.draining:
-                    code = "UNAVAILABLE"
-                    raise _draining() from None
-                if isinstance(error, asyncio.CancelledError):
-                    raise
-                code = error.code().name
-                raise refusal(error) from None
-            finally:
-                self._open.discard(stream)
-                stream.cancel()  # the browser went away: the gateway stops its watch too
-                observe_call("web", name, code, time.perf_counter() - started)
+            identity = identity_key(ctx.request_headers.get("authorization") or "")
+            with ExitStack() as held:
+                try:
+                    index = held.enter_context(
+                        upstream.holding(identity, peer_key(ctx.client_address or ""))
+                    )
+                except ServiceError as error:
+                    observe_call("web", name, "RESOURCE_EXHAUSTED", time.perf_counter() - started)
+                    raise connect_refusal(error) from None
+                stream = calls[index](
+                    request, metadata=_metadata(ctx, self._edge_secret), timeout=_timeout(ctx)
+                )
+                self._open.add(stream)
+                try:
+                    async for item in stream:
+                        yield item
+                except (grpc.aio.AioRpcError, asyncio.CancelledError) as error:
+                    if self.draining:
+                        code = "UNAVAILABLE"
+                        raise _draining() from None
+                    if isinstance(error, asyncio.CancelledError):
+                        raise
+                    code = error.code().name
+                    raise refusal(error) from None
+                finally:
+                    self._open.discard(stream)
+                    stream.cancel()  # the browser went away: the gateway stops its watch too
+                    observe_call("web", name, code, time.perf_counter() - started)
 
         return forward
 

@@ -82,8 +82,8 @@ async def run(settings: WebSettings) -> None:
     try:
         await server.serve()
     finally:
-        log.info("draining done, closing the gateway channel")
-        await edge.channel.close()
+        log.info("draining done, closing the gateway channels")
+        await edge.upstream.close()
         log.info("stopped")
 
 

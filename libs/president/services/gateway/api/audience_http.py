@@ -17,7 +17,7 @@ with no seat: nobody's cards).
 Only an audience replica opens it (``PRESIDENT_AUDIENCE_HTTP_PORT``), fed as
 its gRPC ``Watch`` is (NATS, the table service's store reads). A stream
 opens as ``Watch`` does: the bearer token, a slot of the caller's streams
-(:mod:`president.services.gateway.limits.stream_limits`), a snapshot, a resume
+(:mod:`president.servicekit.stream_limits`), a snapshot, a resume
 from the feed's history or, from long past, the view now marked
 ``skipped``. Its rights are checked again every second; a refusal ends the
 stream with its code, sentence and ``google.rpc.ErrorInfo``. A caller who

@@ -82,7 +82,8 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         """A call that needs no token (counted for ``who``, "" for nobody, and its peer)."""
         try:
             self._admission.call(method, context, who)
-            return await run()
+            async with self._admission.running(method, context):
+                return await run()
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))
         except Exception as error:
@@ -96,7 +97,8 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         try:
             identity = self._verifier.from_metadata(context.invocation_metadata())
             self._admission.call(method, context, identity.account_id)
-            return await run(identity)
+            async with self._admission.running(method, context):
+                return await run(identity)
         except DOMAIN_ERRORS as error:
             await abort(context, transport_error(error))
         except Exception as error:

