@@ -37,7 +37,8 @@ and after a game the same before it goes back to the lobby; a table every
 person left closes ``empty_seconds`` after the last one went. A host that no
 gateway reports connected while another person is (in the lobby, between
 rounds, after a game) has ``host_away_seconds`` (kind ``host_away``, keyed by
-the host's seat) before the role passes to the next connected person. The table's
+the host's seat) before the role passes to the next connected person, unless
+the table moves on by itself sooner (then it does, as with the host there). The table's
 ``MoveOn`` command (:mod:`president.hosting.move_on`) decides what moving on
 means.
 
@@ -188,18 +189,30 @@ def idle_timer(table: Table, rules: IdleRules) -> Timer | None:
         return None
     if nobody_left(table):
         return Timer(CLOSING, None, 0, game.game_no, game.round_no, rules.empty_seconds)
+    hosts_wait = _hosts_wait(game, rules)
     waiting_phase = game.phase != g.GamePhase.ROUND  # a round has its own timers
-    if rules.host_away_seconds and waiting_phase and away_successor(table) is not None:
-        # Before the host's own wait: a host who is not there cannot choose. Keyed by the
-        # host's seat, so a new host who goes away is a new wait.
+    if (
+        rules.host_away_seconds
+        and waiting_phase
+        and (hosts_wait is None or rules.host_away_seconds < hosts_wait.seconds)
+        and away_successor(table) is not None
+    ):
+        # A host who is not there cannot choose: the role passes on first, unless the
+        # table moves on by itself sooner. Keyed by the host's seat, so a new host who
+        # goes away is a new wait.
         seat = host_seat(table)
         assert seat is not None
         return Timer(HOST_AWAY, None, seat, game.game_no, game.round_no, rules.host_away_seconds)
+    return hosts_wait
+
+
+def _hosts_wait(game: g.GameState, rules: IdleRules) -> Timer | None:
+    """The host's time to choose: between rounds, and after a game (a clock of its own,
+    not the last round's)."""
     if game.phase == g.GamePhase.BETWEEN_ROUNDS:
         seconds = game.options.advance_seconds or rules.host_idle_seconds
         return Timer(BETWEEN_ROUNDS, None, BETWEEN_ROUNDS_KEY, game.game_no, game.round_no, seconds)
     if game.phase == g.GamePhase.GAME_OVER:
-        # After the game, a clock of its own (not the last round's).
         return Timer(
             BETWEEN_ROUNDS,
             None,

@@ -104,3 +104,18 @@ def test_between_rounds_a_host_away_passes_the_role_before_the_table_moves_on() 
     )
     with pytest.raises(Rejected):  # an earlier round's wait
         move_on(table.table, HOST_AWAY, game.game_no, game.round_no - 1, 0)
+
+
+def test_a_table_that_moves_on_sooner_than_the_host_away_wait_moves_on() -> None:
+    """The host's own wait ends first (1 s against 20 s): the table moves on then, as it
+    would with the host there, and is not held for the role to pass."""
+    table = Hosted()
+    table.connect(0, at(1))
+    table.connect(3, at(1))
+    table.start(at(2))
+    table.play_out_round(at(3))
+    table.connect(0, at(4), connected=False)
+    quick = IdleRules(host_idle_seconds=1, empty_seconds=10, host_away_seconds=20)
+    waiting = due(table, quick)
+    assert waiting is not None and waiting.kind == BETWEEN_ROUNDS
+    assert waiting.expires_at == at(3) + timedelta(seconds=1)  # from the round's end
