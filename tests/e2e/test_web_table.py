@@ -76,6 +76,9 @@ HOST_IDLE_SECONDS = 120
 BOT_PACE_MS = 150
 UNANSWERED = re.compile(r"^(Choose cards to play|…)$")
 
+#: The mute button: its name is its text, "Sound on" or "Sound off".
+SOUND_BUTTON = re.compile(r"^Sound (on|off)$")
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
@@ -457,7 +460,7 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
         me.step()
         tap.follow()
         if me.plays == 2 and chimed_before_mute < 0 and chimes(page) > 0:
-            page.get_by_role("button", name="Turn sound").click()  # muted from now on
+            page.get_by_role("button", name=SOUND_BUTTON).click()  # muted from now on
             chimed_before_mute = chimes(page)
         if me.plays == 3 and not seen_hand_in_spectator:
             # Mid-round: no card still in Ada's hand shows anywhere on the spectator's page.
@@ -482,7 +485,7 @@ def test_a_guest_plays_a_whole_game_at_the_web_table(
     assert page.locator("#winners").count() == 1
     # The turn alert: a chime until muted, and the tab's title while the table waits for you.
     assert chimed_before_mute >= 1 and chimes(page) == chimed_before_mute, chimes(page)
-    sound = page.get_by_role("button", name="Turn sound")
+    sound = page.get_by_role("button", name=SOUND_BUTTON)
     expect(sound).to_have_text("Sound off")
     expect(sound).to_have_attribute("aria-pressed", "false")
     assert page.evaluate("localStorage.getItem('president.sound-muted')") == "true"

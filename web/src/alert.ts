@@ -60,7 +60,6 @@ export class TurnAlert {
   private showButton(): void {
     this.button.textContent = this.muted ? "Sound off" : "Sound on";
     this.button.setAttribute("aria-pressed", String(!this.muted));
-    this.button.setAttribute("aria-label", "Turn sound");
   }
 
   private chime(): void {
