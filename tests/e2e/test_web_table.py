@@ -76,6 +76,8 @@ HOST_IDLE_SECONDS = 120
 BOT_PACE_MS = 150
 UNANSWERED = re.compile(r"^(Choose cards to play|…)$")
 
+#: A between-rounds countdown on the page.
+COUNTDOWN = re.compile(r"by itself in \d+ s")
 #: The mute button: its name is its text, "Sound on" or "Sound off".
 SOUND_BUTTON = re.compile(r"^Sound (on|off)$")
 
@@ -272,7 +274,10 @@ class Player:
     def step(self) -> None:
         page = self.page
         if page.locator("#next-round").count():
-            self.between.append(self.turn())  # the timer's countdown, while the host thinks
+            # The timer's countdown, while the host thinks. It shows once the round's secret
+            # is stored: until the dealer's reveal lands, the table waits for the server.
+            expect(page.locator("#turn")).to_contain_text(COUNTDOWN)
+            self.between.append(self.turn())
             page.locator("#next-round").click()
             page.wait_for_selector("body:not([data-phase=between_rounds])")
             return
