@@ -32,6 +32,9 @@ RUN groupadd --system --gid 10001 president \
  && useradd --system --uid 10001 --gid president --no-create-home \
         --home-dir /nonexistent --shell /usr/sbin/nologin president \
  && install -d -o president -g president /var/lib/president
+# The operator's signing key (deploy/README.md): a volume mounted here starts
+# owned by the service user, so `president operator-key` can make the key in it.
+RUN install -d -m 0700 -o president -g president /var/lib/president/keys
 COPY --from=build /opt/president /opt/president
 # The web edge's static site (PRESIDENT_WEB_STATIC_DIR).
 COPY web/public /opt/president/web/public

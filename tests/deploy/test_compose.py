@@ -38,7 +38,9 @@ from tests.support.deployment import (
     yaml_files,
 )
 
-INFRASTRUCTURE = ("postgres", "nats", "prometheus", "migrate")
+INFRASTRUCTURE = ("postgres", "nats", "prometheus", "migrate", "operator-key")
+#: One-shot steps: the services that need them wait until they have finished.
+ONE_SHOT = ("migrate", "operator-key")
 DATABASE_URLS = (
     "PRESIDENT_DATABASE_URL",
     "PRESIDENT_DEALER_DATABASE_URL",
@@ -272,7 +274,7 @@ def test_depends_on_waits_for_the_right_conditions() -> None:
         for target, rule in depends.items():
             assert target in services
             condition = rule["condition"]
-            if target == "migrate":
+            if target in ONE_SHOT:
                 assert condition == "service_completed_successfully"
             else:
                 assert condition == "service_healthy" and "healthcheck" in services[target]

@@ -11,6 +11,7 @@ def register(app: typer.Typer) -> None:
         archive_cmd,
         audit_cmd,
         commitments_cmd,
+        operator_key_cmd,
         play_cmd,
         run_cmd,
         settings_cmd,
@@ -23,4 +24,5 @@ def register(app: typer.Typer) -> None:
     archive_cmd.register(audit_cmd.audit_app)
     audit_cmd.register(app)
     run_cmd.register(app)
+    operator_key_cmd.register(app)
     settings_cmd.register(app)

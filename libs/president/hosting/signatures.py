@@ -103,14 +103,28 @@ class Signer:
             raise BadKeyFile(f"signing key {path}: not an Ed25519 key")
         return cls(key)
 
-    def write(self, path: str | Path) -> Path:
-        """Write the private key to ``path`` (PEM, PKCS #8, readable by its owner only)."""
+    @classmethod
+    def kept_at(cls, path: str | Path) -> tuple[Signer, bool]:
+        """The key in ``path``, made there first if there is none; and whether it was made.
+
+        A new key is written as PEM (PKCS #8), readable by its owner only, and never
+        over a file: of two makers at once, the second reads the first one's key.
+        """
         target = Path(path)
-        pem = self._key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
-        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if target.exists():
+            return cls.from_file(target), False
+        signer = cls.generate()
+        pem = signer._key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return cls.from_file(target), False
+        except OSError as error:
+            raise BadKeyFile(f"signing key {path}: cannot write it ({error.strerror})") from None
         with os.fdopen(descriptor, "wb") as out:
             out.write(pem)
-        return target
+        return signer, True
 
     def sign(self, message: bytes) -> Signature:
         return Signature(self.key_id, self._key.sign(message))

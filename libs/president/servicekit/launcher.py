@@ -301,12 +301,7 @@ class Stack:
         """The stack's own operator signing key (made in the workdir once, then kept): the
         table service signs with it, the gateway publishes its public key."""
         path = self.workdir / OPERATOR_KEY_FILE
-        if path.is_file():
-            signer = Signer.from_file(path)
-        else:
-            self.workdir.mkdir(parents=True, exist_ok=True)
-            signer = Signer.generate()
-            signer.write(path)
+        signer, _ = Signer.kept_at(path)
         return {
             "PRESIDENT_SIGNING_KEY_FILE": str(path.resolve()),
             "PRESIDENT_OPERATOR_KEYS": signer.public_key.hex(),

@@ -121,7 +121,7 @@ def public_keys(name: str, raw: str) -> tuple[str, ...]:
         if len(key) != 64 or any(digit not in "0123456789abcdef" for digit in key):
             raise SystemExit(
                 f"{name} lists {key!r}: name each public key by its 64 hex digits "
-                "(president run prints them; docs/auditing.md)"
+                "(president operator-key prints them; docs/auditing.md)"
             )
     return found
 

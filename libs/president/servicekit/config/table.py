@@ -68,8 +68,9 @@ class TableSettings(FromEnv):
     signing_key_file: str = setting(
         "PRESIDENT_SIGNING_KEY_FILE",
         "",
-        "table: the operator's Ed25519 signing key (PEM, PKCS #8) that signs every receipt and "
-        "commitment feed head; empty: nothing is signed (docs/auditing.md)",
+        "table: the operator's Ed25519 signing key (PEM, PKCS #8; president operator-key makes "
+        "one) that signs every receipt and commitment feed head; empty: nothing is signed "
+        "(docs/operations.md)",
         shown="path",
     )
     leases: LeaseSettings = group(LeaseSettings)
