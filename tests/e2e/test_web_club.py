@@ -16,7 +16,8 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   names, never "seat 0"; the new table's "Rounds or points" shows the preset's own number
   (and cannot be edited) while the preset decides.
 - The profile and the leaderboards after two people played a ranked round: the rating
-  says "provisional", the history shows the round's place and points and names the others,
+  says "provisional", the history shows the round's place and points and names the others
+  and links to the game's replay (which opens and checks the round's deal),
   the head-to-head with the opponent chosen by name, and the boards (rating, points this
   week) name every row, no account id shown.
 - An invite link: the host of a private table copies it from the ? menu; a second browser
@@ -485,6 +486,9 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     page.get_by_role("button", name="Compare").click()
     expect(page.locator("#h2h-result")).to_contain_text("Against Bob: 1 game(s) together")
     assert bob_id not in page.locator("main").inner_text()
+    table_id = game.get_attribute("data-table")
+    replay = game.get_by_role("link", name=re.compile("^Replay game 1 of house"))
+    expect(replay).to_have_attribute("href", f"#replay={table_id}&game=1")
     shoot(page, shots, "profile")
     page.set_viewport_size(PHONE)
     assert serious_violations(page) == []  # the games' table scrolls sideways on a phone
@@ -507,6 +511,18 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     shoot(page, shots, "leaderboard")
     page.set_viewport_size(PHONE)
     assert serious_violations(page) == []
+
+    # From the history, the game's replay: its round's deal checked as the replay reaches it.
+    page.get_by_role("button", name="Your profile").click()
+    page.wait_for_selector("body[data-ready=profile]")
+    replay.click()
+    page.wait_for_selector("body[data-ready=replay]")
+    assert page.evaluate("location.hash") == f"#replay={table_id}&game=1"
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Replay of table {table_id}")
+    expect(page.locator("#replay-step")).to_have_attribute("data-step", "1")
+    page.get_by_role("button", name="End", exact=True).click()
+    expect(page.locator("#replay-round")).to_have_attribute("data-verdict", "ok")
+    expect(page.locator("#replay-hands .seat-name")).to_have_count(3)
 
 
 def test_an_invite_link_seats_a_guest_at_a_private_table(
