@@ -7,8 +7,9 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   finished table and checks the deal of every round.
 - Hand over host, and Leave: the host hands the role to a second person (a second browser
   context), then leaves the table.
-- A host who closes the page: the role passes to the other person at the table once the
-  host has been away longer than ``PRESIDENT_HOST_AWAY_SECONDS`` (2 s at this stack).
+- A host who closes the page: the countdown line says who is away and when the role passes
+  on, and the role passes to the other person at the table once the host has been away
+  longer than ``PRESIDENT_HOST_AWAY_SECONDS`` (2 s at this stack).
 - A returning guest: the guest closes the tab (a new page in the same browser context),
   comes back signed in, and the full table's button says "Return to your seat".
 - No stale text: the last notice is gone in the next round and at game over; the
@@ -258,10 +259,22 @@ def test_a_host_who_closes_the_page_passes_the_role_on(
     expect(ben.locator("#host")).to_have_count(0)  # Ann hosts, and her page is open
     ben.wait_for_timeout(HOST_AWAY_SECONDS * 1000 * 2)
     expect(ben.locator("#host")).to_have_count(0)  # still: Ann is connected
+    # Every text the countdown line shows from now on (the wait is short: none is missed).
+    ben.evaluate(
+        """() => {
+        const turn = document.querySelector('#turn');
+        window.turnTexts = [];
+        new MutationObserver(() => window.turnTexts.push(turn.textContent))
+          .observe(turn, { childList: true, characterData: true, subtree: true });
+        }"""
+    )
 
     host.close()  # Ann's only page: her stream ends, the gateway reports her away
     expect(ben.get_by_role("heading", name="You are the host")).to_be_visible(timeout=30_000)
     expect(ben.get_by_role("button", name="Start the game")).to_be_visible()
+    said = ben.evaluate("window.turnTexts")
+    away = r"Ann, the host, is away: the host role passes to the next person here in [0-2] s\."
+    assert any(re.fullmatch(away, text) for text in said), said
     shoot(ben, shots, "host-away")
 
 
