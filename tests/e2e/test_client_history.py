@@ -163,3 +163,29 @@ async def test_the_lobby_lists_public_tables_by_name_and_never_private_ones(
     await expect(
         client.sibling().create_table("house", name="x" * 41), invalid, "INVALID_TABLE_NAME"
     )
+
+
+# --------------------------------------------------------------------------- quick play
+async def test_quick_play_opens_a_public_table_and_seats_the_next_player_there(
+    client: GatewayClient,
+) -> None:
+    """``quick_play`` in the Python client: with no open public table of the preset (no other
+    test lists a traditional one), the first player opens one and hosts it; the next player
+    of the preset is seated there. An unknown preset is refused and seats nobody."""
+    ada, ben, cy = client.sibling(), client.sibling(), client.sibling()
+    opened = await ada.quick_play("traditional", display_name="Ada")
+    client.touched.add(opened.table_id)  # type: ignore[attr-defined]
+    assert opened.created and (ada.table_id, ada.seat) == (opened.table_id, opened.seat)
+    assert opened.player_id == ada.player_id
+    seated = await ben.quick_play("traditional", display_name="Ben")
+    assert (seated.table_id, seated.created) == (opened.table_id, False)
+    assert ben.seat == seated.seat != opened.seat
+    view = await ben.get_table()  # the client acts at the table it was given
+    assert (view.visibility, view.phase, view.viewer_seat) == ("public", "lobby", seated.seat)
+    assert view.seats[seated.seat].display_name == "Ben"
+    assert view.seats[opened.seat].player_id == ada.player_id == view.host_player_id
+    listed = {t.table_id: t for t in await _whole_lobby(client, preset="traditional")}
+    assert listed[opened.table_id].seated == 2
+    invalid = grpc.StatusCode.INVALID_ARGUMENT
+    await expect(cy.quick_play("poker", display_name="Cy"), invalid, "INVALID_PRESET")
+    assert (cy.table_id, cy.seat) == ("", None)

@@ -7,8 +7,9 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   finished table and checks the deal of every round.
 - Hand over host, and Leave: the host hands the role to a second person (a second browser
   context), then leaves the table.
-- A host who closes the page: the role passes to the other person at the table once the
-  host has been away longer than ``PRESIDENT_HOST_AWAY_SECONDS`` (2 s at this stack).
+- A host who closes the page: the countdown line says who is away and when the role passes
+  on, and the role passes to the other person at the table once the host has been away
+  longer than ``PRESIDENT_HOST_AWAY_SECONDS`` (2 s at this stack).
 - A returning guest: the guest closes the tab (a new page in the same browser context),
   comes back signed in, and the full table's button says "Return to your seat".
 - No stale text: the last notice is gone in the next round and at game over; the
@@ -16,7 +17,8 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   names, never "seat 0"; the new table's "Rounds or points" shows the preset's own number
   (and cannot be edited) while the preset decides.
 - The profile and the leaderboards after two people played a ranked round: the rating
-  says "provisional", the history shows the round's place and points and names the others,
+  says "provisional", the history shows the round's place and points and names the others
+  and links to the game's replay (which opens and checks the round's deal),
   the head-to-head with the opponent chosen by name, and the boards (rating, points this
   week) name every row, no account id shown.
 - An invite link: the host of a private table copies it from the ? menu; a second browser
@@ -257,10 +259,22 @@ def test_a_host_who_closes_the_page_passes_the_role_on(
     expect(ben.locator("#host")).to_have_count(0)  # Ann hosts, and her page is open
     ben.wait_for_timeout(HOST_AWAY_SECONDS * 1000 * 2)
     expect(ben.locator("#host")).to_have_count(0)  # still: Ann is connected
+    # Every text the countdown line shows from now on (the wait is short: none is missed).
+    ben.evaluate(
+        """() => {
+        const turn = document.querySelector('#turn');
+        window.turnTexts = [];
+        new MutationObserver(() => window.turnTexts.push(turn.textContent))
+          .observe(turn, { childList: true, characterData: true, subtree: true });
+        }"""
+    )
 
     host.close()  # Ann's only page: her stream ends, the gateway reports her away
     expect(ben.get_by_role("heading", name="You are the host")).to_be_visible(timeout=30_000)
     expect(ben.get_by_role("button", name="Start the game")).to_be_visible()
+    said = ben.evaluate("window.turnTexts")
+    away = r"Ann, the host, is away: the host role passes to the next person here in [0-2] s\."
+    assert any(re.fullmatch(away, text) for text in said), said
     shoot(ben, shots, "host-away")
 
 
@@ -485,6 +499,9 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     page.get_by_role("button", name="Compare").click()
     expect(page.locator("#h2h-result")).to_contain_text("Against Bob: 1 game(s) together")
     assert bob_id not in page.locator("main").inner_text()
+    table_id = game.get_attribute("data-table")
+    replay = game.get_by_role("link", name=re.compile("^Replay game 1 of house"))
+    expect(replay).to_have_attribute("href", f"#replay={table_id}&game=1")
     shoot(page, shots, "profile")
     page.set_viewport_size(PHONE)
     assert serious_violations(page) == []  # the games' table scrolls sideways on a phone
@@ -507,6 +524,18 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     shoot(page, shots, "leaderboard")
     page.set_viewport_size(PHONE)
     assert serious_violations(page) == []
+
+    # From the history, the game's replay: its round's deal checked as the replay reaches it.
+    page.get_by_role("button", name="Your profile").click()
+    page.wait_for_selector("body[data-ready=profile]")
+    replay.click()
+    page.wait_for_selector("body[data-ready=replay]")
+    assert page.evaluate("location.hash") == f"#replay={table_id}&game=1"
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Replay of table {table_id}")
+    expect(page.locator("#replay-step")).to_have_attribute("data-step", "1")
+    page.get_by_role("button", name="End", exact=True).click()
+    expect(page.locator("#replay-round")).to_have_attribute("data-verdict", "ok")
+    expect(page.locator("#replay-hands .seat-name")).to_have_count(3)
 
 
 def test_an_invite_link_seats_a_guest_at_a_private_table(

@@ -1,7 +1,7 @@
 // The web table's entry: sign in (or a guest kept on this device, again), then the lobby, a
-// table (#table=<id> in the address), a game's replay (#replay=<id>), your profile
-// (#profile) or the leaderboards (#leaderboard); an invite link (#join=<id>) seats you and
-// opens its table.
+// table (#table=<id> in the address), a game's replay (#replay=<id>, &game=<n> for a later
+// game of the table), your profile (#profile) or the leaderboards (#leaderboard); an invite
+// link (#join=<id>) seats you and opens its table.
 
 import { gateway, identity } from "./api";
 import { byId, fill } from "./dom";
@@ -19,8 +19,9 @@ function tableInAddress(): string {
   return new URLSearchParams(location.hash.slice(1)).get("table") ?? "";
 }
 
-function replayInAddress(): string {
-  return new URLSearchParams(location.hash.slice(1)).get("replay") ?? "";
+function replayInAddress(): { tableId: string; game: number } {
+  const address = new URLSearchParams(location.hash.slice(1));
+  return { tableId: address.get("replay") ?? "", game: Number(address.get("game")) || 0 };
 }
 
 async function route(): Promise<void> {
@@ -46,14 +47,19 @@ async function route(): Promise<void> {
     return;
   }
   const tableId = tableInAddress();
-  const replayId = replayInAddress();
+  const replay = replayInAddress();
+  const replayId = replay.tableId;
   const toLobby = (): void => {
     location.hash = "";
   };
   if (replayId) {
-    table = new ReplayPage(replayId, () => {
-      location.hash = `table=${encodeURIComponent(replayId)}`;
-    });
+    table = new ReplayPage(
+      replayId,
+      () => {
+        location.hash = `table=${encodeURIComponent(replayId)}`;
+      },
+      replay.game,
+    );
     void table.open();
   } else if (location.hash === "#profile") {
     fill(byId("side"));

@@ -1,10 +1,11 @@
 // The profile page (#profile): your ratings by preset ("provisional" until enough rounds),
-// your games with each round's place and points, and how you fared against an opponent you
-// played (GetHeadToHead: only the two players may ask).
+// your games with each round's place and points, each linked to its replay, and how you
+// fared against an opponent you played (GetHeadToHead: only the two players may ask).
 
 import type { GameHistory, Rating } from "../gen/president/standings/v1/standings_pb";
 import { gateway, identity, sentence } from "./api";
 import { byId, fill, h } from "./dom";
+import { replayLink } from "./replay";
 
 const RESULTS: Record<string, string> = { won: "won", lost: "lost", stopped: "stopped", playing: "still playing" };
 
@@ -54,6 +55,15 @@ function gameRow(game: GameHistory, names: Record<string, string>): HTMLElement 
     h("td", { class: "places" }, game.rounds.map((round) => `round ${round.roundNo}: ${ordinal(round.place)} (${signed(round.points)})`).join("; ")),
     h("td", { class: "points" }, signed(game.points)),
     h("td", {}, RESULTS[game.result] ?? game.result),
+    h(
+      "td",
+      {},
+      h(
+        "a",
+        { href: replayLink(game.tableId, game.gameNo), class: "replay", "aria-label": `Replay game ${game.gameNo} of ${game.preset}, started ${started}` },
+        "Replay",
+      ),
+    ),
   );
 }
 
@@ -70,7 +80,7 @@ function historyTable(games: GameHistory[], names: Record<string, string>): HTML
       h(
         "thead",
         {},
-        h("tr", {}, ...["Started", "Preset", "With", "Places, round by round (points)", "Points", "Result"].map((title) => h("th", { scope: "col" }, title))),
+        h("tr", {}, ...["Started", "Preset", "With", "Places, round by round (points)", "Points", "Result", "Replay"].map((title) => h("th", { scope: "col" }, title))),
       ),
       h("tbody", {}, ...games.map((game) => gameRow(game, names))),
     ),

@@ -2,7 +2,8 @@
 // table's log (GetActivity, as Check the deal reads it): every change in the server's words,
 // with names. Each round's hands are shown once its secret is public, re-created in this
 // browser from the secret with the same DEAL.md code as the deal check, and each round's
-// deal is checked as the replay reaches it. Opened at #replay=<table id>.
+// deal is checked as the replay reaches it. Opened at #replay=<table id>, or at a game's first
+// deal with #replay=<table id>&game=<n> (a table's later games, after Play again).
 
 import { fromBinary } from "@bufbuild/protobuf";
 import { CardsPlayedSchema, SeatTakenSchema } from "../gen/president/events/v1/events_pb";
@@ -43,6 +44,19 @@ function stepsOf(log: readonly ActivityItem[]): Step[] {
   });
 }
 
+/** The address of a game's replay: the table, and the game to open at (none: the first). */
+export function replayLink(tableId: string, game: number): string {
+  const at = `#replay=${encodeURIComponent(tableId)}`;
+  return game > 0 ? `${at}&game=${game}` : at;
+}
+
+/** Where game ``game`` starts: the step of its first deal (the table's first step for game 1
+ * or none; -1 for a game the log does not hold yet). */
+export function firstStepOfGame(steps: readonly { round: string }[], game: number): number {
+  if (game <= 1) return 0;
+  return steps.findIndex((step) => step.round.startsWith(`${game}/`));
+}
+
 export class ReplayPage {
   private steps: Step[] = [];
   private at = 0;
@@ -53,6 +67,8 @@ export class ReplayPage {
   constructor(
     readonly tableId: string,
     private readonly toTable: () => void,
+    /** The game to open at (0 or 1: the table's first step). */
+    private readonly game = 0,
   ) {}
 
   async open(): Promise<void> {
@@ -68,6 +84,7 @@ export class ReplayPage {
         }
       }
       this.steps = stepsOf(log);
+      this.at = Math.max(0, firstStepOfGame(this.steps, this.game));
       this.render();
     } catch (error) {
       fill(byId("main"), h("p", { role: "alert" }, `The replay could not be read: ${sentence(error)}`));

@@ -113,14 +113,25 @@ export function trickArea(view: TableView, memory: TableMemory): HTMLElement | n
 /** The timers a seat's person acts against (the server's own steps and waits are not). */
 const SEAT_TIMERS = new Set(["turn", "takeover", "rapid", "exchange"]);
 
+/** Who is away as host, and when the role passes on (the ``host_away`` wait: its seat is the
+ * host's). */
+function hostAwayText(view: TableView, secondsLeft: number): string {
+  const seat = view.deadlineSeat;
+  const away =
+    seat === undefined ? "The host is" : seat === view.viewerSeat ? "You, the host, are" : `${seatName(view, seat)}, the host, is`;
+  return `${away} away: the host role passes to the next person here in ${secondsLeft} s.`;
+}
+
 /** Whose turn, and how long is left (seconds from the view's deadline and the server's clock);
- * between rounds, after a game and at an empty table, when the timer moves the table on. */
+ * between rounds, after a game and at an empty table, when the timer moves the table on; and
+ * when an away host's role passes on. */
 export function turnText(view: TableView, secondsLeft: number | null): string {
   const kind = view.deadlineKind;
   const left = secondsLeft === null || !SEAT_TIMERS.has(kind) ? "" : `: ${secondsLeft} s left`;
   const waiting = secondsLeft === null || kind !== "between_rounds" ? null : secondsLeft;
   const round = view.round;
   if (kind === "closing" && secondsLeft !== null) return `Nobody is left at the table: it closes in ${secondsLeft} s.`;
+  if (kind === "host_away" && secondsLeft !== null) return hostAwayText(view, secondsLeft);
   if (kind === "rapid") return `Anyone may play${left}`;
   if (kind === "exchange") return `The exchange: returns are due${left}`;
   if (round?.phase === "play" && round.toAct !== undefined) {

@@ -19,6 +19,7 @@ import { results } from "./standings";
 import { TableMemory } from "./tricklog";
 import { TurnAlert } from "./alert";
 import { leftTable, seatedAt } from "./yourseats";
+import { replayLink } from "./replay";
 
 const REACTIONS: [string, string][] = [
   ["nice", "Nice!"],
@@ -184,7 +185,7 @@ export class TablePage {
   }
 
   private replay(): void {
-    location.hash = `replay=${encodeURIComponent(this.tableId)}`;
+    location.hash = replayLink(this.tableId, this.view?.gameNo ?? 0).slice(1);
   }
 
   private isHost(view: TableView): boolean {

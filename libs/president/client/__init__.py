@@ -31,6 +31,7 @@ end-to-end tests and the load benchmark: it watches its seat's stream and
 answers with one of the view's legal actions.
 
 - :mod:`.accounts`: who the client is (guest, log in, refresh, log out).
+- :mod:`.quick_play`: ``quick_play``, a seat at the best open public table of a preset.
 - :mod:`.ratings`: ratings, leaderboards, history and head-to-head.
 - :mod:`.door`: :func:`watch_at_door`, a table watched at an audience replica's
   spectators' HTTP door (Connect), for a crowd. It needs ``connectrpc`` (the

@@ -29,6 +29,7 @@ from president.client.errors import (
     honouring_retry_hints,
     raising_gateway_error,
 )
+from president.client.quick_play import QuickPlayCalls
 from president.client.ratings import RatingCalls
 from president.client.receipts import Receipts
 from president.events.v1 import events_pb2 as epb
@@ -84,7 +85,7 @@ def _chosen_on(request: Any, expected_version: int | None) -> Any:
     return request
 
 
-class GatewayClient(AccountCalls, RatingCalls):
+class GatewayClient(AccountCalls, QuickPlayCalls, RatingCalls):
     """One player's (or watcher's) connection to the gateway, with their identity."""
 
     def __init__(

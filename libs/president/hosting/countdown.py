@@ -4,7 +4,9 @@ The deadline is the one the timer service acts on: the same rules
 (:func:`president.hosting.deadlines.running_timer`) and the same start, the
 commit time of the event that started the running timer, which a follower
 tracks with :func:`president.hosting.deadlines.clocked`. The part holds no
-card and no secret: everyone at the table sees the same countdown.
+card and no secret: everyone at the table sees the same countdown. Its seat is
+the seat whose turn the deadline ends or, for a ``host_away`` wait, the away
+host's (the wait is keyed by that seat), so a page can say who is away.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from datetime import datetime
 
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.deadlines import Deadline, TableClock, deadline
-from president.hosting.move_on import BOTS
+from president.hosting.move_on import BOTS, HOST_AWAY
 
 
 def shown_deadline(clock: TableClock) -> Deadline | None:
@@ -34,7 +36,8 @@ def unix_ms(at: datetime) -> int:
 
 def countdown(clock: TableClock | None, now: datetime) -> gpb.TableView:
     """The view's timing fields only (merged into a view): the deadline of ``clock``'s
-    running timer, for whom and of which kind, and ``now`` as the server's clock."""
+    running timer, for whom (a turn's seat; an away host's) and of which kind, and ``now``
+    as the server's clock."""
     view = gpb.TableView(server_now_unix_ms=unix_ms(now))
     due = shown_deadline(clock) if clock is not None else None
     if due is not None:
@@ -42,4 +45,6 @@ def countdown(clock: TableClock | None, now: datetime) -> gpb.TableView:
         view.deadline_kind = due.kind
         if due.seat is not None:
             view.deadline_seat = due.seat
+        elif due.kind == HOST_AWAY:
+            view.deadline_seat = due.timer_key  # the host's seat: the wait is keyed by it
     return view

@@ -11,7 +11,8 @@ import pytest
 from president import codec
 from president.hosting import events as ev
 from president.hosting.commands import MoveOn, PassHost, bind, decide
-from president.hosting.deadlines import BETWEEN_ROUNDS, HOST_AWAY, IdleRules
+from president.hosting.countdown import countdown, unix_ms
+from president.hosting.deadlines import BETWEEN_ROUNDS, HOST_AWAY, IdleRules, TableClock
 from president.hosting.move_on import move_on
 from president.hosting.outcome import SERVER
 from president.hosting.projection import fold
@@ -119,3 +120,15 @@ def test_a_table_that_moves_on_sooner_than_the_host_away_wait_moves_on() -> None
     waiting = due(table, quick)
     assert waiting is not None and waiting.kind == BETWEEN_ROUNDS
     assert waiting.expires_at == at(3) + timedelta(seconds=1)  # from the round's end
+
+
+def test_the_view_says_whose_absence_the_host_away_countdown_counts() -> None:
+    """The gateway's countdown (the one place a view's timing is built) names the away host's
+    seat, so a page can say who is away and when the role passes on."""
+    table = Hosted()
+    table.note(ev.HostChanged("p2", "p0", automatic=False), at(0))
+    table.connect(1, at(1))  # the host, p2 at seat 2, never connected
+    view = countdown(TableClock(table.table, started_at=at(1), idle=RULES), at(3))
+    assert (view.deadline_kind, view.deadline_seat) == (HOST_AWAY, 2)
+    assert view.deadline_unix_ms == unix_ms(at(1) + timedelta(seconds=20))
+    assert view.server_now_unix_ms == unix_ms(at(3))

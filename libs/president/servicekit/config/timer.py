@@ -33,9 +33,10 @@ class WaitSettings(FromEnv):
     host_away_seconds: float = setting(
         "PRESIDENT_HOST_AWAY_SECONDS",
         60.0,
-        "timer: how long a host no gateway reports connected keeps the role while another "
-        "person at the table is connected (in the lobby, between rounds, after a game); "
-        "then it passes to the next connected person. 0: only when the host leaves",
+        "timer and gateway: how long a host no gateway reports connected keeps the role "
+        "while another person at the table is connected (in the lobby, between rounds, after "
+        "a game); then it passes to the next connected person (the gateway shows the "
+        "countdown). 0: only when the host leaves",
         seconds,
     )
 

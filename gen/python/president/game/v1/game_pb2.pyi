@@ -842,12 +842,15 @@ class TableView(_message.Message):
     Absent when no timer runs (the lobby).
     """
     deadline_seat: _builtins.int
-    """The seat whose turn the deadline ends; absent for rapid mode and the exchange."""
+    """The seat whose turn the deadline ends, or for "host_away" the away host's
+    seat; absent for rapid mode, the exchange and the table's other waits.
+    """
     deadline_kind: _builtins.str
     """Which timer runs: "turn" (or "takeover", an away seat's), "rapid",
     "exchange", "between_rounds" (the idle host's wait, after a game too),
-    "closing" (a table every person left), or the server's own "server" and
-    "bots"; empty when none does.
+    "closing" (a table every person left), "host_away" (a host no gateway
+    reports connected: the role passes on at the deadline), or the server's own
+    "server" and "bots"; empty when none does.
     """
     server_now_unix_ms: _builtins.int
     """The server's clock when this view was made, in milliseconds since the Unix
