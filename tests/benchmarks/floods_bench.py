@@ -38,7 +38,6 @@ import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -52,6 +51,7 @@ from president.servicekit.launcher import SERVICES, NatsServer, Stack  # noqa: E
 from tests.support.web_edge import (  # noqa: E402
     END_STREAM,
     SERVICE_PATH,
+    EdgeGuest,
     end_of_stream_error,
     error_reason,
 )
@@ -60,33 +60,15 @@ PROXY = "127.0.0.2"
 PASSWORD = "the real player's password"
 
 
-class Browser:
+class Browser(EdgeGuest):
     """A guest at one address (named in X-Forwarded-For), with a table of its own."""
 
     def __init__(self, http: httpx.AsyncClient, address: str) -> None:
-        self.http = http
-        self.address = address
-        self.token = ""
-        self.table_id = ""
+        super().__init__(http, address)
         self.name = ""
 
-    def headers(self, content_type: str = "application/json") -> dict[str, str]:
-        out = {"content-type": content_type, "x-forwarded-for": self.address}
-        return {**out, "authorization": f"Bearer {self.token}"} if self.token else out
-
-    async def call(self, method: str, body: dict[str, Any]) -> httpx.Response:
-        return await self.http.post(f"{SERVICE_PATH}/{method}", json=body, headers=self.headers())
-
     async def sit_down(self) -> Browser:
-        created = await self.call("CreateGuest", {"displayName": "Flood"})
-        created.raise_for_status()
-        self.token = created.json()["credentials"]["accessToken"]
-        table = await self.call(
-            "CreateTable",
-            {"options": {"preset": "classic"}, "displayName": "F", "commandId": uuid.uuid4().hex},
-        )
-        table.raise_for_status()
-        self.table_id = table.json()["tableId"]
+        await super().sit_down()
         return self
 
     async def watch(self, opened: asyncio.Queue[str]) -> None:

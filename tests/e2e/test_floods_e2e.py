@@ -34,6 +34,7 @@ from tests.support.servers import isolated_env, sqlite_stack_in
 from tests.support.web_edge import (
     END_STREAM,
     SERVICE_PATH,
+    EdgeGuest,
     end_of_stream_error,
     envelope,
     envelopes,
@@ -85,33 +86,15 @@ async def http(flooded: Stack) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-class Browser:
+class Browser(EdgeGuest):
     """A guest at one address, with a table of its own to watch."""
 
     def __init__(self, http: httpx.AsyncClient, address: str) -> None:
-        self.http = http
-        self.address = address
-        self.token = ""
-        self.table_id = ""
+        super().__init__(http, address)
         self.reading: list[AsyncIterator[bytes]] = []
 
-    def headers(self, content_type: str = "application/json") -> dict[str, str]:
-        out = {"content-type": content_type, "x-forwarded-for": self.address}
-        return {**out, "authorization": f"Bearer {self.token}"} if self.token else out
-
-    async def call(self, method: str, body: dict[str, object]) -> httpx.Response:
-        return await self.http.post(f"{SERVICE_PATH}/{method}", json=body, headers=self.headers())
-
     async def sit_down(self) -> Browser:
-        created = await self.call("CreateGuest", {"displayName": "Flood"})
-        assert created.status_code == 200, created.text
-        self.token = created.json()["credentials"]["accessToken"]
-        table = await self.call(
-            "CreateTable",
-            {"options": {"preset": "classic"}, "displayName": "F", "commandId": uuid.uuid4().hex},
-        )
-        assert table.status_code == 200, table.text
-        self.table_id = table.json()["tableId"]
+        await super().sit_down()
         return self
 
     async def watch(self, streams: AsyncExitStack) -> str:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import base64
 import json
 import struct
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from google.rpc import error_details_pb2
 
@@ -90,3 +92,49 @@ def end_of_stream_error(payload: bytes) -> dict[str, Any]:
     end: dict[str, Any] = json.loads(payload or b"{}")
     error: dict[str, Any] = end.get("error", {})
     return error
+
+
+class EdgeGuest:
+    """A guest calling the edge in Connect JSON from one address (named in
+    X-Forwarded-For, which the edge believes from its trusted proxy), with a table of its
+    own once seated."""
+
+    def __init__(self, http: httpx.AsyncClient, address: str) -> None:
+        self.http = http
+        self.address = address
+        self.token = ""
+        self.table_id = ""
+
+    def headers(self, content_type: str = "application/json") -> dict[str, str]:
+        out = {"content-type": content_type, "x-forwarded-for": self.address}
+        return {**out, "authorization": f"Bearer {self.token}"} if self.token else out
+
+    async def call(self, method: str, body: dict[str, Any]) -> httpx.Response:
+        return await self.http.post(f"{SERVICE_PATH}/{method}", json=body, headers=self.headers())
+
+    async def sit_down(self) -> None:
+        """Become a guest and open a classic table of one's own."""
+        created = _answered(await self.call("CreateGuest", {"displayName": "Flood"}))
+        self.token = created.json()["credentials"]["accessToken"]
+        table = _answered(
+            await self.call(
+                "CreateTable",
+                {
+                    "options": {"preset": "classic"},
+                    "displayName": "F",
+                    "commandId": uuid.uuid4().hex,
+                },
+            )
+        )
+        self.table_id = table.json()["tableId"]
+
+
+def _answered(response: httpx.Response) -> httpx.Response:
+    """``response`` if it is a 200; else an HTTPStatusError that quotes its body."""
+    if response.status_code != 200:
+        raise httpx.HTTPStatusError(
+            f"HTTP {response.status_code}: {response.text}",
+            request=response.request,
+            response=response,
+        )
+    return response
