@@ -45,6 +45,7 @@ from president.store.commitments import (
     entry_of,
     read_feed,
 )
+from tests.support.postgres import settle
 from tests.support.recorded_games import PRESET_PLAYERS, rewrite, rows
 from tests.support.servers import delete_stream
 
@@ -161,7 +162,7 @@ def test_a_replaced_round_is_caught_by_the_feed(
     store: EventStore, url: str, tmp_path: Path
 ) -> None:
     table = house_game(store, f"real-{url[:6]}")
-    CommitmentPublisher(store).refresh()
+    CommitmentPublisher(settle(store)).refresh()
     # The insider's alternative: the same table, round 2 dealt from another secret.
     other_url = sqlite_store(tmp_path, "other")
     with EventStore.from_url(other_url) as other:
@@ -183,7 +184,7 @@ def test_a_rewritten_feed_is_caught_by_its_chain_or_an_archive(
     store: EventStore, url: str, tmp_path: Path
 ) -> None:
     table = house_game(store, f"arch-{url[:6]}")
-    CommitmentPublisher(store).refresh()
+    CommitmentPublisher(settle(store)).refresh()
     feed = read_feed(store.engine)
     archive = tmp_path / "feed.json"
     archive.write_text(commitments.archive_lines(feed))
@@ -225,7 +226,7 @@ def test_the_commitments_command(tmp_path: Path) -> None:
     url = sqlite_store(tmp_path, "cli")  # a store of its own: nothing else tampered with
     with EventStore.from_url(url) as store:
         table = house_game(store, f"cli-{url[:6]}")
-        CommitmentPublisher(store).refresh()
+        CommitmentPublisher(settle(store)).refresh()
     exported = tmp_path / "feed.json"
     result = runner.invoke(app, ["audit", "commitments", "--db", url, "--export", str(exported)])
     assert result.exit_code == 0, result.stdout
@@ -321,7 +322,7 @@ async def test_a_forged_archive_accuses_nobody(
     url = sqlite_store(tmp_path, "honest")
     with EventStore.from_url(url) as store:
         house_game(store, "honest")
-        CommitmentPublisher(store).refresh()
+        CommitmentPublisher(settle(store)).refresh()
         relay = FeedRelay(store, feed_subjects, nats_url, signer=OPERATOR)
         await relay.publish_pending()
         await relay.close()
@@ -385,7 +386,7 @@ async def test_a_replaced_round_with_the_feed_rewritten_is_caught_by_the_archive
     url = sqlite_store(tmp_path, "real")
     with EventStore.from_url(url) as store:
         table = house_game(store, "real")
-        CommitmentPublisher(store).refresh()
+        CommitmentPublisher(settle(store)).refresh()
         relay = FeedRelay(store, feed_subjects, nats_url, signer=OPERATOR)
         await relay.publish_pending()
         await relay.close()
@@ -468,7 +469,7 @@ async def test_the_relay_stops_where_the_stores_feed_does_not_continue_the_strea
     and says why, rather than skipping them."""
     with EventStore.from_url(sqlite_store(tmp_path, "gap")) as store:
         house_game(store, "one")
-        CommitmentPublisher(store).refresh()
+        CommitmentPublisher(settle(store)).refresh()
         with store.engine.begin() as connection:
             connection.execute(delete(commitment_feed).where(commitment_feed.c.seq == 1))
         relay = FeedRelay(store, feed_subjects, nats_url)
