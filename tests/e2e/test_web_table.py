@@ -281,10 +281,14 @@ class Player:
             page.locator("#next-round").click()
             page.wait_for_selector("body:not([data-phase=between_rounds])")
             return
-        gold = page.locator("#play")
         if page.locator("#hand .card.new .new-mark").count():
             self.received_new = True  # the exchange's cards, marked New
-        if page.locator("#exchange").count() and "give back" in gold.inner_text().lower():
+        # One read of the page: the exchange and its gold button can go between two reads.
+        owing = page.evaluate(
+            "() => document.querySelector('#exchange')"
+            " ? (document.querySelector('#play')?.innerText ?? '') : ''"
+        )
+        if "give back" in owing.lower():
             self.give_back()
             return
         if not self.turn().startswith("Your turn"):
