@@ -15,12 +15,12 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.config.gateway import GatewaySettings
 from president.servicekit.nats import Subjects
 from president.services.gateway.api.roles import PLAYERS_ONLY
-from president.services.gateway.streams import audience
-from president.services.gateway.streams import watch as watch_module
+from president.services.gateway.streams import audience, fanout
 from president.services.gateway.streams.audience import BATCH, Spectator
 from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.fanout import Mailbox, Policy, Start
 from president.services.gateway.streams.feed import FeedHub
-from president.services.gateway.streams.watch import seat_resolver, watch
+from president.services.gateway.streams.watch import WATCH, seat_resolver, watch
 from tests.unit.services import test_gateway_units as units
 
 tables = units.tables
@@ -36,8 +36,10 @@ async def test_seats_get_a_change_at_once_and_spectators_wake_a_batch_per_loop_t
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
     start = feed.version
-    seat, _, _ = feed.listen()
-    crowd = [feed.listen(audience=True)[0] for _ in range(BATCH * 3 + 5)]
+    assert feed.current is not None
+    seat = Mailbox(seat_resolver("p0"), WATCH, Policy.EVERY)
+    feed.seats.join(seat, Start(feed.current, [], ""))
+    crowd = [feed.listen()[0] for _ in range(BATCH * 3 + 5)]
     woken: list[list[Entry]] = []
 
     async def spectate(spectator: Spectator) -> None:
@@ -49,8 +51,11 @@ async def test_seats_get_a_change_at_once_and_spectators_wake_a_batch_per_loop_t
     await asyncio.sleep(0)  # every spectator waits
     units.play_human(tables, "t1", 1)
     await feed.catch_up()  # applied now: the seat has every change, no spectator ran yet
-    mine = await seat.take(start)
-    assert mine is not None
+    sent = await seat.wait()
+    mine = [entry for entry in feed.history if entry.version > start]
+    assert [pb.WatchResponse.FromString(data).version for data in sent] == [
+        entry.version for entry in mine
+    ]
     versions = [entry.version for entry in mine]
     assert versions == list(range(start + 1, feed.version + 1)) and len(versions) >= 1
     assert not woken
@@ -67,7 +72,7 @@ async def test_seats_get_a_change_at_once_and_spectators_wake_a_batch_per_loop_t
     assert len(shared) == len(versions), "one serialization per change for every spectator"
     for spectator in crowd:
         feed.unlisten(spectator)
-    feed.unlisten(seat)
+    feed.seats.leave(seat)
     assert not feed.watched
     await hub.close()
 
@@ -85,7 +90,7 @@ async def test_a_spectator_too_far_behind_overflows_and_holds_no_changes_of_its_
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
     start = feed.version
-    behind, _, _ = feed.listen(audience=True)
+    behind, _, _ = feed.listen()
     assert isinstance(behind, Spectator)
     units.play_human(tables, "t1", 3)
     await feed.catch_up()
@@ -263,7 +268,7 @@ async def test_a_long_backlog_travels_in_messages_of_bounded_size(
     units.play_human(tables, "t1", 12)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
     feed = await hub.feed("t1")
-    monkeypatch.setattr(watch_module, "BATCH_BYTES", 4096)
+    monkeypatch.setattr(fanout, "BATCH_BYTES", 4096)
     stream = watch(hub, "t1", 1, seat_resolver(None), batched=True)
     versions: list[int] = []
     sent: list[tuple[int, int]] = []  # (bytes, changes) of each message

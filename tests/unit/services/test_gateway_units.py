@@ -32,8 +32,9 @@ from president.services.gateway.api.session import session as session_stream
 from president.services.gateway.calls import checks
 from president.services.gateway.calls.dealcheck import check_deal
 from president.services.gateway.streams import watch as watch_module
+from president.services.gateway.streams.fanout import SeatOf
 from president.services.gateway.streams.feed import FeedHub
-from president.services.gateway.streams.watch import SeatOf, seat_resolver, watch_session
+from president.services.gateway.streams.watch import seat_resolver, watch_session
 from president.services.gateway.streams.watch import watch as watch_bytes
 from president.store import EventStore
 from president.table.v1 import table_pb2 as tpb

@@ -26,8 +26,9 @@ from president.services.gateway.calls.page_tokens import (
     PageTokens,
     page_size,
 )
+from president.services.gateway.streams.fanout import SeatOf
 from president.services.gateway.streams.feed import FeedHub
-from president.services.gateway.streams.watch import SeatOf, seat_resolver, watch_session
+from president.services.gateway.streams.watch import seat_resolver, watch_session
 from tests.unit.services import test_gateway_units as units
 
 #: The gateway unit tests' fixture: the TablePort over an in-process TableHost.

@@ -11,11 +11,11 @@ import pytest
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.seat_views import public_view, seat_view
+from president.services.gateway.streams.fanout import messages
 from president.services.gateway.streams.receipts import receipt
 from president.services.gateway.streams.watch import (
     BATCHED_WATCH,
     SESSION,
-    messages,
     session_snapshot,
     snapshot,
 )

@@ -17,10 +17,12 @@ from typing import Protocol
 
 from president.servicekit.errors import DRAINING, Code, ServiceError
 from president.services.gateway.api.connect import Codec, framed
+from president.services.gateway.streams import watch
 from president.services.gateway.streams.audience import DELAY, DELIVERIES
 from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.fanout import start_at
 from president.services.gateway.streams.feed import TableFeed
-from president.services.gateway.streams.watch import snapshot, start_at
+from president.services.gateway.streams.watch import snapshot
 
 #: Changes within this long of a spectator's last write go out with the next: a flush
 #: writes once to every spectator.
@@ -71,7 +73,7 @@ class Crowd:
         so no change falls between its opening and its first flush."""
         current = self.feed.current
         assert current is not None
-        start = start_at(current, self.feed.history, from_version)
+        start = start_at(current, self.feed.history, from_version, watch.REPLAY_LIMIT)
         opening = [entry.watch_response(None) for entry in start.backlog]
         if start.whole:
             opening = [snapshot(current, None, skipped=start.whole == "skipped")]

@@ -21,8 +21,9 @@ from president.hosting.activity import describe
 from president.services.gateway.calls.checks import invalid
 from president.services.gateway.calls.page_tokens import PageTokens
 from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.fanout import SeatOf
 from president.services.gateway.streams.feed import FeedHub
-from president.services.gateway.streams.watch import SeatOf, folded
+from president.services.gateway.streams.watch import folded
 
 #: How long an activity page token is good for.
 TOKEN_SECONDS = 3600

@@ -5,13 +5,11 @@ message, the table after it). Everything a watcher is sent of it (its
 redacted event, its view, the ``WatchResponse``, the serialized Session
 change) is built on first use for a seat and shared by every watcher of
 that seat. Each is one message built and serialized whole, every field once
-on the wire. A :class:`Listener` is one watcher's inbox of entries.
+on the wire.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -28,8 +26,6 @@ from president.hosting.projection import Table, fold_next
 from president.hosting.seat_views import public_view, redact, seat_part
 from president.services.gateway.streams.receipts import receipt
 from president.services.gateway.streams.wire import batched_change, session_change
-
-LISTENER_LIMIT = 4096
 
 
 @dataclass
@@ -177,43 +173,3 @@ def with_clock(entry: Entry, previous: Entry | None, idle: IdleRules | None = No
     before = previous.clock if previous is not None else None
     entry.clock = clocked(entry.table, before, at, idle)
     return entry
-
-
-class Listener:
-    """A seat's watcher's inbox of entries; it overflows instead of growing without end
-    (a spectator's is its place in the table's audience,
-    :class:`president.services.gateway.streams.audience.Spectator`)."""
-
-    audience = False
-
-    def __init__(self, limit: int = LISTENER_LIMIT) -> None:
-        self._entries: deque[Entry] = deque()
-        self._ready = asyncio.Event()
-        self._limit = limit
-        self.overflowed = False
-        self.closed = False
-
-    def push(self, entry: Entry) -> None:
-        if len(self._entries) >= self._limit:
-            self._entries.clear()
-            self.overflowed = True
-        elif not self.overflowed:
-            self._entries.append(entry)
-        self._ready.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self._ready.set()
-
-    async def take(self, after: int = 0) -> list[Entry] | None:
-        """Every entry waiting, oldest first (at least one, waiting for it); None after an
-        overflow (the watcher catches up: it clears ``overflowed``) or a close. (``after``:
-        the version the watcher holds; the inbox holds only what came since it listened.)"""
-        while not self._entries:
-            if self.overflowed or self.closed:
-                return None
-            self._ready.clear()
-            await self._ready.wait()
-        taken = list(self._entries)
-        self._entries.clear()
-        return taken

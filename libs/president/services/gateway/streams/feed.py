@@ -7,7 +7,9 @@ envelopes strictly in version order (:mod:`president.servicekit.follower`):
 one at or below its version is dropped (no duplicate), one that skips ahead
 makes it read the missing ones from the store (no gap). Each applied event
 becomes an :class:`~president.services.gateway.streams.entries.Entry` (the event and
-the table after it), kept in a short history and handed to the listeners.
+the table after it), kept in a short history: the seats' streams are written what they
+lack at the next loop turn (:class:`~president.services.gateway.streams.fanout.Broadcast`),
+the spectators are woken in the table's audience.
 
 Without NATS (not reachable yet, or lost), feeds poll the store, so a watcher
 never waits on the message bus for correctness, only for speed.
@@ -37,7 +39,8 @@ from president.servicekit.errors import Code, ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
 from president.services.gateway.streams.audience import Audience, Spectator
-from president.services.gateway.streams.entries import Entry, Listener, apply, with_clock
+from president.services.gateway.streams.entries import Entry, apply, with_clock
+from president.services.gateway.streams.fanout import Broadcast
 from president.services.gateway.upstream.ports import TablePort
 
 HISTORY = 512
@@ -69,8 +72,8 @@ class TableFeed:
         self._tables = tables
         self.current: Entry | None = None
         self.history: deque[Entry] = deque(maxlen=HISTORY)
-        #: The seats' listeners (and anyone's who holds a seat), served first.
-        self.listeners: set[Listener] = set()
+        #: The streams of those who hold a seat, written first (every change they lack).
+        self.seats = Broadcast(self)
         #: The spectators: one shared log, served after the seats, a batch per loop turn.
         self.audience = Audience()
         self._held = HeldEnvelopes()
@@ -146,8 +149,7 @@ class TableFeed:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
-        for listener in list(self.listeners):
-            listener.close()
+        self.seats.close()
         self.audience.close()
 
     def request_catch_up(self) -> None:
@@ -223,35 +225,26 @@ class TableFeed:
             self.current.supersede()  # legal actions only in the newest view
         self.current = entry
         self.history.append(entry)
-        for listener in self.listeners:  # seats first: now
-            listener.push(entry)
+        self.seats.push()  # seats first: written at the next loop turn
         self.audience.push(entry)  # spectators: logged once, woken a batch per loop turn
 
     # -- watchers ---------------------------------------------------------------
-    def listen(self, audience: bool = False) -> tuple[Listener | Spectator, Entry, list[Entry]]:
-        """Register a listener (a spectator's place in the audience when ``audience``);
-        returns it with the current entry and the history, atomically."""
-        listener: Listener | Spectator
-        if audience:
-            listener = self.audience.listener()
-        else:
-            listener = Listener()
-            self.listeners.add(listener)
+    def listen(self) -> tuple[Spectator, Entry, list[Entry]]:
+        """Register a spectator's place in the audience; returns it with the current entry
+        and the history, atomically."""
+        listener = self.audience.listener()
         self.touch()
         assert self.current is not None
         return listener, self.current, list(self.history)
 
-    def unlisten(self, listener: Listener | Spectator) -> None:
-        if isinstance(listener, Spectator):
-            self.audience.leave(listener)
-        else:
-            self.listeners.discard(listener)
+    def unlisten(self, listener: Spectator) -> None:
+        self.audience.leave(listener)
         self.touch()
 
     @property
     def watched(self) -> bool:
         """Whether any stream here watches the table."""
-        return bool(self.listeners) or self.audience.watched
+        return self.seats.watched or self.audience.watched
 
 
 class FeedHub:

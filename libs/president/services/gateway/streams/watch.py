@@ -1,14 +1,18 @@
 """A watcher's stream of one table: a snapshot or a resume, then every change, for its seat.
 
-A watcher (:func:`watch`) registers as a listener of the table's feed
+A watcher (:func:`watch`) joins the table's feed
 (:mod:`president.services.gateway.streams.feed`) and, in the same step, takes the
 feed's state: a fresh stream starts with a snapshot of the seat's view; a
 resumed one (``from_version`` > 0) replays the entries after that version
 from the feed's history (at most :data:`REPLAY_LIMIT`); from further back
 (a table's thousands of reactions ago) it gets the view now, a snapshot
 marked ``skipped``, instead of every state since (so a resume costs what
-the watcher must see, not the table's age), then goes on live. Spectators
-(watchers with no seat) listen in the table's audience
+the watcher must see, not the table's age), then goes on live. A seat's
+stream is a mailbox of the table's seats' broadcast
+(:mod:`president.services.gateway.streams.fanout`): written once per loop turn with
+every change it lacks; one that reads too slowly is sent what it missed from the
+history, or reads the store when the history lost it. Spectators (watchers
+with no seat) listen in the table's audience
 (:mod:`president.services.gateway.streams.audience`): served after the seats, and
 skipped to the newest view when they read too slowly. Every change is sent
 as bytes built once per seat and change: every spectator's are the same.
@@ -21,7 +25,6 @@ Session stream carries it (:mod:`president.services.gateway.streams.wire`).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
@@ -30,13 +33,22 @@ from prometheus_client import Gauge
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.countdown import unix_ms
-from president.hosting.projection import Table
 from president.hosting.seat_views import seat_of
 from president.servicekit.config.gateway import AudienceSettings
 from president.servicekit.errors import Code, ServiceError
 from president.services.gateway.identity.guard import checked_wait
 from president.services.gateway.streams.entries import Entry, apply, with_clock
-from president.services.gateway.streams.feed import HISTORY, FeedHub
+from president.services.gateway.streams.fanout import (
+    Behind,
+    Mailbox,
+    Policy,
+    SeatOf,
+    Start,
+    Wire,
+    messages,
+    start_at,
+)
+from president.services.gateway.streams.feed import HISTORY, FeedHub, TableFeed
 from president.services.gateway.streams.receipts import receipt
 from president.services.gateway.streams.wire import session_change
 from president.services.gateway.streams.wire import session_snapshot as framed_snapshot
@@ -56,12 +68,8 @@ def configure(settings: AudienceSettings) -> None:
     REPLAY_LIMIT = settings.replay
 
 
-#: The most bytes of changes joined into one message (a resume's backlog travels in several).
-BATCH_BYTES = 256 * 1024
-
 WATCHERS = Gauge("president_gateway_watchers", "Watch streams open on this gateway.")
 
-SeatOf = Callable[[Table], int | None]
 #: A watcher's rights, checked (raises the refusal that ends its stream).
 Check = Callable[[], None]
 
@@ -79,7 +87,7 @@ def response(entry: Entry, seat: int | None) -> bytes:
     return entry.watch_response(seat)
 
 
-def snapshot(entry: Entry, seat: int | None, *, skipped: bool = False) -> bytes:
+def snapshot(entry: Entry, seat: int | None, skipped: bool = False) -> bytes:
     """The view that starts a fresh stream, with the server's clock now, serialized (or,
     shared, the one that replaces the states a watcher ``skipped``)."""
     if skipped:
@@ -94,7 +102,7 @@ def session_response(entry: Entry, seat: int | None) -> bytes:
     return entry.session_response(seat)
 
 
-def session_snapshot(entry: Entry, seat: int | None, *, skipped: bool = False) -> bytes:
+def session_snapshot(entry: Entry, seat: int | None, skipped: bool = False) -> bytes:
     """The view that starts a fresh Session stream (or, shared, the one that replaces
     skipped states), serialized."""
     if skipped:
@@ -104,68 +112,11 @@ def session_snapshot(entry: Entry, seat: int | None, *, skipped: bool = False) -
     )
 
 
-@dataclass(frozen=True)
-class Wire:
-    """How a watcher's stream carries changes: one alone, a whole view, several in one message."""
-
-    #: A change as ``seat`` may see it, a message of its own.
-    change: Callable[[Entry, int | None], bytes]
-    #: The whole view (the stream's first, or one after skipped states).
-    whole: Callable[..., bytes]
-    #: A change as one of several joined into one message (None: one message per change).
-    part: Callable[[Entry, int | None], bytes] | None
-
-
-WATCH = Wire(response, snapshot, None)
-BATCHED_WATCH = Wire(response, snapshot, lambda entry, seat: entry.batched_watch_response(seat))
-SESSION = Wire(session_response, session_snapshot, session_response)
-
-
-def messages(wire: Wire, entries: Sequence[Entry], seat_for: SeatOf) -> list[bytes]:
-    """Consecutive changes as the stream sends them: joined into messages of up to
-    :data:`BATCH_BYTES` when the wire joins them, else one message each."""
-    if wire.part is None or len(entries) == 1:
-        return [wire.change(entry, seat_for(entry.table)) for entry in entries]
-    part = wire.part
-    out: list[bytes] = []
-    joined: list[bytes] = []
-    size = 0
-    for entry in entries:
-        piece = part(entry, seat_for(entry.table))
-        if joined and size + len(piece) > BATCH_BYTES:
-            out.append(b"".join(joined))
-            joined, size = [], 0
-        joined.append(piece)
-        size += len(piece)
-    out.append(b"".join(joined))
-    return out
-
-
-@dataclass(frozen=True)
-class Start:
-    """Where a stream starts: the entry it stands on, and what it sends first."""
-
-    #: The entry the stream holds once its first messages are sent.
-    last: Entry
-    #: The changes after ``from_version`` it replays (a resume within the history).
-    backlog: list[Entry]
-    #: Send ``last`` whole first: ``"fresh"`` (a new stream), ``"skipped"`` (a resume from
-    #: further back than the history, the view now), or ``""`` (nothing whole).
-    whole: str
-
-
-def start_at(current: Entry, history: Sequence[Entry], from_version: int) -> Start:
-    """How a stream asking for the changes after ``from_version`` starts: a snapshot (0),
-    the history's changes after it (at most :data:`REPLAY_LIMIT`), nothing (it is current),
-    or the view now marked skipped (from long past: whole, so no gap)."""
-    if from_version == 0:
-        return Start(current, [], "fresh")
-    at = next((entry for entry in history if entry.version == from_version), None)
-    if at is not None and current.version - from_version <= REPLAY_LIMIT:
-        return Start(at, [entry for entry in history if entry.version > from_version], "")
-    if from_version == current.version:
-        return Start(current, [], "")
-    return Start(current, [], "skipped")
+WATCH = Wire("watch", response, snapshot, None)
+BATCHED_WATCH = Wire(
+    "watch-batched", response, snapshot, lambda entry, seat: entry.batched_watch_response(seat)
+)
+SESSION = Wire("session", session_response, session_snapshot, session_response)
 
 
 def version_ahead(version: int, asked: int) -> ServiceError:
@@ -234,14 +185,94 @@ async def _watch(
         await feed.catch_up()
         if from_version > feed.version:
             raise version_ahead(feed.version, from_version)
-    spectator = feed.current is not None and seat_for(feed.current.table) is None
-    listener, current, history = feed.listen(audience=spectator)
+    assert feed.current is not None
+    stream = _audience if seat_for(feed.current.table) is None else _seat
     WATCHERS.inc()
     try:
-        start = start_at(current, history, from_version)
+        async for message in stream(hub, feed, from_version, seat_for, wire, check):
+            yield message
+    finally:
+        WATCHERS.dec()
+
+
+async def _seat(
+    hub: FeedHub,
+    feed: TableFeed,
+    from_version: int,
+    seat_for: SeatOf,
+    wire: Wire,
+    check: Check | None,
+) -> AsyncIterator[bytes]:
+    """A seat's stream: a mailbox of the table's seats' broadcast; every change, in order.
+    Fallen further behind than the feed's history, it reads the store and joins again."""
+    box = Mailbox(seat_for, wire, Policy.EVERY)
+    current = feed.current
+    assert current is not None
+    feed.seats.join(box, start_at(current, feed.history, from_version, REPLAY_LIMIT))
+    try:
+        while True:
+            if check is None:
+                taken = await box.wait()
+            else:
+                taken = await checked_wait(box.wait, check)
+            for message in taken:
+                yield message
+            if box.ended is None:
+                continue
+            error = box.ended[0]
+            if not isinstance(error, Behind):
+                if error is not None:
+                    raise error
+                return
+            last = error.last  # a seat reads the store, then joins again from there
+            read = await continue_from(hub.tables, feed.table_id, last)
+            if read:
+                for message in messages(wire, read, seat_for):
+                    yield message
+                last = read[-1]
+            if feed.closed:
+                return
+            box = Mailbox(seat_for, wire, Policy.EVERY)
+            feed.seats.join(box, resumed(feed, last))
+    finally:
+        feed.seats.leave(box)
+        feed.touch()
+
+
+def resumed(feed: TableFeed, last: Entry) -> Start:
+    """Where a seat that read the store up to ``last`` stands again: the feed's changes after
+    it, or nothing more yet (the store was ahead of the feed: the feed brings the rest)."""
+    current = feed.current
+    assert current is not None
+    if last.version >= current.version:
+        return Start(last, [], "")
+    backlog = [entry for entry in feed.history if entry.version > last.version]
+    if not backlog or backlog[0].version != last.version + 1:
+        raise ServiceError(
+            Code.UNAVAILABLE,
+            "STREAM_BEHIND",
+            f"the stream cannot continue after version {last.version}: "
+            "watch again from that version",
+        )
+    return Start(last, backlog, "")
+
+
+async def _audience(
+    hub: FeedHub,
+    feed: TableFeed,
+    from_version: int,
+    seat_for: SeatOf,
+    wire: Wire,
+    check: Check | None,
+) -> AsyncIterator[bytes]:
+    """A spectator's stream: its place in the table's audience; the view now when it read
+    too slowly."""
+    listener, current, history = feed.listen()
+    try:
+        start = start_at(current, history, from_version, REPLAY_LIMIT)
         last, backlog = start.last, start.backlog
         if start.whole:
-            yield wire.whole(current, seat_for(current.table), skipped=start.whole == "skipped")
+            yield wire.whole(current, seat_for(current.table), start.whole == "skipped")
         while True:
             after = last.version
             taken: list[Entry] | None
@@ -254,21 +285,13 @@ async def _watch(
             if taken is None:
                 if listener.closed:
                     return
-                listener.overflowed = False  # too slow a reader
-                if listener.audience:  # a spectator skips to the newest view
-                    newest = feed.current
-                    if newest is not None and newest.version > last.version:
-                        yield wire.whole(newest, seat_for(newest.table), skipped=True)
-                        last = newest
-                    continue
-                taken = await continue_from(hub.tables, table_id, last)  # a seat reads the store
+                listener.overflowed = False  # too slow a reader: skips to the newest view
+                newest = feed.current
+                if newest is not None and newest.version > last.version:
+                    yield wire.whole(newest, seat_for(newest.table), True)
+                    last = newest
+                continue
             fresh = [entry for entry in taken if entry.version > last.version]  # no duplicate
-            if fresh and fresh[0].version > last.version + 1:  # cannot happen with one feed
-                fresh = [
-                    missed
-                    for missed in await continue_from(hub.tables, table_id, last)
-                    if missed.version < fresh[0].version
-                ] + fresh
             if any(entry.version != last.version + 1 + n for n, entry in enumerate(fresh)):
                 raise ServiceError(
                     Code.UNAVAILABLE,
@@ -283,4 +306,3 @@ async def _watch(
             last = fresh[-1]
     finally:
         feed.unlisten(listener)
-        WATCHERS.dec()

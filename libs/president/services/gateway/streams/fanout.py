@@ -1,0 +1,348 @@
+"""One fan-out: a table's changes to the N streams that watch it here, each change framed once
+per kind of viewer and wire, each stream written once per flush.
+
+A :class:`Broadcast` serves the streams of one table at this replica that share a
+schedule (the seats: the next loop turn). It reads the changes from the table's
+feed (its ``history`` and ``current``): it holds no log of its own. A stream is a
+:class:`Subscriber`:
+
+- who it sees as (``seat_for``: its seat at each version, or none) and how its stream
+  frames changes (a :class:`Wire`: gRPC ``Watch``, batched or not, ``Session``);
+- what it holds (``at``: the last change written to it);
+- what it is owed when it could not keep up (its :class:`Policy`).
+
+On a change the feed calls :meth:`Broadcast.push`; one flush follows at the next loop
+turn, whatever the number of changes meanwhile. The flush writes each stream the
+changes it lacks in one write: the streams that hold the same version and see the
+same seats on the same wire are handed the same bytes, built once (a change's own
+bytes per seat are built once by its
+:class:`~president.services.gateway.streams.entries.Entry`).
+
+A stream's :meth:`Subscriber.offer` takes a write at once or refuses it (its buffer
+is full). A refused stream is written nothing until it says it drained; then a
+seat (:attr:`Policy.EVERY`) is sent every change it missed, in one write, from the
+feed's history, and a spectator (:attr:`Policy.NEWEST`) the view now, marked
+``skipped``. A seat further behind than the history is ended with :class:`Behind`:
+its stream reads the store from its version and joins again.
+
+:class:`Mailbox` is the stream a grpc.aio handler iterates: its writes wait there
+until the handler takes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from president.hosting.projection import Table
+from president.services.gateway.streams.entries import Entry
+
+#: Which seat a stream sees as, at each version (None: a spectator's view).
+SeatOf = Callable[[Table], int | None]
+#: The most bytes of changes joined into one message (a backlog travels in several).
+BATCH_BYTES = 256 * 1024
+#: The bytes a mailbox holds unread before it refuses more (a seat's view is a few KiB).
+MAILBOX_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Wire:
+    """How one kind of stream carries changes."""
+
+    #: Its name: streams of one wire (and the same seats) share their bytes.
+    name: str
+    #: A change as ``seat`` sees it, a message of its own.
+    change: Callable[[Entry, int | None], bytes]
+    #: The whole view after an entry (``skipped``: states were skipped), a message.
+    whole: Callable[[Entry, int | None, bool], bytes]
+    #: A change as one of several joined into one message (None: one message per change).
+    part: Callable[[Entry, int | None], bytes] | None
+
+
+def messages(wire: Wire, entries: Sequence[Entry], seat_for: SeatOf) -> list[bytes]:
+    """Consecutive changes as the stream sends them: joined into messages of up to
+    :data:`BATCH_BYTES` when the wire joins them, else one message each."""
+    if wire.part is None or len(entries) == 1:
+        return [wire.change(entry, seat_for(entry.table)) for entry in entries]
+    part = wire.part
+    out: list[bytes] = []
+    joined: list[bytes] = []
+    size = 0
+    for entry in entries:
+        piece = part(entry, seat_for(entry.table))
+        if joined and size + len(piece) > BATCH_BYTES:
+            out.append(b"".join(joined))
+            joined, size = [], 0
+        joined.append(piece)
+        size += len(piece)
+    out.append(b"".join(joined))
+    return out
+
+
+class Policy(Enum):
+    """What a stream that could not keep up is sent once it drains."""
+
+    #: Every change it missed, in order (a seat: its hand and turn must not skip).
+    EVERY = "every"
+    #: The view now, marked skipped (a spectator).
+    NEWEST = "newest"
+
+
+class Behind(Exception):
+    """A seat fell further behind than the history: its stream reads the store from here."""
+
+    def __init__(self, last: Entry) -> None:
+        super().__init__(f"behind the history after version {last.version}")
+        self.last = last
+
+
+class Log(Protocol):
+    """Where a broadcast reads the changes: a table's feed."""
+
+    @property
+    def current(self) -> Entry | None: ...
+
+    @property
+    def history(self) -> Sequence[Entry]: ...
+
+
+class Subscriber(Protocol):
+    """One stream of a table's changes, as the broadcast sees it."""
+
+    seat_for: SeatOf
+    wire: Wire
+    policy: Policy
+    #: The last change written to its stream (the broadcast moves it on each write taken).
+    at: Entry
+    #: Called by the stream when it can take more after a refusal (the broadcast sets it).
+    drained: Callable[[], None]
+
+    def offer(self, write: list[bytes]) -> bool:
+        """Take ``write`` (its messages) as the stream's next now, or refuse it (full)."""
+        ...
+
+    def end(self, error: Exception | None) -> None:
+        """The stream ends (``error``: why)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a stream starts: the entry it stands on, and what it sends first."""
+
+    #: The entry the stream holds once its first messages are sent.
+    last: Entry
+    #: The changes after ``from_version`` it replays (a resume within the history).
+    backlog: list[Entry]
+    #: Send ``last`` whole first: ``"fresh"`` (a new stream), ``"skipped"`` (a resume from
+    #: further back than the history, the view now), or ``""`` (nothing whole).
+    whole: str
+
+
+def start_at(current: Entry, history: Sequence[Entry], from_version: int, replay: int) -> Start:
+    """How a stream asking for the changes after ``from_version`` starts: a snapshot (0),
+    the history's changes after it (at most ``replay`` of them), nothing (it is current),
+    or the view now marked skipped (from long past: whole, so no gap)."""
+    if from_version == 0:
+        return Start(current, [], "fresh")
+    at = next((entry for entry in history if entry.version == from_version), None)
+    if at is not None and current.version - from_version <= replay:
+        return Start(at, [entry for entry in history if entry.version > from_version], "")
+    if from_version == current.version:
+        return Start(current, [], "")
+    return Start(current, [], "skipped")
+
+
+class Broadcast:
+    """The streams of one table here that share a schedule, and their writes."""
+
+    def __init__(self, log: Log) -> None:
+        self._log = log
+        self.subscribers: set[Subscriber] = set()
+        self._behind: set[Subscriber] = set()
+        self._flush_due = False
+        #: Writes taken so far (one per stream per flush at most).
+        self.writes = 0
+
+    @property
+    def watched(self) -> bool:
+        return bool(self.subscribers)
+
+    # -- streams ---------------------------------------------------------------------------
+    def join(self, subscriber: Subscriber, start: Start) -> None:
+        """Add ``subscriber``, standing where ``start`` says, and write it what ``start``
+        sends first: one step, so no change falls between its opening and its first flush."""
+        subscriber.drained = lambda: self.drained(subscriber)
+        subscriber.at = start.last
+        self.subscribers.add(subscriber)
+        first: list[bytes] = []
+        if start.whole:
+            last = start.last
+            first = [
+                subscriber.wire.whole(
+                    last, subscriber.seat_for(last.table), start.whole == "skipped"
+                )
+            ]
+        elif start.backlog:
+            first = self._messages(subscriber, start.backlog)
+            subscriber.at = start.backlog[-1]
+        if first:
+            self._offer(subscriber, first, subscriber.at)
+
+    def leave(self, subscriber: Subscriber) -> None:
+        self.subscribers.discard(subscriber)
+        self._behind.discard(subscriber)
+
+    def drained(self, subscriber: Subscriber) -> None:
+        """``subscriber`` can take more: what it missed, by its policy."""
+        if subscriber in self._behind and subscriber in self.subscribers:
+            self._behind.discard(subscriber)
+            self._catch_up(subscriber)
+
+    def close(self, error: Exception | None = None) -> None:
+        """Every stream ends (the table's feed closed here)."""
+        for subscriber in list(self.subscribers):
+            subscriber.end(error)
+        self.subscribers.clear()
+        self._behind.clear()
+
+    # -- changes ---------------------------------------------------------------------------
+    def push(self) -> None:
+        """The table changed: its streams are written with the next flush (the next turn)."""
+        if self._flush_due or not self.subscribers:
+            return
+        self._flush_due = True
+        asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write every stream that is not behind what it lacks: the same bytes, built once,
+        to all that hold the same version and see the same seats on the same wire."""
+        self._flush_due = False
+        newest = self._log.current
+        if newest is None:
+            return
+        after: dict[int, list[Entry] | None] = {}
+        shared: dict[tuple[int, str, tuple[int | None, ...]], list[bytes]] = {}
+        for subscriber in list(self.subscribers):
+            version = subscriber.at.version
+            if subscriber in self._behind or version >= newest.version:
+                continue
+            if version not in after:
+                after[version] = self._after(version)
+            entries = after[version]
+            if entries is None:  # what it lacks left the history
+                self._fell_behind(subscriber)
+                continue
+            seats = tuple(subscriber.seat_for(entry.table) for entry in entries)
+            key = (version, subscriber.wire.name, seats)
+            write = shared.get(key)
+            if write is None:
+                write = shared[key] = messages(subscriber.wire, entries, subscriber.seat_for)
+            self._offer(subscriber, write, entries[-1])
+
+    # -- internals -------------------------------------------------------------------------
+    def _after(self, version: int) -> list[Entry] | None:
+        """The changes after ``version``, oldest first (None: the history lost the next)."""
+        history = self._log.history
+        if not history or history[0].version > version + 1:
+            return None
+        return [entry for entry in history if entry.version > version]
+
+    def _messages(self, subscriber: Subscriber, entries: Sequence[Entry]) -> list[bytes]:
+        return messages(subscriber.wire, entries, subscriber.seat_for)
+
+    def _offer(self, subscriber: Subscriber, write: list[bytes], last: Entry) -> None:
+        if subscriber.offer(write):
+            subscriber.at = last
+            self.writes += 1
+        else:
+            self._behind.add(subscriber)
+
+    def _catch_up(self, subscriber: Subscriber) -> None:
+        newest = self._log.current
+        if newest is None or subscriber.at.version >= newest.version:
+            return
+        if subscriber.policy is Policy.NEWEST:
+            self._write_skipped(subscriber, newest)
+            return
+        entries = self._after(subscriber.at.version)
+        if entries is None:
+            self._fell_behind(subscriber)
+        else:
+            self._offer(subscriber, self._messages(subscriber, entries), entries[-1])
+
+    def _fell_behind(self, subscriber: Subscriber) -> None:
+        newest = self._log.current
+        if subscriber.policy is Policy.NEWEST and newest is not None:
+            self._write_skipped(subscriber, newest)
+            return
+        self.leave(subscriber)
+        subscriber.end(Behind(subscriber.at))
+
+    def _write_skipped(self, subscriber: Subscriber, newest: Entry) -> None:
+        whole = subscriber.wire.whole(newest, subscriber.seat_for(newest.table), True)
+        self._offer(subscriber, [whole], newest)
+
+
+class Mailbox:
+    """A pull stream: its writes wait here until its handler (grpc.aio) takes them, each
+    message one of the stream's; it refuses more past ``limit`` bytes unread."""
+
+    def __init__(
+        self, seat_for: SeatOf, wire: Wire, policy: Policy, limit: int | None = None
+    ) -> None:
+        self.seat_for = seat_for
+        self.wire = wire
+        self.policy = policy
+        self.at: Entry
+        self.drained: Callable[[], None] = lambda: None
+        self._limit = MAILBOX_BYTES if limit is None else limit
+        self._pending: deque[bytes] = deque()
+        self._size = 0
+        self._refused = False
+        self._ready = asyncio.Event()
+        #: Why the stream ended (None inside: it ended cleanly), once it did.
+        self.ended: tuple[Exception | None] | None = None
+
+    def offer(self, write: list[bytes]) -> bool:
+        size = sum(len(message) for message in write)
+        if self._pending and self._size + size > self._limit:
+            self._refused = True
+            return False
+        self._pending.extend(write)
+        self._size += size
+        self._ready.set()
+        return True
+
+    def end(self, error: Exception | None) -> None:
+        self.ended = (error,)
+        self._ready.set()
+
+    def take(self) -> list[bytes]:
+        """Every message waiting (none: nothing yet); a refusal's drain follows, its
+        catch-up taken with them."""
+        taken = list(self._pending)
+        self._pending.clear()
+        self._size = 0
+        self._ready.clear()
+        if self._refused:
+            self._refused = False
+            self.drained()
+            taken.extend(self._pending)
+            self._pending.clear()
+            self._size = 0
+            self._ready.clear()
+        return taken
+
+    async def wait(self) -> list[bytes]:
+        """The messages waiting, waiting for one if none is; empty once the stream ended
+        (:attr:`ended` says why). Loses nothing when cancelled."""
+        while not self._pending and self.ended is None:
+            await self._ready.wait()
+            if not self._pending and self.ended is None:
+                self._ready.clear()
+        return self.take()
