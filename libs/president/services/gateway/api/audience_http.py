@@ -5,7 +5,8 @@ Why a door of its own: a gRPC stream write costs the Python gateway 80-130 µs
 of CPU (the grpc.aio machinery per message, whatever the bytes), so a replica
 woken for a thousand spectators spends 100 ms or more before the last one has
 its change. Here a spectator is a socket: a change is enveloped and framed as
-an HTTP chunk once per table (``Crowd.flush``), and the same bytes are handed
+an HTTP chunk once per table (its crowd's flush, :mod:`~president.services.gateway.api.
+crowds`), and the same bytes are handed
 to each spectator's transport in one loop, with no task woken and no
 per-stream serialization (about 10 µs each, the kernel's send). The same
 protocol and messages as the web edge's ``Watch`` (Connect, ``application/
@@ -42,7 +43,7 @@ import asyncio
 import contextlib
 import socket
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import cast
 
@@ -50,6 +51,7 @@ import h11
 import structlog
 from prometheus_client import Gauge
 
+from president.hosting.projection import Table
 from president.hosting.seat_views import seat_of
 from president.servicekit import checks
 from president.servicekit.config.gateway import DoorSettings
@@ -65,11 +67,14 @@ from president.services.gateway.api.connect import (
     timed_out,
     timeout_seconds,
 )
-from president.services.gateway.api.crowds import Crowd, draining
+from president.services.gateway.api.crowds import WIRES, crowd
 from president.services.gateway.identity.auth import Verifier, bearer
 from president.services.gateway.identity.guard import RECHECK_SECONDS
 from president.services.gateway.limits.admission import Admission
-from president.services.gateway.streams.feed import FeedHub, TableFeed
+from president.services.gateway.streams import watch
+from president.services.gateway.streams.entries import Entry
+from president.services.gateway.streams.fanout import Broadcast, Policy, start_at
+from president.services.gateway.streams.feed import FeedHub, TableFeed, draining
 from president.services.gateway.streams.watch import version_ahead
 
 #: The one call served here.
@@ -123,16 +128,20 @@ class SpectatorStream(asyncio.Protocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._timeout: asyncio.TimerHandle | None = None
         self._slot: AbstractContextManager[None] | None = None
-        self._crowd: Crowd | None = None
+        self._crowd: Broadcast | None = None
+        self._feed: TableFeed | None = None
         self.codec = PROTO
         self.identity: Identity | None = None
         self.peer = ""
         self._socket_peer = ""
         self._cors: list[tuple[str, str]] = []
-        self.version = 0
+        #: What its crowd sees of it (a :class:`~president.services.gateway.streams.fanout.
+        #: Subscriber`): nobody's seat, its encoding's wire, the view now after a stall.
+        self.wire = WIRES[PROTO]
+        self.policy = Policy.NEWEST
+        self.at: Entry
+        self.drained: Callable[[], None] = lambda: None
         self.paused = False
-        self.behind = False
-        self.started = False
         self.ended = False
         self._headed = False
 
@@ -188,8 +197,8 @@ class SpectatorStream(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self.paused = False
-        if self.behind and self._crowd is not None and not self.ended:
-            self._crowd.catch_up(self)
+        if not self.ended:
+            self.drained()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.ended = True
@@ -234,6 +243,7 @@ class SpectatorStream(asyncio.Protocol):
             self._plain(415, f"send {PROTO.content_type} or {JSON.content_type}")
             return
         self.codec = codec
+        self.wire = WIRES[codec]
         self._head(cors)
         self._opening = asyncio.get_running_loop().create_task(
             self._open(headers, bytes(self._body))
@@ -265,9 +275,12 @@ class SpectatorStream(asyncio.Protocol):
                 raise _seat_holder(seat)
             if self.ended:
                 return
-            self._crowd = self._door.crowd(feed)
+            self._crowd, self._feed = self._door.crowd(feed), feed
             STREAMS.inc()
-            self._crowd.join(self, request.from_version)
+            current = feed.current
+            assert current is not None
+            start = start_at(current, feed.history, request.from_version, watch.REPLAY_LIMIT)
+            self._crowd.join(self, start)
         except ServiceError as error:
             self.end(error)
         except Exception as error:  # a defect: the stream ends as INTERNAL, said once in the log
@@ -278,10 +291,10 @@ class SpectatorStream(asyncio.Protocol):
         """SEAT_HOLDER once the spectator holds a seat at the table (it sat down elsewhere,
         or the replica had not seen its seat when the stream opened): its hand is at the
         players' gateway."""
-        crowd, identity = self._crowd, self.identity
-        if crowd is None or identity is None or crowd.feed.current is None:
+        identity, feed = self.identity, self._feed
+        if feed is None or identity is None or feed.current is None:
             return
-        seat = seat_of(crowd.feed.current.table.game, identity.account_id)
+        seat = seat_of(feed.current.table.game, identity.account_id)
         if seat is not None:
             raise _seat_holder(seat)
 
@@ -301,22 +314,25 @@ class SpectatorStream(asyncio.Protocol):
         self._send(self._http.send(head) or b"")
         self._headed = True
 
-    def begin(self, opening: bytes, version: int) -> None:
-        """The stream's first changes (or none), at ``version``."""
-        self.started = True
-        self.version = version
-        if opening:
-            self._send(opening)
+    @staticmethod
+    def seat_for(_table: Table) -> int | None:
+        """A spectator sees as nobody."""
+        return None
 
-    def write(self, data: bytes, version: int) -> None:
-        self.version = version
-        self._send(data)
+    def offer(self, write: list[bytes]) -> bool:
+        """Its crowd's next write, to the socket now; refused while the socket is full."""
+        if self.paused or self.ended:
+            return False
+        self._send(b"".join(write))
+        return True
 
-    def end(self, error: ServiceError | None) -> None:
+    def end(self, error: Exception | None) -> None:
         """The stream's end (with ``error``'s code, sentence and reason), then the close."""
         if self.ended:
             return
         self.ended = True
+        if error is not None and not isinstance(error, ServiceError):
+            error = ServiceError(Code.INTERNAL, "INTERNAL", "the server failed")
         if self._headed:
             self._send(end_of_stream(error))
         if self._transport is not None:
@@ -386,7 +402,7 @@ class AudienceDoor:
         #: Whose address a stream counts from: its socket's, or a proxy's word for it.
         self.peers = Peers(edge_secret)
         self._origins = frozenset(allowed_origins)
-        self._crowds: dict[str, Crowd] = {}
+        self._crowds: dict[str, Broadcast] = {}
         self._streams: set[SpectatorStream] = set()
         self._server: asyncio.Server | None = None
         #: The port it listens on, once it does.
@@ -410,12 +426,12 @@ class AudienceDoor:
             ),
         ]
 
-    def crowd(self, feed: TableFeed) -> Crowd:
+    def crowd(self, feed: TableFeed) -> Broadcast:
         """The table's crowd here (a new one for a feed opened again)."""
-        crowd = self._crowds.get(feed.table_id)
-        if crowd is None or crowd.feed is not feed or feed.closed:
-            crowd = self._crowds[feed.table_id] = Crowd(feed)
-        return crowd
+        found = self._crowds.get(feed.table_id)
+        if found is None or found not in feed.crowds or feed.closed:
+            found = self._crowds[feed.table_id] = crowd(feed)
+        return found
 
     def _connection(self) -> SpectatorStream:
         stream = SpectatorStream(self)
@@ -460,8 +476,10 @@ class AudienceDoor:
                 stream.check_seat()
             except ServiceError as error:
                 stream.end(error)
-        for table_id, crowd in list(self._crowds.items()):
-            if not crowd.streams:
-                with contextlib.suppress(ValueError):
-                    crowd.feed.audience.sinks.remove(crowd)
+        for table_id, found in list(self._crowds.items()):
+            if not found.watched:
+                feed = self.hub.following(table_id)
+                if feed is not None:
+                    with contextlib.suppress(ValueError):
+                        feed.crowds.remove(found)
                 del self._crowds[table_id]

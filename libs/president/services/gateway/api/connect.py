@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,11 +58,6 @@ def envelope(data: bytes, flags: int = 0) -> bytes:
 def chunk(payload: bytes) -> bytes:
     """``payload`` as one HTTP/1.1 chunk."""
     return b"%x\r\n%s\r\n" % (len(payload), payload)
-
-
-def framed(codec: Codec, messages: Iterable[bytes]) -> bytes:
-    """Serialized ``WatchResponse`` messages as the chunk a spectator is written."""
-    return chunk(b"".join(envelope(codec.encode(message)) for message in messages))
 
 
 def end_of_stream(error: ServiceError | None) -> bytes:

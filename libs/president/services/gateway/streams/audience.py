@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Protocol
 
 from prometheus_client import Counter, Histogram
 
@@ -113,25 +112,11 @@ DELAY = Histogram(
 )
 
 
-class Sink(Protocol):
-    """Spectators served another way (:mod:`president.services.gateway.api.audience_http`): told
-    of each change as it is logged, and closed with the audience."""
-
-    @property
-    def watching(self) -> bool: ...
-
-    def push(self, entry: Entry) -> None: ...
-
-    def close(self) -> None: ...
-
-
 class Audience:
     """The spectators of one table here: the shared log of its changes, and who waits on it."""
 
     def __init__(self) -> None:
         self.listeners: set[Spectator] = set()
-        #: The HTTP door's crowd of this table, when it has one.
-        self.sinks: list[Sink] = []
         #: The last changes, oldest first, with when each came.
         self._log: deque[Entry] = deque()
         self._came: deque[float] = deque()
@@ -161,8 +146,6 @@ class Audience:
     def push(self, entry: Entry) -> None:
         """Log ``entry`` and wake the spectators waiting for it, a batch per loop turn, at
         most once per :func:`pace`."""
-        for sink in self.sinks:
-            sink.push(entry)
         if not self.listeners:
             self._log.clear()  # nobody reads it: a spectator to come starts from its snapshot
             self._came.clear()
@@ -245,12 +228,9 @@ class Audience:
     @property
     def watched(self) -> bool:
         """Whether any spectator watches here."""
-        return bool(self.listeners) or any(sink.watching for sink in self.sinks)
+        return bool(self.listeners)
 
     def close(self) -> None:
-        for sink in self.sinks:
-            sink.close()
-        self.sinks.clear()
         self._log.clear()
         self._came.clear()
         for spectator in list(self.listeners):

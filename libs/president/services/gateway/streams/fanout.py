@@ -11,8 +11,8 @@ feed (its ``history`` and ``current``): it holds no log of its own. A stream is 
 - what it holds (``at``: the last change written to it);
 - what it is owed when it could not keep up (its :class:`Policy`).
 
-On a change the feed calls :meth:`Broadcast.push`; one flush follows at the next loop
-turn, whatever the number of changes meanwhile. The flush writes each stream the
+Once the feed has applied what came together (the events of one commit, of one read
+of the store) it calls :meth:`Broadcast.flush`, once. The flush writes each stream the
 changes it lacks in one write: the streams that hold the same version and see the
 same seats on the same wire are handed the same bytes, built once (a change's own
 bytes per seat are built once by its
@@ -61,6 +61,8 @@ class Wire:
     whole: Callable[[Entry, int | None, bool], bytes]
     #: A change as one of several joined into one message (None: one message per change).
     part: Callable[[Entry, int | None], bytes] | None
+    #: Several parts as one message.
+    join: Callable[[list[bytes]], bytes] = b"".join
 
 
 def messages(wire: Wire, entries: Sequence[Entry], seat_for: SeatOf) -> list[bytes]:
@@ -75,11 +77,11 @@ def messages(wire: Wire, entries: Sequence[Entry], seat_for: SeatOf) -> list[byt
     for entry in entries:
         piece = part(entry, seat_for(entry.table))
         if joined and size + len(piece) > BATCH_BYTES:
-            out.append(b"".join(joined))
+            out.append(wire.join(joined))
             joined, size = [], 0
         joined.append(piece)
         size += len(piece)
-    out.append(b"".join(joined))
+    out.append(wire.join(joined))
     return out
 
 
@@ -113,9 +115,15 @@ class Log(Protocol):
 class Subscriber(Protocol):
     """One stream of a table's changes, as the broadcast sees it."""
 
-    seat_for: SeatOf
-    wire: Wire
-    policy: Policy
+    @property
+    def seat_for(self) -> SeatOf: ...
+
+    @property
+    def wire(self) -> Wire: ...
+
+    @property
+    def policy(self) -> Policy: ...
+
     #: The last change written to its stream (the broadcast moves it on each write taken).
     at: Entry
     #: Called by the stream when it can take more after a refusal (the broadcast sets it).
@@ -160,11 +168,18 @@ def start_at(current: Entry, history: Sequence[Entry], from_version: int, replay
 class Broadcast:
     """The streams of one table here that share a schedule, and their writes."""
 
-    def __init__(self, log: Log) -> None:
+    def __init__(self, log: Log, pace: float | None = None) -> None:
         self._log = log
+        #: None: the feed flushes as it applies; else at most one flush per ``pace`` seconds
+        #: (the changes meanwhile go together), after :meth:`changed`.
+        self._pace = pace
+        self._timer: asyncio.TimerHandle | None = None
+        self._last_flush = 0.0
         self.subscribers: set[Subscriber] = set()
         self._behind: set[Subscriber] = set()
-        self._flush_due = False
+        #: The view now marked skipped, by version, wire and seat: built once for every
+        #: stream that skipped there.
+        self._skipped: dict[tuple[int, str, int | None], list[bytes]] = {}
         #: Writes taken so far (one per stream per flush at most).
         self.writes = 0
 
@@ -205,23 +220,36 @@ class Broadcast:
 
     def close(self, error: Exception | None = None) -> None:
         """Every stream ends (the table's feed closed here)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         for subscriber in list(self.subscribers):
             subscriber.end(error)
         self.subscribers.clear()
         self._behind.clear()
 
     # -- changes ---------------------------------------------------------------------------
-    def push(self) -> None:
-        """The table changed: its streams are written with the next flush (the next turn)."""
-        if self._flush_due or not self.subscribers:
+    def changed(self) -> None:
+        """The table changed: a paced broadcast flushes now if its last flush was a pace ago,
+        else once it is (one flush for every change meanwhile)."""
+        if self._pace is None:
+            self.flush()
             return
-        self._flush_due = True
-        asyncio.get_running_loop().call_soon(self.flush)
+        if self._timer is not None or not self.subscribers:
+            return
+        loop = asyncio.get_running_loop()
+        wait = max(0.0, self._last_flush + self._pace - loop.time())
+        self._timer = loop.call_later(wait, self.flush)
 
     def flush(self) -> None:
         """Write every stream that is not behind what it lacks: the same bytes, built once,
-        to all that hold the same version and see the same seats on the same wire."""
-        self._flush_due = False
+        to all that hold the same version and see the same seats on the same wire. (The feed
+        flushes once it applied what came together: the events of one commit, one read.)"""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pace is not None:
+            self._last_flush = asyncio.get_running_loop().time()
         newest = self._log.current
         if newest is None:
             return
@@ -284,8 +312,14 @@ class Broadcast:
         subscriber.end(Behind(subscriber.at))
 
     def _write_skipped(self, subscriber: Subscriber, newest: Entry) -> None:
-        whole = subscriber.wire.whole(newest, subscriber.seat_for(newest.table), True)
-        self._offer(subscriber, [whole], newest)
+        seat = subscriber.seat_for(newest.table)
+        key = (newest.version, subscriber.wire.name, seat)
+        write = self._skipped.get(key)
+        if write is None:
+            if self._skipped and next(iter(self._skipped))[0] != newest.version:
+                self._skipped.clear()  # an older version's: nobody is sent it again
+            write = self._skipped[key] = [subscriber.wire.whole(newest, seat, True)]
+        self._offer(subscriber, write, newest)
 
 
 class Mailbox:

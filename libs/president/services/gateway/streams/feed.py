@@ -7,9 +7,10 @@ envelopes strictly in version order (:mod:`president.servicekit.follower`):
 one at or below its version is dropped (no duplicate), one that skips ahead
 makes it read the missing ones from the store (no gap). Each applied event
 becomes an :class:`~president.services.gateway.streams.entries.Entry` (the event and
-the table after it), kept in a short history: the seats' streams are written what they
-lack at the next loop turn (:class:`~president.services.gateway.streams.fanout.Broadcast`),
-the spectators are woken in the table's audience.
+the table after it), kept in a short history: once what came together is applied, the
+seats' streams are written what they lack
+(:class:`~president.services.gateway.streams.fanout.Broadcast`), and the spectators are
+woken in the table's audience.
 
 Without NATS (not reachable yet, or lost), feeds poll the store, so a watcher
 never waits on the message bus for correctness, only for speed.
@@ -35,7 +36,7 @@ from prometheus_client import Gauge
 from president.events.v1 import events_pb2 as epb
 from president.hosting.deadlines import IdleRules
 from president.hosting.projection import Table
-from president.servicekit.errors import Code, ServiceError
+from president.servicekit.errors import DRAINING, Code, ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, version_in
 from president.services.gateway.streams.audience import Audience, Spectator
@@ -52,6 +53,11 @@ NUDGE_SECONDS = 0.1
 FEEDS = Gauge(
     "president_gateway_feeds", "Tables this gateway follows (one NATS subscription each)."
 )
+
+
+def draining() -> ServiceError:
+    """Every stream's end when the replica stops: resume from the last version."""
+    return ServiceError(Code.UNAVAILABLE, "SERVER_DRAINING", DRAINING)
 
 
 def not_found(table_id: str) -> ServiceError:
@@ -74,6 +80,9 @@ class TableFeed:
         self.history: deque[Entry] = deque(maxlen=HISTORY)
         #: The streams of those who hold a seat, written first (every change they lack).
         self.seats = Broadcast(self)
+        #: Paced broadcasts of spectators' streams (the audience's HTTP door's, per door).
+        self.crowds: list[Broadcast] = []
+        self._written = 0
         #: The spectators: one shared log, served after the seats, a batch per loop turn.
         self.audience = Audience()
         self._held = HeldEnvelopes()
@@ -150,6 +159,9 @@ class TableFeed:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
         self.seats.close()
+        for crowd in self.crowds:
+            crowd.close(draining())
+        self.crowds.clear()
         self.audience.close()
 
     def request_catch_up(self) -> None:
@@ -212,6 +224,11 @@ class TableFeed:
         while (envelope := held.take_next(self.version)) is not None:
             self._apply(envelope)
         held.forget_through(self.version)
+        if self.version > self._written:  # what came together goes out together
+            self._written = self.version
+            self.seats.flush()  # seats first: now
+            for crowd in self.crowds:
+                crowd.changed()
 
     def _entry(self, envelope: epb.EventEnvelope) -> Entry:
         """The entry of the next envelope, with the table's timer after it."""
@@ -225,7 +242,6 @@ class TableFeed:
             self.current.supersede()  # legal actions only in the newest view
         self.current = entry
         self.history.append(entry)
-        self.seats.push()  # seats first: written at the next loop turn
         self.audience.push(entry)  # spectators: logged once, woken a batch per loop turn
 
     # -- watchers ---------------------------------------------------------------
@@ -244,7 +260,11 @@ class TableFeed:
     @property
     def watched(self) -> bool:
         """Whether any stream here watches the table."""
-        return self.seats.watched or self.audience.watched
+        return (
+            self.seats.watched
+            or self.audience.watched
+            or any(crowd.watched for crowd in self.crowds)
+        )
 
 
 class FeedHub:

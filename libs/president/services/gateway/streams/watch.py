@@ -215,10 +215,11 @@ async def _seat(
                 taken = await box.wait()
             else:
                 taken = await checked_wait(box.wait, check)
-            for message in taken:
-                yield message
-            if box.ended is None:
+            if taken:
+                for message in taken:
+                    yield message
                 continue
+            assert box.ended is not None  # a mailbox waits until it has messages or ends
             error = box.ended[0]
             if not isinstance(error, Behind):
                 if error is not None:
