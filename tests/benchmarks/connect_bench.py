@@ -17,7 +17,7 @@ one by one at ``--rate`` changes a second, as a command's answer offers them):
   in front of the ``grpc`` server, each spectator's stream forwarded as the
   edge forwards a browser's: measured is the edge's own process;
 - ``connect-fanout``, ``grpc-fanout``: ``connect`` and ``grpc`` with the
-  proposed one fan-out (:mod:`tests.support.fanout_prototype`, a
+  one fan-out (:mod:`president.services.gateway.streams.fanout`, a
   ``Mailbox`` per stream, flushed at the audience's pace) instead of
   ``watch.watch``.
 
@@ -157,23 +157,6 @@ class CappedTables:
         return [envelope(event) for event in self.store.read_stream(stream_id(TABLE), version + 1)]
 
 
-class Sink:
-    """The proposal's broadcast fed as the door's crowd is: an audience's sink."""
-
-    def __init__(self, broadcast: Any) -> None:
-        self.broadcast = broadcast
-
-    @property
-    def watching(self) -> bool:
-        return bool(self.broadcast.subscribers)
-
-    def push(self, entry: Any) -> None:
-        self.broadcast.push(entry)
-
-    def close(self) -> None:
-        self.broadcast.close()
-
-
 class PassThrough:
     """Connect's binary codec, passing bytes a handler serialized itself as they are."""
 
@@ -198,9 +181,9 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
     from president.services.gateway.limits.admission import Admission
     from president.services.gateway.limits.rate_limits import RateLimits
     from president.services.gateway.streams.audience import WRITES_PER_SECOND
+    from president.services.gateway.streams.fanout import Broadcast, Mailbox, Policy, start_at
     from president.services.gateway.streams.feed import FeedHub
-    from president.services.gateway.streams.watch import seat_resolver, watch
-    from tests.support.fanout_prototype import BATCHED_WATCH, Broadcast, Mailbox, Policy
+    from president.services.gateway.streams.watch import BATCHED_WATCH, seat_resolver, watch
 
     tables = CappedTables(db, START_VERSION)
     hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
@@ -227,26 +210,24 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
                 counts["writes"] += 1
                 yield message
 
-    broadcast = Broadcast(
-        lambda flush: loop.call_later(len(broadcast.subscribers) / WRITES_PER_SECOND, flush)
-    )
-    if mode.endswith("-fanout"):  # the proposal: the feed's spectators' changes broadcast
-        assert feed.current is not None
-        broadcast.push(feed.current)
-        feed.audience.sinks.append(Sink(broadcast))
+    broadcast = Broadcast(feed, pace=lambda: len(broadcast.subscribers) / WRITES_PER_SECOND)
+    if mode.endswith("-fanout"):  # the feed's spectators' changes broadcast, paced
+        feed.crowds.append(broadcast)
 
     async def fanned_out(request: pb.WatchRequest, token: str, peer: str) -> AsyncIterator[bytes]:
         """``Watch`` for a spectator through the proposed one fan-out (a pull stream)."""
         identity = verifier.verify(token)
         with admission.stream(peer, identity.account_id):
             counts["streams"] += 1
-            box = Mailbox(None, BATCHED_WATCH, Policy.NEWEST)
-            broadcast.join(box, request.from_version)
+            box = Mailbox(lambda _table: None, BATCHED_WATCH, Policy.NEWEST)
+            assert feed.current is not None
+            broadcast.join(box, start_at(feed.current, feed.history, request.from_version, 512))
             try:
-                async for message in box.messages():
+                while taken := await box.wait():
                     verifier.check(identity)
-                    counts["writes"] += 1
-                    yield message
+                    for message in taken:
+                        counts["writes"] += 1
+                        yield message
             finally:
                 broadcast.leave(box)
 
@@ -255,13 +236,14 @@ async def serve(mode: str, db: Path, port: int, secret: str) -> None:
     transport = mode.removesuffix("-fanout")
     if mode == "door":
         door = AudienceDoor(hub, verifier, admission)
-        write = SpectatorStream.write
+        offer = SpectatorStream.offer
 
-        def counted(self: SpectatorStream, data: bytes, version: int) -> None:
-            counts["writes"] += 1
-            write(self, data, version)
+        def counted(self: SpectatorStream, write: list[bytes]) -> bool:
+            taken = offer(self, write)
+            counts["writes"] += taken
+            return taken
 
-        SpectatorStream.write = counted  # type: ignore[method-assign]
+        SpectatorStream.offer = counted  # type: ignore[method-assign]
         ready = asyncio.Event()
         task = asyncio.create_task(door.serve("127.0.0.1", port, ready))
         stopping.append(task.cancel)

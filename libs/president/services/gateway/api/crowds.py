@@ -48,6 +48,6 @@ WIRES = {codec: connect_wire(codec) for codec in (PROTO, JSON)}
 def crowd(feed: TableFeed) -> Broadcast:
     """A new paced broadcast of ``feed``'s HTTP spectators, which the feed tells of its
     changes and closes (SERVER_DRAINING) with itself."""
-    broadcast = Broadcast(feed, pace=FLUSH_SECONDS)
+    broadcast = Broadcast(feed, pace=lambda: FLUSH_SECONDS)
     feed.crowds.append(broadcast)
     return broadcast

@@ -168,10 +168,10 @@ def start_at(current: Entry, history: Sequence[Entry], from_version: int, replay
 class Broadcast:
     """The streams of one table here that share a schedule, and their writes."""
 
-    def __init__(self, log: Log, pace: float | None = None) -> None:
+    def __init__(self, log: Log, pace: Callable[[], float] | None = None) -> None:
         self._log = log
-        #: None: the feed flushes as it applies; else at most one flush per ``pace`` seconds
-        #: (the changes meanwhile go together), after :meth:`changed`.
+        #: None: the feed flushes as it applies; else at most one flush per ``pace()``
+        #: seconds (the changes meanwhile go together), after :meth:`changed`.
         self._pace = pace
         self._timer: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
@@ -238,7 +238,7 @@ class Broadcast:
         if self._timer is not None or not self.subscribers:
             return
         loop = asyncio.get_running_loop()
-        wait = max(0.0, self._last_flush + self._pace - loop.time())
+        wait = max(0.0, self._last_flush + self._pace() - loop.time())
         self._timer = loop.call_later(wait, self.flush)
 
     def flush(self) -> None:
