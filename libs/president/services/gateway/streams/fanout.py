@@ -276,9 +276,16 @@ class Broadcast:
     def _after(self, version: int) -> list[Entry] | None:
         """The changes after ``version``, oldest first (None: the history lost the next)."""
         history = self._log.history
-        if not history or history[0].version > version + 1:
-            return None
-        return [entry for entry in history if entry.version > version]
+        fresh: list[Entry] = []
+        for entry in reversed(history):  # from the newest: a flush's few, not the history
+            if entry.version <= version:
+                fresh.reverse()
+                return fresh
+            fresh.append(entry)
+        if not fresh or fresh[-1].version == version + 1:  # the history starts right after it
+            fresh.reverse()
+            return fresh
+        return None
 
     def _messages(self, subscriber: Subscriber, entries: Sequence[Entry]) -> list[bytes]:
         return messages(subscriber.wire, entries, subscriber.seat_for)
