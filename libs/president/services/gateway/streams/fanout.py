@@ -68,14 +68,21 @@ class Wire:
 def messages(wire: Wire, entries: Sequence[Entry], seat_for: SeatOf) -> list[bytes]:
     """Consecutive changes as the stream sends them: joined into messages of up to
     :data:`BATCH_BYTES` when the wire joins them, else one message each."""
-    if wire.part is None or len(entries) == 1:
-        return [wire.change(entry, seat_for(entry.table)) for entry in entries]
+    return framed(wire, entries, [seat_for(entry.table) for entry in entries])
+
+
+def framed(wire: Wire, entries: Sequence[Entry], seats: Sequence[int | None]) -> list[bytes]:
+    """:func:`messages`, each change seen as its seat in ``seats``."""
+    if len(entries) == 1:
+        return [wire.change(entries[0], seats[0])]
+    if wire.part is None:
+        return [wire.change(entry, seat) for entry, seat in zip(entries, seats, strict=True)]
     part = wire.part
     out: list[bytes] = []
     joined: list[bytes] = []
     size = 0
-    for entry in entries:
-        piece = part(entry, seat_for(entry.table))
+    for entry, seat in zip(entries, seats, strict=True):
+        piece = part(entry, seat)
         if joined and size + len(piece) > BATCH_BYTES:
             out.append(wire.join(joined))
             joined, size = [], 0
@@ -255,21 +262,26 @@ class Broadcast:
             return
         after: dict[int, list[Entry] | None] = {}
         shared: dict[tuple[int, str, tuple[int | None, ...]], list[bytes]] = {}
+        behind = self._behind
         for subscriber in list(self.subscribers):
-            version = subscriber.at.version
-            if subscriber in self._behind or version >= newest.version:
+            at = subscriber.at
+            if at is newest or subscriber in behind:
                 continue
-            if version not in after:
-                after[version] = self._after(version)
-            entries = after[version]
+            version = at.version
+            entries = after.get(version, ())
+            if entries == ():
+                entries = after[version] = self._after(version)
             if entries is None:  # what it lacks left the history
                 self._fell_behind(subscriber)
                 continue
-            seats = tuple(subscriber.seat_for(entry.table) for entry in entries)
+            if not entries:  # it holds the newest already
+                continue
+            seat_for = subscriber.seat_for
+            seats = tuple([seat_for(entry.table) for entry in entries])
             key = (version, subscriber.wire.name, seats)
             write = shared.get(key)
             if write is None:
-                write = shared[key] = messages(subscriber.wire, entries, subscriber.seat_for)
+                write = shared[key] = framed(subscriber.wire, entries, seats)
             self._offer(subscriber, write, entries[-1])
 
     # -- internals -------------------------------------------------------------------------
@@ -350,7 +362,7 @@ class Mailbox:
         self.ended: tuple[Exception | None] | None = None
 
     def offer(self, write: list[bytes]) -> bool:
-        size = sum(len(message) for message in write)
+        size = len(write[0]) if len(write) == 1 else sum(map(len, write))
         if self._pending and self._size + size > self._limit:
             self._refused = True
             return False
