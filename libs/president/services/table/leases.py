@@ -36,6 +36,7 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 
 from president.servicekit import nats as jetstream
+from president.servicekit.metrics import LEASES
 
 #: How long a cached answer "that table is held by X" is trusted.
 OWNER_CACHE_SECONDS = 1.0
@@ -141,6 +142,7 @@ class Leases:
             now = time.monotonic()
             self._held[table_id] = _Held(revision, now, now)
             self._owners.pop(table_id, None)
+            LEASES.labels("taken_over").inc()
 
     async def release(self, table_ids: list[str]) -> None:
         """Give back the leases of tables this replica no longer serves (evicted ones)."""
@@ -175,6 +177,7 @@ class Leases:
                 except KeyWrongLastSequenceError:
                     continue  # another replica took it first: look again
                 self._held[table_id] = _Held(revision, now, now)
+                LEASES.labels("taken").inc()
                 return self.address
             holder = (entry.value or b"").decode()
             if holder == self.address:
@@ -186,6 +189,7 @@ class Leases:
                 except KeyWrongLastSequenceError:
                     continue
                 self._held[table_id] = _Held(revision, now, now)
+                LEASES.labels("taken").inc()
                 return self.address
             self._held.pop(table_id, None)
             self._owners[table_id] = (holder, now)
@@ -207,6 +211,7 @@ class Leases:
                 self._held[table_id] = _Held(revision, time.monotonic(), held.used)
             except KeyWrongLastSequenceError:
                 self._held.pop(table_id, None)  # taken over: forward from now on
+                LEASES.labels("lost").inc()
                 self._log.info("lease lost", table_id=table_id)
             except Exception as error:
                 self._log.warning("lease renewal failed", table_id=table_id, error=repr(error))

@@ -72,6 +72,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import time
 from typing import Any
 
 import structlog
@@ -81,7 +82,7 @@ from sqlalchemy import Connection
 
 from president.hosting.signatures import Signer
 from president.servicekit import nats as jetstream
-from president.servicekit.metrics import EVENTS_PUBLISHED
+from president.servicekit.metrics import EVENTS_PUBLISHED, RELAY_BEHIND
 from president.servicekit.nats import Subjects
 from president.services.table.relay_order import PublishedHeads
 from president.store import AppendResult, BatchHandler, EventStore, Position, StoredEvent
@@ -183,6 +184,13 @@ class OutboxRelay:
         self._fast_acked = FastAcked()
         self._heads = PublishedHeads()
         self._fast_off_logged = False
+        #: When a pass last ended with nothing left to publish (monotonic seconds).
+        self._caught_up = time.monotonic()
+
+    def behind_seconds(self) -> float:
+        """Seconds since the relay last had every stored event on NATS: its backlog in time
+        (``president_relay_behind_seconds``)."""
+        return time.monotonic() - self._caught_up
 
     def wake(self, _result: AppendResult | None = None) -> None:
         """Something was appended: relay it soon. Safe from any thread."""
@@ -248,6 +256,7 @@ class OutboxRelay:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         self._log = structlog.get_logger().bind(service="table", component="outbox-relay")
+        RELAY_BEHIND.set_function(self.behind_seconds)
         delay = 0.0
         while True:
             self._wake.clear()
@@ -287,6 +296,7 @@ class OutboxRelay:
             published, handled = await self._relay_batch()
             moved += handled
             if published < self._batch:
+                self._caught_up = time.monotonic()
                 return moved
 
     async def _connect(self) -> None:

@@ -59,6 +59,24 @@ class DeadlineBoard:
         """Every deadline, soonest first."""
         return iter(sorted(self._by_table.values(), key=lambda due: (due.expires_at, due.table_id)))
 
+    def overdue(self, now: datetime) -> float:
+        """How many seconds the most overdue deadline is past ``now`` (0: none is due).
+
+        Read by the metrics thread (``president_timer_overdue_seconds``): it copies the
+        deadlines first, so the scheduler may change the board meanwhile."""
+        for _ in range(3):
+            try:
+                deadlines = list(self._by_table.values())
+                break
+            except RuntimeError:  # changed while copied: copy again
+                continue
+        else:
+            return 0.0
+        if not deadlines:
+            return 0.0
+        soonest = min(due.expires_at for due in deadlines)
+        return max(0.0, (now - soonest).total_seconds())
+
     def next(self, skip: set[tuple[str, int, int, int, str]] | None = None) -> Deadline | None:
         """The soonest deadline whose key is not in ``skip`` (in flight or already fired)."""
         skip = skip or set()

@@ -28,7 +28,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from president.events.v1 import events_pb2 as pb
 from president.hosting.streams import table_id_of
 from president.servicekit.follower import Gap, read_gap
-from president.servicekit.metrics import EVENTS_CONSUMED
+from president.servicekit.metrics import EVENTS_CONSUMED, ConsumerLag
 from president.servicekit.nats import Subjects
 from president.servicekit.ports import HistoryPort
 from president.services.timer.deadlines import Clocks
@@ -53,6 +53,7 @@ class Follower:
         self._on_change = on_change
         self._on_ready = on_ready
         self.applied = 0
+        self._lag = ConsumerLag("timer")
         #: The last stream sequence folded (0: none yet).
         self._last_sequence = 0
 
@@ -160,6 +161,7 @@ class Follower:
         else:
             self.applied += 1
             EVENTS_CONSUMED.labels("timer").inc()
+            self._lag.applied(envelope.time)
         self._on_change()
 
     async def _fill(self, gap: Gap) -> None:
