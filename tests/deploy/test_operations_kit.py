@@ -1,7 +1,8 @@
 """The operations kit: the alert rules pass ``promtool check rules`` and their unit tests
 (``promtool test rules``), each alert has its runbook, and every metric an alert or a
 dashboard panel reads is one the services really expose on ``/metrics`` of a running
-stack, so a renamed metric fails here instead of silencing an alert.
+stack, so a renamed metric fails here instead of silencing an alert. A refusal by the
+gateway's limits is counted under the code RateLimitRefusalsSurging reads.
 
 promtool comes from ``make promtool`` (a prerequisite of ``make test``), which unpacks it
 from Debian's ``prometheus`` package into the venv."""
@@ -17,10 +18,13 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from president.gateway.v1 import gateway_pb2 as gpb
+from president.gateway.v1 import gateway_pb2_grpc
 from president.servicekit.launcher import Stack
 from tests.support.servers import isolated_env, sqlite_stack_in
 
@@ -137,21 +141,33 @@ def test_metric_names_are_read_from_promql() -> None:
 
 
 @pytest.fixture(scope="module")
-def exposed(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[set[str]]:
-    """Every sample name the six services expose on /metrics (families without samples yet
-    included), read from a running stack."""
+def stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[Stack]:
+    """The six services, the gateway letting two reads a minute through from an address."""
     workdir = tmp_path_factory.mktemp("opskit")
-    with sqlite_stack_in(workdir, nats_url, isolated_env()) as stack:
-        yield scrape(stack)
+    env = {**isolated_env(), "PRESIDENT_RATE_READ_PEER": "2/60", "PRESIDENT_LIMITS_SCALE": "1"}
+    with sqlite_stack_in(workdir, nats_url, env) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def exposed(stack: Stack) -> set[str]:
+    """Every sample name the six services expose on /metrics (families without samples yet
+    included)."""
+    return scrape(stack)
+
+
+def metrics_text(stack: Stack, process: str) -> str:
+    port = stack.metrics_ports[process]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as page:
+        return page.read().decode()
 
 
 def scrape(stack: Stack) -> set[str]:
     names: set[str] = set()
-    for process, port in stack.metrics_ports.items():
+    for process in stack.metrics_ports:
         if process not in stack.processes:
             continue
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as page:
-            text = page.read().decode()
+        text = metrics_text(stack, process)
         for family in text_string_to_metric_families(text):
             names.update(family.name + suffix for suffix in SUFFIXES.get(family.type, ("",)))
             names.update(sample.name for sample in family.samples)
@@ -168,3 +184,22 @@ def test_every_metric_a_dashboard_panel_reads_is_exposed(exposed: set[str]) -> N
     for expression in dashboard_expressions():
         missing = metric_names(expression) - exposed - PROMETHEUS_OWN
         assert not missing, f"a panel reads metrics no service exposes: {missing}: {expression}"
+
+
+def test_a_refusal_by_the_limits_is_counted_as_the_refusals_alert_reads_it(stack: Stack) -> None:
+    with grpc.insecure_channel(stack.gateway) as channel:
+        gateway = gateway_pb2_grpc.GatewayServiceStub(channel)
+        for _ in range(2):
+            gateway.ListTables(gpb.ListTablesRequest(), timeout=10)
+        with pytest.raises(grpc.RpcError) as refused:
+            gateway.ListTables(gpb.ListTablesRequest(), timeout=10)
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    counted = {
+        sample.labels["code"]: sample.value
+        for family in text_string_to_metric_families(metrics_text(stack, "gateway"))
+        for sample in family.samples
+        if sample.name == "president_grpc_requests_total"
+        and sample.labels["service"] == "gateway"
+        and sample.labels["method"] == "ListTables"
+    }
+    assert counted == {"OK": 2.0, "RESOURCE_EXHAUSTED": 1.0}
