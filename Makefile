@@ -54,10 +54,10 @@ typecheck: $(STAMP) ## mypy, strict on libs/
 # starts once); TEST_WORKERS=0 runs serially. PYTEST_ARGS comes last and may override (-n 0).
 TEST_WORKERS ?= 4
 
-unit: $(STAMP) ## pytest only (TEST_WORKERS=4 processes; TEST_WORKERS=0: serially)
+unit: $(STAMP) promtool ## pytest only (TEST_WORKERS=4 processes; TEST_WORKERS=0: serially)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
-test: $(STAMP) browser promtool lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
+test: $(STAMP) browser lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
 
 run: $(STAMP) ## The whole backend here (NATS, SQLite, six services, the web edge), a live demo game, audit; serve until Ctrl-C
 	$(BIN)/president run

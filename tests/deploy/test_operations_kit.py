@@ -4,8 +4,8 @@ dashboard panel reads is one the services really expose on ``/metrics`` of a run
 stack, so a renamed metric fails here instead of silencing an alert. A refusal by the
 gateway's limits is counted under the code RateLimitRefusalsSurging reads.
 
-promtool comes from ``make promtool`` (a prerequisite of ``make test``), which unpacks it
-from Debian's ``prometheus`` package into the venv."""
+promtool comes from ``make promtool`` (a prerequisite of ``make unit``, so of ``make test``),
+which unpacks it from Debian's ``prometheus`` package into the venv."""
 
 from __future__ import annotations
 
