@@ -25,6 +25,9 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   (phone sized) opens it, signs in and is seated.
 - Quick play: the first player finds no open table of the preset and gets a new one; the
   second is seated at that table.
+- Chat with a mute (two contexts): each sees the other's messages; the host mutes the
+  other person, whose next message is refused in words beside the field and never
+  reaches the host; the panel (labelled field, live log) has no serious axe violation.
 
 - axe-core finds no serious or critical violation on the sign-in page, the lobby, the
   profile, the leaderboards and a table (before and during a round), phone sized.
@@ -611,6 +614,49 @@ def test_quick_play_opens_a_table_then_seats_the_next_player_there(
     assert lou.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')") == table_id
     expect(lou.locator("#seats li.me")).to_contain_text("Lou (you)")
     expect(kim.locator("#seats")).to_contain_text("Lou")
+
+
+def test_the_host_mutes_a_seat_and_the_chat_says_so(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    host = visit(visits, browser, web_stack, DESKTOP)
+    with_axe(host.context)
+    cy = host.open()
+    sign_in(cy, "Cy")
+    create_table(cy, "Chat night")
+    dee = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(dee, "Dee")
+    dee.get_by_role("button", name="Join Chat night").click()
+    dee.wait_for_selector("body[data-ready=table]")
+
+    dee.get_by_label("Message to the table").fill("hello Cy ♥")
+    dee.get_by_role("button", name="Send").click()
+    expect(cy.get_by_role("log", name="Chat messages")).to_contain_text("Dee: hello Cy ♥")
+    expect(dee.locator("#chat-log")).to_contain_text("You: hello Cy ♥")
+    expect(dee.get_by_label("Message to the table")).to_have_value("")
+    cy.get_by_label("Message to the table").fill("welcome")
+    cy.get_by_label("Message to the table").press("Enter")
+    expect(dee.locator("#chat-log")).to_contain_text("Cy: welcome")
+
+    cy.get_by_role("button", name="Mute Dee").click()
+    expect(cy.get_by_role("button", name="Unmute Dee")).to_have_attribute("aria-pressed", "true")
+    expect(dee.locator("#seats li.me")).to_contain_text("muted")
+    expect(dee.locator("#chat-log")).to_contain_text("The host muted you.")
+    refusal = "The host muted you: your messages are not shown to the table."
+    expect(dee.locator("#chat-refusal")).to_have_text(refusal)  # told at once
+    dee.get_by_label("Message to the table").fill("can you hear me?")
+    dee.get_by_role("button", name="Send").click()
+    expect(dee.locator("#chat-refusal")).to_have_text(refusal)
+    cy.get_by_label("Message to the table").fill("still here")
+    cy.get_by_role("button", name="Send").click()
+    expect(dee.locator("#chat-log")).to_contain_text("Cy: still here")  # she still reads
+    expect(cy.locator("#chat-log")).not_to_contain_text("can you hear me?")
+    shoot(dee, shots, "chat-muted")
+    assert serious_violations(cy) == []
+    cy.get_by_role("button", name="Unmute Dee").click()
+    expect(dee.locator("#chat-refusal")).to_have_text("")
+    dee.get_by_role("button", name="Send").click()  # what she wrote goes out now
+    expect(cy.locator("#chat-log")).to_contain_text("Dee: can you hear me?")
 
 
 def test_axe_finds_no_serious_violation_on_the_club_pages(
