@@ -21,6 +21,7 @@ import { TurnAlert } from "./alert";
 import { leftTable, seatedAt } from "./yourseats";
 import { replayLink } from "./replay";
 import { ChatPanel } from "./chat";
+import { Guide } from "./guide";
 
 const REACTIONS: [string, string][] = [
   ["nice", "Nice!"],
@@ -54,6 +55,7 @@ export class TablePage {
   private readonly reactions = new Map<number, string>();
   readonly receipts: TableReceipts;
   private readonly chat: ChatPanel;
+  private readonly guide: Guide;
   private readonly abort = new AbortController();
   private ticker = 0;
   /** Drawn once and updated in place: the countdown and the hand. */
@@ -74,6 +76,7 @@ export class TablePage {
   ) {
     this.receipts = new TableReceipts(tableId, identity.playerId);
     this.chat = new ChatPanel(tableId);
+    this.guide = new Guide(tableId, () => this.render());
   }
 
   async open(): Promise<void> {
@@ -229,6 +232,7 @@ export class TablePage {
       ),
       this.felt,
       this.turn,
+      this.guide.panel(view),
       h("p", { id: "notice", role: "status" }, ...withCardFaces(this.notice)),
       results(view, this.memory),
       view.phase === "game_over" ? h("button", { id: "replay-link", "data-key": "replay-link", onclick: () => this.replay() }, "Replay the game step by step") : null,
