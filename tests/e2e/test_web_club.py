@@ -25,6 +25,8 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   (phone sized) opens it, signs in and is seated.
 - Quick play: the first player finds no open table of the preset and gets a new one; the
   second is seated at that table.
+- A replay opened at game 2 (``#replay=<id>&game=2``, two one-round games played through
+  the gateway) shows game 2's first deal, checked.
 - A guided first game: at a practice table created with the guide (offered, ticked, in the
   lobby), a panel explains round 1 step by step (start, wait, lead or beat, then the
   roles and the exchange once the round is over) and says nothing in round 2; the lobby
@@ -618,6 +620,38 @@ def test_quick_play_opens_a_table_then_seats_the_next_player_there(
     assert lou.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')") == table_id
     expect(lou.locator("#seats li.me")).to_contain_text("Lou (you)")
     expect(kim.locator("#seats")).to_contain_text("Lou")
+
+
+async def two_games(stack: Stack, kept: dict[str, str]) -> str:
+    """Two one-round games at a practice table (Play again between), played with the page's
+    identity by the seat bot."""
+    async with as_the_page(stack, kept) as client:
+        created = await client.create_table(
+            "classic",
+            options={"bot_delay_ms": "0", "bot_pace_ms": "0", "game_end": "rounds:1"},
+            visibility="practice",
+            display_name="Hal",
+        )
+        await client.start()
+        await asyncio.wait_for(play_seat(client, keep=False), GAME_SECONDS)
+        await client.host_action("play_again")
+        second_over = lambda view: view.phase == "game_over" and view.game_no == 2  # noqa: E731
+        await asyncio.wait_for(play_seat(client, until=second_over, keep=False), GAME_SECONDS)
+        return created.table_id
+
+
+def test_a_replay_opened_at_game_2_shows_game_2(
+    web_stack: Stack, browser: Browser, visits: list[Visit]
+) -> None:
+    hal = visit(visits, browser, web_stack, DESKTOP)
+    page = hal.open()
+    sign_in(page, "Hal")
+    table_id = run(two_games(web_stack, tokens(page)))
+    page.goto(f"{hal.url}/#replay={table_id}&game=2")
+    page.wait_for_selector("body[data-ready=replay]")
+    expect(page.locator("#replay-step")).to_have_attribute("data-round", "2/1")
+    expect(page.locator("#replay-round h2")).to_have_text("Round 1 of game 2")
+    expect(page.locator("#replay-round")).to_have_attribute("data-verdict", "ok")
 
 
 #: Every step of the guide the page shows, in order, with the round it shows it in (read in
