@@ -31,7 +31,8 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   lobby), a panel explains round 1 step by step (start, wait, lead or beat, then the
   roles and the exchange once the round is over) and says nothing in round 2; the lobby
   then no longer ticks it; ticked again by hand it runs again, and Hide the guide ends it.
-- Chat with a mute (two contexts): each sees the other's messages; the host mutes the
+- Chat with a mute (two contexts): a newcomer sees what was said before she came; each
+  sees the other's messages; the host mutes the
   other person, whose next message is refused in words beside the field and never
   reaches the host; the panel (labelled field, live log) has no serious axe violation.
 
@@ -729,10 +730,15 @@ def test_the_host_mutes_a_seat_and_the_chat_says_so(
     cy = host.open()
     sign_in(cy, "Cy")
     create_table(cy, "Chat night")
+    cy.get_by_label("Message to the table").fill("anyone for a game?")
+    cy.get_by_role("button", name="Send").click()
+    expect(cy.locator("#chat-log")).to_contain_text("You: anyone for a game?")
     dee = visit(visits, browser, web_stack, DESKTOP).open()
     sign_in(dee, "Dee")
     dee.get_by_role("button", name="Join Chat night").click()
     dee.wait_for_selector("body[data-ready=table]")
+    earlier = dee.locator("#chat-items li", has_text="Cy: anyone for a game?")
+    expect(earlier).to_have_count(1)  # said before she came: read once, not twice
 
     dee.get_by_label("Message to the table").fill("hello Cy ♥")
     dee.get_by_role("button", name="Send").click()

@@ -1,10 +1,14 @@
 // The table's chat: the messages as they arrive on the Watch stream (a live log a screen
-// reader reads out), and, for a seated player, a labelled field to write one (SendChat).
+// reader reads out), after those of the table's last changes before the page opened
+// (GetActivity's newest page), and, for a seated player, a labelled field to write one
+// (SendChat).
 // A refusal (muted by the host, too fast, a text the rule refuses) is shown in words beside
 // the field; a seat the view shows muted is told so at once, and sends nothing the server
 // would refuse (SEAT_MUTED). Spectators read the chat; only seated players write. A message is text only:
 // it is put in the page as text, never as markup.
 
+import { fromBinary } from "@bufbuild/protobuf";
+import { ChatPostedSchema } from "../gen/president/events/v1/events_pb";
 import { commandId, gateway, reasonOf, sentence } from "./api";
 import { h } from "./dom";
 
@@ -12,6 +16,8 @@ import { h } from "./dom";
 const CHAT_MAX = 200;
 /** The messages kept on the page, the newest last. */
 const KEPT = 100;
+/** How far back the chat looks when the page opens: the table's last changes. */
+const EARLIER_CHANGES = 100;
 const MUTED = "The host muted you: your messages are not shown to the table.";
 
 export class ChatPanel {
@@ -63,14 +69,35 @@ export class ChatPanel {
 
   /** A message arrived: ``who`` wrote ``text``. */
   add(who: string, text: string): void {
-    this.items.append(h("li", {}, h("span", { class: "chat-who" }, `${who}: `), text));
+    this.items.append(this.line(who, text));
     while (this.items.children.length > KEPT) this.items.firstElementChild?.remove();
     this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  /** The messages of the table's last changes up to version ``upTo`` (the stream brings the
+   * later ones), put before those already shown; ``name`` says who sits in a seat. */
+  async earlier(upTo: bigint, name: (seat: number) => string): Promise<void> {
+    let page;
+    try {
+      page = await gateway.getActivity({ tableId: this.tableId, pageSize: EARLIER_CHANGES });
+    } catch {
+      return; // the live messages still come: the earlier ones are only a courtesy
+    }
+    const said = page.items
+      .filter((item) => item.version <= upTo && item.event?.type.endsWith(".ChatPosted"))
+      .reverse()
+      .map((item) => fromBinary(ChatPostedSchema, item.event?.payload ?? new Uint8Array()))
+      .map((posted) => this.line(name(posted.seat), posted.text));
+    this.items.prepend(...said);
   }
 
   /** A line from the table itself (the host muted someone), set apart from the messages. */
   note(text: string): void {
     this.items.append(h("li", { class: "chat-note" }, text));
+  }
+
+  private line(who: string, text: string): HTMLElement {
+    return h("li", {}, h("span", { class: "chat-who" }, `${who}: `), text);
   }
 
   private async send(): Promise<void> {

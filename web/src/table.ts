@@ -56,6 +56,8 @@ export class TablePage {
   readonly receipts: TableReceipts;
   private readonly chat: ChatPanel;
   private readonly guide: Guide;
+  /** The chat's earlier messages were asked for (once, at the first snapshot). */
+  private chatRead = false;
   private readonly abort = new AbortController();
   private ticker = 0;
   /** Drawn once and updated in place: the countdown and the hand. */
@@ -93,6 +95,11 @@ export class TablePage {
           failures = 0;
           let newest: TableView | undefined;
           for (const change of changes) {
+            if (change.snapshot && change.view && !this.chatRead) {
+              this.chatRead = true;
+              const at = change.view;
+              void this.chat.earlier(at.version, (seat) => this.chatName(this.view ?? at, seat));
+            }
             this.receipts.keep(change);
             if (change.view) this.enter(change.view);
             if (change.event) this.onEvent(change.event.type, change.event.payload, change.view);
@@ -155,8 +162,7 @@ export class TablePage {
     } else if (name === "ChatPosted") {
       const posted = fromBinary(ChatPostedSchema, payload);
       const at = view ?? this.view;
-      const who = at ? seatName(at, posted.seat) : `seat ${posted.seat}`;
-      this.chat.add(who === "you" ? "You" : who, posted.text);
+      this.chat.add(at ? this.chatName(at, posted.seat) : `seat ${posted.seat}`, posted.text);
     } else if (name === "SeatMuted") {
       const muted = fromBinary(SeatMutedSchema, payload);
       const at = view ?? this.view;
@@ -167,6 +173,12 @@ export class TablePage {
       this.notice = `Time ran out for ${who}: the server moved on${seat === this.view?.viewerSeat ? " for you" : ""}.`;
       announce(this.notice);
     }
+  }
+
+  /** Who wrote in the chat: "You", or the seat's name. */
+  private chatName(view: TableView, seat: number): string {
+    const who = seatName(view, seat);
+    return who === "you" ? "You" : who;
   }
 
   private secondsLeft(): number | null {
