@@ -56,15 +56,21 @@ from president.audit.reports import Discrepancy, Found, TableReport, short_type
 from president.audit.reveal_order import check_reveal_order
 from president.hosting.events import (
     SERVICE_EVENT_TYPES,
+    ChatPosted,
     DealCommitted,
     DealRevealed,
     HostChanged,
     ReactionShown,
+    SeatMuted,
     TableClosed,
     TableCreated,
     TableEvent,
 )
-from president.hosting.input_rules import reaction_problem, stored_command_id_problem
+from president.hosting.input_rules import (
+    chat_problem,
+    reaction_problem,
+    stored_command_id_problem,
+)
 from president.hosting.projection import Table, fold, table_from_created
 from president.hosting.streams import stream_id
 from president.rules import game as g
@@ -338,6 +344,10 @@ class _TableWalk:
             self.deals.revealed(group[0], first, game)
         elif isinstance(first, HostChanged):
             _check_host_change(group[0], first, game)
+        elif isinstance(first, ChatPosted):
+            _check_chat(group[0], first, table)
+        elif isinstance(first, SeatMuted):
+            _check_mute(group[0], first, table)
         elif isinstance(first, TableClosed):
             if any(s.occupied and not s.is_bot and not s.leaving for s in game.seats):
                 raise Found(group[0], "the table closed while a person still sat at it")
@@ -386,6 +396,37 @@ def _check_reaction(stored: StoredEvent, event: ReactionShown, game: g.GameState
         raise Found(
             stored,
             f"a reaction code ({len(event.reaction)} characters) the API refuses: {problem}",
+        )
+
+
+def _check_chat(stored: StoredEvent, event: ChatPosted, table: Table) -> None:
+    """A chat message comes from a seat whose person the host has not muted, and holds a
+    text the API takes (:func:`president.hosting.input_rules.chat_problem`, the gateway's
+    own rule). (Its actor, the person seated there, is checked with every actor.)"""
+    seat = table.game.seats[event.seat]
+    if seat.player in table.muted:
+        raise Found(stored, f"a chat message from seat {event.seat}, whose person the host muted")
+    problem = chat_problem(event.text)
+    if problem is not None:
+        raise Found(
+            stored, f"a chat message ({len(event.text)} characters) the API refuses: {problem}"
+        )
+
+
+def _check_mute(stored: StoredEvent, event: SeatMuted, table: Table) -> None:
+    """The host mutes (unmutes) the person seated there, not a bot nor themselves, and only
+    when that changes something."""
+    seats = table.game.seats
+    occupant = seats[event.seat] if event.seat < len(seats) else None
+    if occupant is None or occupant.is_bot or occupant.player != event.player_id:
+        raise Found(
+            stored, f"it mutes {event.player_id!r}, who is not the person in seat {event.seat}"
+        )
+    if event.player_id == table.host_player_id:
+        raise Found(stored, "the host mutes their own seat")
+    if (event.player_id in table.muted) == event.muted:
+        raise Found(
+            stored, f"{event.player_id!r} is {'muted' if event.muted else 'unmuted'} already"
         )
 
 

@@ -331,6 +331,24 @@ class GatewayClient(AccountCalls, QuickPlayCalls, RatingCalls):
         )
         await self._unary("React", request)
 
+    async def send_chat(self, text: str, command_id: str = "") -> int:
+        """Write a chat message from this token's seat; returns the table's version."""
+        sent: pb.SendChatResponse = await self._unary(
+            "SendChat",
+            pb.SendChatRequest(text=text, command_id=command_id, table_id=self.table_id),
+        )
+        return sent.version
+
+    async def mute_seat(self, seat: int, muted: bool = True, command_id: str = "") -> int:
+        """Host: mute (or unmute) the person in ``seat``; returns the table's version."""
+        done: pb.MuteSeatResponse = await self._unary(
+            "MuteSeat",
+            pb.MuteSeatRequest(
+                seat=seat, muted=muted, command_id=command_id, table_id=self.table_id
+            ),
+        )
+        return done.version
+
     async def leave(self, *, expected_version: int | None = None) -> None:
         """Leave the table (a bot finishes the round)."""
         await self._unary(

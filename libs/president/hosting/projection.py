@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Protocol
 from president import codec
 from president.hosting.events import (
     SERVICE_EVENT_TYPES,
+    ChatPosted,
     DealCommitted,
     DealRevealed,
     HostChanged,
+    SeatMuted,
     SeatPresence,
     TableClosed,
     TableCreated,
@@ -70,7 +72,10 @@ class Table:
     closed: bool = False
     #: The seats reported connected, by gateway replica (:mod:`president.hosting.presence`).
     presence: Present = frozenset()
-    #: The version of the table's last change other than a presence report: a command
+    #: The people the host muted (account ids): their chat is refused, in any seat.
+    muted: frozenset[str] = frozenset()
+    #: The version of the table's last change other than a presence report or a chat
+    #: message: a command
     #: chosen on any version from this one on is current (:func:`is_current`).
     moved_version: int = 1
 
@@ -88,7 +93,12 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
     if isinstance(event, SeatPresence):  # not a move: the table's choices stay current
         present = with_presence(table.presence, event.seat, event.gateway, event.connected)
         return replace(table, version=version, presence=present)
+    if isinstance(event, ChatPosted):  # not a move either: a chat leaves choices current
+        return replace(table, version=version)
     table = replace(table, moved_version=version)
+    if isinstance(event, SeatMuted):
+        muted = table.muted | {event.player_id} if event.muted else table.muted - {event.player_id}
+        return replace(table, version=version, muted=muted)
     if isinstance(event, HostChanged):
         return replace(table, version=version, host_player_id=event.player_id)
     if isinstance(event, TableClosed):
@@ -102,7 +112,7 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
 
 def is_current(table: Table, expected_version: int) -> bool:
     """A command chosen on ``expected_version`` is current at ``table``: no change but
-    presence reports came after that version."""
+    presence reports and chat messages came after that version."""
     return table.moved_version <= expected_version <= table.version
 
 

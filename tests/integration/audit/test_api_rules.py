@@ -3,7 +3,9 @@
 
 An insider writes each case into a recorded game's log through the store (every
 hash right): a reaction code the gateway refuses, a reaction from a bot's seat,
-a command id longer than the table service takes or holding control characters.
+a chat message the gateway refuses (too long, control characters, not normalised),
+one from a muted person or written by the server, a command id longer than the
+table service takes or holding control characters.
 ``audit verify`` refuses each, naming the event; ``audit replay`` shows a stored
 string's escape sequences and bidi controls written out, never raw.
 """
@@ -21,7 +23,7 @@ from president import audit
 from president.cli.main import app
 from president.events.v1 import events_pb2 as pb
 from president.hosting.blinding import BLIND, blinding_value
-from president.hosting.input_rules import MAX_STORED_COMMAND_ID
+from president.hosting.input_rules import CHAT_MAX, MAX_STORED_COMMAND_ID
 from president.hosting.streams import stream_id
 from president.store import EventStore, NewEvent, migrate
 from tests.support.recorded_games import record_with_people, rewrite_metadata
@@ -81,6 +83,63 @@ def test_a_reaction_from_a_bots_seat_is_refused(store: EventStore) -> None:
     problem = refusal(store, table_id)
     assert (problem.version, problem.event_type) == (version, "ReactionShown")
     assert "where a bot sits" in problem.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [HOSTILE, "x" * (CHAT_MAX + 1), "line\nbreak", " padded", "ｗｉｄｅ", "\u200b"],
+    ids=["escapes-and-bidi", "one-too-long", "newline", "untrimmed", "not-nfkc", "invisible"],
+)
+def test_a_chat_message_the_gateway_refuses_is_refused(store: EventStore, text: str) -> None:
+    table_id = record_with_people(store)
+    forge(store, table_id, pb.ChatPosted(seat=4, text="x" * CHAT_MAX), "bob", "fine")
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok  # the longest taken
+    version = forge(store, table_id, pb.ChatPosted(seat=4, text=text), "bob", "forged")
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ChatPosted")
+    assert "a chat message" in problem.reason and "the API refuses" in problem.reason
+    assert not any(char in problem.reason for char in RAW)
+
+
+def test_a_muted_persons_chat_and_the_servers_are_refused(store: EventStore) -> None:
+    table_id = record_with_people(store)
+    forge(
+        store,
+        table_id,
+        pb.SeatTaken(seat=2, player_id="carol", display_name="Carol"),
+        "carol",
+        "sit",
+    )
+    forge(store, table_id, pb.ChatPosted(seat=2, text="hi"), "carol", "hi")
+    forge(store, table_id, pb.SeatMuted(seat=2, player_id="carol", muted=True), "bob", "mute")
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok
+    version = forge(store, table_id, pb.ChatPosted(seat=2, text="still here"), "carol", "muted")
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ChatPosted")
+    assert "whose person the host muted" in problem.reason
+
+
+@pytest.mark.parametrize(
+    ("message", "actor", "words"),
+    [
+        (pb.ChatPosted(seat=4, text="a hint"), "server", "names 'server' as its actor"),
+        (
+            pb.SeatMuted(seat=1, player_id="alice", muted=True),
+            "alice",
+            "comes from the table's host",
+        ),
+        (pb.SeatMuted(seat=4, player_id="bob", muted=True), "bob", "mutes their own seat"),
+        (pb.SeatMuted(seat=0, player_id="Bot A", muted=True), "bob", "not the person in seat 0"),
+    ],
+    ids=["server-chat", "not-host", "own-seat", "bot"],
+)
+def test_a_chat_or_mute_from_the_wrong_actor_is_refused(
+    store: EventStore, message: object, actor: str, words: str
+) -> None:
+    table_id = record_with_people(store)
+    version = forge(store, table_id, message, actor, "forged")
+    problem = refusal(store, table_id)
+    assert problem.version == version and words in problem.reason
 
 
 @pytest.mark.parametrize(
