@@ -25,8 +25,8 @@ from president.client import GatewayClient, play_seat
 from president.events.v1 import events_pb2 as epb
 from president.gateway.v1 import gateway_pb2 as pb
 from president.hosting.input_rules import CHAT_MAX
+from president.hosting.seat_rates import CHAT
 from president.servicekit.launcher import Stack
-from president.services.table.seat_limit import CHAT_BURST
 from tests.support.gateway_truth import Store, check_stream, expect, table_of_humans
 from tests.support.replicas import second_gateway as another_gateway
 
@@ -351,11 +351,11 @@ async def test_chat_mute_rate_and_spectators_through_the_gateway(
     await bob.send_chat("muted now?")
     await host.send_chat("unmuted")
 
-    for _ in range(CHAT_BURST - 2):  # ann wrote two; the window allows CHAT_BURST
+    for _ in range(CHAT.burst - 2):  # ann wrote two; the window allows CHAT.burst
         await ann.send_chat("spam")
     before = store.moved(table_id)
     rate = await expect(ann.send_chat("one more"), grpc.StatusCode.RESOURCE_EXHAUSTED, "CHAT_RATE")
-    assert f"at most {CHAT_BURST} chat messages" in rate.message
+    assert f"at most {CHAT.burst} chat messages" in rate.message
     assert store.moved(table_id) == before
     await bob.send_chat("another seat writes")
 

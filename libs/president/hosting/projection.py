@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from president import codec
@@ -17,6 +18,7 @@ from president.hosting.events import (
     DealCommitted,
     DealRevealed,
     HostChanged,
+    ReactionShown,
     SeatMuted,
     SeatPresence,
     TableClosed,
@@ -24,6 +26,7 @@ from president.hosting.events import (
     TableEvent,
 )
 from president.hosting.presence import Present, moved, with_presence, without_seat
+from president.hosting.seat_rates import CHAT, REACTIONS, SeatTimes
 from president.rules import game as g
 
 if TYPE_CHECKING:  # the stored events' type only: the gateway folds tables without a store
@@ -78,10 +81,15 @@ class Table:
     #: message: a command
     #: chosen on any version from this one on is current (:func:`is_current`).
     moved_version: int = 1
+    #: Each seat's last reactions' (chat messages') stored times, for their rate
+    #: (:mod:`president.hosting.seat_rates`); folded only where the times are known.
+    reaction_times: SeatTimes = ()
+    chat_times: SeatTimes = ()
 
 
-def fold(table: Table, event: TableEvent, version: int) -> Table:
-    """A table after one more stored event (an engine event, most often, is one check)."""
+def fold(table: Table, event: TableEvent, version: int, at: datetime | None = None) -> Table:
+    """A table after one more stored event (an engine event, most often, is one check),
+    stored at ``at`` (None: a fold that does not keep the seats' rates, such as a feed's)."""
     if not isinstance(event, SERVICE_EVENT_TYPES):
         table = replace(table, moved_version=version)
         if type(event) is g.SeatLeft:
@@ -94,7 +102,10 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
         present = with_presence(table.presence, event.seat, event.gateway, event.connected)
         return replace(table, version=version, presence=present)
     if isinstance(event, ChatPosted):  # not a move either: a chat leaves choices current
-        return replace(table, version=version)
+        if at is None:
+            return replace(table, version=version)
+        chats = CHAT.after(table.chat_times, event.seat, at)
+        return replace(table, version=version, chat_times=chats)
     table = replace(table, moved_version=version)
     if isinstance(event, SeatMuted):
         muted = table.muted | {event.player_id} if event.muted else table.muted - {event.player_id}
@@ -107,6 +118,9 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
         return replace(table, version=version, commitment=event)
     if isinstance(event, DealRevealed):
         return replace(table, version=version, commitment=None)
+    if isinstance(event, ReactionShown) and at is not None:
+        reactions = REACTIONS.after(table.reaction_times, event.seat, at)
+        return replace(table, version=version, reaction_times=reactions)
     return replace(table, version=version)  # a reaction (or a TableCreated again)
 
 
@@ -152,18 +166,32 @@ def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | N
     A stream begins with ``TableCreated``; ValueError if it does not.
     """
     for event in stored:
-        table = fold_next(table, codec.decode(event.type, event.payload), event)
+        decoded = codec.decode(event.type, event.payload)
+        at = stored_time(event) if isinstance(decoded, RATED_EVENTS) else None
+        table = fold_next(table, decoded, event, at)
     return table
 
 
-def fold_next(table: Table | None, event: TableEvent, stored: StreamPlace) -> Table:
+#: The events whose stored times the table keeps (:mod:`president.hosting.seat_rates`).
+RATED_EVENTS = (ReactionShown, ChatPosted)
+
+
+def stored_time(event: StoredEvent) -> datetime:
+    """The time the store keeps with ``event`` (its metadata ``time``)."""
+    return datetime.fromisoformat(event.time)
+
+
+def fold_next(
+    table: Table | None, event: TableEvent, stored: StreamPlace, at: datetime | None = None
+) -> Table:
     """``table`` after the next event of its stream, at the place ``stored`` gives (None: before
-    the first, which must be ``TableCreated``; ValueError if it is not)."""
+    the first, which must be ``TableCreated``; ValueError if it is not), stored at ``at``
+    (:func:`fold`)."""
     if table is None:
         if not isinstance(event, TableCreated):
             raise ValueError(f"stream {stored.stream_id} does not begin with TableCreated")
         return table_from_created(event)
-    return fold(table, event, stored.version)
+    return fold(table, event, stored.version, at)
 
 
 def table_from_created(created: TableCreated) -> Table:

@@ -24,6 +24,7 @@ from president.hosting.errors import CommandConflict
 from president.hosting.host import TableHost
 from president.hosting.seat_views import seat_of, table_view
 from president.hosting.streams import stream_id
+from president.play.recorded import GameClock
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import card_name, cards_of, mask_of
@@ -447,11 +448,13 @@ def test_the_table_service_refuses_a_player_who_left(store: EventStore) -> None:
 # --------------------------------------------------------------------------- paged reads
 async def test_readers_page_through_a_table_longer_than_one_response(store: EventStore) -> None:
     """The service returns at most ``max_read`` events; the gateway and table client page."""
-    host = TableHost(store, LocalDealer())
+    clock = GameClock()  # the reactions 2 s apart, within the seat's rate
+    host = TableHost(store, LocalDealer(), clock=clock)
     app = TableApp(store, host, TableDirectory(store), max_read=7)
     host.create("long", options_for("club"), seat_count=4)
     host.decide_and_append("long", g.SitDown(0, "ann"), "sit", "ann")
     for n in range(30):
+        clock.wait(2)
         host.append_reaction("long", 0, "wave", f"r{n}", "ann")
     total = store.current_version(stream_id("long"))
     assert total == 32

@@ -35,12 +35,11 @@ from president.servicekit.config.table import EvictionRules
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.names import table_name
 from president.servicekit.table_client import MAX_READ_EVENTS
-from president.services.table.commands import Chat, React, TableCommand, Translated
+from president.services.table.commands import TableCommand, Translated
 from president.services.table.directory import Query, Summary, TableDirectory
 from president.services.table.eviction import table_gone
 from president.services.table.inputs import check_input
 from president.services.table.rights import check_actor
-from president.services.table.seat_limit import SeatLimit, chat_limit
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
 _COUNTED = {
@@ -74,15 +73,9 @@ class TableApp:
         directory: TableDirectory,
         *,
         max_read: int = MAX_READ_EVENTS,
-        reactions: SeatLimit | None = None,
-        chat: SeatLimit | None = None,
     ) -> None:
         #: The most events one ReadEvents returns.
         self.max_read = max_read
-        #: How often a seat may react.
-        self.reactions = reactions or SeatLimit()
-        #: How often a seat may write to the chat.
-        self.chat = chat or chat_limit()
         self._store = store
         self._host = host
         self._directory = directory
@@ -215,16 +208,11 @@ class TableApp:
 
         def on_table(table: Table) -> TableCommand:
             """The command to decide on this very table: the actor's rights checked, its
-            seat found, its input checked against the table, a reaction or a chat message
-            counted (once the rules would take it: a muted seat's message is not)."""
+            seat found, its input checked against the table. (A reaction's or a chat
+            message's rate is the host's to decide, from the times the log keeps.)"""
             command = check_actor(translated, actor, table)
             if actor.player_id != SERVER:
                 check_input(command, table)
-            if isinstance(command, React):
-                self.reactions.admit(table_id, command.seat)
-            elif isinstance(command, Chat):
-                command.decide(table)  # refused as the host decides it, before it is counted
-                self.chat.admit(table_id, command.seat)
             return command
 
         # A command that names its seat (or needs none) is itself, checked on the table: a
