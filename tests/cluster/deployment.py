@@ -40,6 +40,9 @@ NATS_ROUTE_PORT = 6222
 #: after at most this.
 LEASE_SECONDS = "3"
 STREAM = "PRESIDENT_EVENTS"
+#: The services run this checkout's code (not whatever the interpreter has installed).
+ROOT = Path(__file__).resolve().parents[2]
+CODE = f"{ROOT / 'libs'}:{ROOT / 'gen' / 'python'}"
 SUBJECT_PREFIX = "events.table"
 
 
@@ -176,6 +179,7 @@ class Deployment:
         return {
             "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
             "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": CODE,
             "PRESIDENT_HOST": me,
             "PRESIDENT_DATABASE_URL": self.postgres.url("store"),
             "PRESIDENT_DEALER_DATABASE_URL": self.postgres.url("dealer"),

@@ -91,6 +91,13 @@ class Clocks:
 
     Events of a table must come in version order: a repeated one is ignored,
     a missing one is reported as a :class:`Gap` for the caller to fill.
+
+    The stream brings a table's events in version order too, so one of its
+    events at or below the version the stream brought last, with another
+    hash, means the table's history was rewound (a database that failed over
+    to a standby without its last commits gave those versions to new events,
+    and the stream keeps both histories, the lost one first): the table is
+    forgotten and read again from the store (a :class:`Gap` from version 0).
     """
 
     def __init__(
@@ -106,6 +113,8 @@ class Clocks:
         self._clocks: dict[str, TableClock] = {}
         # Table id -> when its last event was applied (the caller's clock).
         self._applied_at: dict[str, datetime] = {}
+        # Table id -> the version and hash of the event the stream brought last.
+        self._streamed: dict[str, tuple[int, str]] = {}
 
     def version(self, table_id: str) -> int:
         """The last version folded for the table (0: unknown)."""
@@ -115,11 +124,22 @@ class Clocks:
     def __len__(self) -> int:
         return len(self._clocks)
 
-    def apply(self, envelope: pb.EventEnvelope, fallback_time: datetime) -> Gap | None:
-        """Fold one event into its table; a :class:`Gap` when earlier events are missing."""
+    def apply(
+        self, envelope: pb.EventEnvelope, fallback_time: datetime, *, streamed: bool = False
+    ) -> Gap | None:
+        """Fold one event into its table; a :class:`Gap` when earlier events are missing
+        (from version 0 when the ``streamed`` event shows the history rewound)."""
         table_id = table_id_of(envelope.stream_id)
         if not self.partition.owns(table_id):
             return None
+        if streamed:
+            last = self._streamed.get(table_id)
+            mark = (envelope.version, envelope.hash)
+            if last is not None and envelope.version <= last[0] and last != mark:
+                self.forget(table_id)  # rewound: read again from the store
+                self._streamed[table_id] = mark
+                return Gap(table_id, 0)
+            self._streamed[table_id] = mark
         known = self.version(table_id)
         where = place(known, envelope.version)
         if where is SEEN:
@@ -160,4 +180,5 @@ class Clocks:
         """Drop a table (it is gone, or its history could not be read): no deadline for it."""
         self._clocks.pop(table_id, None)
         self._applied_at.pop(table_id, None)
+        self._streamed.pop(table_id, None)
         self.board.put(table_id, None)

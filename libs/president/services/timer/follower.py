@@ -144,10 +144,10 @@ class Follower:
         """Fold one envelope, reading missing history first when there is a gap."""
         table_id = table_id_of(envelope.stream_id)
         try:
-            gap = self._clocks.apply(envelope, datetime.now(UTC))
+            gap = self._clocks.apply(envelope, datetime.now(UTC), streamed=True)
             if gap is not None:
                 await self._fill(gap)
-                gap = self._clocks.apply(envelope, datetime.now(UTC))
+                gap = self._clocks.apply(envelope, datetime.now(UTC), streamed=True)
                 if gap is not None:
                     raise LookupError(
                         f"version {envelope.version} still follows a gap after "
