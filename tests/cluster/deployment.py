@@ -78,6 +78,13 @@ class Deployment:
         return [self.address(h, "gateway") for h in GATEWAY_HOSTS]
 
     @property
+    def client_targets(self) -> list[str]:
+        """The gateways as the clients reach them: one gRPC target per gateway, naming it
+        first and the other after it (a client moves there when its own is unreachable)."""
+        gateways = self.gateways
+        return [f"ipv4:{','.join(gateways[n:] + gateways[:n])}" for n in range(len(gateways))]
+
+    @property
     def scoring(self) -> str:
         return self.address(SERVICES_HOST, "scoring")
 

@@ -57,7 +57,7 @@ def run_fault(fault: Fault, network: Network, args: Any, workdir: Path) -> Row:
             row.notes.append(f"replication: {problem}")
         run = asyncio.run(
             run_load(
-                deployment.gateways,
+                deployment.client_targets,
                 args.tables,
                 args.seconds,
                 args.fault_at,
