@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from president import codec
 from president.deal import DEAL_VERSION
@@ -108,6 +108,10 @@ class TableHost:
         self._locks_guard = threading.Lock()
         # Table id -> when a command last took its lock (time.monotonic()).
         self._last_used: dict[str, float] = {}
+        # Table id -> the time of its last event this host knows: a new event is never
+        # stamped before it (a replica whose clock runs behind the one that served the
+        # table before it goes on from that time, so a table's time never goes backwards).
+        self._stamps: dict[str, datetime] = {}
         self._on_appended = on_appended
         # Table id -> the events committed by the command running on it (under its lock).
         self._committing: dict[str, list[StoredEvent]] = {}
@@ -146,6 +150,7 @@ class TableHost:
                 if lock is not None and not lock.acquire(blocking=False):
                     continue
                 self._tables.pop(table_id, None)
+                self._stamps.pop(table_id, None)
                 self._locks.pop(table_id, None)
                 del self._last_used[table_id]
                 dropped.append(table_id)
@@ -163,6 +168,8 @@ class TableHost:
         table = fold_stored(cached, stored)
         assert table is not None
         self._tables[table_id] = table
+        if stored:
+            self._stamps[table_id] = _stamp_of(stored[-1])
         return table
 
     def _reload(self, table_id: str) -> Table:
@@ -537,6 +544,8 @@ class TableHost:
         Each event gets a blinding value of its own (:mod:`president.hosting.blinding`)."""
         metadata = {"actor": actor} if digest is None else {"actor": actor, DIGEST: digest}
         blinding = self._blinding
+        now = self._clock() if self._clock is not None else datetime.now(UTC)
+        last = self._stamps.get(table_id)
         result = self._store.append(
             stream_id(table_id),
             expected,
@@ -545,8 +554,11 @@ class TableHost:
                 for event in events
             ],
             command_id,
-            time=None if self._clock is None else self._clock(),
+            time=now if last is None or now >= last else last,
         )
+        if result.events:
+            stamped = _stamp_of(result.events[-1])
+            self._stamps[table_id] = stamped if last is None else max(last, stamped)
         collected = self._committing.get(table_id)
         if collected is not None and result.first_version == expected + 1:
             collected.extend(result.events)
@@ -676,3 +688,8 @@ __all__ = [
     "TableHost",
     "new_table_id",
 ]
+
+
+def _stamp_of(stored: StoredEvent) -> datetime:
+    """The time a stored event was stamped with."""
+    return datetime.fromisoformat(str(stored.metadata["time"]))

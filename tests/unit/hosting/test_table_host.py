@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,25 @@ def test_table_id_of_is_the_inverse_of_stream_id() -> None:
     assert stream_id("t-1_x") == "table-t-1_x"
     assert table_id_of(stream_id("t-1_x")) == "t-1_x"
     assert table_id_of("other") == "other"
+
+
+def test_a_replica_whose_clock_runs_behind_never_stamps_a_table_back_in_time(
+    store: EventStore,
+) -> None:
+    """A table served by a replica whose clock is right, then by one 30 s behind (make
+    cluster-chaos's skewed clocks: the audit found version 2 stamped 30 s before version 1):
+    the second goes on from the last stamp until its own clock passes it."""
+    right = TableHost(store, LocalDealer())
+    right.create("clocks", options_for("house"), seat_count=4, host_player_id="p0")
+    first = store.read_stream(stream_id("clocks"))[-1]
+    behind = TableHost(
+        store,
+        LocalDealer(),
+        clock=lambda: datetime.fromisoformat(str(first.metadata["time"])) - timedelta(seconds=30),
+    )
+    behind.decide_and_append("clocks", g.SitDown(0, "p0", False, "Ada"), "sit-0", "p0")
+    behind.decide_and_append("clocks", g.SitDown(1, "p1", False, "Bo"), "sit-1", "p1")
+    events = store.read_stream(stream_id("clocks"))
+    times = [datetime.fromisoformat(str(e.metadata["time"])) for e in events]
+    assert times == sorted(times) and times[-1] == times[0]
+    assert verify_table(events).ok

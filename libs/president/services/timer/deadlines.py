@@ -25,6 +25,11 @@ from president.hosting.streams import table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.servicekit.partition import Partition
 
+#: A live event's stamp further than this from the timer's clock is not trusted: a deadline
+#: starts when the timer got the event (a delivery takes milliseconds; clocks kept by NTP
+#: agree to milliseconds too).
+STAMP_TOLERANCE_SECONDS = 2.0
+
 
 @dataclass
 class DeadlineBoard:
@@ -125,10 +130,20 @@ class Clocks:
         return len(self._clocks)
 
     def apply(
-        self, envelope: pb.EventEnvelope, fallback_time: datetime, *, streamed: bool = False
+        self,
+        envelope: pb.EventEnvelope,
+        fallback_time: datetime,
+        *,
+        streamed: bool = False,
+        live: bool = False,
     ) -> Gap | None:
         """Fold one event into its table; a :class:`Gap` when earlier events are missing
-        (from version 0 when the ``streamed`` event shows the history rewound)."""
+        (from version 0 when the ``streamed`` event shows the history rewound).
+
+        A deadline the event starts runs from the time stamped on it (``fallback_time``
+        without one); ``live``, from ``fallback_time`` (now) when the stamp is further from
+        it than :data:`STAMP_TOLERANCE_SECONDS`: another machine's clock moves no deadline
+        (see :mod:`president.services.timer.follower`)."""
         table_id = table_id_of(envelope.stream_id)
         if not self.partition.owns(table_id):
             return None
@@ -155,7 +170,10 @@ class Clocks:
                 )
             clock = start_clock(event, self.idle)
         else:
-            clock = advance(clock, event, envelope.version, event_time(envelope, fallback_time))
+            at = event_time(envelope, fallback_time)
+            if live and abs((fallback_time - at).total_seconds()) > STAMP_TOLERANCE_SECONDS:
+                at = fallback_time  # another machine's clock, or a late delivery
+            clock = advance(clock, event, envelope.version, at)
         self._clocks[table_id] = clock
         self._applied_at[table_id] = fallback_time
         self.board.put(table_id, clock.deadline)
