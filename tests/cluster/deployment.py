@@ -61,6 +61,8 @@ class Deployment:
     network: Network
     workdir: Path
     synchronous_postgres: bool = False
+    #: Processes whose wall clock runs this many seconds off (libfaketime), by name.
+    skews: dict[str, int] = field(default_factory=dict)
     processes: dict[str, Process] = field(default_factory=dict)
     postgres: PostgresPair | None = None
     secret: str = field(default_factory=lambda: secrets.token_hex(16))
@@ -212,7 +214,13 @@ class Deployment:
 
     def _start_service(self, service: str, host: str) -> None:
         command = [sys.executable, "-m", f"president.services.{service}.main"]
-        self._spawn(f"{service}-{host}", host, service, command, self._env(service, host))
+        name = f"{service}-{host}"
+        env = self._env(service, host)
+        if name in self.skews:
+            # Its wall clock (and, by the same constant, its monotonic clock) runs off by
+            # the skew from its start: libfaketime's change at run time breaks sleeps.
+            env.update(LD_PRELOAD=str(libfaketime()), FAKETIME=f"{self.skews[name]:+d}")
+        self._spawn(name, host, service, command, env)
 
     def _spawn(
         self,
@@ -234,6 +242,17 @@ class Deployment:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"nothing listens on {host}:{port}; see {self.workdir}")
             time.sleep(0.1)
+
+
+def libfaketime() -> Path:
+    """Debian's libfaketime (threads' build), or a RuntimeError saying how to get it."""
+    found = sorted(Path("/usr/lib").glob("*/faketime/libfaketimeMT.so.1"))
+    if not found:
+        raise RuntimeError(
+            "the clock skew faults need Debian's faketime package: make faketime "
+            "(apt-get install faketime)"
+        )
+    return found[0]
 
 
 def all_hosts() -> Iterable[str]:

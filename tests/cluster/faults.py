@@ -9,7 +9,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import nats
 
@@ -34,6 +34,8 @@ class Fault:
     strike: Callable[[Deployment, float], None]
     #: PostgreSQL with a synchronous standby.
     synchronous_postgres: bool = False
+    #: Processes whose wall clock runs off by so many seconds, from their start.
+    skews: dict[str, int] = field(default_factory=dict)
     #: Losses this fault makes by design (asynchronous replication): OK'd plays missing
     #: from the store, and JetStream and scoring holding what the store lost, are printed
     #: but do not fail the run; duplicates, disorder, the audit and stuck tables still do.
@@ -150,6 +152,21 @@ def gateway_cut(deployment: Deployment, seconds: float) -> None:
     deployment.network.heal()
 
 
+#: A table replica 30 s behind, the timer and the first gateway 30 s ahead: the timer is
+#: 60 s ahead of the events that replica stamps, and the gateway's tokens come from 30 s
+#: in the future of the other gateway's clock.
+SKEWS = {"table-table1": -30, "timer-svc": 30, "gateway-gw1": 30}
+
+
+def skewed_clocks(deployment: Deployment, seconds: float) -> None:
+    """The clocks run off from the start (:data:`SKEWS`); at the strike the first gateway
+    is cut from the clients, so its clients bring its tokens to the other gateway."""
+    print(f"   clocks off: {SKEWS}; cutting gw1 from the clients for {seconds:g} s", flush=True)
+    deployment.network.partition([GATEWAY_HOSTS[0]], [CLIENT_HOST])
+    time.sleep(seconds)
+    deployment.network.heal()
+
+
 #: How long the standby is held behind before the primary dies (see ``fail_over``).
 STANDBY_BEHIND_SECONDS = 1.5
 
@@ -169,6 +186,7 @@ FAULTS = [
     Fault("holder cut from postgres", holder_cut_from_postgres),
     Fault("lease holder SIGSTOP", holder_paused),
     Fault("gateway cut from clients", gateway_cut),
+    Fault("clocks skewed 30 s", skewed_clocks, skews=SKEWS),
     Fault("postgres failover async", postgres_failover, loses_by_design=True),
     Fault("postgres failover sync", postgres_failover, synchronous_postgres=True),
 ]
