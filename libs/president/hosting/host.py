@@ -322,8 +322,7 @@ class TableHost:
             # the engine refuses or the version does not match.
             table = self._tables.get(table_id) or self.load(table_id)
             if waits_for_server(table):  # what the server owes first (raises if it cannot)
-                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-                table = self._tables[table_id]
+                table = self._settled(table_id)
             try:
                 if expected_version is not None and not is_current(table, expected_version):
                     table = self.load(table_id)
@@ -463,9 +462,8 @@ class TableHost:
         table's version.
         """
         with self.lock(table_id):
-            table = self.load(table_id)
-            self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-            return self._tables[table_id].version
+            self.load(table_id)
+            return self._settled(table_id).version
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on.
@@ -477,8 +475,7 @@ class TableHost:
         with self.lock(table_id):
             table = self.load(table_id)
             if waits_for_server(table):  # the server deadline: try the owed step again
-                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-                return Outcome(self._tables[table_id].version, 0)
+                return Outcome(self._settled(table_id).version, 0)
             game = table.game
         if (
             game.phase != g.GamePhase.ROUND
@@ -565,6 +562,20 @@ class TableHost:
         if self._on_appended is not None:
             self._on_appended(result)
         return result
+
+    def _settled(self, table_id: str) -> Table:
+        """The table after what the server owes it (a deal, a reveal, bots' moves), under its
+        lock. On a conflict the table is read again and the owed step tried once more: another
+        replica wrote, or the store failed over and lost events this copy holds (then the
+        table goes on from what the store kept, which may owe nothing)."""
+        table = self._tables[table_id]
+        try:
+            self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+        except ConcurrencyConflict:
+            table = self._reload(table_id)
+            if waits_for_server(table):
+                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+        return self._tables[table_id]
 
     def _follow_up_committed(
         self, table_id: str, command_id: str, *, until_dealer: bool = False, first_step: int = 0
