@@ -116,13 +116,20 @@ class TableHost:
         self._locks_guard = threading.Lock()
         # Table id -> when a command last took its lock (time.monotonic()).
         self._last_used: dict[str, float] = {}
+        # Table id -> the time of its last event this host knows: a new event is never
+        # stamped before it (a replica whose clock runs behind the one that served the
+        # table before it goes on from that time, so a table's time never goes backwards).
+        self._stamps: dict[str, datetime] = {}
         self._on_appended = on_appended
         # Table id -> the events committed by the command running on it (under its lock).
         self._committing: dict[str, list[StoredEvent]] = {}
 
-    def _now(self) -> datetime:
-        """The time an append is stored at: the host's clock, or now in UTC."""
-        return datetime.now(UTC) if self._clock is None else self._clock()
+    def _now(self, table_id: str) -> datetime:
+        """The time an append to the table is stored at: the host's clock (or now in UTC),
+        never before the table's last stamp (see ``_stamps``)."""
+        now = datetime.now(UTC) if self._clock is None else self._clock()
+        last = self._stamps.get(table_id)
+        return now if last is None or now >= last else last
 
     # -- loading -------------------------------------------------------------
     def lock(self, table_id: str) -> threading.Lock:
@@ -158,6 +165,7 @@ class TableHost:
                 if lock is not None and not lock.acquire(blocking=False):
                     continue
                 self._tables.pop(table_id, None)
+                self._stamps.pop(table_id, None)
                 self._locks.pop(table_id, None)
                 del self._last_used[table_id]
                 dropped.append(table_id)
@@ -175,6 +183,8 @@ class TableHost:
         table = fold_stored(cached, stored)
         assert table is not None
         self._tables[table_id] = table
+        if stored:
+            self._stamps[table_id] = _stamp_of(stored[-1])
         return table
 
     def _reload(self, table_id: str) -> Table:
@@ -329,11 +339,10 @@ class TableHost:
             # the engine refuses or the version does not match.
             table = self._tables.get(table_id) or self.load(table_id)
             if waits_for_server(table):  # what the server owes first (raises if it cannot)
-                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-                table = self._tables[table_id]
+                table = self._settled(table_id)
             # The time the events will be stored at, taken under the lock before each
             # decision: a reaction's (chat message's) rate is decided at the time the log keeps.
-            at = self._now()
+            at = self._now(table_id)
             try:
                 if expected_version is not None and not is_current(table, expected_version):
                     table = self.load(table_id)
@@ -352,7 +361,7 @@ class TableHost:
                 table = fresh
                 if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
-                at = self._now()
+                at = self._now(table_id)
                 events = decide_on(table)
             if not events:  # nothing changes (a presence the table counts already)
                 return Outcome(table.version, 0)
@@ -363,7 +372,7 @@ class TableHost:
                 table = self._reload(table_id)
                 if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
-                at = self._now()
+                at = self._now(table_id)
                 events = decide_on(table)
                 if not events:
                     return Outcome(table.version, 0)
@@ -475,9 +484,8 @@ class TableHost:
         table's version.
         """
         with self.lock(table_id):
-            table = self.load(table_id)
-            self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-            return self._tables[table_id].version
+            self.load(table_id)
+            return self._settled(table_id).version
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on.
@@ -489,8 +497,7 @@ class TableHost:
         with self.lock(table_id):
             table = self.load(table_id)
             if waits_for_server(table):  # the server deadline: try the owed step again
-                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-                return Outcome(self._tables[table_id].version, 0)
+                return Outcome(self._settled(table_id).version, 0)
             game = table.game
         if (
             game.phase != g.GamePhase.ROUND
@@ -535,7 +542,7 @@ class TableHost:
         at: datetime | None = None,
     ) -> AppendResult:
         """Append ``events`` stored at ``at`` (None: now) and fold them into the table."""
-        at = at or self._now()
+        at = at or self._now(table.table_id)
         result = self._append(table.table_id, table.version, events, command_id, actor, digest, at)
         if result.first_version != table.version + 1:
             self.load(table.table_id)  # a repeated command: catch up with the store
@@ -561,6 +568,7 @@ class TableHost:
         ``at``: the time stored with them (None: now)."""
         metadata = {"actor": actor} if digest is None else {"actor": actor, DIGEST: digest}
         blinding = self._blinding
+        last = self._stamps.get(table_id)
         result = self._store.append(
             stream_id(table_id),
             expected,
@@ -569,14 +577,31 @@ class TableHost:
                 for event in events
             ],
             command_id,
-            time=at or self._now(),
+            time=at or self._now(table_id),
         )
+        if result.events:
+            stamped = _stamp_of(result.events[-1])
+            self._stamps[table_id] = stamped if last is None else max(last, stamped)
         collected = self._committing.get(table_id)
         if collected is not None and result.first_version == expected + 1:
             collected.extend(result.events)
         if self._on_appended is not None:
             self._on_appended(result)
         return result
+
+    def _settled(self, table_id: str) -> Table:
+        """The table after what the server owes it (a deal, a reveal, bots' moves), under its
+        lock. On a conflict the table is read again and the owed step tried once more: another
+        replica wrote, or the store failed over and lost events this copy holds (then the
+        table goes on from what the store kept, which may owe nothing)."""
+        table = self._tables[table_id]
+        try:
+            self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+        except ConcurrencyConflict:
+            table = self._reload(table_id)
+            if waits_for_server(table):
+                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+        return self._tables[table_id]
 
     def _follow_up_committed(
         self, table_id: str, command_id: str, *, until_dealer: bool = False, first_step: int = 0
@@ -710,3 +735,8 @@ def _check_rates(table: Table, events: Sequence[TableEvent], at: datetime) -> No
         if over is not None:
             rate, wait = over
             raise RateExceeded(rate.reason, rate.sentence(wait), wait.total_seconds())
+
+
+def _stamp_of(stored: StoredEvent) -> datetime:
+    """The time a stored event was stamped with."""
+    return datetime.fromisoformat(str(stored.metadata["time"]))

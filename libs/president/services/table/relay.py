@@ -4,9 +4,11 @@ The store is the outbox. The relay follows the global order from its tracked
 position (consumer ``outbox-relay``): it publishes a batch of events, one
 after the other, each acknowledged by JetStream before the next, then moves
 its position over the acknowledged ones with :meth:`EventStore.process`.
-Every message carries ``Nats-Msg-Id: <stream>:<version>``, so an event
-published again after a crash between the acknowledgement and the position's
-commit is dropped by JetStream's duplicate window: a de-duplicating consumer
+Every message carries ``Nats-Msg-Id: <stream>:<version>:<hash>``
+(:func:`president.servicekit.nats.message_id`), so an event published again
+after a crash between the acknowledgement and the position's commit is
+dropped by JetStream's duplicate window (and a new event under a version a
+failover lost is not): a de-duplicating consumer
 sees each event once, in order per table, and none is lost since the
 position never passes an event that JetStream did not acknowledge.
 

@@ -25,6 +25,11 @@ from president.hosting.streams import table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.servicekit.partition import Partition
 
+#: A live event's stamp further than this from the timer's clock is not trusted: a deadline
+#: starts when the timer got the event (a delivery takes milliseconds; clocks kept by NTP
+#: agree to milliseconds too).
+STAMP_TOLERANCE_SECONDS = 2.0
+
 
 @dataclass
 class DeadlineBoard:
@@ -109,6 +114,13 @@ class Clocks:
 
     Events of a table must come in version order: a repeated one is ignored,
     a missing one is reported as a :class:`Gap` for the caller to fill.
+
+    The stream brings a table's events in version order too, so one of its
+    events at or below the version the stream brought last, with another
+    hash, means the table's history was rewound (a database that failed over
+    to a standby without its last commits gave those versions to new events,
+    and the stream keeps both histories, the lost one first): the table is
+    forgotten and read again from the store (a :class:`Gap` from version 0).
     """
 
     def __init__(
@@ -124,6 +136,8 @@ class Clocks:
         self._clocks: dict[str, TableClock] = {}
         # Table id -> when its last event was applied (the caller's clock).
         self._applied_at: dict[str, datetime] = {}
+        # Table id -> the version and hash of the event the stream brought last.
+        self._streamed: dict[str, tuple[int, str]] = {}
 
     def version(self, table_id: str) -> int:
         """The last version folded for the table (0: unknown)."""
@@ -133,11 +147,32 @@ class Clocks:
     def __len__(self) -> int:
         return len(self._clocks)
 
-    def apply(self, envelope: pb.EventEnvelope, fallback_time: datetime) -> Gap | None:
-        """Fold one event into its table; a :class:`Gap` when earlier events are missing."""
+    def apply(
+        self,
+        envelope: pb.EventEnvelope,
+        fallback_time: datetime,
+        *,
+        streamed: bool = False,
+        live: bool = False,
+    ) -> Gap | None:
+        """Fold one event into its table; a :class:`Gap` when earlier events are missing
+        (from version 0 when the ``streamed`` event shows the history rewound).
+
+        A deadline the event starts runs from the time stamped on it (``fallback_time``
+        without one); ``live``, from ``fallback_time`` (now) when the stamp is further from
+        it than :data:`STAMP_TOLERANCE_SECONDS`: another machine's clock moves no deadline
+        (see :mod:`president.services.timer.follower`)."""
         table_id = table_id_of(envelope.stream_id)
         if not self.partition.owns(table_id):
             return None
+        if streamed:
+            last = self._streamed.get(table_id)
+            mark = (envelope.version, envelope.hash)
+            if last is not None and envelope.version <= last[0] and last != mark:
+                self.forget(table_id)  # rewound: read again from the store
+                self._streamed[table_id] = mark
+                return Gap(table_id, 0)
+            self._streamed[table_id] = mark
         known = self.version(table_id)
         where = place(known, envelope.version)
         if where is SEEN:
@@ -153,7 +188,10 @@ class Clocks:
                 )
             clock = start_clock(event, self.idle)
         else:
-            clock = advance(clock, event, envelope.version, event_time(envelope, fallback_time))
+            at = event_time(envelope, fallback_time)
+            if live and abs((fallback_time - at).total_seconds()) > STAMP_TOLERANCE_SECONDS:
+                at = fallback_time  # another machine's clock, or a late delivery
+            clock = advance(clock, event, envelope.version, at)
         self._clocks[table_id] = clock
         self._applied_at[table_id] = fallback_time
         self.board.put(table_id, clock.deadline)
@@ -178,4 +216,5 @@ class Clocks:
         """Drop a table (it is gone, or its history could not be read): no deadline for it."""
         self._clocks.pop(table_id, None)
         self._applied_at.pop(table_id, None)
+        self._streamed.pop(table_id, None)
         self.board.put(table_id, None)

@@ -19,7 +19,7 @@ from president.servicekit.errors import DRAINING, Code, ServiceError
 from president.services.gateway.api.connect import Codec, framed
 from president.services.gateway.streams.audience import DELAY, DELIVERIES
 from president.services.gateway.streams.entries import Entry
-from president.services.gateway.streams.feed import TableFeed
+from president.services.gateway.streams.feed import TableFeed, history_rewound
 from president.services.gateway.streams.watch import snapshot, start_at
 
 #: Changes within this long of a spectator's last write go out with the next: a flush
@@ -144,9 +144,11 @@ class Crowd:
         stream.write(data, current.version)
 
     def close(self) -> None:
-        """The table's feed closed here (the replica stops): every stream ends."""
+        """The table's feed closed here (the replica stops, or the table's history was
+        rewound): every stream ends."""
         if self._timer is not None:
             self._timer.cancel()
+        ending = history_rewound(self.feed.table_id) if self.feed.rewound else draining()
         for stream in list(self.streams):
-            stream.end(draining())
+            stream.end(ending)
         self.streams.clear()

@@ -36,7 +36,7 @@ from president.servicekit.config.gateway import AudienceSettings
 from president.servicekit.errors import Code, ServiceError
 from president.services.gateway.identity.guard import checked_wait
 from president.services.gateway.streams.entries import Entry, apply, with_clock
-from president.services.gateway.streams.feed import HISTORY, FeedHub
+from president.services.gateway.streams.feed import HISTORY, FeedHub, history_rewound
 from president.services.gateway.streams.receipts import receipt
 from president.services.gateway.streams.wire import session_change
 from president.services.gateway.streams.wire import session_snapshot as framed_snapshot
@@ -232,6 +232,8 @@ async def _watch(
     feed = await hub.feed(table_id)
     if from_version > feed.version:
         await feed.catch_up()
+        if feed.closed:  # its history was rewound: a new feed, from the store
+            feed = await hub.feed(table_id)
         if from_version > feed.version:
             raise version_ahead(feed.version, from_version)
     spectator = feed.current is not None and seat_for(feed.current.table) is None
@@ -253,6 +255,8 @@ async def _watch(
                 taken = await checked_wait(partial(listener.take, after), check)
             if taken is None:
                 if listener.closed:
+                    if feed.rewound:
+                        raise history_rewound(table_id)
                     return
                 listener.overflowed = False  # too slow a reader
                 if listener.audience:  # a spectator skips to the newest view
