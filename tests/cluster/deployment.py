@@ -40,6 +40,9 @@ NATS_ROUTE_PORT = 6222
 #: after at most this.
 LEASE_SECONDS = "3"
 STREAM = "PRESIDENT_EVENTS"
+#: The services run this checkout's code (not whatever the interpreter has installed).
+ROOT = Path(__file__).resolve().parents[2]
+CODE = f"{ROOT / 'libs'}:{ROOT / 'gen' / 'python'}"
 SUBJECT_PREFIX = "events.table"
 
 
@@ -58,6 +61,8 @@ class Deployment:
     network: Network
     workdir: Path
     synchronous_postgres: bool = False
+    #: Processes whose wall clock runs this many seconds off (libfaketime), by name.
+    skews: dict[str, int] = field(default_factory=dict)
     processes: dict[str, Process] = field(default_factory=dict)
     postgres: PostgresPair | None = None
     secret: str = field(default_factory=lambda: secrets.token_hex(16))
@@ -73,6 +78,13 @@ class Deployment:
     @property
     def gateways(self) -> list[str]:
         return [self.address(h, "gateway") for h in GATEWAY_HOSTS]
+
+    @property
+    def client_targets(self) -> list[str]:
+        """The gateways as the clients reach them: one gRPC target per gateway, naming it
+        first and the other after it (a client moves there when its own is unreachable)."""
+        gateways = self.gateways
+        return [f"ipv4:{','.join(gateways[n:] + gateways[:n])}" for n in range(len(gateways))]
 
     @property
     def scoring(self) -> str:
@@ -176,6 +188,7 @@ class Deployment:
         return {
             "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
             "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": CODE,
             "PRESIDENT_HOST": me,
             "PRESIDENT_DATABASE_URL": self.postgres.url("store"),
             "PRESIDENT_DEALER_DATABASE_URL": self.postgres.url("dealer"),
@@ -201,7 +214,13 @@ class Deployment:
 
     def _start_service(self, service: str, host: str) -> None:
         command = [sys.executable, "-m", f"president.services.{service}.main"]
-        self._spawn(f"{service}-{host}", host, service, command, self._env(service, host))
+        name = f"{service}-{host}"
+        env = self._env(service, host)
+        if name in self.skews:
+            # Its wall clock (and, by the same constant, its monotonic clock) runs off by
+            # the skew from its start: libfaketime's change at run time breaks sleeps.
+            env.update(LD_PRELOAD=str(libfaketime()), FAKETIME=f"{self.skews[name]:+d}")
+        self._spawn(name, host, service, command, env)
 
     def _spawn(
         self,
@@ -223,6 +242,17 @@ class Deployment:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"nothing listens on {host}:{port}; see {self.workdir}")
             time.sleep(0.1)
+
+
+def libfaketime() -> Path:
+    """Debian's libfaketime (threads' build), or a RuntimeError saying how to get it."""
+    found = sorted(Path("/usr/lib").glob("*/faketime/libfaketimeMT.so.1"))
+    if not found:
+        raise RuntimeError(
+            "the clock skew faults need Debian's faketime package: make faketime "
+            "(apt-get install faketime)"
+        )
+    return found[0]
 
 
 def all_hosts() -> Iterable[str]:

@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import nats
 
 from president.servicekit.nats import servers
-from tests.cluster.deployment import NATS_HOSTS, STREAM, TABLE_HOSTS, Deployment
+from tests.cluster.deployment import (
+    CLIENT_HOST,
+    GATEWAY_HOSTS,
+    NATS_HOSTS,
+    STREAM,
+    TABLE_HOSTS,
+    Deployment,
+)
 
 #: How long a cut or a pause lasts by default: over three of the leases' lifetimes (3 s).
 FAULT_SECONDS = 10.0
@@ -26,6 +34,8 @@ class Fault:
     strike: Callable[[Deployment, float], None]
     #: PostgreSQL with a synchronous standby.
     synchronous_postgres: bool = False
+    #: Processes whose wall clock runs off by so many seconds, from their start.
+    skews: dict[str, int] = field(default_factory=dict)
     #: Losses this fault makes by design (asynchronous replication): OK'd plays missing
     #: from the store, and JetStream and scoring holding what the store lost, are printed
     #: but do not fail the run; duplicates, disorder, the audit and stuck tables still do.
@@ -81,6 +91,27 @@ def holder_isolated(deployment: Deployment, seconds: float) -> None:
     deployment.network.heal()
 
 
+def holder_cut_from_nats(deployment: Deployment, seconds: float) -> None:
+    """The lease holder cut from the three NATS servers only (it still reaches PostgreSQL,
+    the gateways and the other replica), then healed."""
+    host = lease_holder(deployment)
+    print(f"   cutting {host} (holds the most leases) from the NATS servers", flush=True)
+    deployment.network.partition([host], NATS_HOSTS)
+    time.sleep(seconds)
+    deployment.network.heal()
+
+
+def holder_cut_from_postgres(deployment: Deployment, seconds: float) -> None:
+    """The lease holder cut from PostgreSQL only (primary and standby; it still reaches
+    NATS, the gateways and the other replica), then healed."""
+    assert deployment.postgres is not None
+    host = lease_holder(deployment)
+    print(f"   cutting {host} (holds the most leases) from PostgreSQL", flush=True)
+    deployment.network.partition([host], deployment.postgres.hosts)
+    time.sleep(seconds)
+    deployment.network.heal()
+
+
 def holder_paused(deployment: Deployment, seconds: float) -> None:
     """The lease holder SIGSTOPped past its lease (the zombie holder), then SIGCONTed."""
     host = lease_holder(deployment)
@@ -88,6 +119,52 @@ def holder_paused(deployment: Deployment, seconds: float) -> None:
     deployment.signal(f"table-{host}", signal.SIGSTOP)
     time.sleep(seconds)
     deployment.signal(f"table-{host}", signal.SIGCONT)
+
+
+def nats_truncated(deployment: Deployment, seconds: float) -> None:
+    """The events stream's leader killed (SIGKILL), every message block of its streams (the
+    events, the commitment feed, the lease bucket) cut to half its length (as Jepsen's NATS
+    2.12.1 analysis did: the writes it had acknowledged and not yet fsynced, and more), and
+    started again ``seconds`` later on what is left."""
+    leader = asyncio.run(_stream_leader(deployment.nats_url))
+    print(f"   kill -9 of {leader} (the stream's leader), its message blocks cut", flush=True)
+    deployment.stop_one(leader, kill=True)
+    blocks = sorted((deployment.workdir / leader / "jetstream").glob("*/streams/*/msgs/*.blk"))
+    cut = 0
+    for block in blocks:
+        size = block.stat().st_size
+        os.truncate(block, size // 2)
+        cut += size - size // 2
+    print(f"   {len(blocks)} blocks, {cut} bytes cut", flush=True)
+    time.sleep(seconds)
+    deployment.restart(leader)
+
+
+def gateway_cut(deployment: Deployment, seconds: float) -> None:
+    """The first gateway cut from the clients' host (it still reaches every service) for
+    twice the fault's time: longer than a table may stand still, so its clients must find
+    the connection dead (their pings go unanswered), move to the other gateway their
+    target names and resume there, not wait for the heal."""
+    host = GATEWAY_HOSTS[0]
+    print(f"   cutting {host} from the clients for {2 * seconds:g} s", flush=True)
+    deployment.network.partition([host], [CLIENT_HOST])
+    time.sleep(2 * seconds)
+    deployment.network.heal()
+
+
+#: A table replica 30 s behind, the timer and the first gateway 30 s ahead: the timer is
+#: 60 s ahead of the events that replica stamps, and the gateway's tokens come from 30 s
+#: in the future of the other gateway's clock.
+SKEWS = {"table-table1": -30, "timer-svc": 30, "gateway-gw1": 30}
+
+
+def skewed_clocks(deployment: Deployment, seconds: float) -> None:
+    """The clocks run off from the start (:data:`SKEWS`); at the strike the first gateway
+    is cut from the clients, so its clients bring its tokens to the other gateway."""
+    print(f"   clocks off: {SKEWS}; cutting gw1 from the clients for {seconds:g} s", flush=True)
+    deployment.network.partition([GATEWAY_HOSTS[0]], [CLIENT_HOST])
+    time.sleep(seconds)
+    deployment.network.heal()
 
 
 #: How long the standby is held behind before the primary dies (see ``fail_over``).
@@ -103,8 +180,13 @@ def postgres_failover(deployment: Deployment, seconds: float) -> None:
 
 FAULTS = [
     Fault("nats leader partitioned", nats_partitioned),
+    Fault("nats leader truncated", nats_truncated),
     Fault("lease holder isolated", holder_isolated),
+    Fault("holder cut from nats", holder_cut_from_nats),
+    Fault("holder cut from postgres", holder_cut_from_postgres),
     Fault("lease holder SIGSTOP", holder_paused),
+    Fault("gateway cut from clients", gateway_cut),
+    Fault("clocks skewed 30 s", skewed_clocks, skews=SKEWS),
     Fault("postgres failover async", postgres_failover, loses_by_design=True),
     Fault("postgres failover sync", postgres_failover, synchronous_postgres=True),
 ]

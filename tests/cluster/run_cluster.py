@@ -12,7 +12,8 @@ gateways; the fault strikes ``--fault-at`` seconds in; then the checks of
 code is non-zero on any loss, duplicate, disorder, mismatch, failed audit or
 stuck table (no change for ``--stuck`` seconds).
 
-Needs root, ``ip netns`` (iproute2) and PostgreSQL's server binaries; it says
+Needs root, ``ip netns`` (iproute2), PostgreSQL's server binaries and, for the clock
+faults, Debian's libfaketime (``make faketime``); it says
 so and stops otherwise. Everything it made is removed at the end, also on
 failure or Ctrl-C; ``make cluster-chaos-clean`` removes what a killed run left.
 
@@ -24,11 +25,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
+import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +39,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
+from president.hosting.deadlines import EXCHANGE, TURN  # noqa: E402
 from tests.chaos.checks import Row, Where, check, pauses, report  # noqa: E402
 from tests.chaos.load import run_load  # noqa: E402
-from tests.cluster.deployment import CLIENT_HOST, HOSTS, SUBJECT_PREFIX, Deployment  # noqa: E402
+from tests.cluster.deployment import (  # noqa: E402
+    CLIENT_HOST,
+    HOSTS,
+    SUBJECT_PREFIX,
+    Deployment,
+    libfaketime,
+)
 from tests.cluster.faults import FAULT_SECONDS, FAULTS, Fault, replication_problems  # noqa: E402
 from tests.cluster.network import Network, NetworkUnavailable, addresses, require  # noqa: E402
 from tests.cluster.postgres_pair import server_bin  # noqa: E402
@@ -49,7 +59,7 @@ LOCK = "/run/lock/president-cluster-chaos.lock"
 
 def run_fault(fault: Fault, network: Network, args: Any, workdir: Path) -> Row:
     row = Row(fault.name)
-    deployment = Deployment(network, workdir, fault.synchronous_postgres)
+    deployment = Deployment(network, workdir, fault.synchronous_postgres, fault.skews)
     try:
         deployment.start()
         for problem in replication_problems(deployment):
@@ -57,13 +67,14 @@ def run_fault(fault: Fault, network: Network, args: Any, workdir: Path) -> Row:
             row.notes.append(f"replication: {problem}")
         run = asyncio.run(
             run_load(
-                deployment.gateways,
+                deployment.client_targets,
                 args.tables,
                 args.seconds,
                 args.fault_at,
                 lambda: fault.strike(deployment, args.fault_seconds),
             )
         )
+        load_ended = datetime.now(UTC)
         pauses(row, run, args.stuck)
         where = Where(
             deployment.database_url(),
@@ -73,6 +84,13 @@ def run_fault(fault: Fault, network: Network, args: Any, workdir: Path) -> Row:
             workdir,
         )
         check(row, run.loads, where)
+        early = early_timeouts(workdir / "timer-svc.log", load_ended)
+        if early:
+            row.audit += early
+            row.notes.append(
+                f"deadlines: the timer timed out {early} turns or exchanges (the bots act at "
+                "once and no table stood still a turn's 30 s: each fired early)"
+            )
         if fault.loses_by_design:
             excuse(row)
     except Exception as error:
@@ -82,6 +100,22 @@ def run_fault(fault: Fault, network: Network, args: Any, workdir: Path) -> Row:
         network.heal()
         deployment.stop()
     return row
+
+
+def early_timeouts(log: Path, until: datetime) -> int:
+    """The turn and exchange timeouts the timer's log says acted while the bots played (none
+    is due then; the server's own deadlines, a deal the dealer owes for one, may come, and
+    a table's turn may time out once the bots stopped, during the checks)."""
+    acted = 0
+    for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("event") != "timeout acted" or entry.get("kind") not in (TURN, EXCHANGE):
+            continue
+        acted += datetime.fromisoformat(str(entry.get("timestamp"))) <= until
+    return acted
 
 
 def excuse(row: Row) -> None:
@@ -97,16 +131,20 @@ def excuse(row: Row) -> None:
 def inside(args: Any) -> int:
     """On the client host: each fault on a deployment of its own, then the table."""
     network = Network(hosts=addresses(HOSTS))
-    words = [word.lower() for word in args.only.split(",") if word]
-    chosen = [f for f in FAULTS if not words or any(w in f.name.lower() for w in words)]
     rows: list[Row] = []
-    for number, fault in enumerate(chosen):
+    for number, fault in enumerate(chosen(args.only)):
         print(f"== {fault.name} ...", flush=True)
         workdir = Path(args.workdir) / f"{number}-{fault.name.replace(' ', '-')}"
         rows.append(run_fault(fault, network, args, workdir))
         for note in rows[-1].notes:
             print(f"   {note}", flush=True)
     return report(rows, "cluster-chaos", back="over_s")
+
+
+def chosen(only: str) -> list[Fault]:
+    """The faults ``--only`` names (comma-separated words of their names), or all."""
+    words = [word.lower() for word in only.split(",") if word]
+    return [f for f in FAULTS if not words or any(w in f.name.lower() for w in words)]
 
 
 def _interrupted(_number: int, _frame: Any) -> None:
@@ -132,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         require()
         server_bin()
+        if any(fault.skews for fault in chosen(args.only)):
+            libfaketime()
     except (NetworkUnavailable, RuntimeError) as error:
         print(f"cluster-chaos: {error}", file=sys.stderr)
         return 2

@@ -285,6 +285,22 @@ def test_table_is_a_scalable_deployment_with_an_autoscaler() -> None:
     assert "cpu" in container["resources"]["requests"], "CPU utilization needs a CPU request"
 
 
+def test_several_table_replicas_hold_their_tables_by_lease() -> None:
+    """Replicas with leases: one holder a table, the gateway sends it there (issue 27's harness
+    runs them so); without leases, replicas would race each other on every table."""
+    table = app_container(objects("Deployment")["table"])
+    gateway = app_container(objects("Deployment")["gateway"])
+    lease = "PRESIDENT_TABLE_LEASE_SECONDS"
+    assert float(container_env(table)[lease]) > 0
+    assert container_env(gateway)[lease] == container_env(table)[lease]
+    entries = {entry["name"]: entry for entry in table["env"]}
+    assert entries["PRESIDENT_TABLE_ADVERTISE"]["value"] == "$(POD_IP):50052"
+    assert entries["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    names = list(entries)
+    assert names.index("POD_IP") < names.index("PRESIDENT_TABLE_ADVERTISE"), "$(POD_IP) unset"
+    assert any(port["containerPort"] == 50052 for port in table["ports"])
+
+
 @pytest.mark.parametrize("service", ["table", "gateway"])
 def test_disruption_budgets(service: str) -> None:
     budgets = [

@@ -5,7 +5,9 @@ left and the removed player are refused on every replica at once, the host
 role passes on (by handover, or to the next person when the host leaves), a
 newcomer between rounds starts like round 1, and bad input to seats and
 options is refused with a status, a stable reason and a sentence, changing
-nothing.
+nothing. Chat at the table: refusals with their reasons, the host's mute, the
+rate limit, spectators who read but may not write, and streams that carry the
+messages and no hidden card.
 """
 
 from __future__ import annotations
@@ -18,9 +20,14 @@ from datetime import datetime, timedelta
 import grpc
 import pytest
 
+from president import codec
 from president.client import GatewayClient, play_seat
+from president.events.v1 import events_pb2 as epb
+from president.gateway.v1 import gateway_pb2 as pb
+from president.hosting.input_rules import CHAT_MAX
+from president.hosting.seat_rates import CHAT
 from president.servicekit.launcher import Stack
-from tests.support.gateway_truth import Store, expect, table_of_humans
+from tests.support.gateway_truth import Store, check_stream, expect, table_of_humans
 from tests.support.replicas import second_gateway as another_gateway
 
 DENIED = grpc.StatusCode.PERMISSION_DENIED
@@ -291,6 +298,80 @@ async def test_reactions_are_rate_limited_per_seat(client: GatewayClient) -> Non
     assert "at most 5 reactions" in refused.message
     assert (await ann.get_table()).version == before
     await bob.react("wave")  # another seat reacts
+
+
+#: What the chat test writes and sees, in order.
+SAID = ["hello ♥", "gg", "nice one", "muted now?", "unmuted"]
+
+
+async def chats(stream: AsyncIterator[pb.WatchResponse], out: list[pb.WatchResponse]) -> None:
+    """Keep every change of ``stream`` until it has shown all of :data:`SAID`."""
+    seen = 0
+    async for change in stream:
+        out.append(change)
+        seen += change.event.type.endswith(".ChatPosted")
+        if seen == len(SAID):
+            return
+
+
+async def test_chat_mute_rate_and_spectators_through_the_gateway(
+    client: GatewayClient, store: Store
+) -> None:
+    host, ann, bob = await table_of_humans(client, "classic", humans=3, seats=4)
+    await host.start()
+    table_id = host.table_id
+    assert table_id is not None
+    spectator = client.sibling()
+    await spectator.spectate(table_id)
+    start = store.version(table_id)
+    watched: list[pb.WatchResponse] = []
+    seen_by_bob: list[pb.WatchResponse] = []
+    watching = asyncio.gather(
+        chats(spectator.watch(start), watched), chats(bob.watch(start), seen_by_bob)
+    )
+
+    await ann.send_chat("  hello ♥  ")  # kept normalised and trimmed
+    await bob.send_chat("gg")
+    refused = await expect(spectator.send_chat("me too"), DENIED, "READ_ONLY")
+    assert "no seat" in refused.message
+    await expect(ann.send_chat("x" * (CHAT_MAX + 1)), INVALID, "INVALID_CHAT")
+    await expect(ann.send_chat("hi\u202eereh"), INVALID, "INVALID_CHAT")
+    await expect(ann.mute_seat(bob.seat or 0), DENIED, "NOT_HOST")
+    await expect(host.mute_seat(3), FAILED, "CANNOT_MUTE")  # the bot's seat
+    await expect(host.mute_seat(host.seat or 0), FAILED, "CANNOT_MUTE")  # the host's own
+
+    await ann.send_chat("nice one")
+    await host.mute_seat(bob.seat or 0)
+    assert (await host.get_table()).seats[bob.seat or 0].muted
+    before = store.moved(table_id)
+    muted = await expect(bob.send_chat("muted now?"), DENIED, "SEAT_MUTED")
+    assert "the host muted you" in muted.message
+    assert store.moved(table_id) == before  # refused: nothing stored
+    await host.mute_seat(bob.seat or 0, muted=False)
+    await bob.send_chat("muted now?")
+    await host.send_chat("unmuted")
+
+    for _ in range(CHAT.burst - 2):  # ann wrote two; the window allows CHAT.burst
+        await ann.send_chat("spam")
+    before = store.moved(table_id)
+    rate = await expect(ann.send_chat("one more"), grpc.StatusCode.RESOURCE_EXHAUSTED, "CHAT_RATE")
+    assert f"at most {CHAT.burst} chat messages" in rate.message
+    assert store.moved(table_id) == before
+    await bob.send_chat("another seat writes")
+
+    await asyncio.wait_for(watching, 20)
+    truth = store.truth(table_id)
+    for player_id, stream in ((None, watched), (bob.player_id, seen_by_bob)):
+        check_stream(stream, truth, player_id, start)  # no other seat's card, no early secret
+        posted = [
+            codec.parse(change.event.type, change.event.payload)
+            for change in stream
+            if change.event.type.endswith(".ChatPosted")
+        ]
+        assert [m.text for m in posted if isinstance(m, epb.ChatPosted)] == SAID
+        # the message is the seat and its text, nothing added by the server
+        assert all(m.ListFields()[-1][0].name == "text" for m in posted)
+    assert not any(change.view.round.hand for change in watched)
 
 
 async def test_get_scores_right_after_a_game_includes_it_and_the_lobby_has_no_current_totals(

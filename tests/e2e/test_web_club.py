@@ -25,6 +25,16 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   (phone sized) opens it, signs in and is seated.
 - Quick play: the first player finds no open table of the preset and gets a new one; the
   second is seated at that table.
+- A replay opened at game 2 (``#replay=<id>&game=2``, two one-round games played through
+  the gateway) shows game 2's first deal, checked.
+- A guided first game: at a practice table created with the guide (offered, ticked, in the
+  lobby), a panel explains round 1 step by step (start, wait, lead or beat, then the
+  roles and the exchange once the round is over) and says nothing in round 2; the lobby
+  then no longer ticks it; ticked again by hand it runs again, and Hide the guide ends it.
+- Chat with a mute (two contexts): a newcomer sees what was said before she came; each
+  sees the other's messages; the host mutes the
+  other person, whose next message is refused in words beside the field and never
+  reaches the host; the panel (labelled field, live log) has no serious axe violation.
 
 - axe-core finds no serious or critical violation on the sign-in page, the lobby, the
   profile, the leaderboards and a table (before and during a round), phone sized.
@@ -611,6 +621,153 @@ def test_quick_play_opens_a_table_then_seats_the_next_player_there(
     assert lou.evaluate("new URLSearchParams(location.hash.slice(1)).get('table')") == table_id
     expect(lou.locator("#seats li.me")).to_contain_text("Lou (you)")
     expect(kim.locator("#seats")).to_contain_text("Lou")
+
+
+async def two_games(stack: Stack, kept: dict[str, str]) -> str:
+    """Two one-round games at a practice table (Play again between), played with the page's
+    identity by the seat bot."""
+    async with as_the_page(stack, kept) as client:
+        created = await client.create_table(
+            "classic",
+            options={"bot_delay_ms": "0", "bot_pace_ms": "0", "game_end": "rounds:1"},
+            visibility="practice",
+            display_name="Hal",
+        )
+        await client.start()
+        await asyncio.wait_for(play_seat(client, keep=False), GAME_SECONDS)
+        await client.host_action("play_again")
+        second_over = lambda view: view.phase == "game_over" and view.game_no == 2  # noqa: E731
+        await asyncio.wait_for(play_seat(client, until=second_over, keep=False), GAME_SECONDS)
+        return created.table_id
+
+
+def test_a_replay_opened_at_game_2_shows_game_2(
+    web_stack: Stack, browser: Browser, visits: list[Visit]
+) -> None:
+    hal = visit(visits, browser, web_stack, DESKTOP)
+    page = hal.open()
+    sign_in(page, "Hal")
+    table_id = run(two_games(web_stack, tokens(page)))
+    page.goto(f"{hal.url}/#replay={table_id}&game=2")
+    page.wait_for_selector("body[data-ready=replay]")
+    expect(page.locator("#replay-step")).to_have_attribute("data-round", "2/1")
+    expect(page.locator("#replay-round h2")).to_have_text("Round 1 of game 2")
+    expect(page.locator("#replay-round")).to_have_attribute("data-verdict", "ok")
+
+
+#: Every step of the guide the page shows, in order, with the round it shows it in (read in
+#: the page itself: the table moves on while the test taps).
+GUIDE_STEPS = """
+window.guideSteps = [];
+new MutationObserver(() => {
+  const round = document.querySelector("#phase")?.textContent.match(/round (\\d+)/)?.[1] ?? "0";
+  const step = document.querySelector("#guide")?.dataset.step ?? "none";
+  const seen = `${round}:${step}`;
+  if (window.guideSteps.at(-1) !== seen) window.guideSteps.push(seen);
+}).observe(document.body, { subtree: true, childList: true, characterData: true,
+  attributes: true });
+"""
+
+
+def test_a_guided_first_game_explains_round_1_then_gets_out_of_the_way(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    gil = visit(visits, browser, web_stack, DESKTOP)
+    with_axe(gil.context)
+    page = gil.open()
+    sign_in(page, "Gil")
+    guided = page.get_by_label(re.compile("^Guided first game"))
+    expect(guided).to_be_checked()  # offered until seen through once
+    page.get_by_label("Rules (preset)").select_option("classic")
+    page.get_by_label("The game ends").select_option(label="after a number of rounds")
+    page.get_by_label("Rounds or points to end the game").fill("2")
+    page.get_by_label(re.compile("^More options")).fill("bot_delay_ms=0\nbot_pace_ms=0")
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    page.evaluate(GUIDE_STEPS)
+    guide = page.get_by_role("region", name="Your first game, step by step")
+    expect(guide).to_contain_text("press Start the game")
+    page.get_by_role("button", name="Start the game").click()
+    page.wait_for_selector("body[data-phase=round]")
+    shot = False
+    while page.evaluate("document.body.dataset.phase") == "round":
+        if not shot and page.locator("#guide[data-step=lead], #guide[data-step=beat]").count():
+            shoot(page, shots, "guide")
+            assert serious_violations(page) == []
+            shot = True
+        step(page)
+        page.wait_for_timeout(50)
+    expect(guide).to_contain_text("the exchange")  # round 1 is over: roles, the exchange
+    expect(page.locator("#guide")).to_have_attribute("data-step", "roles")
+    page.get_by_role("button", name="Deal the next round").click()
+    page.wait_for_selector("body[data-phase=round]")
+    while page.evaluate("document.body.dataset.phase") != "game_over":
+        step(page)
+        page.wait_for_timeout(50)
+    steps = page.evaluate("window.guideSteps")
+    in_round_1 = {seen.split(":")[1] for seen in steps if seen.startswith("1:")}
+    # the bots move at once here: the page's seat is mostly the one to act (lead, beat)
+    assert "roles" in in_round_1 and in_round_1 & {"lead", "beat", "wait", "out"}, steps
+    assert [seen for seen in steps if seen.startswith("2:")] == ["2:none"], steps
+    expect(page.locator("#guide")).to_have_count(0)
+    assert shot
+    page.get_by_role("button", name="Lobby", exact=True).click()
+    page.wait_for_selector("body[data-ready=lobby]")
+    expect(guided).not_to_be_checked()  # offered once: seen through, not ticked again
+    guided.check()  # asked for again: shown again, and hidden at once
+    page.get_by_role("button", name="Create the table").click()
+    page.wait_for_selector("body[data-ready=table]")
+    expect(guide).to_contain_text("press Start the game")
+    page.get_by_role("button", name="Hide the guide").click()
+    expect(page.locator("#guide")).to_have_count(0)
+
+
+def test_the_host_mutes_a_seat_and_the_chat_says_so(
+    web_stack: Stack, browser: Browser, visits: list[Visit], shots: Path
+) -> None:
+    host = visit(visits, browser, web_stack, DESKTOP)
+    with_axe(host.context)
+    cy = host.open()
+    sign_in(cy, "Cy")
+    create_table(cy, "Chat night")
+    cy.get_by_label("Message to the table").fill("anyone for a game?")
+    cy.get_by_role("button", name="Send").click()
+    expect(cy.locator("#chat-log")).to_contain_text("You: anyone for a game?")
+    dee = visit(visits, browser, web_stack, DESKTOP).open()
+    sign_in(dee, "Dee")
+    dee.get_by_role("button", name="Join Chat night").click()
+    dee.wait_for_selector("body[data-ready=table]")
+    earlier = dee.locator("#chat-items li", has_text="Cy: anyone for a game?")
+    expect(earlier).to_have_count(1)  # said before she came: read once, not twice
+
+    dee.get_by_label("Message to the table").fill("hello Cy ♥")
+    dee.get_by_role("button", name="Send").click()
+    expect(cy.get_by_role("log", name="Chat messages")).to_contain_text("Dee: hello Cy ♥")
+    expect(dee.locator("#chat-log")).to_contain_text("You: hello Cy ♥")
+    expect(dee.get_by_label("Message to the table")).to_have_value("")
+    cy.get_by_label("Message to the table").fill("welcome")
+    cy.get_by_label("Message to the table").press("Enter")
+    expect(dee.locator("#chat-log")).to_contain_text("Cy: welcome")
+
+    cy.get_by_role("button", name="Mute Dee").click()
+    expect(cy.get_by_role("button", name="Unmute Dee")).to_have_attribute("aria-pressed", "true")
+    expect(dee.locator("#seats li.me")).to_contain_text("muted")
+    expect(dee.locator("#chat-log")).to_contain_text("The host muted you.")
+    refusal = "The host muted you: your messages are not shown to the table."
+    expect(dee.locator("#chat-refusal")).to_have_text(refusal)  # told at once
+    dee.get_by_label("Message to the table").fill("can you hear me?")
+    dee.get_by_role("button", name="Send").click()
+    expect(dee.locator("#chat-refusal")).to_have_text(refusal)
+    cy.get_by_label("Message to the table").fill("still here")
+    cy.get_by_role("button", name="Send").click()
+    expect(dee.locator("#chat-log")).to_contain_text("Cy: still here")  # she still reads
+    expect(cy.locator("#chat-log")).not_to_contain_text("can you hear me?")
+    shoot(dee, shots, "chat-muted")
+    assert serious_violations(cy) == []
+    cy.get_by_role("button", name="Unmute Dee").click()
+    expect(dee.locator("#chat-refusal")).to_have_text("")
+    dee.get_by_role("button", name="Send").click()  # what she wrote goes out now
+    expect(cy.locator("#chat-log")).to_contain_text("Dee: can you hear me?")
 
 
 def test_axe_finds_no_serious_violation_on_the_club_pages(

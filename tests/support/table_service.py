@@ -27,6 +27,7 @@ from president.servicekit.command_stream import CommandStream
 from president.servicekit.errors import Code, ServiceError
 from president.servicekit.grpc_errors import aio_error_info, code_of
 from president.servicekit.launcher import Stack, free_port, wait_healthy
+from president.servicekit.nats import message_id
 from president.store import EventStore, StoredEvent
 from president.table.v1 import table_pb2 as pb
 from president.table.v1 import table_pb2_grpc
@@ -316,13 +317,13 @@ async def check_exactly_once(
     await wait_relayed(nats_url, stream, database_url)
     events = await asyncio.to_thread(stored_events, database_url)
     sent = await published(nats_url, stream)
-    expected_ids = [f"{e.stream_id}:{e.version}" for e in events]
+    expected_ids = [message_id(e.stream_id, e.version, e.hash) for e in events]
     assert len(sent.ids) == len(set(sent.ids)), "a message was published twice"
     assert sorted(sent.ids) == sorted(expected_ids), "the stream and the store differ"
-    by_id = {f"{e.stream_id}:{e.version}": e for e in events}
+    by_id = {message_id(e.stream_id, e.version, e.hash): e for e in events}
     last: dict[str, int] = {}
-    for message_id, envelope, subject in zip(sent.ids, sent.envelopes, sent.subjects, strict=True):
-        stored = by_id[message_id]
+    for sent_id, envelope, subject in zip(sent.ids, sent.envelopes, sent.subjects, strict=True):
+        stored = by_id[sent_id]
         assert (envelope.stream_id, envelope.version) == (stored.stream_id, stored.version)
         assert envelope.payload == stored.payload and envelope.hash == stored.hash
         assert subject == f"{subject_prefix}.{stored.stream_id.removeprefix('table-')}"

@@ -8,6 +8,7 @@ import { type TableSummary, Visibility } from "../gen/president/gateway/v1/gatew
 import { commandId, gateway, identity, sentence } from "./api";
 import { byId, fill, h, panelForm } from "./dom";
 import { NewTableOptions } from "./newtable";
+import { guideOffered, guideTable } from "./guide";
 import { PRESETS } from "./rules";
 import { withCardFaces } from "./seats";
 import { yourSeats } from "./yourseats";
@@ -92,7 +93,12 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
     fill(presetNote, ...withCardFaces(PRESETS[preset.value]?.summary ?? ""));
     options.showPreset(preset.value);
   };
-  const showVisibility = (): void => options.showPractice(Number(visibility.value) === Visibility.PRACTICE);
+  const guided = h("input", { id: "new-guided", type: "checkbox", checked: guideOffered() });
+  const showVisibility = (): void => {
+    const practice = Number(visibility.value) === Visibility.PRACTICE;
+    options.showPractice(practice);
+    guided.disabled = !practice;
+  };
   preset.addEventListener("change", showPreset);
   visibility.addEventListener("change", showVisibility);
   showPreset();
@@ -106,6 +112,7 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
       ["Who may sit", visibility],
       ["Table name (optional)", name],
       ["Seats (0 for the preset's usual count)", seats],
+      h("label", { class: "inline", for: "new-guided" }, guided, "Guided first game (practice): the page explains each step of round 1"),
       ...options.fields(),
     ],
     h("button", { type: "submit", class: "gold" }, "Create the table"),
@@ -119,6 +126,7 @@ export async function showLobby(open: (id: string) => void, signOut: () => void)
           name: name.value.trim(),
           commandId: commandId(),
         });
+        if (guided.checked && !guided.disabled) guideTable(created.tableId);
         open(created.tableId);
       } catch (error) {
         fill(status, ...withCardFaces(`Could not create the table: ${sentence(error)}`));

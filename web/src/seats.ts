@@ -1,5 +1,5 @@
 // What the table shows of everyone: the seats around it (name, role, card count, presence,
-// score, reactions), the trick play by play, whose turn it is with its countdown, and the results.
+// score, reactions, muted), the trick play by play, whose turn it is with its countdown, and the results.
 
 import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
 import { cardsInText, face, isRed, spoken } from "./cards";
@@ -45,6 +45,7 @@ function seatItem(view: TableView, seat: SeatView, reaction: string | undefined,
   if (round && view.phase !== "lobby" && seat.occupied) details.push(`${seat.cardCount} card${seat.cardCount === 1 ? "" : "s"}`);
   if (seat.occupied) details.push(`score ${seat.score}`);
   if (seat.occupied && !seat.isBot) details.push(seat.connected ? "here" : "away");
+  if (seat.muted) details.push("muted");
   if (round?.outOfTrick.includes(seat.seat)) details.push("passed");
   const out = wentOut(view, seat.seat, memory.penalised);
   const name = seat.occupied ? seat.displayName || `seat ${seat.seat}` : "empty seat";

@@ -1,11 +1,11 @@
 // The table: the seat's Watch stream drawn as it changes, the hand with its choice, the
 // gold button (PreviewPlay's words before anything is sent), pass, the exchange, rapid
-// races, reactions, the host's controls, the results, and the ? menu (rules, activity,
-// Check the deal, the receipts).
+// races, reactions, the chat (the host mutes a seat), the host's controls, the results, and
+// the ? menu (rules, activity, Check the deal, the receipts).
 
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ReactionShownSchema, TimedOutSchema } from "../gen/president/events/v1/events_pb";
+import { ChatPostedSchema, ReactionShownSchema, SeatMutedSchema, TimedOutSchema } from "../gen/president/events/v1/events_pb";
 import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
 import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
 import { commandId, gateway, identity, reasonOf, sentence, watchTable } from "./api";
@@ -20,6 +20,8 @@ import { TableMemory } from "./tricklog";
 import { TurnAlert } from "./alert";
 import { leftTable, seatedAt } from "./yourseats";
 import { replayLink } from "./replay";
+import { ChatPanel } from "./chat";
+import { Guide } from "./guide";
 
 const REACTIONS: [string, string][] = [
   ["nice", "Nice!"],
@@ -52,6 +54,10 @@ export class TablePage {
   private confirmingLeave = false;
   private readonly reactions = new Map<number, string>();
   readonly receipts: TableReceipts;
+  private readonly chat: ChatPanel;
+  private readonly guide: Guide;
+  /** The chat's earlier messages were asked for (once, at the first snapshot). */
+  private chatRead = false;
   private readonly abort = new AbortController();
   private ticker = 0;
   /** Drawn once and updated in place: the countdown and the hand. */
@@ -71,6 +77,8 @@ export class TablePage {
     private readonly toLobby: () => void,
   ) {
     this.receipts = new TableReceipts(tableId, identity.playerId);
+    this.chat = new ChatPanel(tableId);
+    this.guide = new Guide(tableId, () => this.render());
   }
 
   async open(): Promise<void> {
@@ -87,6 +95,11 @@ export class TablePage {
           failures = 0;
           let newest: TableView | undefined;
           for (const change of changes) {
+            if (change.snapshot && change.view && !this.chatRead) {
+              this.chatRead = true;
+              const at = change.view;
+              void this.chat.earlier(at.version, (seat) => this.chatName(this.view ?? at, seat));
+            }
             this.receipts.keep(change);
             if (change.view) this.enter(change.view);
             if (change.event) this.onEvent(change.event.type, change.event.payload, change.view);
@@ -146,12 +159,26 @@ export class TablePage {
         this.reactions.delete(shown.seat);
         if (this.view) this.render();
       }, REACTION_SECONDS * 1000);
+    } else if (name === "ChatPosted") {
+      const posted = fromBinary(ChatPostedSchema, payload);
+      const at = view ?? this.view;
+      this.chat.add(at ? this.chatName(at, posted.seat) : `seat ${posted.seat}`, posted.text);
+    } else if (name === "SeatMuted") {
+      const muted = fromBinary(SeatMutedSchema, payload);
+      const at = view ?? this.view;
+      this.chat.note(`The host ${muted.muted ? "muted" : "unmuted"} ${at ? seatName(at, muted.seat) : `seat ${muted.seat}`}.`);
     } else if (name === "TimedOut") {
       const seat = fromBinary(TimedOutSchema, payload).seat;
       const who = this.view && seat !== undefined ? seatName(this.view, seat) : "the table";
       this.notice = `Time ran out for ${who}: the server moved on${seat === this.view?.viewerSeat ? " for you" : ""}.`;
       announce(this.notice);
     }
+  }
+
+  /** Who wrote in the chat: "You", or the seat's name. */
+  private chatName(view: TableView, seat: number): string {
+    const who = seatName(view, seat);
+    return who === "you" ? "You" : who;
   }
 
   private secondsLeft(): number | null {
@@ -217,14 +244,17 @@ export class TablePage {
       ),
       this.felt,
       this.turn,
+      this.guide.panel(view),
       h("p", { id: "notice", role: "status" }, ...withCardFaces(this.notice)),
       results(view, this.memory),
       view.phase === "game_over" ? h("button", { id: "replay-link", "data-key": "replay-link", onclick: () => this.replay() }, "Replay the game step by step") : null,
       holding ? this.hand.element : null,
       seated ? this.reactionBar() : null,
+      this.chat.element,
       this.hostControls(view),
       seated ? this.leaveControls(view) : null,
     );
+    this.chat.seat(seated && !view.closed, seated && view.seats[view.viewerSeat ?? 0]?.muted === true);
     patch(this.felt, seatList(view, this.reactions, this.memory), trickArea(view, this.memory));
     this.felt.dataset.of = String(view.seats.length);
     this.tick();
@@ -391,9 +421,36 @@ export class TablePage {
       controls.push(button("Play again", "play-again", choice(HostChoice.PLAY_AGAIN)));
       controls.push(button("Back to the table's lobby", "back-to-lobby", choice(HostChoice.BACK_TO_LOBBY)));
     }
-    if (others.length > 0) controls.push(this.handOver(others));
+    if (others.length > 0) controls.push(this.muteControls(others), this.handOver(others));
     if (controls.length === 0) return null;
     return h("section", { id: "host", "aria-labelledby": "host-title" }, h("h2", { id: "host-title" }, "You are the host"), ...controls);
+  }
+
+  /** Mute or unmute each other person's chat (``others``: the seated people). */
+  private muteControls(others: SeatView[]): HTMLElement {
+    const toggle = async (seat: SeatView): Promise<void> => {
+      const name = seat.displayName || `seat ${seat.seat}`;
+      try {
+        await gateway.muteSeat({ tableId: this.tableId, seat: seat.seat, muted: !seat.muted, commandId: commandId() });
+        this.notice = seat.muted ? `${name} may chat again.` : `${name} is muted: their messages are refused.`;
+      } catch (error) {
+        this.notice = `Refused: ${sentence(error)}`;
+      }
+      announce(this.notice);
+      this.render();
+    };
+    return h(
+      "div",
+      { id: "mute", role: "group", "aria-label": "Chat: mute a player" },
+      ...others.map((seat) => {
+        const name = seat.displayName || `seat ${seat.seat}`;
+        return h(
+          "button",
+          { id: `mute-${seat.seat}`, "data-key": `mute-${seat.seat}`, "aria-pressed": seat.muted ? "true" : "false", onclick: () => void toggle(seat) },
+          seat.muted ? `Unmute ${name}` : `Mute ${name}`,
+        );
+      }),
+    );
   }
 
   /** The host role to another person at the table (``others``: the seated people). */

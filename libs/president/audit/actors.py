@@ -10,8 +10,9 @@ removing a player) from the table's host of that moment, as the table
 projection has it (:attr:`president.hosting.projection.Table.host_player_id`),
 or the ``server`` acting for the table; sitting down from the player
 themselves (or the host, or the server); leaving from the player who leaves;
-a reaction from the player seated there or its bot; a presence report from the
-person seated there. Every event of one
+a reaction from the player seated there or its bot; a presence report and a
+chat message from the person seated there (never the server); muting a seat from
+the host (or the server). Every event of one
 command names the same actor. Raises :class:`~president.audit.reports.Found`
 at the first event that breaks one.
 """
@@ -24,9 +25,11 @@ from president.audit.commands import Command
 from president.audit.reports import Found
 from president.hosting.autoplay import bot_actor
 from president.hosting.events import (
+    ChatPosted,
     DealCommitted,
     DealRevealed,
     ReactionShown,
+    SeatMuted,
     SeatPresence,
     TableEvent,
 )
@@ -110,17 +113,20 @@ def check_service_actor(stored: StoredEvent, event: TableEvent, table: Table, ac
                 f"the reaction of seat {event.seat} names {actor!r} as its actor, but "
                 f"{seated!r} sits there",
             )
-    elif isinstance(event, SeatPresence):
+    elif isinstance(event, SeatPresence | ChatPosted):
+        what = "presence report" if isinstance(event, SeatPresence) else "chat message"
         seats = table.game.seats
         occupant = seats[event.seat] if 0 <= event.seat < len(seats) else None
         if occupant is None or occupant.player is None or occupant.is_bot:
-            raise Found(stored, f"a presence report of seat {event.seat}, where no person sits")
+            raise Found(stored, f"a {what} of seat {event.seat}, where no person sits")
         if actor != occupant.player:
             raise Found(
                 stored,
-                f"the presence report of seat {event.seat} names {actor!r} as its actor, but "
+                f"the {what} of seat {event.seat} names {actor!r} as its actor, but "
                 f"{occupant.player!r} sits there",
             )
+    elif isinstance(event, SeatMuted):
+        _host_actor(stored, table, actor, "muting a seat")
 
 
 def _seat_actor(stored: StoredEvent, game: g.GameState, seat: int, actor: str, what: str) -> None:

@@ -56,16 +56,23 @@ from president.audit.reports import Discrepancy, Found, TableReport, short_type
 from president.audit.reveal_order import check_reveal_order
 from president.hosting.events import (
     SERVICE_EVENT_TYPES,
+    ChatPosted,
     DealCommitted,
     DealRevealed,
     HostChanged,
     ReactionShown,
+    SeatMuted,
     TableClosed,
     TableCreated,
     TableEvent,
 )
-from president.hosting.input_rules import reaction_problem, stored_command_id_problem
+from president.hosting.input_rules import (
+    chat_problem,
+    reaction_problem,
+    stored_command_id_problem,
+)
 from president.hosting.projection import Table, fold, table_from_created
+from president.hosting.seat_rates import over_rate
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -222,7 +229,7 @@ class _TableWalk:
         for event in group[1:]:
             times.time_of(event)
         if isinstance(first, SERVICE_EVENT_TYPES):
-            self._service(group, decoded, table, actor)
+            self._service(group, decoded, table, actor, at)
             times.follow(self.table or table, group[-1].version, at)
             return
         command = command_for(first, game)
@@ -319,7 +326,12 @@ class _TableWalk:
         self.times.time_of(first_stored)
 
     def _service(
-        self, group: Sequence[StoredEvent], decoded: Sequence[TableEvent], table: Table, actor: str
+        self,
+        group: Sequence[StoredEvent],
+        decoded: Sequence[TableEvent],
+        table: Table,
+        actor: str,
+        at: datetime,
     ) -> None:
         first = decoded[0]
         game = table.game
@@ -329,6 +341,9 @@ class _TableWalk:
                 if not isinstance(event, ReactionShown):
                     raise Found(stored, "a reaction is a command of its own")
                 _check_reaction(stored, event, game)
+                _check_rate(stored, event, table, at)
+                table = fold(table, event, stored.version, at)
+            self.table = table
             return
         if len(group) > 1:
             raise Found(group[1], f"a {short_type(group[0].type)} event is a command of its own")
@@ -338,6 +353,11 @@ class _TableWalk:
             self.deals.revealed(group[0], first, game)
         elif isinstance(first, HostChanged):
             _check_host_change(group[0], first, game)
+        elif isinstance(first, ChatPosted):
+            _check_chat(group[0], first, table)
+            _check_rate(group[0], first, table, at)
+        elif isinstance(first, SeatMuted):
+            _check_mute(group[0], first, table)
         elif isinstance(first, TableClosed):
             if any(s.occupied and not s.is_bot and not s.leaving for s in game.seats):
                 raise Found(group[0], "the table closed while a person still sat at it")
@@ -345,7 +365,7 @@ class _TableWalk:
             raise Found(group[0], "a table is created once, at version 1")
         # The table service's events (the host's handover, a closing) change the table
         # as the projection folds them: the actor check follows them through it.
-        self.table = fold(table, first, group[0].version)
+        self.table = fold(table, first, group[0].version, at)
 
     # -- the report ------------------------------------------------------------
     def report(self, problem: Discrepancy | None) -> TableReport:
@@ -386,6 +406,53 @@ def _check_reaction(stored: StoredEvent, event: ReactionShown, game: g.GameState
         raise Found(
             stored,
             f"a reaction code ({len(event.reaction)} characters) the API refuses: {problem}",
+        )
+
+
+def _check_rate(
+    stored: StoredEvent, event: ReactionShown | ChatPosted, table: Table, at: datetime
+) -> None:
+    """A seat's reactions (chat messages) keep their rate at their stored times
+    (:mod:`president.hosting.seat_rates`, the rule the table service decides with)."""
+    over = over_rate(event, table.reaction_times, table.chat_times, at)
+    if over is not None:
+        rate, wait = over
+        raise Found(
+            stored,
+            f"seat {event.seat} has more than {rate.burst} {rate.what} within "
+            f"{rate.window.total_seconds():g} seconds of stored time (the API refuses it "
+            f"{rate.reason}, for {wait.total_seconds():g} s more)",
+        )
+
+
+def _check_chat(stored: StoredEvent, event: ChatPosted, table: Table) -> None:
+    """A chat message comes from a seat whose person the host has not muted, and holds a
+    text the API takes (:func:`president.hosting.input_rules.chat_problem`, the gateway's
+    own rule). (Its actor, the person seated there, is checked with every actor.)"""
+    seat = table.game.seats[event.seat]
+    if seat.player in table.muted:
+        raise Found(stored, f"a chat message from seat {event.seat}, whose person the host muted")
+    problem = chat_problem(event.text)
+    if problem is not None:
+        raise Found(
+            stored, f"a chat message ({len(event.text)} characters) the API refuses: {problem}"
+        )
+
+
+def _check_mute(stored: StoredEvent, event: SeatMuted, table: Table) -> None:
+    """The host mutes (unmutes) the person seated there, not a bot nor themselves, and only
+    when that changes something."""
+    seats = table.game.seats
+    occupant = seats[event.seat] if event.seat < len(seats) else None
+    if occupant is None or occupant.is_bot or occupant.player != event.player_id:
+        raise Found(
+            stored, f"it mutes {event.player_id!r}, who is not the person in seat {event.seat}"
+        )
+    if event.player_id == table.host_player_id:
+        raise Found(stored, "the host mutes their own seat")
+    if (event.player_id in table.muted) == event.muted:
+        raise Found(
+            stored, f"{event.player_id!r} is {'muted' if event.muted else 'unmuted'} already"
         )
 
 

@@ -490,6 +490,11 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
             echo(f"  Secret (version {version}): {event.secret_hex}")
         elif isinstance(event, ev.ReactionShown):
             echo(f"  {seat_name(event.seat, names)} reacts: {event.reaction}")
+        elif isinstance(event, ev.ChatPosted):
+            echo(f"  {seat_name(event.seat, names)} says: {event.text}")
+        elif isinstance(event, ev.SeatMuted):
+            verb = "mutes" if event.muted else "unmutes"
+            echo(f"  The host {verb} {seat_name(event.seat, names)} ({event.player_id})")
         elif isinstance(event, ev.TableClosed):
             echo(f"  The table closed (version {version}): {event.reason}")
         elif isinstance(event, ev.SeatPresence):

@@ -60,17 +60,31 @@ RECONNECT_MS = (100, 1_000)
 #: How long one connection attempt may take (gRPC's ``min_reconnect_backoff_ms``, which is
 #: no backoff): at 250 ms a call to a gateway slow to answer failed UNAVAILABLE at once.
 CONNECT_TIMEOUT_MS = 5_000
+#: How often a client pings a gateway whose connection is quiet, and how long it waits
+#: for the answer before it gives the connection up (the gateways allow pings this often:
+#: ``Keepalive.public_ping_ms``). A connection cut without a word (a switch or a route
+#: between them gone: nothing closes it, a watch stream just goes quiet) is found within
+#: about ten seconds and the client connects again, to the next gateway of its target
+#: (``ipv4:a:50051,b:50051``) if that one is unreachable, and resumes there.
+PING_MS = 5_000
+PING_TIMEOUT_MS = 5_000
 
 
 def channel(address: str, *, tls: bool = False, ca: bytes | None = None) -> grpc.aio.Channel:
     """A channel to a gateway: TLS with ``tls`` (trusting ``ca``, PEM bytes, else the
-    system's roots), otherwise plaintext (loopback or inside a private network)."""
+    system's roots), otherwise plaintext (loopback or inside a private network).
+    ``address`` is a gRPC target: one gateway, or several (``ipv4:a:50051,b:50051``, tried
+    in that order)."""
     first, most = RECONNECT_MS
     options = [
         ("grpc.max_receive_message_length", 16 * 1024 * 1024),
         ("grpc.initial_reconnect_backoff_ms", first),
         ("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS),
         ("grpc.max_reconnect_backoff_ms", most),
+        ("grpc.keepalive_time_ms", PING_MS),
+        ("grpc.keepalive_timeout_ms", PING_TIMEOUT_MS),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
     ]
     if tls or ca is not None:
         credentials = grpc.ssl_channel_credentials(root_certificates=ca)
@@ -330,6 +344,24 @@ class GatewayClient(AccountCalls, QuickPlayCalls, RatingCalls):
             pb.ReactRequest(reaction=reaction, table_id=self.table_id), expected_version
         )
         await self._unary("React", request)
+
+    async def send_chat(self, text: str, command_id: str = "") -> int:
+        """Write a chat message from this token's seat; returns the table's version."""
+        sent: pb.SendChatResponse = await self._unary(
+            "SendChat",
+            pb.SendChatRequest(text=text, command_id=command_id, table_id=self.table_id),
+        )
+        return sent.version
+
+    async def mute_seat(self, seat: int, muted: bool = True, command_id: str = "") -> int:
+        """Host: mute (or unmute) the person in ``seat``; returns the table's version."""
+        done: pb.MuteSeatResponse = await self._unary(
+            "MuteSeat",
+            pb.MuteSeatRequest(
+                seat=seat, muted=muted, command_id=command_id, table_id=self.table_id
+            ),
+        )
+        return done.version
 
     async def leave(self, *, expected_version: int | None = None) -> None:
         """Leave the table (a bot finishes the round)."""

@@ -33,6 +33,10 @@ def describe(event: ev.TableEvent, names: Sequence[str]) -> str | None:
         return f"Secret of round {event.round_no} revealed: {event.secret_hex[:16]}…"
     if isinstance(event, ev.ReactionShown):
         return f"{names[event.seat]} reacts: {event.reaction}."
+    if isinstance(event, ev.ChatPosted):
+        return f"{names[event.seat]}: {event.text}"
+    if isinstance(event, ev.SeatMuted):
+        return f"The host {'muted' if event.muted else 'unmuted'} {names[event.seat]}."
     if isinstance(event, ev.TableClosed):
         return f"The table closed: {event.reason}."
     if isinstance(event, ev.SeatPresence):

@@ -1,9 +1,9 @@
 """Every command a hosted table takes, and how each is decided on the table.
 
 The game's commands (:mod:`president.rules.game`, :mod:`president.rules.round`)
-are decided by the rules engine. The table's own commands (a reaction, the
-host's handover, a presence report, moving on by itself) are decided here,
-beside them, by the same :func:`decide`: all are appended, folded and
+are decided by the rules engine. The table's own commands (a reaction, a chat
+message, the host's mute, the host's handover, a presence report, moving on by
+itself) are decided here, beside them, by the same :func:`decide`: all are appended, folded and
 answered by the one path of :meth:`president.hosting.host.TableHost.decide_and_append`.
 
 A command may stand for another on the table it meets (:func:`bind`):
@@ -22,8 +22,10 @@ from dataclasses import dataclass
 
 from president.hosting.autoplay import bot_actor
 from president.hosting.events import (
+    ChatPosted,
     HostChanged,
     ReactionShown,
+    SeatMuted,
     SeatPresence,
     TableClosed,
     TableEvent,
@@ -53,6 +55,53 @@ class React:
 
     def digest_subject(self) -> object:
         return ReactionShown(seat=self.seat, reaction=self.reaction)
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A chat message from a seat where a person sits whom the host has not muted (the
+    text as the API took it: :func:`president.servicekit.checks.chat_text`)."""
+
+    seat: int
+    text: str
+
+    def decide(self, table: Table) -> list[TableEvent]:
+        seats = table.game.seats
+        if not 0 <= self.seat < len(seats) or not seats[self.seat].occupied:
+            raise Rejected(ErrorCode.NO_SUCH_SEAT, f"nobody sits in seat {self.seat}")
+        if seats[self.seat].player in table.muted:
+            raise Rejected(
+                ErrorCode.SEAT_MUTED,
+                "the host muted you at this table: your messages are not shown "
+                "(the host may unmute you)",
+            )
+        return [self.digest_subject()]
+
+    def digest_subject(self) -> ChatPosted:
+        return ChatPosted(seat=self.seat, text=self.text)
+
+
+@dataclass(frozen=True)
+class MuteSeat:
+    """The host mutes (or unmutes) the person in ``seat``: their chat is refused at this
+    table, in whatever seat, until unmuted (nothing when they are so already)."""
+
+    seat: int
+    muted: bool
+
+    def decide(self, table: Table) -> list[TableEvent]:
+        seats = table.game.seats
+        occupant = seats[self.seat] if 0 <= self.seat < len(seats) else None
+        if occupant is None or occupant.player is None or occupant.is_bot:
+            raise Rejected(ErrorCode.CANNOT_MUTE, f"no person sits in seat {self.seat} to mute")
+        if occupant.player == table.host_player_id:
+            raise Rejected(ErrorCode.CANNOT_MUTE, "the host does not mute their own seat")
+        if (occupant.player in table.muted) == self.muted:
+            return []
+        return [SeatMuted(self.seat, occupant.player, self.muted)]
+
+    def digest_subject(self) -> object:
+        return ("mute_seat", self.seat, self.muted)
 
 
 @dataclass(frozen=True)
@@ -124,10 +173,10 @@ class PassHost:
         return self.change
 
 
-OwnCommand = React | HandOverHost | SetPresence | Close | PassHost
+OwnCommand = React | Chat | MuteSeat | HandOverHost | SetPresence | Close | PassHost
 #: What a table takes: the game's commands and its own.
 TableCommand = g.GameCommand | rnd.Command | OwnCommand | MoveOn
-_OWN = (React, HandOverHost, SetPresence, Close, PassHost)
+_OWN = (React, Chat, MuteSeat, HandOverHost, SetPresence, Close, PassHost)
 
 
 def bind(table: Table, command: TableCommand, actor: str) -> tuple[TableCommand, str]:

@@ -18,8 +18,9 @@ timer that replays the stream after a restart computes the same deadlines.
   past), and one that reconnects has its turn timer again, from the same start.
 - Rapid play: ``rapid_seconds`` from the last accepted play, trick close or
   the start of play. Passes do not restart it (they leave the trick version,
-  the rapid timer key, unchanged); rejections, reactions and reconnections
-  write no event at all.
+  the rapid timer key, unchanged); neither do reactions, chat and presence
+  changes, whose events leave the trick version as it was, nor rejections,
+  which write no event.
 - Exchange: ``turn_seconds`` from the start of the exchange, for every
   return still owed; the returns made meanwhile do not restart it.
 - Nothing for a seat in the lobby, while dealing, between rounds or after a game.

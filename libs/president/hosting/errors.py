@@ -36,3 +36,14 @@ class CommandConflict(Exception):
             "send a new command with a new id"
         )
         self.command_id = command_id
+
+
+class RateExceeded(Exception):
+    """A seat reacted (chatted) more often than its rate allows
+    (:mod:`president.hosting.seat_rates`): ``reason`` names which, ``wait`` how long until
+    one more is taken."""
+
+    def __init__(self, reason: str, sentence: str, wait_seconds: float) -> None:
+        super().__init__(sentence)
+        self.reason = reason
+        self.wait_seconds = wait_seconds

@@ -1,11 +1,11 @@
 """The table's own events beside the engine's: created, deal committed and revealed, reactions.
 
 The rules engine's events (:data:`president.rules.game.GameEvent`) say what
-happens in a game. The table service stores seven more, which the engine
+happens in a game. The table service stores nine more, which the engine
 never sees: a table is created, its host changes, it closes, a seat's person connects
 or disconnects, a round's deal
 is committed before the cards and its secret revealed after the round, a seat
-shows a reaction. They are
+shows a reaction or writes to the chat, the host mutes a seat. They are
 plain values with the fields of their ``president.events.v1`` messages of the
 same names; :mod:`president.codec` translates them to and from the wire.
 
@@ -67,6 +67,21 @@ class ReactionShown(NamedTuple):
     reaction: str
 
 
+class ChatPosted(NamedTuple):
+    """A seat's person wrote a chat message (as the API took it: normalised, short)."""
+
+    seat: int
+    text: str
+
+
+class SeatMuted(NamedTuple):
+    """The host muted (``muted``) or unmuted ``player_id``, then in ``seat``."""
+
+    seat: int
+    player_id: str
+    muted: bool
+
+
 class HostChanged(NamedTuple):
     """The host role passed to ``player_id`` (``automatic``: the previous host left, or stayed
     away)."""
@@ -99,6 +114,8 @@ ServiceEvent = (
     | HostChanged
     | TableClosed
     | SeatPresence
+    | ChatPosted
+    | SeatMuted
 )
 """An event of the table service that the rules engine does not know."""
 
@@ -110,6 +127,8 @@ SERVICE_EVENT_TYPES = (
     HostChanged,
     TableClosed,
     SeatPresence,
+    ChatPosted,
+    SeatMuted,
 )
 """The classes of :data:`ServiceEvent`, for ``isinstance``."""
 

@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from president import codec
 from president.deal import DEAL_VERSION
@@ -52,7 +52,13 @@ from president.hosting.commands import (
 )
 from president.hosting.deadlines import bots_wait, needs_reveal, waits_for_server
 from president.hosting.dealer import DealerPort, RoundKey, deal_command
-from president.hosting.errors import CommandConflict, TableExists, TableNotFound, VersionMismatch
+from president.hosting.errors import (
+    CommandConflict,
+    RateExceeded,
+    TableExists,
+    TableNotFound,
+    VersionMismatch,
+)
 from president.hosting.events import (
     DealCommitted,
     DealRevealed,
@@ -64,6 +70,7 @@ from president.hosting.host_role import successor
 from president.hosting.outcome import SERVER, Outcome, PendingDealerStep
 from president.hosting.projection import Table, fold, fold_stored, is_current
 from president.hosting.retries import DIGEST, check_same
+from president.hosting.seat_rates import over_rate
 from president.hosting.streams import stream_id
 from president.rules import game as g
 from president.rules import round as rnd
@@ -92,8 +99,9 @@ class TableHost:
         rapid_bots_wait: bool = False,
         blinding: Blinding = blinding_value,
     ) -> None:
-        """``clock`` stamps each append's time (None: the store's, now in UTC); a
-        recorded game gives a simulated clock so its timeouts come at their deadlines.
+        """``clock`` stamps each append's time (None: now in UTC), taken before the command
+        is decided (:mod:`president.hosting.seat_rates` decides at it); a recorded game
+        gives a simulated clock so its timeouts come at their deadlines.
         ``blinding`` gives each event's blinding value (:mod:`president.hosting.blinding`;
         only a seeded recorded game gives another source than the secure one)."""
         self._clock = clock
@@ -108,9 +116,20 @@ class TableHost:
         self._locks_guard = threading.Lock()
         # Table id -> when a command last took its lock (time.monotonic()).
         self._last_used: dict[str, float] = {}
+        # Table id -> the time of its last event this host knows: a new event is never
+        # stamped before it (a replica whose clock runs behind the one that served the
+        # table before it goes on from that time, so a table's time never goes backwards).
+        self._stamps: dict[str, datetime] = {}
         self._on_appended = on_appended
         # Table id -> the events committed by the command running on it (under its lock).
         self._committing: dict[str, list[StoredEvent]] = {}
+
+    def _now(self, table_id: str) -> datetime:
+        """The time an append to the table is stored at: the host's clock (or now in UTC),
+        never before the table's last stamp (see ``_stamps``)."""
+        now = datetime.now(UTC) if self._clock is None else self._clock()
+        last = self._stamps.get(table_id)
+        return now if last is None or now >= last else last
 
     # -- loading -------------------------------------------------------------
     def lock(self, table_id: str) -> threading.Lock:
@@ -146,6 +165,7 @@ class TableHost:
                 if lock is not None and not lock.acquire(blocking=False):
                     continue
                 self._tables.pop(table_id, None)
+                self._stamps.pop(table_id, None)
                 self._locks.pop(table_id, None)
                 del self._last_used[table_id]
                 dropped.append(table_id)
@@ -163,6 +183,8 @@ class TableHost:
         table = fold_stored(cached, stored)
         assert table is not None
         self._tables[table_id] = table
+        if stored:
+            self._stamps[table_id] = _stamp_of(stored[-1])
         return table
 
     def _reload(self, table_id: str) -> Table:
@@ -306,7 +328,9 @@ class TableHost:
             return bound
 
         def decide_on(table: Table) -> list[TableEvent]:
-            return decide(table, bound_on(table))
+            events = decide(table, bound_on(table))
+            _check_rates(table, events, at)
+            return events
 
         with self.lock(table_id), self._collecting(table_id) as committed:
             # Optimistic: decide on the cached table. The append's expected
@@ -315,8 +339,10 @@ class TableHost:
             # the engine refuses or the version does not match.
             table = self._tables.get(table_id) or self.load(table_id)
             if waits_for_server(table):  # what the server owes first (raises if it cannot)
-                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-                table = self._tables[table_id]
+                table = self._settled(table_id)
+            # The time the events will be stored at, taken under the lock before each
+            # decision: a reaction's (chat message's) rate is decided at the time the log keeps.
+            at = self._now(table_id)
             try:
                 if expected_version is not None and not is_current(table, expected_version):
                     table = self.load(table_id)
@@ -335,20 +361,22 @@ class TableHost:
                 table = fresh
                 if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
+                at = self._now(table_id)
                 events = decide_on(table)
             if not events:  # nothing changes (a presence the table counts already)
                 return Outcome(table.version, 0)
             try:
-                result = self._commit(table, events, command_id, acting, digest)
+                result = self._commit(table, events, command_id, acting, digest, at)
             except ConcurrencyConflict:
                 # Another replica wrote first: catch up and decide again, once.
                 table = self._reload(table_id)
                 if expected_version is not None and not is_current(table, expected_version):
                     raise VersionMismatch(table_id, expected_version, table.version) from None
+                at = self._now(table_id)
                 events = decide_on(table)
                 if not events:
                     return Outcome(table.version, 0)
-                result = self._commit(table, events, command_id, acting, digest)
+                result = self._commit(table, events, command_id, acting, digest, at)
             if result.first_version != table.version + 1:
                 return self._earlier_outcome(table_id, command_id, result, digest)
             stopped_at, unfinished = self._follow_up_committed(
@@ -456,9 +484,8 @@ class TableHost:
         table's version.
         """
         with self.lock(table_id):
-            table = self.load(table_id)
-            self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-            return self._tables[table_id].version
+            self.load(table_id)
+            return self._settled(table_id).version
 
     def timeout(self, table_id: str, timer_key: int, game_no: int, round_no: int) -> Outcome:
         """The timer expired on ``timer_key`` of a round; refused as STALE if the table moved on.
@@ -470,8 +497,7 @@ class TableHost:
         with self.lock(table_id):
             table = self.load(table_id)
             if waits_for_server(table):  # the server deadline: try the owed step again
-                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
-                return Outcome(self._tables[table_id].version, 0)
+                return Outcome(self._settled(table_id).version, 0)
             game = table.game
         if (
             game.phase != g.GamePhase.ROUND
@@ -513,13 +539,16 @@ class TableHost:
         command_id: str,
         actor: str,
         digest: str | None = None,
+        at: datetime | None = None,
     ) -> AppendResult:
-        result = self._append(table.table_id, table.version, events, command_id, actor, digest)
+        """Append ``events`` stored at ``at`` (None: now) and fold them into the table."""
+        at = at or self._now(table.table_id)
+        result = self._append(table.table_id, table.version, events, command_id, actor, digest, at)
         if result.first_version != table.version + 1:
             self.load(table.table_id)  # a repeated command: catch up with the store
             return result
         for event in events:
-            table = fold(table, event, table.version + 1)
+            table = fold(table, event, table.version + 1, at)
         self._tables[table.table_id] = table
         return result
 
@@ -531,12 +560,15 @@ class TableHost:
         command_id: str,
         actor: str,
         digest: str | None = None,
+        at: datetime | None = None,
     ) -> AppendResult:
         """Append ``events`` in their stored form: the store boundary, where the codec encodes.
         ``digest``: the command's (:mod:`president.hosting.retries`), kept with its events.
-        Each event gets a blinding value of its own (:mod:`president.hosting.blinding`)."""
+        Each event gets a blinding value of its own (:mod:`president.hosting.blinding`).
+        ``at``: the time stored with them (None: now)."""
         metadata = {"actor": actor} if digest is None else {"actor": actor, DIGEST: digest}
         blinding = self._blinding
+        last = self._stamps.get(table_id)
         result = self._store.append(
             stream_id(table_id),
             expected,
@@ -545,14 +577,31 @@ class TableHost:
                 for event in events
             ],
             command_id,
-            time=None if self._clock is None else self._clock(),
+            time=at or self._now(table_id),
         )
+        if result.events:
+            stamped = _stamp_of(result.events[-1])
+            self._stamps[table_id] = stamped if last is None else max(last, stamped)
         collected = self._committing.get(table_id)
         if collected is not None and result.first_version == expected + 1:
             collected.extend(result.events)
         if self._on_appended is not None:
             self._on_appended(result)
         return result
+
+    def _settled(self, table_id: str) -> Table:
+        """The table after what the server owes it (a deal, a reveal, bots' moves), under its
+        lock. On a conflict the table is read again and the owed step tried once more: another
+        replica wrote, or the store failed over and lost events this copy holds (then the
+        table goes on from what the store kept, which may owe nothing)."""
+        table = self._tables[table_id]
+        try:
+            self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+        except ConcurrencyConflict:
+            table = self._reload(table_id)
+            if waits_for_server(table):
+                self._follow_up(table_id, f"settle-{table_id}-{table.version}")
+        return self._tables[table_id]
 
     def _follow_up_committed(
         self, table_id: str, command_id: str, *, until_dealer: bool = False, first_step: int = 0
@@ -676,3 +725,18 @@ __all__ = [
     "TableHost",
     "new_table_id",
 ]
+
+
+def _check_rates(table: Table, events: Sequence[TableEvent], at: datetime) -> None:
+    """RateExceeded if a reaction (chat message) stored at ``at`` would break its seat's rate
+    (:mod:`president.hosting.seat_rates`, the rule the audit holds the log to)."""
+    for event in events:
+        over = over_rate(event, table.reaction_times, table.chat_times, at)
+        if over is not None:
+            rate, wait = over
+            raise RateExceeded(rate.reason, rate.sentence(wait), wait.total_seconds())
+
+
+def _stamp_of(stored: StoredEvent) -> datetime:
+    """The time a stored event was stamped with."""
+    return datetime.fromisoformat(str(stored.metadata["time"]))

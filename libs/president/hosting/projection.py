@@ -8,20 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from president import codec
 from president.hosting.events import (
     SERVICE_EVENT_TYPES,
+    ChatPosted,
     DealCommitted,
     DealRevealed,
     HostChanged,
+    ReactionShown,
+    SeatMuted,
     SeatPresence,
     TableClosed,
     TableCreated,
     TableEvent,
 )
 from president.hosting.presence import Present, moved, with_presence, without_seat
+from president.hosting.seat_rates import CHAT, REACTIONS, SeatTimes
 from president.rules import game as g
 
 if TYPE_CHECKING:  # the stored events' type only: the gateway folds tables without a store
@@ -70,13 +75,21 @@ class Table:
     closed: bool = False
     #: The seats reported connected, by gateway replica (:mod:`president.hosting.presence`).
     presence: Present = frozenset()
-    #: The version of the table's last change other than a presence report: a command
+    #: The people the host muted (account ids): their chat is refused, in any seat.
+    muted: frozenset[str] = frozenset()
+    #: The version of the table's last change other than a presence report or a chat
+    #: message: a command
     #: chosen on any version from this one on is current (:func:`is_current`).
     moved_version: int = 1
+    #: Each seat's last reactions' (chat messages') stored times, for their rate
+    #: (:mod:`president.hosting.seat_rates`); folded only where the times are known.
+    reaction_times: SeatTimes = ()
+    chat_times: SeatTimes = ()
 
 
-def fold(table: Table, event: TableEvent, version: int) -> Table:
-    """A table after one more stored event (an engine event, most often, is one check)."""
+def fold(table: Table, event: TableEvent, version: int, at: datetime | None = None) -> Table:
+    """A table after one more stored event (an engine event, most often, is one check),
+    stored at ``at`` (None: a fold that does not keep the seats' rates, such as a feed's)."""
     if not isinstance(event, SERVICE_EVENT_TYPES):
         table = replace(table, moved_version=version)
         if type(event) is g.SeatLeft:
@@ -88,7 +101,15 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
     if isinstance(event, SeatPresence):  # not a move: the table's choices stay current
         present = with_presence(table.presence, event.seat, event.gateway, event.connected)
         return replace(table, version=version, presence=present)
+    if isinstance(event, ChatPosted):  # not a move either: a chat leaves choices current
+        if at is None:
+            return replace(table, version=version)
+        chats = CHAT.after(table.chat_times, event.seat, at)
+        return replace(table, version=version, chat_times=chats)
     table = replace(table, moved_version=version)
+    if isinstance(event, SeatMuted):
+        muted = table.muted | {event.player_id} if event.muted else table.muted - {event.player_id}
+        return replace(table, version=version, muted=muted)
     if isinstance(event, HostChanged):
         return replace(table, version=version, host_player_id=event.player_id)
     if isinstance(event, TableClosed):
@@ -97,12 +118,15 @@ def fold(table: Table, event: TableEvent, version: int) -> Table:
         return replace(table, version=version, commitment=event)
     if isinstance(event, DealRevealed):
         return replace(table, version=version, commitment=None)
+    if isinstance(event, ReactionShown) and at is not None:
+        reactions = REACTIONS.after(table.reaction_times, event.seat, at)
+        return replace(table, version=version, reaction_times=reactions)
     return replace(table, version=version)  # a reaction (or a TableCreated again)
 
 
 def is_current(table: Table, expected_version: int) -> bool:
     """A command chosen on ``expected_version`` is current at ``table``: no change but
-    presence reports came after that version."""
+    presence reports and chat messages came after that version."""
     return table.moved_version <= expected_version <= table.version
 
 
@@ -142,18 +166,32 @@ def fold_stored(table: Table | None, stored: Iterable[StoredEvent]) -> Table | N
     A stream begins with ``TableCreated``; ValueError if it does not.
     """
     for event in stored:
-        table = fold_next(table, codec.decode(event.type, event.payload), event)
+        decoded = codec.decode(event.type, event.payload)
+        at = stored_time(event) if isinstance(decoded, RATED_EVENTS) else None
+        table = fold_next(table, decoded, event, at)
     return table
 
 
-def fold_next(table: Table | None, event: TableEvent, stored: StreamPlace) -> Table:
+#: The events whose stored times the table keeps (:mod:`president.hosting.seat_rates`).
+RATED_EVENTS = (ReactionShown, ChatPosted)
+
+
+def stored_time(event: StoredEvent) -> datetime:
+    """The time the store keeps with ``event`` (its metadata ``time``)."""
+    return datetime.fromisoformat(event.time)
+
+
+def fold_next(
+    table: Table | None, event: TableEvent, stored: StreamPlace, at: datetime | None = None
+) -> Table:
     """``table`` after the next event of its stream, at the place ``stored`` gives (None: before
-    the first, which must be ``TableCreated``; ValueError if it is not)."""
+    the first, which must be ``TableCreated``; ValueError if it is not), stored at ``at``
+    (:func:`fold`)."""
     if table is None:
         if not isinstance(event, TableCreated):
             raise ValueError(f"stream {stored.stream_id} does not begin with TableCreated")
         return table_from_created(event)
-    return fold(table, event, stored.version)
+    return fold(table, event, stored.version, at)
 
 
 def table_from_created(created: TableCreated) -> Table:

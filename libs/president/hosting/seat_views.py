@@ -78,6 +78,7 @@ def public_view(table: Table) -> gpb.TableView:
                 score=game.scores[index] if index < len(game.scores) else 0,
                 role="" if index in newcomers else titles.get(index, ""),
                 connected=index in connected,
+                muted=occupant.player is not None and occupant.player in table.muted,
             )
         )
     if state is not None:

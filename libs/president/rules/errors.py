@@ -40,6 +40,10 @@ class ErrorCode(StrEnum):
     ALREADY_HOST = "ALREADY_HOST"
     #: The host role goes to a bot, or to a player who left.
     HOST_MUST_BE_HUMAN = "HOST_MUST_BE_HUMAN"
+    #: The host muted the person who writes to the chat.
+    SEAT_MUTED = "SEAT_MUTED"
+    #: The host mutes a seat where no person sits, or their own.
+    CANNOT_MUTE = "CANNOT_MUTE"
 
 
 #: The codes of FORMAT.md: the refusals of a move in a round.

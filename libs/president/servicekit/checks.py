@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from president.hosting.input_rules import (
     MAX_COMMAND_ID,
     MAX_STORED_COMMAND_ID,
+    chat_problem,
+    normalised,
     reaction_problem,
     stored_command_id_problem,
 )
@@ -49,6 +51,16 @@ def reaction(value: str) -> str:
     if problem is not None:
         raise invalid("INVALID_REACTION", problem)
     return value
+
+
+def chat_text(value: str) -> str:
+    """A chat message, normalised (NFKC, trimmed) (INVALID_CHAT otherwise): the rule the
+    audit holds a stored message to (:func:`president.hosting.input_rules.chat_problem`)."""
+    text = normalised(value)
+    problem = chat_problem(text)
+    if problem is not None:
+        raise invalid("INVALID_CHAT", problem)
+    return text
 
 
 def stored_command_id(value: str) -> str:

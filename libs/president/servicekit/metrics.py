@@ -1,9 +1,15 @@
-"""Prometheus metrics: gRPC requests by method and code, latency, and the game's counters."""
+"""Prometheus metrics: gRPC requests by method and code, latency, and the game's counters.
+
+The alert rules and the dashboard of ``deploy/`` read these names (the operations kit,
+``docs/operations.md#alerts-and-what-to-do``): renaming one breaks them, and
+``tests/deploy/test_operations_kit.py`` says so.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 import grpc
@@ -37,6 +43,51 @@ EVENTS_PUBLISHED = Counter("president_events_published_total", "Events the outbo
 EVENTS_CONSUMED = Counter(
     "president_events_consumed_total", "Events a consumer processed.", ["consumer"]
 )
+CONSUMER_LAG = Gauge(
+    "president_consumer_lag_seconds",
+    "How old the newest event a consumer applied was when it applied it: its delay behind "
+    "the store.",
+    ["consumer"],
+)
+RELAY_BEHIND = Gauge(
+    "president_relay_behind_seconds",
+    "Seconds since the outbox relay last had every stored event on NATS (under a second "
+    "while it keeps up; it grows while NATS or the store is away).",
+)
+TIMER_OVERDUE = Gauge(
+    "president_timer_overdue_seconds",
+    "How far past its deadline the most overdue table of this timer is (0: none): a table "
+    "standing still.",
+)
+LEASES = Counter(
+    "president_table_leases_total",
+    "Table leases this replica took (taken), took from a holder that did not answer "
+    "(taken_over), or found taken by another replica at renewal (lost).",
+    ["event"],
+)
+
+
+class ConsumerLag:
+    """``president_consumer_lag_seconds`` of one consumer: it notes the time of each event it
+    applied (a field set, no work), and the scrape works out the delay of the newest."""
+
+    def __init__(self, consumer: str) -> None:
+        self._event_time = ""
+        self._applied_at = 0.0
+        CONSUMER_LAG.labels(consumer).set_function(self.seconds)
+
+    def applied(self, event_time: str) -> None:
+        """An event whose envelope says ``event_time`` (ISO 8601) was applied just now."""
+        self._event_time, self._applied_at = event_time, time.time()
+
+    def seconds(self) -> float:
+        """How old the newest applied event was when applied (0: none yet, or no time)."""
+        event_time, applied_at = self._event_time, self._applied_at
+        try:
+            written = datetime.fromisoformat(event_time).timestamp()
+        except ValueError:
+            return 0.0
+        return max(0.0, applied_at - written)
 
 
 def serve_metrics(port: int, host: str = "127.0.0.1") -> tuple[str, int]:

@@ -5,42 +5,27 @@ A shown name is Unicode-normalised (NFKC) and trimmed; it holds no control
 private-use or unassigned character, nor a line or paragraph separator; it
 has at most 40 characters and, unless it may be empty, at least one visible
 one (not only spaces, blank fillers or combining marks). The players
-service, the gateway and the table service all check names with it.
+service, the gateway and the table service all check names with it; the rule
+itself is :func:`president.hosting.input_rules.shown_text_problem`, which chat
+messages share (with a longer cap).
 """
 
 from __future__ import annotations
 
-import unicodedata
-
+from president.hosting.input_rules import normalised, shown_text_problem
 from president.servicekit.checks import invalid
 
 #: The longest shown name, in characters (after normalisation).
 NAME_MAX = 40
-#: Unicode categories never allowed in a shown name: controls, formats (bidi
-#: marks, zero-width joiners), surrogates, private use, unassigned, and line
-#: or paragraph separators.
-FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-#: Letters and symbols that draw nothing (Hangul fillers, the blank Braille
-#: pattern, the Mongolian vowel separator): a name of these alone is invisible.
-BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
-
-
-def _visible(ch: str) -> bool:
-    return not ch.isspace() and ch not in BLANKS and not unicodedata.category(ch).startswith("M")
 
 
 def shown_name(raw: str, *, reason: str, what: str, required: bool = True) -> str:
     """``raw`` normalised, or INVALID_ARGUMENT with ``reason`` and a sentence about ``what``
     (such as "a display name"); an empty name is allowed unless ``required``."""
-    name = unicodedata.normalize("NFKC", raw).strip()
-    if any(unicodedata.category(ch) in FORBIDDEN_CATEGORIES for ch in name):
-        raise invalid(
-            reason, f"{what} may not hold control, direction-changing or invisible characters"
-        )
-    if len(name) > NAME_MAX:
-        raise invalid(reason, f"{what} has at most {NAME_MAX} characters, not {len(name)}")
-    if (required or name) and not any(_visible(ch) for ch in name):
-        raise invalid(reason, f"{what} needs at least one visible character")
+    name = normalised(raw)
+    problem = shown_text_problem(name, what=what, limit=NAME_MAX, required=required)
+    if problem is not None:
+        raise invalid(reason, problem)
     return name
 
 

@@ -63,17 +63,43 @@ class Subjects:
         return f"{self.prefix}.{table_id}"
 
 
-def message_id(stream_id: str, version: int) -> str:
-    """The ``Nats-Msg-Id`` of a stored event: consumers de-duplicate on it."""
-    return f"{stream_id}:{version}"
+#: How much of an event's hash its ``Nats-Msg-Id`` carries (hex digits: 64 bits).
+ID_HASH_DIGITS = 16
+
+
+def message_id(stream_id: str, version: int, event_hash: str) -> str:
+    """The ``Nats-Msg-Id`` of a stored event, ``<stream>:<version>:<hash>``: JetStream drops
+    the same event published again, and consumers de-duplicate on its version.
+
+    The hash is in it because a version is not an event: a database that
+    failed over to a standby that lacked its last commits gives those
+    versions to new events, and JetStream must take them, not drop them as
+    the lost events' duplicates (the followers then see the history rewound).
+    """
+    return f"{stream_id}:{version}:{event_hash[:ID_HASH_DIGITS]}"
+
+
+def _id_parts(headers: dict[str, str] | None) -> tuple[int, str] | None:
+    if not headers:
+        return None
+    parts = headers.get("Nats-Msg-Id", "").rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit():
+        return int(parts[1]), parts[2]
+    if len(parts) >= 2 and parts[-1].isdigit():  # ``<stream>:<version>``, as before
+        return int(parts[-1]), ""
+    return None
 
 
 def version_in(headers: dict[str, str] | None) -> int | None:
     """The event version a message's ``Nats-Msg-Id`` names (None without a readable one)."""
-    if not headers:
-        return None
-    _stream, _, version = headers.get("Nats-Msg-Id", "").rpartition(":")
-    return int(version) if version.isdigit() else None
+    parts = _id_parts(headers)
+    return parts[0] if parts is not None else None
+
+
+def hash_in(headers: dict[str, str] | None) -> str:
+    """The start of the event's hash a message's ``Nats-Msg-Id`` carries ("" if none)."""
+    parts = _id_parts(headers)
+    return parts[1] if parts is not None else ""
 
 
 def envelope(stored: StoredEvent, signer: Signer | None = None) -> pb.EventEnvelope:
@@ -163,7 +189,7 @@ async def publish(
         subjects.table(table_id),
         envelope(stored, signer).SerializeToString(deterministic=True),
         timeout=timeout,
-        headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
+        headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version, stored.hash)},
     )
 
 
@@ -190,7 +216,7 @@ async def publish_all(
             await js.publish_async(
                 subjects.table(table_id_of(stored.stream_id)),
                 envelope(stored, signer).SerializeToString(deterministic=True),
-                headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version)},
+                headers={"Nats-Msg-Id": message_id(stored.stream_id, stored.version, stored.hash)},
             )
         )
     done, late = await asyncio.wait(pending, timeout=timeout)

@@ -3,7 +3,10 @@
 
 An insider writes each case into a recorded game's log through the store (every
 hash right): a reaction code the gateway refuses, a reaction from a bot's seat,
-a command id longer than the table service takes or holding control characters.
+a chat message the gateway refuses (too long, control characters, not normalised),
+one from a muted person or written by the server, a command id longer than the
+table service takes or holding control characters, a burst of reactions or chat
+messages over a seat's rate at their stored times.
 ``audit verify`` refuses each, naming the event; ``audit replay`` shows a stored
 string's escape sequences and bidi controls written out, never raw.
 """
@@ -11,6 +14,7 @@ string's escape sequences and bidi controls written out, never raw.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,8 @@ from president import audit
 from president.cli.main import app
 from president.events.v1 import events_pb2 as pb
 from president.hosting.blinding import BLIND, blinding_value
-from president.hosting.input_rules import MAX_STORED_COMMAND_ID
+from president.hosting.input_rules import CHAT_MAX, MAX_STORED_COMMAND_ID
+from president.hosting.seat_rates import CHAT, REACTIONS
 from president.hosting.streams import stream_id
 from president.store import EventStore, NewEvent, migrate
 from tests.support.recorded_games import record_with_people, rewrite_metadata
@@ -44,13 +49,27 @@ def store(db: str) -> Iterator[EventStore]:
     events.close()
 
 
-def forge(store: EventStore, table_id: str, message: object, actor: str, command_id: str) -> int:
-    """Append ``message`` as a command of its own, as the table service writes one."""
+def forge(
+    store: EventStore,
+    table_id: str,
+    message: object,
+    actor: str,
+    command_id: str,
+    time: datetime | None = None,
+) -> int:
+    """Append ``message`` as a command of its own, as the table service writes one, stored
+    at ``time`` (None: now)."""
     stream = stream_id(table_id)
     version = store.current_version(stream)
     event = NewEvent.from_message(message, {"actor": actor, BLIND: blinding_value()})  # type: ignore[arg-type]
-    store.append(stream, version, [event], command_id)
+    store.append(stream, version, [event], command_id, time=time)
     return version + 1
+
+
+def after_the_game(store: EventStore, table_id: str) -> datetime:
+    """A minute after the table's last stored time: forged times never go backwards."""
+    last = store.read_stream(stream_id(table_id))[-1]
+    return datetime.fromisoformat(last.time) + timedelta(minutes=1)
 
 
 def refusal(store: EventStore, table_id: str) -> audit.Discrepancy:
@@ -81,6 +100,63 @@ def test_a_reaction_from_a_bots_seat_is_refused(store: EventStore) -> None:
     problem = refusal(store, table_id)
     assert (problem.version, problem.event_type) == (version, "ReactionShown")
     assert "where a bot sits" in problem.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [HOSTILE, "x" * (CHAT_MAX + 1), "line\nbreak", " padded", "ｗｉｄｅ", "\u200b"],
+    ids=["escapes-and-bidi", "one-too-long", "newline", "untrimmed", "not-nfkc", "invisible"],
+)
+def test_a_chat_message_the_gateway_refuses_is_refused(store: EventStore, text: str) -> None:
+    table_id = record_with_people(store)
+    forge(store, table_id, pb.ChatPosted(seat=4, text="x" * CHAT_MAX), "bob", "fine")
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok  # the longest taken
+    version = forge(store, table_id, pb.ChatPosted(seat=4, text=text), "bob", "forged")
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ChatPosted")
+    assert "a chat message" in problem.reason and "the API refuses" in problem.reason
+    assert not any(char in problem.reason for char in RAW)
+
+
+def test_a_muted_persons_chat_and_the_servers_are_refused(store: EventStore) -> None:
+    table_id = record_with_people(store)
+    forge(
+        store,
+        table_id,
+        pb.SeatTaken(seat=2, player_id="carol", display_name="Carol"),
+        "carol",
+        "sit",
+    )
+    forge(store, table_id, pb.ChatPosted(seat=2, text="hi"), "carol", "hi")
+    forge(store, table_id, pb.SeatMuted(seat=2, player_id="carol", muted=True), "bob", "mute")
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok
+    version = forge(store, table_id, pb.ChatPosted(seat=2, text="still here"), "carol", "muted")
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ChatPosted")
+    assert "whose person the host muted" in problem.reason
+
+
+@pytest.mark.parametrize(
+    ("message", "actor", "words"),
+    [
+        (pb.ChatPosted(seat=4, text="a hint"), "server", "names 'server' as its actor"),
+        (
+            pb.SeatMuted(seat=1, player_id="alice", muted=True),
+            "alice",
+            "comes from the table's host",
+        ),
+        (pb.SeatMuted(seat=4, player_id="bob", muted=True), "bob", "mutes their own seat"),
+        (pb.SeatMuted(seat=0, player_id="Bot A", muted=True), "bob", "not the person in seat 0"),
+    ],
+    ids=["server-chat", "not-host", "own-seat", "bot"],
+)
+def test_a_chat_or_mute_from_the_wrong_actor_is_refused(
+    store: EventStore, message: object, actor: str, words: str
+) -> None:
+    table_id = record_with_people(store)
+    version = forge(store, table_id, message, actor, "forged")
+    problem = refusal(store, table_id)
+    assert problem.version == version and words in problem.reason
 
 
 @pytest.mark.parametrize(
@@ -129,3 +205,49 @@ def test_replay_prints_stored_strings_with_their_escapes_written_out(
     assert not any(char in result.output for char in RAW)
     assert "\\x1b]8;;https://evil.example\\x07click" in result.output
     assert "\\u202eevil" in result.output
+
+
+def test_a_burst_of_reactions_over_the_rate_is_refused(store: EventStore) -> None:
+    """Six reactions of one seat within 10 s of stored time: the sixth breaks the rate the
+    table service refuses REACTION_RATE (another seat's reactions do not count)."""
+    table_id = record_with_people(store)
+    start = after_the_game(store, table_id)
+    wave = pb.ReactionShown(seat=4, reaction="wave")
+    for n in range(REACTIONS.burst):
+        forge(store, table_id, wave, "bob", f"r{n}", start + timedelta(seconds=n))
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok
+    at = start + REACTIONS.window - timedelta(milliseconds=1)
+    version = forge(store, table_id, wave, "bob", "burst", at)
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ReactionShown")
+    assert "seat 4 has more than 5 reactions within 10 seconds" in problem.reason
+    assert "REACTION_RATE" in problem.reason
+
+
+def test_reactions_spread_over_time_are_accepted(store: EventStore) -> None:
+    """Twelve reactions 2 s apart: no 10 s holds more than five (the sixth comes 10 s after
+    the first, the rate's edge), so the log passes."""
+    table_id = record_with_people(store)
+    start = after_the_game(store, table_id)
+    wave = pb.ReactionShown(seat=4, reaction="wave")
+    for n in range(12):
+        forge(store, table_id, wave, "bob", f"r{n}", start + timedelta(seconds=2 * n))
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok
+
+
+def test_a_burst_of_chat_messages_over_the_rate_is_refused(store: EventStore) -> None:
+    """Four chat messages, a reaction (counted apart), then a fifth message within 10 s:
+    refused as the table service refuses it CHAT_RATE."""
+    table_id = record_with_people(store)
+    start = after_the_game(store, table_id)
+    for n in range(CHAT.burst):
+        message = pb.ChatPosted(seat=4, text=f"hi {n}")
+        forge(store, table_id, message, "bob", f"c{n}", start + timedelta(seconds=n))
+    wave = pb.ReactionShown(seat=4, reaction="wave")
+    forge(store, table_id, wave, "bob", "r", start + timedelta(seconds=5))
+    assert audit.verify_table(store.read_stream(stream_id(table_id))).ok
+    late = pb.ChatPosted(seat=4, text="one more")
+    version = forge(store, table_id, late, "bob", "burst", start + timedelta(seconds=6))
+    problem = refusal(store, table_id)
+    assert (problem.version, problem.event_type) == (version, "ChatPosted")
+    assert "more than 4 chat messages within 10 seconds" in problem.reason

@@ -24,6 +24,7 @@ from president.hosting.errors import CommandConflict
 from president.hosting.host import TableHost
 from president.hosting.seat_views import seat_of, table_view
 from president.hosting.streams import stream_id
+from president.play.recorded import GameClock
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.cards import card_name, cards_of, mask_of
@@ -379,6 +380,28 @@ def test_replicas_taking_turns_keep_every_row_right(
         assert [s.table_id for s in replica.summaries(open_only=True)] == ["t2"]
 
 
+def test_a_replica_behind_on_a_table_reads_only_the_events_it_missed(
+    either_store: EventStore,
+) -> None:
+    """Replicas taking turns: the other replica's refresh folded an event of a table this
+    one has cached; this one's next refresh reads that event to catch its cache up, not
+    the table's stream from its start (which made every refresh cost the table's age)."""
+    host = TableHost(either_store, LocalDealer())
+    host.create("t0", options_for("house"), seat_count=3, visibility="public")
+    counting = ReadCounting(either_store.engine)
+    mine, other = TableDirectory(counting), TableDirectory(either_store)
+    for seat, directory in enumerate((mine, other)):
+        host.decide_and_append("t0", g.SitDown(seat, f"p{seat}"), f"c{seat}", "x")
+        settle(either_store)
+        directory.refresh()
+    host.decide_and_append("t0", g.SitDown(2, "p2"), "c2", "x")
+    settle(either_store)
+    counting.events_read = 0
+    assert mine.refresh() == 1
+    assert counting.events_read == 2  # the new event, and the one the other replica folded
+    assert mine.summaries() == [Summary.of(host.load("t0"))]
+
+
 def test_a_replica_lists_its_own_change_before_the_rows_show_it(store: EventStore) -> None:
     host = TableHost(store, LocalDealer())
     directory = TableDirectory(store)
@@ -425,11 +448,13 @@ def test_the_table_service_refuses_a_player_who_left(store: EventStore) -> None:
 # --------------------------------------------------------------------------- paged reads
 async def test_readers_page_through_a_table_longer_than_one_response(store: EventStore) -> None:
     """The service returns at most ``max_read`` events; the gateway and table client page."""
-    host = TableHost(store, LocalDealer())
+    clock = GameClock()  # the reactions 2 s apart, within the seat's rate
+    host = TableHost(store, LocalDealer(), clock=clock)
     app = TableApp(store, host, TableDirectory(store), max_read=7)
     host.create("long", options_for("club"), seat_count=4)
     host.decide_and_append("long", g.SitDown(0, "ann"), "sit", "ann")
     for n in range(30):
+        clock.wait(2)
         host.append_reaction("long", 0, "wave", f"r{n}", "ann")
     total = store.current_version(stream_id("long"))
     assert total == 32

@@ -3,7 +3,8 @@
 A human seat that does not act is played for at zero; rapid mode's shared
 timer closes or opens tricks; the exchange's returns are made; a restarted
 timer rebuilds the same deadline from the stream and still fires it; a
-stale Timeout is refused by the table and changes nothing.
+stale Timeout is refused by the table and changes nothing; a table the
+timer cannot move shows in its overdue gauge until it moves.
 """
 
 from __future__ import annotations
@@ -243,3 +244,35 @@ def test_list_deadlines_checks_the_table_id(timer_stack: Stack) -> None:
         assert not stub.ListDeadlines(
             mpb.ListDeadlinesRequest(table_id="unknown"), timeout=5
         ).deadlines
+
+
+def test_a_table_the_timer_cannot_move_shows_in_its_overdue_gauge(
+    timer_stack: Stack, tables: Tables
+) -> None:
+    """The TableStandingStill alert's metric: the table service is away when a turn runs
+    out, so the table stands still past its deadline, and the timer's
+    ``president_timer_overdue_seconds`` says for how long; once the table is back the timer
+    fires, the table moves and the gauge falls."""
+    tables.create("still", "classic", 4, turn_seconds="1", game_end="rounds:3")
+    tables.sit("still", 0, "stella", bot=False)
+    for seat in (1, 2, 3):
+        tables.sit("still", seat, f"stillbot{seat}", bot=True)
+    start = tables.start("still")
+    wait_until(lambda: deadlines(timer_stack, "still"), 10, "stella's turn")
+
+    def overdue() -> float:
+        port = timer_stack.metrics_ports["timer"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as page:
+            for line in page.read().decode().splitlines():
+                if line.startswith("president_timer_overdue_seconds "):
+                    return float(line.rsplit(" ", 1)[1])
+        raise AssertionError("the timer does not export president_timer_overdue_seconds")
+
+    timer_stack.stop_one("table")
+    try:
+        wait_until(lambda: overdue() >= 2.0, 15, "the standing table to show as overdue")
+    finally:
+        timer_stack.start_one("table")
+    first_after(tables, "still", "TimedOut", start, timeout=20)
+    tables.leave("still", 0)
+    wait_until(lambda: overdue() < 1.0, 20, "the gauge to fall once the table moved")

@@ -8,6 +8,7 @@ import pytest
 
 from president import codec
 from president.hosting import events as ev
+from president.hosting.commands import Chat, MuteSeat
 from president.hosting.streams import stream_id
 from president.play.recorded import record_bot_game, seeded_host
 from president.rules import game as g
@@ -28,6 +29,8 @@ def test_a_recorded_game_re_encodes_byte_for_byte(tmp_path: Path, preset: str) -
         # After the game a person takes a bot's seat and becomes the host.
         host.decide_and_append(table_id, g.Leave(0, removed=True), "free-0", "host")
         host.decide_and_append(table_id, g.SitDown(0, "ann", display_name="Ann"), "sit-ann", "ann")
+        host.decide_and_append(table_id, Chat(0, "gg ♠"), "chat-ann", "ann")
+        host.decide_and_append(table_id, MuteSeat(0, True), "mute-ann", "host")
         host.hand_over_host(table_id, 0, "to-ann", "host")
         host.set_presence(table_id, ev.SeatPresence(0, "gateway-1", True), "here", "ann")
         # Ann leaves too: nobody is left, and the table closes when the timer says so.

@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 
+from president.client import gateway as client_gateway
 from president.servicekit.channels import internal_channel_options
 from president.servicekit.config import KEEPALIVE, Keepalive
 from president.servicekit.server import server_options
@@ -74,3 +75,11 @@ def test_the_servers_allow_the_pings_their_clients_send() -> None:
     )
     assert server["grpc.keepalive_permit_without_calls"] == 1
     assert client["grpc.keepalive_permit_without_calls"] == 1
+
+
+def test_the_servers_allow_the_pings_the_players_client_sends() -> None:
+    """The Python client pings its gateway every few seconds (a cut connection is found
+    fast): a gateway that took that for abuse would close it with too_many_pings."""
+    server = dict(KEEPALIVE.server_options())
+    assert server["grpc.http2.min_ping_interval_without_data_ms"] <= client_gateway.PING_MS
+    assert KEEPALIVE.public_ping_ms == client_gateway.PING_MS

@@ -10,7 +10,7 @@ import pytest
 from president.servicekit import checks
 from president.servicekit.batching import take_ready
 from president.servicekit.errors import Code, ServiceError
-from president.servicekit.nats import message_id, version_in
+from president.servicekit.nats import hash_in, message_id, version_in
 
 
 @pytest.mark.parametrize(
@@ -52,8 +52,14 @@ async def test_take_ready_takes_what_is_queued_already_and_sees_the_end() -> Non
     assert queue.get_nowait() == 6
 
 
-def test_a_message_id_names_its_event_version() -> None:
-    assert version_in({"Nats-Msg-Id": message_id("table-abc", 42)}) == 42
+def test_a_message_id_names_its_event_version_and_hash() -> None:
+    headers = {"Nats-Msg-Id": message_id("table-abc", 42, "0123456789abcdef" * 4)}
+    assert version_in(headers) == 42
+    assert hash_in(headers) == "0123456789abcdef"
     assert version_in({"Nats-Msg-Id": "table-a:b:7"}) == 7
+    assert (version_in({"Nats-Msg-Id": "table-a:7"}), hash_in({"Nats-Msg-Id": "table-a:7"})) == (
+        7,
+        "",
+    )
     for unreadable in (None, {}, {"Nats-Msg-Id": "table-abc"}, {"Nats-Msg-Id": "x:-1"}):
         assert version_in(unreadable) is None

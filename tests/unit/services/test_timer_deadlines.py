@@ -430,3 +430,27 @@ async def test_scheduler_fires_again_when_the_table_gets_a_new_deadline() -> Non
     with pytest.raises(asyncio.CancelledError):
         await task
     assert table.calls == [("t1", 0, 1, 1), ("t1", 1, 1, 1)]
+
+
+def test_a_live_timer_starts_a_deadline_when_the_event_comes_not_at_its_stamp() -> None:
+    """A table replica whose clock runs 60 s behind the timer's stamps its events 60 s in
+    the timer's past: live, the turn still gets its whole time from when the timer got the
+    event (make cluster-chaos's skewed clocks: every turn was timed out at once)."""
+    driver = Driver("classic")
+    driver.start(at(0))  # stamped at 0 s by the replica's clock
+    by_stamp = Clocks(DeadlineBoard())
+    for envelope in driver.envelopes:
+        by_stamp.apply(envelope, at(9999))
+    stamped = by_stamp.board.get("t1")
+    assert stamped is not None
+    turn = stamped.expires_at - at(0)
+    for now in (at(60), at(-60)):  # the timer's clock ahead of the replica's, or behind
+        live = Clocks(DeadlineBoard())
+        for envelope in driver.envelopes:
+            assert live.apply(envelope, now, live=True) is None
+        due = live.board.get("t1")
+        assert due is not None and due.expires_at == now + turn
+    near = Clocks(DeadlineBoard())  # within 2 s of the timer's clock: the stamp counts
+    for envelope in driver.envelopes:
+        near.apply(envelope, at(1.5), live=True)
+    assert near.board.get("t1") == stamped

@@ -30,6 +30,9 @@ class Keepalive:
     """
 
     ping_ms: int = 30_000
+    #: How often the players' client pings a gateway (``president.client.gateway.PING_MS``:
+    #: it finds a connection cut without a word in seconds, and moves to another gateway).
+    public_ping_ms: int = 5_000
 
     def client_options(self) -> list[tuple[str, int]]:
         return [
@@ -39,8 +42,9 @@ class Keepalive:
         ]
 
     def server_options(self) -> list[tuple[str, int]]:
+        allowed = min(self.ping_ms, self.public_ping_ms) // 2
         return [
-            ("grpc.http2.min_ping_interval_without_data_ms", self.ping_ms // 2),
+            ("grpc.http2.min_ping_interval_without_data_ms", allowed),
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.max_pings_without_data", 0),
         ]

@@ -23,7 +23,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from president.events.v1 import events_pb2 as pb
 from president.hosting.streams import table_id_of
 from president.servicekit.follower import Gap, read_gap
-from president.servicekit.metrics import EVENTS_CONSUMED
+from president.servicekit.metrics import EVENTS_CONSUMED, ConsumerLag
 from president.servicekit.nats import Subjects
 from president.servicekit.partition import Partition
 from president.servicekit.ports import HistoryPort
@@ -56,6 +56,7 @@ class Consumer:
         self._partition = partition or Partition()
         self.durable = f"{durable}{self._partition.suffix}"
         self.applied = 0
+        self._lag = ConsumerLag("scoring")
 
     async def run(self, js: JetStreamContext, subjects: Subjects) -> None:
         """Fetch and apply forever."""
@@ -104,6 +105,10 @@ class Consumer:
                 outcomes.append(await self._after_gap(envelope, result))
             else:
                 outcomes.append(result is not None)
+        for envelope, ok in zip(reversed(envelopes), reversed(outcomes), strict=True):
+            if ok and envelope is not None:  # the newest this batch applied (or skipped)
+                self._lag.applied(envelope.time)
+                break
         return outcomes
 
     def _apply_batch(self, envelopes: Sequence[pb.EventEnvelope | None]) -> list[str | Gap | None]:

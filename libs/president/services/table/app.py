@@ -35,11 +35,10 @@ from president.servicekit.config.table import EvictionRules
 from president.servicekit.metrics import ACTIVE_TABLES, PLAYS, ROUNDS, TIMEOUTS
 from president.servicekit.names import table_name
 from president.servicekit.table_client import MAX_READ_EVENTS
-from president.services.table.commands import React, TableCommand, Translated
+from president.services.table.commands import TableCommand, Translated
 from president.services.table.directory import Query, Summary, TableDirectory
 from president.services.table.eviction import table_gone
 from president.services.table.inputs import check_input
-from president.services.table.reaction_limit import ReactionLimit
 from president.services.table.rights import check_actor
 from president.store import AppendResult, ConcurrencyConflict, EventStore, StoredEvent
 
@@ -74,12 +73,9 @@ class TableApp:
         directory: TableDirectory,
         *,
         max_read: int = MAX_READ_EVENTS,
-        reactions: ReactionLimit | None = None,
     ) -> None:
         #: The most events one ReadEvents returns.
         self.max_read = max_read
-        #: How often a seat may react.
-        self.reactions = reactions or ReactionLimit()
         self._store = store
         self._host = host
         self._directory = directory
@@ -212,12 +208,11 @@ class TableApp:
 
         def on_table(table: Table) -> TableCommand:
             """The command to decide on this very table: the actor's rights checked, its
-            seat found, its input checked against the table, a reaction counted."""
+            seat found, its input checked against the table. (A reaction's or a chat
+            message's rate is the host's to decide, from the times the log keeps.)"""
             command = check_actor(translated, actor, table)
             if actor.player_id != SERVER:
                 check_input(command, table)
-            if isinstance(command, React):
-                self.reactions.admit(table_id, command.seat)
             return command
 
         # A command that names its seat (or needs none) is itself, checked on the table: a

@@ -27,6 +27,7 @@ from president.services.table.feed_relay import FeedRelay
 from president.services.table.handlers import TableServicer
 from president.services.table.leases import Leases
 from president.services.table.relay import OutboxRelay
+from president.services.table.store_probe import StoreProbe
 from president.store import AppendResult, EventStore, migrate
 from president.table.v1 import table_pb2, table_pb2_grpc
 
@@ -82,6 +83,7 @@ def build(table_settings: TableSettings) -> Service:
     app = TableApp(store, host, directory)
     lease_seconds = table_settings.leases.seconds
     leases = None
+    probe = StoreProbe(lambda: store.current_version("store-probe"), lease_seconds / 3)
     if lease_seconds > 0:
         address = table_settings.advertise or f"{settings.host}:{settings.table_port}"
         leases = Leases(
@@ -90,6 +92,7 @@ def build(table_settings: TableSettings) -> Service:
             address,
             lease_seconds,
             replicas=settings.stream_replicas,
+            store_reached=lambda: probe.reached_within(lease_seconds),
         )
     servicer = TableServicer(app, leases, settings.tls, signer)
 
@@ -167,7 +170,7 @@ def build(table_settings: TableSettings) -> Service:
             relay.run,
             relay.run_fast_path,
             feed_relay.run,
-            *([leases.run] if leases is not None else []),
+            *([leases.run, probe.run] if leases is not None else []),
         ],
         on_stop=[close],
         # A client's command comes as it was sent, as large as a public request.

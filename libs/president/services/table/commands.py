@@ -14,12 +14,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from president.game.v1 import game_pb2 as gpb
-from president.hosting.commands import HandOverHost, MoveOn, React, SetPresence, TableCommand
+from president.hosting.commands import (
+    Chat,
+    HandOverHost,
+    MoveOn,
+    MuteSeat,
+    React,
+    SetPresence,
+    TableCommand,
+)
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.button import named_twice
 from president.rules.cards import to_mask
-from president.servicekit.checks import bot_player, cards, invalid, reaction
+from president.servicekit.checks import bot_player, cards, chat_text, invalid, reaction
 from president.servicekit.names import display_name
 
 MAX_PLAYER_ID = 64
@@ -27,8 +35,10 @@ MAX_SEAT = 64
 MAX_GATEWAY_ID = 64
 
 __all__ = [
+    "Chat",
     "HandOverHost",
     "MoveOn",
+    "MuteSeat",
     "React",
     "SetPresence",
     "TableCommand",
@@ -64,7 +74,13 @@ def card_mask(texts: Sequence[str]) -> int:
 
 
 def _seat_command(
-    sent: gpb.PlayCards | gpb.Pass | gpb.ReturnCards | gpb.React | gpb.SetPresence | gpb.Leave,
+    sent: gpb.PlayCards
+    | gpb.Pass
+    | gpb.ReturnCards
+    | gpb.React
+    | gpb.Chat
+    | gpb.SetPresence
+    | gpb.Leave,
     make: Callable[[int], TableCommand],
 ) -> Translated:
     """A seat command: for the seat it names, or (none named) for its actor's."""
@@ -99,6 +115,12 @@ def translate(command: gpb.Command) -> Translated:
     if kind == "react":
         code = reaction(command.react.reaction)
         return _seat_command(command.react, lambda seat: React(seat, code))
+    if kind == "chat":
+        text = chat_text(command.chat.text)
+        return _seat_command(command.chat, lambda seat: Chat(seat, text))
+    if kind == "mute_seat":
+        muting = command.mute_seat
+        return Translated(MuteSeat(_seat(muting.seat), muting.muted), host_only=True)
     if kind == "set_presence":
         presence = command.set_presence
         if not 0 < len(presence.gateway) <= MAX_GATEWAY_ID:

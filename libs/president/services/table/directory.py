@@ -384,12 +384,17 @@ class TableDirectory:
 
     def _before(self, table_id: str, stored: StoredEvent) -> TableState | None:
         """The table just before ``stored`` (or later, if the cache is ahead): from the
-        cache, else folded from its own stream."""
+        cache, brought up to it with the events it missed (another replica's refresh
+        folded them), else folded from its own stream.
+
+        Reading only what the cache missed keeps a replica's refresh at the events since
+        its last look, not the table's whole stream each time replicas take turns."""
         cached = self._cache.get(table_id)
         if cached is not None and cached.version >= stored.version - 1:
             return cached
-        earlier = self._store.read_stream(stored.stream_id, 1, stored.version - 1)
-        return fold_stored(None, earlier)
+        start = cached.version + 1 if cached is not None else 1
+        missed = self._store.read_stream(stored.stream_id, start, stored.version - start)
+        return fold_stored(cached, missed)
 
     @staticmethod
     def _row(table: TableState, changed_at: datetime | None) -> dict[str, Any]:

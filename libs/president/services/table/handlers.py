@@ -20,7 +20,13 @@ import grpc
 import structlog
 
 from president.game.v1 import game_pb2 as gpb
-from president.hosting.errors import CommandConflict, TableExists, TableNotFound, VersionMismatch
+from president.hosting.errors import (
+    CommandConflict,
+    RateExceeded,
+    TableExists,
+    TableNotFound,
+    VersionMismatch,
+)
 from president.hosting.signatures import Signer
 from president.rules.errors import ErrorCode, Rejected
 from president.rules.options import OptionError
@@ -28,6 +34,7 @@ from president.servicekit.batching import take_ready
 from president.servicekit.channels import internal_channel
 from president.servicekit.checks import invalid
 from president.servicekit.errors import (
+    RETRY_AFTER,
     STATUS_OF_CODE,
     Code,
     ServiceError,
@@ -71,6 +78,13 @@ def refusal(error: Exception) -> ServiceError:
             ErrorCode.STALE.value,
             str(error),
             {"version": str(error.actual)},
+        )
+    if isinstance(error, RateExceeded):
+        return ServiceError(
+            Code.RESOURCE_EXHAUSTED,
+            error.reason,
+            str(error),
+            {RETRY_AFTER: f"{error.wait_seconds:.1f}"},
         )
     if isinstance(error, ConcurrencyConflict):
         return ServiceError(

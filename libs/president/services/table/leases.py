@@ -14,6 +14,12 @@ so two replicas that both believe they hold a table (a partition, a lease
 that expired under a paused process) stay correct; one of them gets a
 conflict and reloads. When NATS cannot be reached, or the holder does not
 answer, the replica serves the call itself.
+
+A replica that cannot reach its store (``store_reached`` says so: a
+:class:`~president.services.table.store_probe.StoreProbe`) gives its leases
+back at the next renewal and takes none, so another replica serves its
+tables within about a third of the lease's lifetime, instead of the tables
+standing still for as long as the database is away from it.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +43,7 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 
 from president.servicekit import nats as jetstream
+from president.servicekit.metrics import LEASES
 
 #: How long a cached answer "that table is held by X" is trusted.
 OWNER_CACHE_SECONDS = 1.0
@@ -54,9 +62,18 @@ class Leases:
     """The leases of one replica."""
 
     def __init__(
-        self, nats_url: str, bucket: str, address: str, ttl_seconds: float, replicas: int = 1
+        self,
+        nats_url: str,
+        bucket: str,
+        address: str,
+        ttl_seconds: float,
+        replicas: int = 1,
+        store_reached: Callable[[], bool] = lambda: True,
     ) -> None:
         self.address = address
+        #: Whether this replica reaches its store now (it holds no lease while it does not).
+        self._store_reached = store_reached
+        self._store_lost = False
         #: Copies of the bucket in a NATS cluster (the events stream's): with one, the
         #: leases are lost with the one server that holds them.
         self._replicas = replicas
@@ -112,7 +129,8 @@ class Leases:
         """The address that serves the table: this replica's when it holds or takes the lease."""
         held = self._held.get(table_id)
         now = time.monotonic()
-        if held is not None and now - held.renewed < self._ttl * 2 / 3:
+        take = self._store_reached()
+        if take and held is not None and now - held.renewed < self._ttl * 2 / 3:
             held.used = now
             return self.address
         cached = self._owners.get(table_id)
@@ -122,7 +140,7 @@ class Leases:
         if kv is None:
             return self.address  # no NATS: serve it here
         try:
-            return await self._take_or_find(kv, table_id, now)
+            return await self._take_or_find(kv, table_id, now, take)
         except Exception as error:  # KeyValueError, TimeoutError, OSError or another NATS error
             self._log.warning("lease lookup failed", table_id=table_id, error=repr(error))
             return self.address
@@ -141,6 +159,7 @@ class Leases:
             now = time.monotonic()
             self._held[table_id] = _Held(revision, now, now)
             self._owners.pop(table_id, None)
+            LEASES.labels("taken_over").inc()
 
     async def release(self, table_ids: list[str]) -> None:
         """Give back the leases of tables this replica no longer serves (evicted ones)."""
@@ -165,18 +184,28 @@ class Leases:
             with contextlib.suppress(Exception):
                 await client.close()
 
-    async def _take_or_find(self, kv: KeyValue, table_id: str, now: float) -> str:
+    async def _take_or_find(
+        self, kv: KeyValue, table_id: str, now: float, take: bool = True
+    ) -> str:
+        """The table's holder; this replica, taking the lease when it is free (or keeping it
+        when it is this replica's), unless ``take`` is false (then it holds nothing)."""
         for _ in range(3):
             try:
                 entry = await kv.get(table_id)
             except (KeyNotFoundError, KeyDeletedError):
+                if not take:
+                    return self.address
                 try:
                     revision = await kv.create(table_id, self.address.encode())
                 except KeyWrongLastSequenceError:
                     continue  # another replica took it first: look again
                 self._held[table_id] = _Held(revision, now, now)
+                LEASES.labels("taken").inc()
                 return self.address
             holder = (entry.value or b"").decode()
+            if not take and holder in (self.address, ""):
+                self._held.pop(table_id, None)
+                return self.address
             if holder == self.address:
                 self._held[table_id] = _Held(int(entry.revision or 0), now, now)
                 return self.address
@@ -186,6 +215,7 @@ class Leases:
                 except KeyWrongLastSequenceError:
                     continue
                 self._held[table_id] = _Held(revision, now, now)
+                LEASES.labels("taken").inc()
                 return self.address
             self._held.pop(table_id, None)
             self._owners[table_id] = (holder, now)
@@ -196,6 +226,20 @@ class Leases:
         kv = self._kv
         if kv is None:
             return
+        if not self._store_reached():
+            if not self._store_lost:
+                self._log.warning(
+                    "the store is unreachable: leases given back", held=len(self._held)
+                )
+            self._store_lost = True
+            for table_id, held in list(self._held.items()):
+                del self._held[table_id]
+                with contextlib.suppress(Exception):
+                    await kv.delete(table_id, last=held.revision)
+            return
+        if self._store_lost:
+            self._store_lost = False
+            self._log.info("the store is reachable again: leases taken as calls come")
         idle = max(IDLE_SECONDS, self._ttl * 5)
         for table_id, held in list(self._held.items()):
             try:
@@ -207,6 +251,7 @@ class Leases:
                 self._held[table_id] = _Held(revision, time.monotonic(), held.used)
             except KeyWrongLastSequenceError:
                 self._held.pop(table_id, None)  # taken over: forward from now on
+                LEASES.labels("lost").inc()
                 self._log.info("lease lost", table_id=table_id)
             except Exception as error:
                 self._log.warning("lease renewal failed", table_id=table_id, error=repr(error))

@@ -4,9 +4,11 @@ The store is the outbox. The relay follows the global order from its tracked
 position (consumer ``outbox-relay``): it publishes a batch of events, one
 after the other, each acknowledged by JetStream before the next, then moves
 its position over the acknowledged ones with :meth:`EventStore.process`.
-Every message carries ``Nats-Msg-Id: <stream>:<version>``, so an event
-published again after a crash between the acknowledgement and the position's
-commit is dropped by JetStream's duplicate window: a de-duplicating consumer
+Every message carries ``Nats-Msg-Id: <stream>:<version>:<hash>``
+(:func:`president.servicekit.nats.message_id`), so an event published again
+after a crash between the acknowledgement and the position's commit is
+dropped by JetStream's duplicate window (and a new event under a version a
+failover lost is not): a de-duplicating consumer
 sees each event once, in order per table, and none is lost since the
 position never passes an event that JetStream did not acknowledge.
 
@@ -72,6 +74,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import time
 from typing import Any
 
 import structlog
@@ -81,7 +84,7 @@ from sqlalchemy import Connection
 
 from president.hosting.signatures import Signer
 from president.servicekit import nats as jetstream
-from president.servicekit.metrics import EVENTS_PUBLISHED
+from president.servicekit.metrics import EVENTS_PUBLISHED, RELAY_BEHIND
 from president.servicekit.nats import Subjects
 from president.services.table.relay_order import PublishedHeads
 from president.store import AppendResult, BatchHandler, EventStore, Position, StoredEvent
@@ -183,6 +186,13 @@ class OutboxRelay:
         self._fast_acked = FastAcked()
         self._heads = PublishedHeads()
         self._fast_off_logged = False
+        #: When a pass last ended with nothing left to publish (monotonic seconds).
+        self._caught_up = time.monotonic()
+
+    def behind_seconds(self) -> float:
+        """Seconds since the relay last had every stored event on NATS: its backlog in time
+        (``president_relay_behind_seconds``)."""
+        return time.monotonic() - self._caught_up
 
     def wake(self, _result: AppendResult | None = None) -> None:
         """Something was appended: relay it soon. Safe from any thread."""
@@ -248,6 +258,7 @@ class OutboxRelay:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         self._log = structlog.get_logger().bind(service="table", component="outbox-relay")
+        RELAY_BEHIND.set_function(self.behind_seconds)
         delay = 0.0
         while True:
             self._wake.clear()
@@ -287,6 +298,7 @@ class OutboxRelay:
             published, handled = await self._relay_batch()
             moved += handled
             if published < self._batch:
+                self._caught_up = time.monotonic()
                 return moved
 
     async def _connect(self) -> None:

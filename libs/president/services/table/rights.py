@@ -6,13 +6,13 @@ the very table the engine decides on, so leaving, removal and a new host take
 effect at once for every gateway replica. A token's claims are never trusted
 for a right.
 
-- A seat command (play, pass, return, react, leave, a presence report) comes from the person
+- A seat command (play, pass, return, react, chat, leave, a presence report) comes from the person
   seated there who has not left it: else SEAT_LEFT, SEAT_REMOVED (naming who
   removed them), READ_ONLY (no seat here) or NOT_YOUR_SEAT. One that names no
   seat acts for the seat its actor holds on this very table (the gateway
   never guesses it).
 - A host action (next round, end the game, play again, back to lobby, add a
-  bot, remove a seat, hand over the host role) comes from the table's host of
+  bot, remove a seat, mute a seat, hand over the host role) comes from the table's host of
   that moment: else NOT_HOST (naming the host).
 - Start the game: the host, or at a public or practice table any seated person.
 - A person takes a seat only for themselves.
@@ -32,7 +32,7 @@ from president.hosting.visibility import PRIVATE
 from president.rules import game as g
 from president.servicekit.checks import invalid
 from president.servicekit.errors import Code, ServiceError, denied, read_only
-from president.services.table.commands import MoveOn, TableCommand, Translated
+from president.services.table.commands import MoveOn, MuteSeat, TableCommand, Translated
 
 
 def gone(table: Table, player_id: str) -> ServiceError | None:
@@ -88,6 +88,7 @@ _HOST_ACTIONS: dict[type, str] = {
     g.EndGame: "end the game",
     g.PlayAgain: "start another game",
     g.BackToLobby: "take the table back to the lobby",
+    MuteSeat: "mute or unmute a seat",
 }
 
 

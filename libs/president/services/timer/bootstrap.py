@@ -12,6 +12,7 @@ import structlog
 from nats.aio.client import Client
 
 from president.servicekit.config.timer import TimerSettings
+from president.servicekit.metrics import TIMER_OVERDUE
 from president.servicekit.nats import close_all, connect, ensure_stream
 from president.servicekit.partition import Partition
 from president.servicekit.server import Service
@@ -33,6 +34,7 @@ def build(timer_settings: TimerSettings) -> Service:
     board = DeadlineBoard()
     waiting = timer_settings.waits.rules()
     clocks = Clocks(board, partition, waiting)
+    TIMER_OVERDUE.set_function(lambda: board.overdue(datetime.now(UTC)))
     table = TableClient(settings.address("table"), tls=settings.tls)
     nats_clients: list[Client] = []
 

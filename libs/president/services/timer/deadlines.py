@@ -25,6 +25,11 @@ from president.hosting.streams import table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.servicekit.partition import Partition
 
+#: A live event's stamp further than this from the timer's clock is not trusted: a deadline
+#: starts when the timer got the event (a delivery takes milliseconds; clocks kept by NTP
+#: agree to milliseconds too).
+STAMP_TOLERANCE_SECONDS = 2.0
+
 
 @dataclass
 class DeadlineBoard:
@@ -59,6 +64,24 @@ class DeadlineBoard:
         """Every deadline, soonest first."""
         return iter(sorted(self._by_table.values(), key=lambda due: (due.expires_at, due.table_id)))
 
+    def overdue(self, now: datetime) -> float:
+        """How many seconds the most overdue deadline is past ``now`` (0: none is due).
+
+        Read by the metrics thread (``president_timer_overdue_seconds``): it copies the
+        deadlines first, so the scheduler may change the board meanwhile."""
+        for _ in range(3):
+            try:
+                deadlines = list(self._by_table.values())
+                break
+            except RuntimeError:  # changed while copied: copy again
+                continue
+        else:
+            return 0.0
+        if not deadlines:
+            return 0.0
+        soonest = min(due.expires_at for due in deadlines)
+        return max(0.0, (now - soonest).total_seconds())
+
     def next(self, skip: set[tuple[str, int, int, int, str]] | None = None) -> Deadline | None:
         """The soonest deadline whose key is not in ``skip`` (in flight or already fired)."""
         skip = skip or set()
@@ -91,6 +114,13 @@ class Clocks:
 
     Events of a table must come in version order: a repeated one is ignored,
     a missing one is reported as a :class:`Gap` for the caller to fill.
+
+    The stream brings a table's events in version order too, so one of its
+    events at or below the version the stream brought last, with another
+    hash, means the table's history was rewound (a database that failed over
+    to a standby without its last commits gave those versions to new events,
+    and the stream keeps both histories, the lost one first): the table is
+    forgotten and read again from the store (a :class:`Gap` from version 0).
     """
 
     def __init__(
@@ -106,6 +136,8 @@ class Clocks:
         self._clocks: dict[str, TableClock] = {}
         # Table id -> when its last event was applied (the caller's clock).
         self._applied_at: dict[str, datetime] = {}
+        # Table id -> the version and hash of the event the stream brought last.
+        self._streamed: dict[str, tuple[int, str]] = {}
 
     def version(self, table_id: str) -> int:
         """The last version folded for the table (0: unknown)."""
@@ -115,11 +147,32 @@ class Clocks:
     def __len__(self) -> int:
         return len(self._clocks)
 
-    def apply(self, envelope: pb.EventEnvelope, fallback_time: datetime) -> Gap | None:
-        """Fold one event into its table; a :class:`Gap` when earlier events are missing."""
+    def apply(
+        self,
+        envelope: pb.EventEnvelope,
+        fallback_time: datetime,
+        *,
+        streamed: bool = False,
+        live: bool = False,
+    ) -> Gap | None:
+        """Fold one event into its table; a :class:`Gap` when earlier events are missing
+        (from version 0 when the ``streamed`` event shows the history rewound).
+
+        A deadline the event starts runs from the time stamped on it (``fallback_time``
+        without one); ``live``, from ``fallback_time`` (now) when the stamp is further from
+        it than :data:`STAMP_TOLERANCE_SECONDS`: another machine's clock moves no deadline
+        (see :mod:`president.services.timer.follower`)."""
         table_id = table_id_of(envelope.stream_id)
         if not self.partition.owns(table_id):
             return None
+        if streamed:
+            last = self._streamed.get(table_id)
+            mark = (envelope.version, envelope.hash)
+            if last is not None and envelope.version <= last[0] and last != mark:
+                self.forget(table_id)  # rewound: read again from the store
+                self._streamed[table_id] = mark
+                return Gap(table_id, 0)
+            self._streamed[table_id] = mark
         known = self.version(table_id)
         where = place(known, envelope.version)
         if where is SEEN:
@@ -135,7 +188,10 @@ class Clocks:
                 )
             clock = start_clock(event, self.idle)
         else:
-            clock = advance(clock, event, envelope.version, event_time(envelope, fallback_time))
+            at = event_time(envelope, fallback_time)
+            if live and abs((fallback_time - at).total_seconds()) > STAMP_TOLERANCE_SECONDS:
+                at = fallback_time  # another machine's clock, or a late delivery
+            clock = advance(clock, event, envelope.version, at)
         self._clocks[table_id] = clock
         self._applied_at[table_id] = fallback_time
         self.board.put(table_id, clock.deadline)
@@ -160,4 +216,5 @@ class Clocks:
         """Drop a table (it is gone, or its history could not be read): no deadline for it."""
         self._clocks.pop(table_id, None)
         self._applied_at.pop(table_id, None)
+        self._streamed.pop(table_id, None)
         self.board.put(table_id, None)

@@ -6,7 +6,16 @@ firing once the replay reached the stream's last message at start, so a
 restarted timer does not send timeouts for states that have moved on. A
 missing event (a gap in a table's versions, or a table whose beginning is
 not in the stream) is read from the table service's ReadEvents
-(:mod:`president.servicekit.follower`). When the NATS connection comes back
+(:mod:`president.servicekit.follower`).
+
+Once the replay is done the follower is *live*: an event whose stamp (the
+table replica's clock) is more than two seconds from the timer's clock
+starts its deadline when the timer got it, on the timer's clock, so a
+replica's clock that runs behind the timer's (or ahead) moves no deadline
+(measured with clocks 60 s apart in ``make cluster-chaos``: every turn was
+timed out at once). Within that, and in the replay, the stamps count (a
+restarted timer rebuilds the same deadlines; it must not give every running
+turn its whole time again). When the NATS connection comes back
 (a restarted server), it subscribes again at once from the next stream
 sequence.
 """
@@ -28,7 +37,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from president.events.v1 import events_pb2 as pb
 from president.hosting.streams import table_id_of
 from president.servicekit.follower import Gap, read_gap
-from president.servicekit.metrics import EVENTS_CONSUMED
+from president.servicekit.metrics import EVENTS_CONSUMED, ConsumerLag
 from president.servicekit.nats import Subjects
 from president.servicekit.ports import HistoryPort
 from president.services.timer.deadlines import Clocks
@@ -53,8 +62,11 @@ class Follower:
         self._on_change = on_change
         self._on_ready = on_ready
         self.applied = 0
+        self._lag = ConsumerLag("timer")
         #: The last stream sequence folded (0: none yet).
         self._last_sequence = 0
+        #: The replay is done: deadlines start when an event comes (see the module).
+        self.live = False
 
     async def follow(
         self, js: JetStreamContext, subjects: Subjects, client: Client | None = None
@@ -73,6 +85,7 @@ class Follower:
             self._last_sequence = 0
         ready = target == 0 or self._last_sequence >= target
         if ready:
+            self.live = True
             self._on_ready()
         replayed = asyncio.Event()
 
@@ -82,7 +95,7 @@ class Follower:
             metadata = message.metadata
             self._last_sequence = max(self._last_sequence, metadata.sequence.stream)
             if not ready and (metadata.sequence.stream >= target or metadata.num_pending == 0):
-                ready = True
+                ready = self.live = True
                 replayed.set()
 
         reconnects = _reconnects(client)
@@ -144,10 +157,10 @@ class Follower:
         """Fold one envelope, reading missing history first when there is a gap."""
         table_id = table_id_of(envelope.stream_id)
         try:
-            gap = self._clocks.apply(envelope, datetime.now(UTC))
+            gap = self._clocks.apply(envelope, datetime.now(UTC), streamed=True, live=self.live)
             if gap is not None:
                 await self._fill(gap)
-                gap = self._clocks.apply(envelope, datetime.now(UTC))
+                gap = self._clocks.apply(envelope, datetime.now(UTC), streamed=True, live=self.live)
                 if gap is not None:
                     raise LookupError(
                         f"version {envelope.version} still follows a gap after "
@@ -160,6 +173,7 @@ class Follower:
         else:
             self.applied += 1
             EVENTS_CONSUMED.labels("timer").inc()
+            self._lag.applied(envelope.time)
         self._on_change()
 
     async def _fill(self, gap: Gap) -> None:
@@ -171,7 +185,7 @@ class Follower:
             read=len(events),
         )
         for missing in events:
-            if self._clocks.apply(missing, datetime.now(UTC)) is not None:
+            if self._clocks.apply(missing, datetime.now(UTC), live=self.live) is not None:
                 raise LookupError(f"the table service returned events out of order for {gap}")
 
 

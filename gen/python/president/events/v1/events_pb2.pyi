@@ -1096,3 +1096,66 @@ class SeatPresence(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SeatPresence: _TypeAlias = SeatPresence  # noqa: Y015
+
+@_typing.final
+class ChatPosted(_message.Message):
+    """---- Added by `chat` (issue 26): ChatPosted, SeatMuted. ----
+
+    A seat's person wrote a chat message to the table. The text is as the API took
+    it (NFKC, trimmed, at most 200 characters, no control or format character);
+    the server never adds anything to it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat."""
+    text: _builtins.str
+    """The message."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChatPosted: _TypeAlias = ChatPosted  # noqa: Y015
+
+@_typing.final
+class SeatMuted(_message.Message):
+    """The host muted (or unmuted) the person in a seat: a muted person's chat is
+    refused at this table, in whatever seat they sit, until they are unmuted.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    MUTED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat, when it was muted."""
+    player_id: _builtins.str
+    """The person muted."""
+    muted: _builtins.bool
+    """True: muted; false: unmuted."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        muted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["muted", b"muted", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatMuted: _TypeAlias = SeatMuted  # noqa: Y015

@@ -136,6 +136,8 @@ class Command(_message.Message):
     HAND_OVER_HOST_FIELD_NUMBER: _builtins.int
     MOVE_ON_FIELD_NUMBER: _builtins.int
     SET_PRESENCE_FIELD_NUMBER: _builtins.int
+    CHAT_FIELD_NUMBER: _builtins.int
+    MUTE_SEAT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def sit_down(self) -> Global___SitDown:
         """Take a free seat."""
@@ -190,6 +192,14 @@ class Command(_message.Message):
     def set_presence(self) -> Global___SetPresence:
         """The gateway: a seat's first stream opened or its last closed there (presence)."""
 
+    @_builtins.property
+    def chat(self) -> Global___Chat:
+        """A short chat message to the table, from a seat."""
+
+    @_builtins.property
+    def mute_seat(self) -> Global___MuteSeat:
+        """Host: mute a seat's chat, or unmute it."""
+
     def __init__(
         self,
         *,
@@ -206,16 +216,74 @@ class Command(_message.Message):
         hand_over_host: Global___HandOverHost | None = ...,
         move_on: Global___MoveOn | None = ...,
         set_presence: Global___SetPresence | None = ...,
+        chat: Global___Chat | None = ...,
+        mute_seat: Global___MuteSeat | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "set_presence", b"set_presence", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "chat", b"chat", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "mute_seat", b"mute_seat", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "set_presence", b"set_presence", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "set_presence", b"set_presence", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["back_to_lobby", b"back_to_lobby", "chat", b"chat", "end_game", b"end_game", "hand_over_host", b"hand_over_host", "kind", b"kind", "leave", b"leave", "move_on", b"move_on", "mute_seat", b"mute_seat", "next_round", b"next_round", "pass", b"pass", "play_again", b"play_again", "play_cards", b"play_cards", "react", b"react", "return_cards", b"return_cards", "set_presence", b"set_presence", "sit_down", b"sit_down", "start_game", b"start_game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react", "hand_over_host", "move_on", "set_presence"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["sit_down", "leave", "start_game", "play_cards", "pass", "return_cards", "next_round", "end_game", "play_again", "back_to_lobby", "react", "hand_over_host", "move_on", "set_presence", "chat", "mute_seat"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___Command: _TypeAlias = Command  # noqa: Y015
+
+@_typing.final
+class Chat(_message.Message):
+    """A chat message from a seat, shown to everyone at the table (spectators too)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat writing; unset: the seat the actor holds now (the table service finds it)."""
+    text: _builtins.str
+    """The message: 1 to 200 characters after Unicode normalisation (NFKC) and trimming,
+    with no control, format (bidi, zero-width) or unassigned character.
+    """
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int | None = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___Chat: _TypeAlias = Chat  # noqa: Y015
+
+@_typing.final
+class MuteSeat(_message.Message):
+    """Host: mute a seat's person at this table (their chat is refused, SEAT_MUTED), or unmute."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    MUTED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat whose person is muted (a person, not the host's own seat)."""
+    muted: _builtins.bool
+    """True to mute, false to unmute."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        muted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["muted", b"muted", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MuteSeat: _TypeAlias = MuteSeat  # noqa: Y015
 
 @_typing.final
 class SetPresence(_message.Message):
@@ -602,6 +670,7 @@ class SeatView(_message.Message):
     SCORE_FIELD_NUMBER: _builtins.int
     ROLE_FIELD_NUMBER: _builtins.int
     CONNECTED_FIELD_NUMBER: _builtins.int
+    MUTED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat number."""
     occupied: _builtins.bool
@@ -622,6 +691,8 @@ class SeatView(_message.Message):
     """The title from the last round (President, ...), empty before one."""
     connected: _builtins.bool
     """Whether the seat's person has a Watch or Session stream open (bots: false)."""
+    muted: _builtins.bool
+    """Whether the host muted this seat's person (their chat is refused)."""
     def __init__(
         self,
         *,
@@ -635,10 +706,11 @@ class SeatView(_message.Message):
         score: _builtins.int = ...,
         role: _builtins.str = ...,
         connected: _builtins.bool = ...,
+        muted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_count", b"card_count", "connected", b"connected", "display_name", b"display_name", "is_bot", b"is_bot", "left", b"left", "occupied", b"occupied", "player_id", b"player_id", "role", b"role", "score", b"score", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_count", b"card_count", "connected", b"connected", "display_name", b"display_name", "is_bot", b"is_bot", "left", b"left", "muted", b"muted", "occupied", b"occupied", "player_id", b"player_id", "role", b"role", "score", b"score", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

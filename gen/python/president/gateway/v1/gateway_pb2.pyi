@@ -1005,6 +1005,133 @@ class ReactResponse(_message.Message):
 Global___ReactResponse: _TypeAlias = ReactResponse  # noqa: Y015
 
 @_typing.final
+class SendChatRequest(_message.Message):
+    """A chat message."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """The message: 1 to 200 characters after Unicode normalisation (NFKC) and
+    trimming; no control, format (bidi, zero-width) or unassigned character
+    (INVALID_CHAT otherwise).
+    """
+    command_id: _builtins.str
+    """A client-chosen id (a retry with the same id is written once)."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
+    table_id: _builtins.str
+    """The table (on a Session stream: the session's table, or empty)."""
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "command_id", b"command_id", "expected_version", b"expected_version", "table_id", b"table_id", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+
+Global___SendChatRequest: _TypeAlias = SendChatRequest  # noqa: Y015
+
+@_typing.final
+class SendChatResponse(_message.Message):
+    """Written."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The table's version afterwards."""
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SendChatResponse: _TypeAlias = SendChatResponse  # noqa: Y015
+
+@_typing.final
+class MuteSeatRequest(_message.Message):
+    """Host: mute or unmute a seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    MUTED_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat."""
+    muted: _builtins.bool
+    """True to mute, false to unmute."""
+    command_id: _builtins.str
+    """A client-chosen id."""
+    expected_version: _builtins.int
+    """The table version (a view's version) the command was chosen on: when the
+    table has moved on since, the command is refused ABORTED (STALE) and changes nothing.
+    """
+    table_id: _builtins.str
+    """The table."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        muted: _builtins.bool = ...,
+        command_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "command_id", b"command_id", "expected_version", b"expected_version", "muted", b"muted", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+
+Global___MuteSeatRequest: _TypeAlias = MuteSeatRequest  # noqa: Y015
+
+@_typing.final
+class MuteSeatResponse(_message.Message):
+    """Done."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The table's version afterwards."""
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MuteSeatResponse: _TypeAlias = MuteSeatResponse  # noqa: Y015
+
+@_typing.final
 class LeaveRequest(_message.Message):
     """Leave the table."""
 

@@ -97,6 +97,16 @@ class GatewayServiceStub:
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ReactRequest.SerializeToString,
                 response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ReactResponse.FromString,
                 _registered_method=True)
+        self.SendChat = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/SendChat',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SendChatRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SendChatResponse.FromString,
+                _registered_method=True)
+        self.MuteSeat = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/MuteSeat',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.MuteSeatRequest.SerializeToString,
+                response_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.MuteSeatResponse.FromString,
+                _registered_method=True)
         self.Leave = channel.unary_unary(
                 '/president.gateway.v1.GatewayService/Leave',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.LeaveRequest.SerializeToString,
@@ -300,6 +310,23 @@ class GatewayServiceServicer:
 
     def React(self, request, context):
         """Shows a reaction to the table.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SendChat(self, request, context):
+        """Writes a short chat message to the table from the caller's seat (spectators
+        read the chat but may not write: READ_ONLY). Rate-limited per seat
+        (RESOURCE_EXHAUSTED, CHAT_RATE); a seat the host muted is refused
+        (PERMISSION_DENIED, SEAT_MUTED).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MuteSeat(self, request, context):
+        """Host: mute a seat's person at the table, or unmute them.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -548,6 +575,16 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.React,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ReactRequest.FromString,
                     response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ReactResponse.SerializeToString,
+            ),
+            'SendChat': grpc.unary_unary_rpc_method_handler(
+                    servicer.SendChat,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SendChatRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.SendChatResponse.SerializeToString,
+            ),
+            'MuteSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.MuteSeat,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.MuteSeatRequest.FromString,
+                    response_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.MuteSeatResponse.SerializeToString,
             ),
             'Leave': grpc.unary_unary_rpc_method_handler(
                     servicer.Leave,
@@ -990,6 +1027,60 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/React',
             president_dot_gateway_dot_v1_dot_gateway__pb2.ReactRequest.SerializeToString,
             president_dot_gateway_dot_v1_dot_gateway__pb2.ReactResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SendChat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/SendChat',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.SendChatRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.SendChatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MuteSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/MuteSeat',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.MuteSeatRequest.SerializeToString,
+            president_dot_gateway_dot_v1_dot_gateway__pb2.MuteSeatResponse.FromString,
             options,
             channel_credentials,
             insecure,

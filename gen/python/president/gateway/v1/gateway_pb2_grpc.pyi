@@ -83,6 +83,14 @@ class GatewayServiceStub:
     """Returns cards in the exchange for the seat the caller's account holds."""
     React: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ReactRequest, _gateway_pb2.ReactResponse]
     """Shows a reaction to the table."""
+    SendChat: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.SendChatRequest, _gateway_pb2.SendChatResponse]
+    """Writes a short chat message to the table from the caller's seat (spectators
+    read the chat but may not write: READ_ONLY). Rate-limited per seat
+    (RESOURCE_EXHAUSTED, CHAT_RATE); a seat the host muted is refused
+    (PERMISSION_DENIED, SEAT_MUTED).
+    """
+    MuteSeat: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.MuteSeatRequest, _gateway_pb2.MuteSeatResponse]
+    """Host: mute a seat's person at the table, or unmute them."""
     Leave: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.LeaveRequest, _gateway_pb2.LeaveResponse]
     """Leaves the table: a bot finishes the round, then the seat is freed."""
     HostAction: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.HostActionRequest, _gateway_pb2.HostActionResponse]
@@ -193,6 +201,14 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """Returns cards in the exchange for the seat the caller's account holds."""
     React: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ReactRequest, _gateway_pb2.ReactResponse]  # type: ignore[assignment]
     """Shows a reaction to the table."""
+    SendChat: _aio.UnaryUnaryMultiCallable[_gateway_pb2.SendChatRequest, _gateway_pb2.SendChatResponse]  # type: ignore[assignment]
+    """Writes a short chat message to the table from the caller's seat (spectators
+    read the chat but may not write: READ_ONLY). Rate-limited per seat
+    (RESOURCE_EXHAUSTED, CHAT_RATE); a seat the host muted is refused
+    (PERMISSION_DENIED, SEAT_MUTED).
+    """
+    MuteSeat: _aio.UnaryUnaryMultiCallable[_gateway_pb2.MuteSeatRequest, _gateway_pb2.MuteSeatResponse]  # type: ignore[assignment]
+    """Host: mute a seat's person at the table, or unmute them."""
     Leave: _aio.UnaryUnaryMultiCallable[_gateway_pb2.LeaveRequest, _gateway_pb2.LeaveResponse]  # type: ignore[assignment]
     """Leaves the table: a bot finishes the round, then the seat is freed."""
     HostAction: _aio.UnaryUnaryMultiCallable[_gateway_pb2.HostActionRequest, _gateway_pb2.HostActionResponse]  # type: ignore[assignment]
@@ -372,6 +388,26 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.ReactResponse, _abc.Awaitable[_gateway_pb2.ReactResponse]]:
         """Shows a reaction to the table."""
+
+    @_abc_1.abstractmethod
+    def SendChat(
+        self,
+        request: _gateway_pb2.SendChatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.SendChatResponse, _abc.Awaitable[_gateway_pb2.SendChatResponse]]:
+        """Writes a short chat message to the table from the caller's seat (spectators
+        read the chat but may not write: READ_ONLY). Rate-limited per seat
+        (RESOURCE_EXHAUSTED, CHAT_RATE); a seat the host muted is refused
+        (PERMISSION_DENIED, SEAT_MUTED).
+        """
+
+    @_abc_1.abstractmethod
+    def MuteSeat(
+        self,
+        request: _gateway_pb2.MuteSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.MuteSeatResponse, _abc.Awaitable[_gateway_pb2.MuteSeatResponse]]:
+        """Host: mute a seat's person at the table, or unmute them."""
 
     @_abc_1.abstractmethod
     def Leave(

@@ -191,6 +191,16 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def React(self, request: pb.ReactRequest, context: Context) -> pb.ReactResponse:
         return await self._authed(context, "React", lambda who: self._gateway.react(who, request))
 
+    async def SendChat(self, request: pb.SendChatRequest, context: Context) -> pb.SendChatResponse:
+        return await self._authed(
+            context, "SendChat", lambda who: self._gateway.send_chat(who, request)
+        )
+
+    async def MuteSeat(self, request: pb.MuteSeatRequest, context: Context) -> pb.MuteSeatResponse:
+        return await self._authed(
+            context, "MuteSeat", lambda claims: self._seats.mute_seat(claims, request)
+        )
+
     async def Leave(self, request: pb.LeaveRequest, context: Context) -> pb.LeaveResponse:
         return await self._authed(context, "Leave", lambda who: self._gateway.leave(who, request))
 

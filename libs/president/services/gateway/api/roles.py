@@ -32,6 +32,8 @@ PLAYERS_ONLY = frozenset(
         "Pass",
         "ReturnCards",
         "React",
+        "SendChat",
+        "MuteSeat",
         "Leave",
         "HostAction",
         "HandOverHost",

@@ -149,6 +149,17 @@ class Gateway:
         )
         return pb.ReactResponse()
 
+    async def send_chat(
+        self, identity: Identity, request: pb.SendChatRequest
+    ) -> pb.SendChatResponse:
+        """Write a chat message from the identity's seat (normalised, checked here first)."""
+        text = checks.chat_text(request.text)
+        command_id = checks.command_id(request.command_id) or f"chat-{secrets.token_hex(8)}"
+        version = await self._commands.run(
+            identity, request, gpb.Command(chat=gpb.Chat(text=text)), command_id
+        )
+        return pb.SendChatResponse(version=version)
+
     async def leave(self, identity: Identity, request: pb.LeaveRequest) -> pb.LeaveResponse:
         """Leave: a bot finishes the round; the account acts there no more."""
         await self._commands.run(

@@ -1,6 +1,6 @@
 """Input checks before anything is forwarded: each failure is INVALID_ARGUMENT with a sentence.
 
-The checks other services share (table id, round numbers, reactions, the cards of a
+The checks other services share (table id, round numbers, reactions, chat, the cards of a
 play, which the table service reads for every command) live in
 :mod:`president.servicekit.checks`, and the rule of shown names (display and
 table names) in :mod:`president.servicekit.names`; both are re-exported here.
@@ -18,6 +18,7 @@ from president.servicekit.checks import (
     MAX_COMMAND_ID,
     bot_level,
     cards,
+    chat_text,
     invalid,
     reaction,
     round_number,
@@ -28,6 +29,7 @@ from president.servicekit.names import display_name, table_name
 __all__ = [
     "bot_level",
     "cards",
+    "chat_text",
     "command_id",
     "display_name",
     "invalid",

@@ -208,6 +208,21 @@ class Seats:
         )
         return pb.HandOverHostResponse(version=version)
 
+    async def mute_seat(
+        self, identity: Identity, request: pb.MuteSeatRequest
+    ) -> pb.MuteSeatResponse:
+        """Host: mute or unmute the person in a seat (the table service decides)."""
+        table_id = checks.table_id(request.table_id)
+        command_id = checks.command_id(request.command_id) or f"mute-{secrets.token_hex(6)}"
+        await self._hub.feed(table_id)
+        version = await self._commands.run(
+            identity,
+            request,
+            gpb.Command(mute_seat=gpb.MuteSeat(seat=request.seat, muted=request.muted)),
+            command_id,
+        )
+        return pb.MuteSeatResponse(version=version)
+
     async def _take_seat(
         self, feed: TableFeed, wanted: int | None, sit: Callable[[int], Awaitable[object]]
     ) -> int:

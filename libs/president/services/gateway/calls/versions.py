@@ -20,6 +20,8 @@ CommandRequest = (
     | pb.RemoveSeatRequest
     | pb.LeaveRequest
     | pb.ReactRequest
+    | pb.SendChatRequest
+    | pb.MuteSeatRequest
     | pb.HandOverHostRequest
 )
 

@@ -12,6 +12,15 @@ seats' streams are written what they lack
 (:class:`~president.services.gateway.streams.fanout.Broadcast`), and the spectators are
 woken in the table's audience.
 
+A version is not an event, though: a database that fails over to a standby
+that had not received its last commits (asynchronous replication) gives
+those versions to new events. An event whose hash is not the one applied
+here at its version (or that does not follow the hash applied last) says
+the table's history was rewound under this feed: the feed closes, its
+streams end with ``DATA_LOSS`` ``HISTORY_REWOUND`` (their watchers saw
+changes the store no longer has), and the next watcher gets a new feed,
+read from the store as it is now.
+
 Without NATS (not reachable yet, or lost), feeds poll the store, so a watcher
 never waits on the message bus for correctness, only for speed.
 
@@ -38,7 +47,7 @@ from president.hosting.deadlines import IdleRules
 from president.hosting.projection import Table
 from president.servicekit.errors import DRAINING, Code, ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
-from president.servicekit.nats import Subjects, version_in
+from president.servicekit.nats import Subjects, hash_in, version_in
 from president.services.gateway.streams.audience import Audience, Spectator
 from president.services.gateway.streams.entries import Entry, apply, with_clock
 from president.services.gateway.streams.fanout import Broadcast
@@ -63,6 +72,17 @@ def draining() -> ServiceError:
 def not_found(table_id: str) -> ServiceError:
     """NOT_FOUND for a table nobody created."""
     return ServiceError(Code.NOT_FOUND, "TABLE_NOT_FOUND", f"no table {table_id!r}")
+
+
+def history_rewound(table_id: str) -> ServiceError:
+    """DATA_LOSS for a stream that showed changes the store no longer has."""
+    return ServiceError(
+        Code.DATA_LOSS,
+        "HISTORY_REWOUND",
+        f"the history of table {table_id!r} was rewound: its database lost its last "
+        "changes in a failover, and this stream showed some of them; watch again from "
+        "the start",
+    )
 
 
 class TableFeed:
@@ -95,6 +115,10 @@ class TableFeed:
         self.last_poll = time.monotonic()
         self._catch_up_queued = False
         self.closed = False
+        #: The store's history of the table is not the one applied here (see the module).
+        self.rewound = False
+        #: An event came that does not follow the hash applied last: rewound.
+        self._broken = False
 
     # -- state ----------------------------------------------------------------
     @property
@@ -128,7 +152,11 @@ class TableFeed:
         async def received(message: Msg) -> None:
             self.last_message = time.monotonic()
             known = version_in(message.headers)
-            if known is not None and known <= self.version:
+            if (
+                known is not None
+                and known <= self.version
+                and not self._differs(known, hash_in(message.headers))
+            ):
                 return  # shown already (a command's answer brought it): not parsed again
             try:
                 envelope = epb.EventEnvelope.FromString(message.data)
@@ -154,13 +182,14 @@ class TableFeed:
             with contextlib.suppress(Exception):
                 await self._subscription.unsubscribe()
             self._subscription = None
-        if self._task is not None:
+        if self._task is not None and self._task is not asyncio.current_task():
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
-        self.seats.close()
+        rewound = history_rewound(self.table_id) if self.rewound else None
+        self.seats.close(rewound)  # a seat's stream ends, or fails when it showed lost changes
         for crowd in self.crowds:
-            crowd.close(draining())
+            crowd.close(rewound or draining())
         self.crowds.clear()
         self.audience.close()
 
@@ -172,7 +201,7 @@ class TableFeed:
 
     async def _run(self) -> None:
         log = structlog.get_logger().bind(service="gateway")
-        while True:
+        while not self.closed:
             item = await self._inbox.get()
             try:
                 if item is None:
@@ -191,10 +220,14 @@ class TableFeed:
     async def _received(self, envelope: epb.EventEnvelope) -> None:
         where = place(self.version, envelope.version)
         if where is SEEN:
+            if self._differs(envelope.version, envelope.hash):
+                await self._rewind(envelope.version)
             return  # already applied: no duplicate
         if where is NEXT and self.current is not None:
             self._apply(envelope)
             self._release_held()
+            if self._broken:
+                await self._rewind(envelope.version)
             return
         self._held.hold(envelope)
         await self.catch_up()  # a gap: read what is missing from the store
@@ -207,6 +240,37 @@ class TableFeed:
                 if place(self.version, envelope.version) is NEXT:
                     self._apply(envelope)
             self._release_held()
+        if self._broken:
+            await self._rewind(self.version + 1)
+
+    # -- a rewound history --------------------------------------------------------------
+    def _hash_at(self, version: int) -> str:
+        """The hash of the event applied here at ``version`` ("": not in the history)."""
+        history = self.history
+        index = version - history[0].version if history else -1
+        if 0 <= index < len(history):
+            return history[index].envelope.hash
+        return ""
+
+    def _differs(self, version: int, event_hash: str) -> bool:
+        """Whether ``event_hash`` (or the start of it) is not the hash applied at ``version``."""
+        mine = self._hash_at(version)
+        return bool(mine and event_hash) and not mine.startswith(event_hash)
+
+    async def _rewind(self, version: int) -> None:
+        """The store's history is not the one applied here: close (the streams end with
+        HISTORY_REWOUND); the hub starts a new feed from the store for the next watcher."""
+        if self.closed:
+            return
+        structlog.get_logger().warning(
+            "the table's history was rewound under its feed: its streams end",
+            service="gateway",
+            table_id=self.table_id,
+            at_version=version,
+            applied_version=self.version,
+        )
+        self.rewound = True
+        await self.close()
 
     def offer(self, envelopes: Sequence[epb.EventEnvelope]) -> None:
         """Events a command through this gateway committed: apply them now, in order.
@@ -216,6 +280,8 @@ class TableFeed:
         for envelope in envelopes:
             if envelope.version > self.version:
                 self._held.hold(envelope)
+            elif self._differs(envelope.version, envelope.hash):
+                self._inbox.put_nowait(envelope)  # rewound: the feed's task closes it
         if self.current is not None:
             self._release_held()
 
@@ -237,6 +303,16 @@ class TableFeed:
         return with_clock(apply(table, envelope), current, self._idle)
 
     def _apply(self, envelope: epb.EventEnvelope) -> None:
+        current = self.current
+        if (
+            current is not None
+            and envelope.previous_hash
+            and current.envelope.hash
+            and envelope.previous_hash != current.envelope.hash
+        ):
+            self._broken = True  # not applied: the feed's task closes the feed (rewound)
+            self.request_catch_up()
+            return
         entry = self._entry(envelope)
         if self.current is not None:
             self.current.supersede()  # legal actions only in the newest view
@@ -286,10 +362,15 @@ class FeedHub:
 
     def following(self, table_id: str) -> TableFeed | None:
         """The table's feed if this gateway follows it (not counted as a use)."""
-        return self._feeds.get(table_id)
+        feed = self._feeds.get(table_id)
+        if feed is not None and feed.closed:  # rewound: the next use starts a new one
+            del self._feeds[table_id]
+            FEEDS.set(len(self._feeds))
+            return None
+        return feed
 
     def existing(self, table_id: str) -> TableFeed | None:
-        feed = self._feeds.get(table_id)
+        feed = self.following(table_id)
         if feed is not None:
             feed.touch()
         return feed
@@ -325,7 +406,7 @@ class FeedHub:
 
         ``committed``: the events it committed, shown to the watchers at once.
         """
-        feed = self._feeds.get(table_id)
+        feed = self.following(table_id)
         if feed is None:
             return
         feed.offer(committed)
@@ -357,7 +438,9 @@ class FeedHub:
             await asyncio.sleep(POLL_SECONDS_WITHOUT_NATS)
             now = time.monotonic()
             for table_id, feed in list(self._feeds.items()):
-                if not feed.watched and now - feed.last_used > IDLE_SECONDS:
+                if feed.closed:  # rewound
+                    self.following(table_id)
+                elif not feed.watched and now - feed.last_used > IDLE_SECONDS:
                     del self._feeds[table_id]
                     FEEDS.set(len(self._feeds))
                     await feed.close()

@@ -48,7 +48,7 @@ from president.services.gateway.streams.fanout import (
     messages,
     start_at,
 )
-from president.services.gateway.streams.feed import HISTORY, FeedHub, TableFeed
+from president.services.gateway.streams.feed import HISTORY, FeedHub, TableFeed, history_rewound
 from president.services.gateway.streams.receipts import receipt
 from president.services.gateway.streams.wire import session_change
 from president.services.gateway.streams.wire import session_snapshot as framed_snapshot
@@ -183,6 +183,8 @@ async def _watch(
     feed = await hub.feed(table_id)
     if from_version > feed.version:
         await feed.catch_up()
+        if feed.closed:  # its history was rewound: a new feed, from the store
+            feed = await hub.feed(table_id)
         if from_version > feed.version:
             raise version_ahead(feed.version, from_version)
     assert feed.current is not None
@@ -232,6 +234,8 @@ async def _seat(
                     yield message
                 last = read[-1]
             if feed.closed:
+                if feed.rewound:
+                    raise history_rewound(feed.table_id)
                 return
             box = Mailbox(seat_for, wire, Policy.EVERY)
             feed.seats.join(box, resumed(feed, last))
@@ -285,6 +289,8 @@ async def _audience(
                 taken = await checked_wait(partial(listener.take, after), check)
             if taken is None:
                 if listener.closed:
+                    if feed.rewound:
+                        raise history_rewound(feed.table_id)
                     return
                 listener.overflowed = False  # too slow a reader: skips to the newest view
                 newest = feed.current
