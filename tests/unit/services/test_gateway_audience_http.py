@@ -22,6 +22,7 @@ import httpx
 import pytest
 from google.protobuf import json_format
 from google.rpc import error_details_pb2
+from prometheus_client import REGISTRY
 
 from president.gateway.v1 import gateway_pb2 as pb
 from president.servicekit.errors import Code, ServiceError
@@ -172,6 +173,36 @@ async def test_a_full_socket_is_skipped_then_sent_the_view_now(
     (view_now,) = slow[0].messages(slow[0].writes[-1])
     assert view_now.snapshot and view_now.skipped and view_now.version == feed.version
     assert all(not sock.behind and sock.version == feed.version for sock in slow)
+    await hub.close()
+
+
+async def test_a_flush_counts_in_the_audiences_delay_and_deliveries(
+    tables: units.LocalTables,
+) -> None:
+    """An audience replica's alert reads its spectators' delay: a door's flush that writes
+    observes how long its oldest change waited, and counts every change it delivered."""
+    units.bot_table(tables)
+    hub = FeedHub(tables, Subjects())  # type: ignore[arg-type]
+    feed = await hub.feed("t1")
+    crowd = crowds.crowd(feed)
+    sockets = [FakeSocket(PROTO) for _ in range(3)]
+    for sock in sockets:
+        crowd.join(sock, _start(feed, 0))
+    delays = REGISTRY.get_sample_value("president_gateway_audience_delay_seconds_count") or 0
+    sent = REGISTRY.get_sample_value("president_gateway_audience_deliveries_total") or 0
+    start = feed.version
+    units.play_human(tables, "t1", 1)
+    await feed.catch_up()  # the crowd's flush is due: at most one pace from now
+    async with asyncio.timeout(5):
+        while len(sockets[0].writes) < 2:
+            await asyncio.sleep(0.01)
+    changes = feed.version - start
+    assert REGISTRY.get_sample_value("president_gateway_audience_delay_seconds_count") == (
+        delays + 1
+    )
+    assert REGISTRY.get_sample_value("president_gateway_audience_deliveries_total") == (
+        sent + changes * len(sockets)
+    )
     await hub.close()
 
 

@@ -175,8 +175,17 @@ def start_at(current: Entry, history: Sequence[Entry], from_version: int, replay
 class Broadcast:
     """The streams of one table here that share a schedule, and their writes."""
 
-    def __init__(self, log: Log, pace: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self,
+        log: Log,
+        pace: Callable[[], float] | None = None,
+        delivered: Callable[[float, int], None] | None = None,
+    ) -> None:
         self._log = log
+        #: Told after a paced flush that wrote: how long its oldest change waited (seconds)
+        #: and how many changes it delivered in all (the audience's metrics).
+        self._delivered = delivered
+        self._came = 0.0
         #: None: the feed flushes as it applies; else at most one flush per ``pace()``
         #: seconds (the changes meanwhile go together), after :meth:`changed`.
         self._pace = pace
@@ -245,7 +254,8 @@ class Broadcast:
         if self._timer is not None or not self.subscribers:
             return
         loop = asyncio.get_running_loop()
-        wait = max(0.0, self._last_flush + self._pace() - loop.time())
+        self._came = loop.time()
+        wait = max(0.0, self._last_flush + self._pace() - self._came)
         self._timer = loop.call_later(wait, self.flush)
 
     def flush(self) -> None:
@@ -263,6 +273,7 @@ class Broadcast:
         after: dict[int, list[Entry] | None] = {}
         shared: dict[tuple[int, str, tuple[int | None, ...]], list[bytes]] = {}
         behind = self._behind
+        writes, changes = self.writes, 0
         for subscriber in list(self.subscribers):
             at = subscriber.at
             if at is newest or subscriber in behind:
@@ -283,6 +294,9 @@ class Broadcast:
             if write is None:
                 write = shared[key] = framed(subscriber.wire, entries, seats)
             self._offer(subscriber, write, entries[-1])
+            changes += len(entries)
+        if self._delivered is not None and self.writes > writes:
+            self._delivered(self._last_flush - self._came, changes)
 
     # -- internals -------------------------------------------------------------------------
     def _after(self, version: int) -> list[Entry] | None:
