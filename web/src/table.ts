@@ -22,6 +22,7 @@ import { leftTable, seatedAt } from "./yourseats";
 import { replayLink } from "./replay";
 import { ChatPanel } from "./chat";
 import { Guide } from "./guide";
+import { afterWatchEnded } from "./resume";
 
 const REACTIONS: [string, string][] = [
   ["nice", "Nice!"],
@@ -31,7 +32,6 @@ const REACTIONS: [string, string][] = [
 ];
 const REACTION_SECONDS = 4;
 /** A Watch stream that ends so (a drained edge, an expired token, a lost network) is resumed. */
-const RESUMABLE = new Set([Code.Unavailable, Code.Unauthenticated, Code.Internal, Code.Unknown, Code.Canceled, Code.DeadlineExceeded]);
 const MAX_RESUMES = 5;
 
 interface Preview {
@@ -86,9 +86,12 @@ export class TablePage {
     fill(byId("main"), h("p", { role: "status" }, "Opening the table…"));
     fill(byId("side"), helpMenu(this));
     let failures = 0;
+    let fromSnapshot = false;
     while (!this.abort.signal.aborted && !this.view?.closed) {
       try {
-        const from = this.view?.version ?? 0n; // a stream cut off resumes after the last change
+        // A stream cut off resumes after the last change; a rewound history starts over.
+        const from = fromSnapshot ? 0n : (this.view?.version ?? 0n);
+        fromSnapshot = false;
         failures += 1; // until a change arrives: a stream the server ends at once counts too
         const spectator = this.view?.viewerSeat === undefined; // not seated, or not known yet
         for await (const changes of watchTable(this.tableId, from, this.abort.signal, spectator)) {
@@ -111,10 +114,12 @@ export class TablePage {
         }
       } catch (error) {
         if (this.abort.signal.aborted) return;
-        if (!RESUMABLE.has(error instanceof ConnectError ? error.code : Code.Unknown) || failures > MAX_RESUMES) {
+        const next = afterWatchEnded(error instanceof ConnectError ? error.code : Code.Unknown, reasonOf(error));
+        if (next === "stop" || failures > MAX_RESUMES) {
           this.fail(`The table is not available: ${sentence(error)}`);
           return;
         }
+        fromSnapshot = next === "snapshot";
       }
       if (failures > MAX_RESUMES) {
         this.fail("The table keeps closing its stream: try again later.");
