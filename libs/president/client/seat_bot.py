@@ -22,6 +22,8 @@ from president.gateway.v1 import gateway_pb2 as pb
 from president.rules.cards import parse_card
 
 Action = tuple[str, list[str]]
+#: The reason a stream ends with when the table's history it showed was lost (docs/clients.md).
+HISTORY_REWOUND = "HISTORY_REWOUND"
 
 
 def _strength(card: str) -> int:
@@ -115,7 +117,8 @@ async def play_seat(
     the last version after a dropped connection. With ``session``, it
     watches and acts on one Session stream instead of Watch and calls. A
     stream that ends with its access token (TOKEN_EXPIRED) is opened again
-    after a refresh.
+    after a refresh; one whose history was rewound (DATA_LOSS HISTORY_REWOUND)
+    is opened again from a snapshot.
     """
     log = log or SeatLog()
     last_version = from_version
@@ -162,6 +165,11 @@ async def play_seat(
         except GatewayError as error:
             if error.reason == "TOKEN_EXPIRED" and client.refresh_token:
                 await client.refresh()  # the stream ended with the access token: go on
+            elif error.reason == HISTORY_REWOUND:
+                # The table's database lost changes this stream showed (a failover to a standby
+                # that lacked them): they never happened. Start again from a snapshot of what
+                # was kept, and act on that.
+                last_version, acted_to, unanswered = 0, 0, None
             elif error.code not in RESUMABLE:
                 raise
             else:
