@@ -7,7 +7,7 @@ PRESET ?= classic
 
 .DEFAULT_GOAL := help
 CHROMIUM := /usr/bin/chromium
-.PHONY: help install icu browser promtool faketime web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos clean clients examples
+.PHONY: help install icu browser promtool faketime web-test web-build test lint typecheck unit run demo play bench chaos cluster-chaos cluster-chaos-clean protos protos-baseline clean clients examples
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -47,10 +47,10 @@ web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node f
 web-build: $(STAMP) ## Rebuild the web table's bundle: npm ci, protoc-gen-es from protos/, tsc, esbuild, manifest (commit web/public/bundle/)
 	$(BIN)/python web/bundle.py build
 
-lint: $(STAMP) ## ruff, and buf lint on protos/ with its buf.yaml
+lint: $(STAMP) ## ruff, buf lint on protos/ with its buf.yaml, and buf breaking against the recorded v1 (protos/baseline)
 	$(BIN)/ruff check libs tests protos examples clients web/bundle.py web/npm.py
 	$(BIN)/ruff format --check libs tests protos examples clients web/bundle.py web/npm.py
-	cd protos && ../$(BIN)/buf lint
+	cd protos && ../$(BIN)/buf lint && ../$(BIN)/buf breaking --against baseline/v1.binpb
 
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy
@@ -85,6 +85,9 @@ cluster-chaos: $(STAMP) faketime ## The recommended deployment as hosts (network
 
 cluster-chaos-clean: $(STAMP) ## Remove the namespaces, bridge and processes a killed cluster-chaos run left
 	$(BIN)/python tests/cluster/network.py
+
+protos-baseline: $(STAMP) ## Record protos/ as the v1 baseline make lint's buf breaking compares against (after an additive change is agreed)
+	cd protos && ../$(BIN)/buf build --exclude-source-info -o baseline/v1.binpb
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py
