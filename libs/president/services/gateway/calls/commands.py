@@ -3,9 +3,10 @@
 Every command a call makes goes through :meth:`Commands.submit` (for the
 caller) or :meth:`Commands.sit` (a seat taken for someone, a bot or the
 creator): the table service finds the account's seat and decides, and this
-replica's feed is nudged with the version the command reached. A client's
-command id is scoped by account and table (:func:`scoped_command_id`), so a
-retry runs once.
+replica's feed is nudged with the version the command reached (on a refusal,
+it checks that the store still holds what it showed: the history may have
+been rewound). A client's command id is scoped by account and table
+(:func:`scoped_command_id`), so a retry runs once.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hashlib
 import hmac
 
 from president.game.v1 import game_pb2 as gpb
+from president.servicekit.errors import ServiceError
 from president.servicekit.identity import Identity
 from president.services.gateway.calls import checks
 from president.services.gateway.calls.versions import CommandRequest, expected_version
@@ -90,7 +92,11 @@ class Commands:
         )
         if expected_version is not None:
             request.expected_version = expected_version
-        response = await self._tables.submit(request)
+        try:
+            response = await self._tables.submit(request)
+        except ServiceError as error:
+            self._hub.refused(table_id, error)  # acted on a lost history? the feed checks
+            raise
         self._hub.nudge(table_id, response.version, response.committed)
         return response.version
 

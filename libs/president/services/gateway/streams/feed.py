@@ -19,7 +19,11 @@ here at its version (or that does not follow the hash applied last) says
 the table's history was rewound under this feed: the feed closes, its
 streams end with ``DATA_LOSS`` ``HISTORY_REWOUND`` (their watchers saw
 changes the store no longer has), and the next watcher gets a new feed,
-read from the store as it is now.
+read from the store as it is now. A history rewound with no new event after
+it shows no such event: the table's players act on the lost state and are
+refused. A refusal makes the feed check that the store still holds the last
+event applied here (:meth:`TableFeed.check`); when it does not, the history
+was rewound.
 
 Without NATS (not reachable yet, or lost), feeds poll the store, so a watcher
 never waits on the message bus for correctness, only for speed.
@@ -58,6 +62,9 @@ POLL_SECONDS = 2.0
 POLL_SECONDS_WITHOUT_NATS = 0.25
 IDLE_SECONDS = 60.0
 NUDGE_SECONDS = 0.1
+
+#: A table's refusals of a command chosen on what its sender saw (the state, a version).
+REFUSED_ON_STATE = frozenset({Code.ABORTED, Code.FAILED_PRECONDITION, Code.INVALID_ARGUMENT})
 
 FEEDS = Gauge(
     "president_gateway_feeds", "Tables this gateway follows (one NATS subscription each)."
@@ -119,6 +126,8 @@ class TableFeed:
         self.rewound = False
         #: An event came that does not follow the hash applied last: rewound.
         self._broken = False
+        #: The next catch-up checks that the store holds the last event applied here.
+        self._check = False
 
     # -- state ----------------------------------------------------------------
     @property
@@ -233,15 +242,35 @@ class TableFeed:
         await self.catch_up()  # a gap: read what is missing from the store
 
     async def catch_up(self) -> None:
-        """Apply every stored event after the current version."""
+        """Apply every stored event after the current version (and, when asked to
+        :meth:`check`, read the last one applied here again: rewound if the store lost it)."""
         async with self._sync:
-            events = await read_gap(self._tables, Gap(self.table_id, self.version))
-            for envelope in events:
-                if place(self.version, envelope.version) is NEXT:
-                    self._apply(envelope)
-            self._release_held()
-        if self._broken:
+            checked = self.version if self._check else 0
+            after = checked - 1 if checked else self.version
+            events = await read_gap(self._tables, Gap(self.table_id, after))
+            self._check = False  # done (a failed read keeps it for the next catch-up)
+            if checked and (
+                not events or events[0].version != checked or self._differs(checked, events[0].hash)
+            ):
+                lost = True  # the store's history ends before it, or holds another event
+            else:
+                lost = False
+                for envelope in events:
+                    if place(self.version, envelope.version) is NEXT:
+                        self._apply(envelope)
+                self._release_held()
+        if lost:
+            await self._rewind(checked)
+        elif self._broken:
             await self._rewind(self.version + 1)
+
+    def check(self) -> None:
+        """A command at this table was refused: perhaps its sender acted on changes the
+        store lost (a history rewound with no new event after it). The next catch-up reads
+        the last event applied here again, and the feed closes (rewound) if it is gone."""
+        if self.current is not None and not self.closed:
+            self._check = True
+            self.request_catch_up()
 
     # -- a rewound history --------------------------------------------------------------
     def _hash_at(self, version: int) -> str:
@@ -418,6 +447,18 @@ class FeedHub:
                 feed.request_catch_up()
 
         asyncio.get_running_loop().call_later(NUDGE_SECONDS, check)
+
+    def refused(self, table_id: str, error: ServiceError) -> None:
+        """A command through this gateway was refused by the table: check the table's feed
+        (see :meth:`TableFeed.check`), unless the refusal names a version at or past the
+        feed's (the table moved on: a race, not a loss)."""
+        feed = self.following(table_id)
+        if feed is None or error.status not in REFUSED_ON_STATE:
+            return
+        named = error.metadata.get("version", "")
+        if named.isdigit() and int(named) >= feed.version:
+            return
+        feed.check()
 
     async def attach(self, client: Client) -> None:
         """NATS is (back) up: every feed subscribes and catches up."""
