@@ -6,7 +6,7 @@ SQLite store: a house game of four seats played ahead, its events offered
 one by one at ``--rate`` changes a second, as a command's answer offers them):
 
 - ``door``: the audience replica's hand-written HTTP door (h11, ``AudienceDoor``:
-  its ``Crowd`` frames a flush once and writes the same bytes to every socket);
+  its crowd, a ``Broadcast``, frames a flush once and writes the same bytes to every socket);
 - ``connect``: the same fan-out as gRPC ``Watch`` (the audience's paced log,
   ``watch.watch`` with ``batched``), served as a Connect server stream by
   connectrpc's ASGI application under uvicorn, the bytes passed through

@@ -125,3 +125,20 @@ def test_each_listed_module_has_a_job() -> None:
     assert len(listed) > 200
     for path, job in listed.items():
         assert len(job.split()) >= 3, f"{path}: {job!r} says no job"
+
+
+# The web table's files.
+
+WEB_LISTING = re.compile(
+    r"^The web table's files, `web/src/`.*?\n\n(\|.*?)(?:\n\n|\Z)", re.M | re.S
+)
+WEB_ROW = re.compile(r"^\| `([a-z_]+\.ts)` \| (.+) \|$", re.M)
+
+
+def test_the_map_lists_every_file_of_the_web_table() -> None:
+    (table,) = WEB_LISTING.findall(MAP.read_text())
+    listed = dict(WEB_ROW.findall(table))
+    present = {path.name for path in (ROOT / "web" / "src").glob("*.ts")}
+    assert sorted(present - set(listed)) == [], "docs/architecture.md does not list these"
+    assert sorted(set(listed) - present) == [], "docs/architecture.md lists files that are gone"
+    assert all(len(job.split()) >= 3 for job in listed.values())

@@ -4,7 +4,7 @@ whose socket is full skipped, then sent the view now (the same bytes for all ski
 there); the wire's envelope, end of stream and request checks.
 
 The feed runs on a real TableHost and SQLite store (``test_gateway_units``); the
-spectators' sockets are fakes of the door's own stream (what ``Crowd`` writes to).
+spectators' sockets are fakes of the door's own stream (what a crowd's ``Broadcast`` writes to).
 """
 
 from __future__ import annotations
