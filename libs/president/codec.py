@@ -183,6 +183,10 @@ def _encode_service_event(event: ev.ServiceEvent) -> Message:
         return pb.DealRevealed(
             game_no=event.game_no, round_no=event.round_no, secret_hex=event.secret_hex
         )
+    if isinstance(event, ev.DealSecretLost):
+        return pb.DealSecretLost(
+            game_no=event.game_no, round_no=event.round_no, fingerprint=event.fingerprint
+        )
     if isinstance(event, ev.ReactionShown):
         return pb.ReactionShown(seat=event.seat, reaction=event.reaction)
     if isinstance(event, ev.ChatPosted):
@@ -309,6 +313,8 @@ def _service_event(message: Message) -> ev.ServiceEvent:
         )
     if type(message) is pb.DealRevealed:
         return ev.DealRevealed(message.game_no, message.round_no, message.secret_hex)
+    if type(message) is pb.DealSecretLost:
+        return ev.DealSecretLost(message.game_no, message.round_no, message.fingerprint)
     if type(message) is pb.ReactionShown:
         return ev.ReactionShown(message.seat, message.reaction)
     if type(message) is pb.ChatPosted:

@@ -7,7 +7,7 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 
-from president.hosting.dealer import DealtCards, LocalDealer, RoundKey
+from president.hosting.dealer import DealtCards, LocalDealer, RoundKey, SecretLost
 from president.hosting.host import TableHost
 from president.hosting.seat_views import table_view
 from president.rules import game as g
@@ -20,10 +20,12 @@ from president.servicekit.errors import Code, ServiceError
 @dataclass
 class FlakyDealer(LocalDealer):
     """A local dealer whose deal fails while ``down`` is set, like a dealer being restarted;
-    its reveal fails while ``reveals_down`` is set."""
+    its reveal fails while ``reveals_down`` is set, and answers that the secret is lost while
+    ``secrets_lost`` is."""
 
     down: bool = False
     reveals_down: bool = False
+    secrets_lost: bool = False
     deals: list[RoundKey] = field(default_factory=list)
 
     def deal(self, key: RoundKey) -> DealtCards:
@@ -35,6 +37,8 @@ class FlakyDealer(LocalDealer):
     def reveal(self, key: RoundKey) -> bytes:
         if self.down or self.reveals_down:
             raise ServiceError(Code.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
+        if self.secrets_lost:
+            raise SecretLost(f"no deal was committed for {key}")
         return super().reveal(key)
 
 

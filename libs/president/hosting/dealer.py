@@ -29,6 +29,11 @@ class DealtCards:
     set_aside: tuple[int, ...]
 
 
+class SecretLost(LookupError):
+    """The dealer answered that it no longer holds an ended round's secret (lost with its
+    store): the table records ``DealSecretLost`` and goes on."""
+
+
 class DealerPort(Protocol):
     """The committed deal, as the table sees the dealer."""
 
@@ -39,7 +44,9 @@ class DealerPort(Protocol):
         """Deal the committed round."""
 
     def reveal(self, key: RoundKey) -> bytes:
-        """The round's secret, once it has ended."""
+        """The round's secret, once it has ended; :class:`SecretLost` when the dealer
+        answers that it no longer holds it (a dealer that does not answer raises any
+        other error, and the table waits)."""
 
 
 def dealt_from_secret(

@@ -60,6 +60,15 @@ class DealRevealed(NamedTuple):
     secret_hex: str
 
 
+class DealSecretLost(NamedTuple):
+    """A round is over but the dealer no longer holds its secret (lost with the dealer's
+    database): the round cannot be checked; the table goes on as if it was revealed."""
+
+    game_no: int
+    round_no: int
+    fingerprint: str
+
+
 class ReactionShown(NamedTuple):
     """A seat shows a reaction."""
 
@@ -110,6 +119,7 @@ ServiceEvent = (
     TableCreated
     | DealCommitted
     | DealRevealed
+    | DealSecretLost
     | ReactionShown
     | HostChanged
     | TableClosed
@@ -123,6 +133,7 @@ SERVICE_EVENT_TYPES = (
     TableCreated,
     DealCommitted,
     DealRevealed,
+    DealSecretLost,
     ReactionShown,
     HostChanged,
     TableClosed,

@@ -51,7 +51,7 @@ from president.hosting.commands import (
     digest_of,
 )
 from president.hosting.deadlines import bots_wait, needs_reveal, waits_for_server
-from president.hosting.dealer import DealerPort, RoundKey, deal_command
+from president.hosting.dealer import DealerPort, RoundKey, SecretLost, deal_command
 from president.hosting.errors import (
     CommandConflict,
     RateExceeded,
@@ -62,6 +62,7 @@ from president.hosting.errors import (
 from president.hosting.events import (
     DealCommitted,
     DealRevealed,
+    DealSecretLost,
     SeatPresence,
     TableCreated,
     TableEvent,
@@ -679,10 +680,18 @@ class TableHost:
         commitment = table.commitment
         assert commitment is not None
         key = RoundKey(table.table_id, commitment.game_no, commitment.round_no)
-        secret = self._dealer.reveal(key)
-        revealed = DealRevealed(
-            game_no=commitment.game_no, round_no=commitment.round_no, secret_hex=secret.hex()
-        )
+        revealed: DealRevealed | DealSecretLost
+        try:
+            secret = self._dealer.reveal(key)
+        except SecretLost:
+            # The dealer's store lost it: recorded, and the game goes on (an audit finding).
+            revealed = DealSecretLost(
+                commitment.game_no, commitment.round_no, commitment.fingerprint
+            )
+        else:
+            revealed = DealRevealed(
+                game_no=commitment.game_no, round_no=commitment.round_no, secret_hex=secret.hex()
+            )
         self._commit(table, [revealed], command_id, SERVER)
         self._tables[table.table_id] = replace(self._tables[table.table_id], commitment=None)
 

@@ -17,6 +17,7 @@ from president.hosting.events import (
     ChatPosted,
     DealCommitted,
     DealRevealed,
+    DealSecretLost,
     HostChanged,
     ReactionShown,
     SeatMuted,
@@ -116,7 +117,7 @@ def fold(table: Table, event: TableEvent, version: int, at: datetime | None = No
         return replace(table, version=version, closed=True)
     if isinstance(event, DealCommitted):
         return replace(table, version=version, commitment=event)
-    if isinstance(event, DealRevealed):
+    if isinstance(event, (DealRevealed, DealSecretLost)):
         return replace(table, version=version, commitment=None)
     if isinstance(event, ReactionShown) and at is not None:
         reactions = REACTIONS.after(table.reaction_times, event.seat, at)

@@ -13,7 +13,7 @@ import pytest
 from president import codec
 from president.hosting.autoplay import next_bot_command
 from president.hosting.deadlines import SERVER, advance, start_clock, waits_for_server
-from president.hosting.events import TableCreated
+from president.hosting.events import DealCommitted, DealSecretLost, TableCreated
 from president.hosting.host import TableHost
 from president.hosting.projection import fold_stored
 from president.hosting.streams import stream_id
@@ -139,3 +139,23 @@ def test_a_bot_move_left_undone_gets_a_server_deadline_and_is_made(
         again.timeout("t1", due.timer_key, due.game_no, due.round_no)
         assert left.current_version(stream_id("t1")) > cut  # the bot moved
         assert not waits_for_server(again.load("t1"))
+
+
+def test_a_secret_the_dealer_lost_is_recorded_and_the_game_goes_on(store: EventStore) -> None:
+    dealer = FlakyDealer()
+    host = TableHost(store, dealer)
+    bot_table(host)
+    host.decide_and_append("t1", g.StartGame(), "start", "server")
+    dealer.secrets_lost = True
+    play_to_round_end(host)  # the reveal the round's end owes: the dealer lost the secret
+    events = list(store.read_stream(stream_id("t1")))
+    committed = next(
+        codec.decode(e.type, e.payload) for e in events if e.type.endswith(".DealCommitted")
+    )
+    assert isinstance(committed, DealCommitted)
+    lost = codec.decode(events[-1].type, events[-1].payload)
+    assert lost == DealSecretLost(1, 1, committed.fingerprint)
+    assert not waits_for_server(host.load("t1"))
+    dealer.secrets_lost = False
+    host.decide_and_append("t1", g.NextRound(), "next", "p0")  # the game goes on
+    assert types(store)[-1] != "DealSecretLost" and "NextRoundStarted" in types(store)

@@ -81,7 +81,9 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
             key = _key(request.round)
             committed = await _in_vault(context, lambda: self._vault.reveal(key))
         except UnknownRound as error:
-            await abort(context, ServiceError(Code.NOT_FOUND, "UNKNOWN_ROUND", str(error)))
+            # A round the table committed but the vault lacks: its secret is lost (a store
+            # failover that missed it). The table records that and goes on.
+            await abort(context, ServiceError(Code.NOT_FOUND, "SECRET_LOST", str(error)))
         except RoundNotOver as error:
             await abort(
                 context,

@@ -4,7 +4,9 @@ Synchronous on purpose: :class:`TableHost` runs in worker threads. A dealer
 that does not answer (restarting, unreachable) is waited for, twice the call
 timeout (``PRESIDENT_DEALER_CALL_SECONDS``, 3 s); then the call fails with
 ``UNAVAILABLE`` (reason ``DEALER_UNAVAILABLE``) and the table settles its
-pending deal on its next command.
+pending deal on its next command. A dealer that answers it no longer holds a round's
+secret (``NOT_FOUND`` ``SECRET_LOST``) raises :class:`SecretLost`, which the table
+records as ``DealSecretLost``.
 """
 
 from __future__ import annotations
@@ -16,15 +18,17 @@ import grpc
 
 from president.dealer.v1 import dealer_pb2 as pb
 from president.dealer.v1 import dealer_pb2_grpc
-from president.hosting.dealer import DealtCards, RoundKey
+from president.hosting.dealer import DealtCards, RoundKey, SecretLost
 from president.rules.cards import CardSyntaxError, parse_card
 from president.servicekit.channels import internal_sync_channel
 from president.servicekit.errors import Code, ServiceError
+from president.servicekit.grpc_errors import error_info
 from president.servicekit.tls import PLAINTEXT, TlsSettings
 
 CALL_SECONDS = 3.0
 ATTEMPTS = 2
 RETRIED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+SECRET_LOST = "SECRET_LOST"
 
 
 class GrpcDealer:
@@ -82,6 +86,10 @@ class GrpcDealer:
                     delay *= 2
                     continue
                 detail = error.details() if isinstance(error, grpc.Call) else str(error)
+                if code == grpc.StatusCode.NOT_FOUND and _reason(error) == SECRET_LOST:
+                    raise SecretLost(
+                        f"the dealer no longer holds that round's secret ({detail})"
+                    ) from None
                 if code in RETRIED:
                     raise ServiceError(
                         Code.UNAVAILABLE,
@@ -94,6 +102,11 @@ class GrpcDealer:
                     f"the dealer refused {method}: {detail}",
                 ) from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _reason(error: grpc.RpcError) -> str | None:
+    info = error_info(error)
+    return info.reason if info is not None else None
 
 
 def _round(key: RoundKey) -> pb.RoundKey:

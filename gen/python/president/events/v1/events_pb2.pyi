@@ -7,7 +7,8 @@ Every language can read the log with these messages. Cards are text ("10H");
 seats are numbers from 0; -1 never appears (absent optional fields mean "nobody").
 
 The round's first event is DealCommitted (the fingerprint, fixed before any
-card is dealt); its last is DealRevealed (the secret), after RoundEnded.
+card is dealt); its last is DealRevealed (the secret), after RoundEnded, or DealSecretLost when
+the dealer lost the secret.
 """
 
 from collections import abc as _abc
@@ -813,6 +814,40 @@ class DealRevealed(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DealRevealed: _TypeAlias = DealRevealed  # noqa: Y015
+
+@_typing.final
+class DealSecretLost(_message.Message):
+    """The dealer answered that it no longer holds an ended round's secret (lost with its
+    database, e.g. after a failover to a standby that missed it): the round can never be
+    checked, and the table goes on as if it was revealed. Ends the round instead of
+    DealRevealed.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_NO_FIELD_NUMBER: _builtins.int
+    ROUND_NO_FIELD_NUMBER: _builtins.int
+    FINGERPRINT_FIELD_NUMBER: _builtins.int
+    game_no: _builtins.int
+    """The game number."""
+    round_no: _builtins.int
+    """The round number."""
+    fingerprint: _builtins.str
+    """The fingerprint the table committed for that round (its DealCommitted's)."""
+    def __init__(
+        self,
+        *,
+        game_no: _builtins.int = ...,
+        round_no: _builtins.int = ...,
+        fingerprint: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fingerprint", b"fingerprint", "game_no", b"game_no", "round_no", b"round_no"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DealSecretLost: _TypeAlias = DealSecretLost  # noqa: Y015
 
 @_typing.final
 class TimedOut(_message.Message):

@@ -7,7 +7,8 @@ Every language can read the log with these messages. Cards are text ("10H");
 seats are numbers from 0; -1 never appears (absent optional fields mean "nobody").
 
 The round's first event is DealCommitted (the fingerprint, fixed before any
-card is dealt); its last is DealRevealed (the secret), after RoundEnded.
+card is dealt); its last is DealRevealed (the secret), after RoundEnded, or DealSecretLost when
+the dealer lost the secret.
 """
 
 from collections import abc as _abc
