@@ -25,6 +25,7 @@ from president.audit.receipts import BadReceipts, Proof, ReceiptFile, load_recei
 from president.audit.replay import replay_events, seat_names
 from president.audit.reports import (
     IN_PROGRESS,
+    SECRET_LOST,
     VERIFIED,
     AuditSummary,
     Discrepancy,
@@ -37,6 +38,7 @@ from president.audit.verify import verify_table
 __all__ = [
     "IN_PROGRESS",
     "REVEAL_GRACE",
+    "SECRET_LOST",
     "VERIFIED",
     "AuditSummary",
     "BadReceipts",

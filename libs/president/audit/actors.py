@@ -28,6 +28,7 @@ from president.hosting.events import (
     ChatPosted,
     DealCommitted,
     DealRevealed,
+    DealSecretLost,
     ReactionShown,
     SeatMuted,
     SeatPresence,
@@ -98,7 +99,7 @@ def check_command_actor(stored: StoredEvent, command: Command, table: Table, act
 
 def check_service_actor(stored: StoredEvent, event: TableEvent, table: Table, actor: str) -> None:
     """``actor`` may cause the table service's own ``event`` at ``table``."""
-    if isinstance(event, (DealCommitted, DealRevealed)):
+    if isinstance(event, (DealCommitted, DealRevealed, DealSecretLost)):
         if actor != SERVER:
             what = "commitment" if isinstance(event, DealCommitted) else "reveal"
             raise Found(

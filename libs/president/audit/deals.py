@@ -4,9 +4,11 @@ For every round, the ``DealCommitted`` event before the cards: its deal order,
 hand size, jokers and options are what the rules give for the table at that
 moment; the ``DealRevealed`` event after the round: the secret matches the
 fingerprint, and the deal it re-creates (DEAL.md) is exactly the hands and
-set-aside cards of ``RoundStarted``. :class:`DealLedger` keeps the rounds of
-one table as the walk meets them and raises :class:`~president.audit.reports.Found`
-at the first bad one.
+set-aside cards of ``RoundStarted``; or the ``DealSecretLost`` event in its place,
+when the operator's dealer lost the secret: the round is noted as a finding
+(:data:`~president.audit.reports.SECRET_LOST`) and the walk goes on.
+:class:`DealLedger` keeps the rounds of one table as the walk meets them and raises
+:class:`~president.audit.reports.Found` at the first bad one.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from president.audit.explain import card_words
 from president.audit.reports import (
     FAILED,
     IN_PROGRESS,
+    SECRET_LOST,
     VERIFIED,
     Discrepancy,
     Found,
@@ -30,7 +33,7 @@ from president.audit.reports import (
 from president.deal import DEAL_VERSION, hands_by_seat, verify_fingerprint
 from president.deal import fingerprint as deal_fingerprint
 from president.events.v1 import events_pb2 as pb
-from president.hosting.events import DealCommitted, DealRevealed
+from president.hosting.events import DealCommitted, DealRevealed, DealSecretLost
 from president.rules import game as g
 from president.rules import round as rnd
 from president.rules.options import OptionError
@@ -61,6 +64,7 @@ class RoundTrack:
     ended_at: int | None = None
     revealed_at: int | None = None
     secret_hex: str | None = None
+    lost_at: int | None = None
 
     @property
     def key(self) -> tuple[int, int]:
@@ -80,6 +84,7 @@ class RoundTrack:
             ended_at=self.ended_at,
             revealed_at=self.revealed_at,
             secret_hex=self.secret_hex,
+            lost_at=self.lost_at,
         )
 
 
@@ -91,6 +96,8 @@ class DealLedger:
     """Secrets revealed anywhere in the log, by (game, round)."""
     rounds: list[RoundTrack] = field(default_factory=list)
     pending: RoundTrack | None = None
+    losses: list[Found] = field(default_factory=list)
+    """The rounds whose secret the operator lost: findings, though the walk goes on."""
 
     def scan_reveals(self, events: Sequence[StoredEvent]) -> None:
         """Note the secrets revealed anywhere in the log, so a deal is checked where it is dealt."""
@@ -227,16 +234,8 @@ class DealLedger:
     # -- DealRevealed ----------------------------------------------------------
     def revealed(self, stored: StoredEvent, event: DealRevealed, game: g.GameState) -> None:
         """A secret is revealed: of the round that just ended, matching its fingerprint."""
-        key = (event.game_no, event.round_no)
-        where = f"round {event.round_no} of game {event.game_no}"
-        pending = self.pending
-        if pending is None or pending.key != key:
-            done = next((r for r in self.rounds if r.key == key and r.revealed_at), None)
-            if done is not None:
-                raise Found(stored, f"{where} was already revealed at version {done.revealed_at}")
-            raise Found(stored, f"it reveals {where}, but no deal of that round awaits its reveal")
-        if pending.dealt is None:
-            raise Found(stored, f"it reveals {where}, which was never dealt")
+        pending = self._awaiting(stored, event.game_no, event.round_no)
+        where = pending.where()
         if pending.ended_at is None:
             raise Found(
                 stored,
@@ -255,12 +254,52 @@ class DealLedger:
             )
         if not pending.deal_checked:  # pragma: no cover - the look-ahead checked it
             dealt = pending.dealt
+            assert dealt is not None  # _awaiting: a dealt round
             started = decode(dealt)
             assert isinstance(started, rnd.RoundStarted)
             _compare_deal(dealt, started, pending, secret, game)
         pending.revealed_at = stored.version
         pending.secret_hex = event.secret_hex
         self.pending = None
+
+    # -- DealSecretLost --------------------------------------------------------
+    def lost(self, stored: StoredEvent, event: DealSecretLost) -> None:
+        """The operator lost the secret of the round that just ended: noted as a finding
+        (the round's deal can never be checked), and the walk goes on."""
+        pending = self._awaiting(stored, event.game_no, event.round_no)
+        where = pending.where()
+        if pending.ended_at is None:
+            raise Found(stored, f"the secret of {where} is said lost before the round ended")
+        if event.fingerprint != pending.fingerprint:
+            raise Found(
+                stored,
+                f"it names fingerprint {event.fingerprint}, but {where} was committed at "
+                f"version {pending.committed_at} with {pending.fingerprint}",
+            )
+        pending.lost_at = stored.version
+        self.pending = None
+        self.losses.append(
+            Found(
+                stored,
+                f"the operator lost the secret of {where} (fingerprint {pending.fingerprint}, "
+                f"committed at version {pending.committed_at}): its deal cannot be verified, "
+                "ever",
+            )
+        )
+
+    def _awaiting(self, stored: StoredEvent, game_no: int, round_no: int) -> RoundTrack:
+        """The dealt round ``(game_no, round_no)``, which awaits its reveal."""
+        key = (game_no, round_no)
+        where = f"round {round_no} of game {game_no}"
+        pending = self.pending
+        if pending is None or pending.key != key:
+            done = next((r for r in self.rounds if r.key == key and r.revealed_at), None)
+            if done is not None:
+                raise Found(stored, f"{where} was already revealed at version {done.revealed_at}")
+            raise Found(stored, f"it reveals {where}, but no deal of that round awaits its reveal")
+        if pending.dealt is None:
+            raise Found(stored, f"it reveals {where}, which was never dealt")
+        return pending
 
     # -- the end of the log -----------------------------------------------------
     def check_last_reveal(
@@ -310,6 +349,8 @@ class DealLedger:
         for track in self.rounds:
             if track.revealed_at is not None:
                 status = VERIFIED
+            elif track.lost_at is not None:
+                status = SECRET_LOST
             elif problem is not None and track is self.pending:
                 status = FAILED
             else:

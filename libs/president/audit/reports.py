@@ -19,6 +19,9 @@ IN_PROGRESS = "in progress"
 """Round status: the last round of the log, its secret not revealed yet."""
 FAILED = "failed"
 """Round status: the round in which the first bad event is."""
+SECRET_LOST = "secret lost"
+"""Round status: the operator lost the round's secret (``DealSecretLost``): its deal can
+never be checked. A finding against the operator, never a pass."""
 
 
 def short_type(type_name: str) -> str:
@@ -66,6 +69,8 @@ class RoundReport:
     revealed_at: int | None = None
     """Version of the ``DealRevealed`` event (None: not revealed yet)."""
     secret_hex: str | None = None
+    lost_at: int | None = None
+    """Version of the ``DealSecretLost`` event (None: not lost)."""
 
 
 @dataclass(frozen=True)

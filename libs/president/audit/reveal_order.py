@@ -12,14 +12,15 @@ from collections.abc import Sequence
 from president import codec
 from president.audit.reports import Found
 from president.events.v1 import events_pb2 as pb
-from president.hosting.events import DealCommitted, DealRevealed
+from president.hosting.events import DealCommitted, DealRevealed, DealSecretLost
 from president.store import StoredEvent
 
 _COMMITTED = codec.type_name(pb.DealCommitted)
 _REVEALED = codec.type_name(pb.DealRevealed)
+_LOST = codec.type_name(pb.DealSecretLost)
 _ENDED = codec.type_name(pb.RoundEnded)
 _STARTED = frozenset({codec.type_name(pb.NextRoundStarted), codec.type_name(pb.GameStarted)})
-_WATCHED = frozenset({_COMMITTED, _REVEALED, _ENDED, *_STARTED})
+_WATCHED = frozenset({_COMMITTED, _REVEALED, _LOST, _ENDED, *_STARTED})
 """The only types the check reads (by name: the others are never decoded)."""
 
 
@@ -45,7 +46,7 @@ def check_reveal_order(events: Sequence[StoredEvent]) -> None:
             continue  # an unreadable event is the walk's finding, not this one's
         if isinstance(event, DealCommitted):
             dealt, ended, next_started = (event.game_no, event.round_no), None, None
-        elif isinstance(event, DealRevealed):
+        elif isinstance(event, (DealRevealed, DealSecretLost)):  # a loss ends a round too
             key = (event.game_no, event.round_no)
             if key == ended and next_started is not None:
                 raise Found(

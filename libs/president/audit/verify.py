@@ -59,6 +59,7 @@ from president.hosting.events import (
     ChatPosted,
     DealCommitted,
     DealRevealed,
+    DealSecretLost,
     HostChanged,
     ReactionShown,
     SeatMuted,
@@ -127,6 +128,7 @@ def verify_table(
         walk.run()
     except Found as error:
         found.append(error)
+    found.extend(walk.deals.losses)  # a lost secret is a finding, never a pass
     try:
         check_command_columns(events, columns)
     except Found as error:
@@ -351,6 +353,8 @@ class _TableWalk:
             self.deals.committed(group[0], first, game)
         elif isinstance(first, DealRevealed):
             self.deals.revealed(group[0], first, game)
+        elif isinstance(first, DealSecretLost):
+            self.deals.lost(group[0], first)
         elif isinstance(first, HostChanged):
             _check_host_change(group[0], first, game)
         elif isinstance(first, ChatPosted):

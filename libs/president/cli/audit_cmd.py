@@ -488,6 +488,8 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
             commitment = event
         elif isinstance(event, ev.DealRevealed):
             echo(f"  Secret (version {version}): {event.secret_hex}")
+        elif isinstance(event, ev.DealSecretLost):
+            echo(f"  Secret LOST by the operator (version {version}): this deal cannot be checked")
         elif isinstance(event, ev.ReactionShown):
             echo(f"  {seat_name(event.seat, names)} reacts: {event.reaction}")
         elif isinstance(event, ev.ChatPosted):
