@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from president import codec
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
@@ -205,6 +206,22 @@ def test_check_deal_finds_a_tampered_log(tables: LocalTables) -> None:
     checked = check_deal(tampered, 1, 1)
     assert not checked.verified
     assert "fingerprint" in checked.problem
+
+
+def test_check_deal_says_a_lost_secret_cannot_be_checked(tables: LocalTables) -> None:
+    bot_table(tables)
+    play_human(tables, "t1", 200)
+    events = []
+    for item in asyncio.run(tables.read_events("t1", 0)):
+        if item.type.endswith("DealRevealed"):  # what the table stores when the dealer lost it
+            revealed = epb.DealRevealed.FromString(item.payload)
+            lost = epb.DealSecretLost(game_no=revealed.game_no, round_no=revealed.round_no)
+            item = epb.EventEnvelope(type=codec.type_name(lost), payload=lost.SerializeToString())
+        events.append(item)
+    with pytest.raises(ServiceError) as refused:
+        check_deal(events, 1, 1)
+    assert (refused.value.status, refused.value.reason) == (Code.DATA_LOSS, "SECRET_LOST")
+    assert "lost the secret of round 1 of game 1" in refused.value.message
 
 
 # --------------------------------------------------------------------------- the feeds

@@ -4,8 +4,9 @@ From a table's stored events: the round's ``DealCommitted`` (fingerprint,
 deal order, hand size, jokers), its ``RoundStarted`` (the hands as dealt) and
 its ``CardsGiven`` (the exchange) and its ``DealRevealed`` (the secret).
 Before the reveal nothing is answered (FAILED_PRECONDITION, ROUND_NOT_OVER):
-no secret, no hand leaves early. The exchange is checked against the
-re-created hands as DEAL.md's "Verifying" says: the automatic gives must be
+no secret, no hand leaves early. A round whose secret the operator's dealer lost
+(``DealSecretLost``) can never be checked: DATA_LOSS, SECRET_LOST. The exchange is
+checked against the re-created hands as DEAL.md's "Verifying" says: the automatic gives must be
 the giver's strongest cards of the hand it was dealt, and a free return must
 go back to a seat that gave to the returner, as many cards, from the hand the
 returner held after the automatic gives.
@@ -25,6 +26,7 @@ from president.servicekit.errors import Code, ServiceError
 COMMITTED = codec.type_name(epb.DealCommitted)
 STARTED = codec.type_name(epb.RoundStarted)
 REVEALED = codec.type_name(epb.DealRevealed)
+LOST = codec.type_name(epb.DealSecretLost)
 GIVEN = codec.type_name(epb.CardsGiven)
 
 
@@ -50,6 +52,15 @@ def check_deal(
             if (secret.game_no, secret.round_no) == (game_no, round_no):
                 revealed = secret
                 break
+        elif envelope.type == LOST and committed is not None:
+            lost = epb.DealSecretLost.FromString(envelope.payload)
+            if (lost.game_no, lost.round_no) == (game_no, round_no):
+                raise ServiceError(
+                    Code.DATA_LOSS,
+                    "SECRET_LOST",
+                    f"the operator lost the secret of round {round_no} of game {game_no} "
+                    f"(fingerprint {lost.fingerprint}): its deal cannot be checked, ever",
+                )
     if committed is None:
         raise ServiceError(
             Code.NOT_FOUND,
