@@ -158,6 +158,19 @@ def _b64(message: Any) -> str:
     return base64.b64encode(message.SerializeToString()).decode()
 
 
+def lost_case() -> dict[str, Any]:
+    """A round whose secret the operator lost: its DealCommitted, then DealSecretLost."""
+    committed = epb.DealCommitted(
+        game_no=2, round_no=3, fingerprint="ab" * 32, deal_order=[0, 1, 2, 3], players=4
+    )
+    lost = epb.DealSecretLost(game_no=2, round_no=3, fingerprint="ab" * 32)
+    return {
+        "committed": _b64(committed),
+        "lost": _b64(lost),
+        "expected": {"gameNo": 2, "roundNo": 3, "fingerprint": "ab" * 32},
+    }
+
+
 def event_cases(seed: int, count: int) -> list[dict[str, Any]]:
     """Events encoded by the Python protobuf runtime, with the fields the JS reader gives.
 

@@ -48,10 +48,16 @@ export async function witnessTable(tableId: string, seat: number | null): Promis
 
 export interface Verdict {
   ok: boolean;
+  /** The operator lost the round's secret: the deal can never be checked (never a pass). */
+  lost?: boolean;
   checks: { ok: boolean; text: string }[];
   /** The hands the secret deals, by seat (empty when the check could not run). */
   hands?: Map<number, string[]>;
 }
+
+/** What the check says of a round whose secret the operator lost. */
+export const LOST =
+  "The operator lost this round's secret (its dealer's database lost it), so this deal cannot be checked, ever. That is the operator's failure, not a pass.";
 
 /** Re-create ``key``'s deal ("game/round") from its secret (or ``secretHex``, one given to you);
  * ``nameOf`` says another seat in words (its player's name). */
@@ -62,7 +68,10 @@ export async function checkRound(
   secretHex?: string,
 ): Promise<Verdict> {
   const seen = witness.rounds.get(key);
-  if (!seen || !seen.secretHex) {
+  if (seen?.secretLost && !secretHex) {
+    return { ok: false, lost: true, checks: [{ ok: false, text: LOST }] };
+  }
+  if (!seen || (!seen.secretHex && !seen.secretLost)) {
     return { ok: false, checks: [{ ok: false, text: "That round's secret has not been revealed yet: it comes at the round's end." }] };
   }
   return checkSeatDeal({ ...seen, seat: witness.seat, secretHex: secretHex || seen.secretHex, nameOf });

@@ -63,7 +63,7 @@ async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
   fill(into, section);
   try {
     const witness = await witnessTable(page.tableId, page.view?.viewerSeat ?? null);
-    const finished = [...witness.rounds.values()].filter((round) => round.secretHex);
+    const finished = [...witness.rounds.values()].filter((round) => round.secretHex || round.secretLost);
     if (finished.length === 0) {
       status.textContent = "No round has been revealed yet: a round's secret comes at its end.";
       return;
@@ -83,9 +83,11 @@ async function dealPanel(page: TablePage, into: HTMLElement): Promise<void> {
               fill(results, ...verdict.checks.map((check) => h("li", { class: check.ok ? "ok" : "bad" }, check.ok ? "✔ " : "✘ ", ...withCardFaces(check.text))));
               status.textContent = verdict.ok
                 ? `Round ${number} of game ${game} checks out: this browser re-created its deal from the secret.`
-                : `Round ${number} of game ${game} does NOT check out: see what did not agree below.`;
+                : verdict.lost
+                  ? `Round ${number} of game ${game} cannot be checked: the operator lost its secret.`
+                  : `Round ${number} of game ${game} does NOT check out: see what did not agree below.`;
               status.className = verdict.ok ? "verdict-ok" : "verdict-bad";
-              section.dataset.verdict = verdict.ok ? "ok" : "bad";
+              section.dataset.verdict = verdict.ok ? "ok" : verdict.lost ? "lost" : "bad";
             },
           },
           `Check round ${number}${game === "1" ? "" : ` of game ${game}`}`,

@@ -12,7 +12,7 @@ import { dealCommitted } from "../public/lib/events.js";
 import type { DealWitness } from "../public/lib/events.js";
 import { sentence } from "./api";
 import { sortedHand } from "./cards";
-import { type Verdict, checkRound, readLog, witnessLog } from "./dealcheck";
+import { LOST, type Verdict, checkRound, readLog, witnessLog } from "./dealcheck";
 import { byId, fill, h } from "./dom";
 import { cardFace, withCardFaces } from "./seats";
 
@@ -110,7 +110,8 @@ export class ReplayPage {
   /** Check the round's deal once, when the replay first reaches it (and its secret is public). */
   private checkAsItGoes(round: string): Verdict | "checking" | undefined {
     const known = this.verdicts.get(round);
-    if (known || !this.witness || !this.witness.rounds.get(round)?.secretHex) return known;
+    const seen = this.witness?.rounds.get(round);
+    if (known || !this.witness || !(seen?.secretHex || seen?.secretLost)) return known;
     this.verdicts.set(round, "checking");
     void checkRound(this.witness, round, (seat) => this.names.get(seat) ?? `seat ${seat}`).then((verdict) => {
       this.verdicts.set(round, verdict);
@@ -170,6 +171,14 @@ export class ReplayPage {
       return h("section", { id: "replay-round", "data-verdict": "secret" }, title, h("p", {}, "This round's secret is not public yet: its hands are shown once it is revealed, at the round's end."));
     }
     if (verdict === "checking") return h("section", { id: "replay-round", "data-verdict": "checking" }, title, h("p", {}, "Checking the deal…"));
+    if (verdict.lost) {
+      return h(
+        "section",
+        { id: "replay-round", "data-verdict": "lost" },
+        title,
+        h("p", { class: "verdict-bad", id: "replay-verdict" }, `✘ ${LOST}`),
+      );
+    }
     const hands = [...(verdict.hands ?? new Map<number, string[]>()).entries()].sort(([a], [b]) => a - b);
     return h(
       "section",

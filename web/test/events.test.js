@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
-import { DealWitness, cardsGiven, dealCommitted, dealRevealed, fromBase64, roundStarted } from "../public/lib/events.js";
+import { DealWitness, cardsGiven, dealCommitted, dealRevealed, dealSecretLost, fromBase64, roundStarted } from "../public/lib/events.js";
 
 const READERS = { dealCommitted, roundStarted, cardsGiven, dealRevealed };
 const casesFile = process.env.PRESIDENT_EVENT_CASES;
@@ -40,4 +40,17 @@ test("a seat's witness gathers a round from its stream", { skip: !casesFile }, (
 
 test("a truncated message is refused", () => {
   assert.throws(() => dealCommitted(Uint8Array.of(0x1a, 0x05, 0x61)), RangeError);
+});
+
+const lostCase = process.env.PRESIDENT_LOST_CASE;
+
+test("a round whose secret the operator lost is marked lost, never revealed", { skip: !lostCase }, () => {
+  const { committed, lost, expected } = JSON.parse(lostCase);
+  assert.deepEqual(dealSecretLost(fromBase64(lost)), expected);
+  const witness = new DealWitness(0);
+  witness.see({ event: { type: "president.events.v1.DealCommitted", payload: committed } });
+  const key = witness.see({ event: { type: "president.events.v1.DealSecretLost", payload: lost } });
+  assert.equal(key, "2/3");
+  assert.equal(witness.rounds.get(key).secretLost, true);
+  assert.equal(witness.rounds.get(key).secretHex, "");
 });

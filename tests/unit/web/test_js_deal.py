@@ -21,6 +21,7 @@ from tests.support.deal_vectors import (
     PINNED_FILE,
     event_cases,
     exchange_cases,
+    lost_case,
     pinned_text,
     random_cases,
 )
@@ -46,6 +47,7 @@ def test_node_tests_agree_with_python_on_random_deals_exchanges_and_events(tmp_p
     env = {
         **os.environ,
         "PRESIDENT_EVENT_CASES": str(events),
+        "PRESIDENT_LOST_CASE": json.dumps(lost_case()),
         "PRESIDENT_DEAL_CASES": str(deals),
         "PRESIDENT_EXCHANGE_CASES": str(exchanges),
         "PRESIDENT_ROLE_TITLES": json.dumps(ROLE_NAMES),

@@ -4,7 +4,7 @@
 // the event message's protobuf encoding (events.proto). The check needs four:
 // DealCommitted (the fingerprint and deal order, before the deal), RoundStarted
 // (the seat's own hand as dealt), CardsGiven (the exchange) and DealRevealed (the
-// secret). This reads the protobuf wire format for those fields only; the web
+// secret), or DealSecretLost (the operator lost the secret: no check is possible). This reads the protobuf wire format for those fields only; the web
 // table will decode every event with code generated from the protos.
 
 const TEXT = new TextDecoder();
@@ -119,17 +119,28 @@ export function dealRevealed(bytes) {
   return out;
 }
 
+export function dealSecretLost(bytes) {
+  const out = { gameNo: 0, roundNo: 0, fingerprint: "" };
+  for (const [number, value] of fields(bytes)) {
+    if (number === 1) out.gameNo = value;
+    else if (number === 2) out.roundNo = value;
+    else if (number === 3) out.fingerprint = TEXT.decode(value);
+  }
+  return out;
+}
+
 const READERS = {
   "president.events.v1.DealCommitted": dealCommitted,
   "president.events.v1.RoundStarted": roundStarted,
   "president.events.v1.CardsGiven": cardsGiven,
   "president.events.v1.DealRevealed": dealRevealed,
+  "president.events.v1.DealSecretLost": dealSecretLost,
 };
 
 /**
  * Follows a seat's changes (Watch responses as protobuf JSON) and gathers, round by
  * round, what the seat saw: { [`${game}/${round}`]: { fingerprint, dealOrder, jokers,
- * handSize, dealtHand, gifts, secretHex } }.
+ * handSize, dealtHand, gifts, secretHex, secretLost } }.
  */
 export class DealWitness {
   constructor(seat) {
@@ -154,6 +165,7 @@ export class DealWitness {
         dealtHand: [],
         gifts: [],
         secretHex: "",
+        secretLost: false,
       };
       this.rounds.set(this.current.key, this.current);
     } else if (this.current && event.type.endsWith("RoundStarted")) {
@@ -164,6 +176,12 @@ export class DealWitness {
       const key = `${message.gameNo || 1}/${message.roundNo}`;
       const round = this.rounds.get(key);
       if (round) round.secretHex = message.secretHex;
+      return round ? key : null;
+    } else if (event.type.endsWith("DealSecretLost")) {
+      // The operator's dealer lost this round's secret: it can never be checked.
+      const key = `${message.gameNo || 1}/${message.roundNo}`;
+      const round = this.rounds.get(key);
+      if (round) round.secretLost = true;
       return round ? key : null;
     }
     return null;
