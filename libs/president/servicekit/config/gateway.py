@@ -210,15 +210,15 @@ class AudienceSettings(FromEnv):
     inbox: int = setting(
         "PRESIDENT_AUDIENCE_INBOX",
         256,
-        "gateway: the changes a table's spectators' shared log holds; one further behind "
+        "gateway: the most changes a spectator is sent in one write; one further behind "
         "skips to the view now",
         whole,
     )
     lag_seconds: float = setting(
         "PRESIDENT_AUDIENCE_LAG_MS",
         0.25,
-        "gateway: how long (ms) a change may wait unread by a spectator before it skips to "
-        "the view now",
+        "gateway: how long (ms) a write may wait unread by a spectator (beyond its pace) "
+        "before it skips to the view now",
         milliseconds,
         shown="250",
     )
@@ -226,7 +226,7 @@ class AudienceSettings(FromEnv):
         "PRESIDENT_AUDIENCE_WRITES",
         4000.0,
         "gateway: the spectators' stream writes a second the replica allows itself (a "
-        "table's spectators are woken at most once per their number over this); raise it "
+        "table's spectators are written at most once per their number over this); raise it "
         "on an audience replica with a core of its own",
         number,
     )

@@ -13,7 +13,7 @@ spectator skipped there). The spectators are the door's connections
 from __future__ import annotations
 
 from president.services.gateway.api.connect import JSON, PROTO, Codec, chunk, envelope
-from president.services.gateway.streams.audience import DELAY, DELIVERIES
+from president.services.gateway.streams.audience import delivered
 from president.services.gateway.streams.entries import Entry
 from president.services.gateway.streams.fanout import Broadcast, Wire
 from president.services.gateway.streams.feed import TableFeed
@@ -46,15 +46,9 @@ def connect_wire(codec: Codec) -> Wire:
 WIRES = {codec: connect_wire(codec) for codec in (PROTO, JSON)}
 
 
-def _delivered(waited: float, changes: int) -> None:
-    """A flush's share of the audience's metrics: its oldest change's wait, what it sent."""
-    DELAY.observe(waited)
-    DELIVERIES.inc(changes)
-
-
 def crowd(feed: TableFeed) -> Broadcast:
     """A new paced broadcast of ``feed``'s HTTP spectators, which the feed tells of its
     changes and closes (SERVER_DRAINING) with itself."""
-    broadcast = Broadcast(feed, pace=lambda: FLUSH_SECONDS, delivered=_delivered)
+    broadcast = Broadcast(feed, pace=lambda: FLUSH_SECONDS, delivered=delivered)
     feed.crowds.append(broadcast)
     return broadcast

@@ -2,7 +2,9 @@
 per kind of viewer and wire, each stream written once per flush.
 
 A :class:`Broadcast` serves the streams of one table at this replica that share a
-schedule (the seats: the next loop turn). It reads the changes from the table's
+schedule (the seats: the next loop turn; the spectators: paced, at most one flush per
+pace, a batch of streams per loop turn, and the view now for a spectator further behind
+than a write may carry). It reads the changes from the table's
 feed (its ``history`` and ``current``): it holds no log of its own. A stream is a
 :class:`Subscriber`:
 
@@ -180,8 +182,15 @@ class Broadcast:
         log: Log,
         pace: Callable[[], float] | None = None,
         delivered: Callable[[float, int], None] | None = None,
+        batch: int | None = None,
+        most: Callable[[], int] | None = None,
     ) -> None:
         self._log = log
+        #: Streams written per loop turn (None: all in one): the rest go in the next turns.
+        self._batch = batch
+        #: The most changes a :attr:`Policy.NEWEST` stream is sent in one write now; one
+        #: further behind is sent the view now, marked skipped (None: no bound).
+        self._most = most
         #: Told after a paced flush that wrote: how long its oldest change waited (seconds)
         #: and how many changes it delivered in all (the audience's metrics).
         self._delivered = delivered
@@ -267,16 +276,28 @@ class Broadcast:
             self._timer = None
         if self._pace is not None:
             self._last_flush = asyncio.get_running_loop().time()
+        self._write(list(self.subscribers), self._came)
+
+    # -- internals -------------------------------------------------------------------------
+    def _write(self, subscribers: list[Subscriber], came: float) -> None:
+        """One flush's writes to ``subscribers`` (:data:`_batch` of them this loop turn,
+        the rest in the next; ``came``: when its oldest change came)."""
+        batch = self._batch
+        if batch is not None and len(subscribers) > batch:
+            rest = subscribers[batch:]
+            subscribers = subscribers[:batch]
+            asyncio.get_running_loop().call_soon(self._write, rest, came)
         newest = self._log.current
         if newest is None:
             return
+        most = self._most() if self._most is not None else None
         after: dict[int, list[Entry] | None] = {}
         shared: dict[tuple[int, str, tuple[int | None, ...]], list[bytes]] = {}
         behind = self._behind
         writes, changes = self.writes, 0
-        for subscriber in list(self.subscribers):
+        for subscriber in subscribers:
             at = subscriber.at
-            if at is newest or subscriber in behind:
+            if at is newest or subscriber in behind or subscriber not in self.subscribers:
                 continue
             version = at.version
             entries = after.get(version, ())
@@ -287,6 +308,9 @@ class Broadcast:
                 continue
             if not entries:  # it holds the newest already
                 continue
+            if most is not None and len(entries) > most and subscriber.policy is Policy.NEWEST:
+                self._write_skipped(subscriber, newest)
+                continue
             seat_for = subscriber.seat_for
             seats = tuple([seat_for(entry.table) for entry in entries])
             key = (version, subscriber.wire.name, seats)
@@ -296,9 +320,8 @@ class Broadcast:
             self._offer(subscriber, write, entries[-1])
             changes += len(entries)
         if self._delivered is not None and self.writes > writes:
-            self._delivered(self._last_flush - self._came, changes)
+            self._delivered(asyncio.get_running_loop().time() - came, changes)
 
-    # -- internals -------------------------------------------------------------------------
     def _after(self, version: int) -> list[Entry] | None:
         """The changes after ``version``, oldest first (None: the history lost the next)."""
         history = self._log.history
@@ -357,10 +380,17 @@ class Broadcast:
 
 class Mailbox:
     """A pull stream: its writes wait here until its handler (grpc.aio) takes them, each
-    message one of the stream's; it refuses more past ``limit`` bytes unread."""
+    message one of the stream's; it refuses more past ``limit`` bytes unread or, given a
+    ``lag`` (seconds, a :attr:`Policy.NEWEST` stream's), once a write waited unread longer:
+    then it drops what waits (the view now replaces those states)."""
 
     def __init__(
-        self, seat_for: SeatOf, wire: Wire, policy: Policy, limit: int | None = None
+        self,
+        seat_for: SeatOf,
+        wire: Wire,
+        policy: Policy,
+        limit: int | None = None,
+        lag: Callable[[], float] | None = None,
     ) -> None:
         self.seat_for = seat_for
         self.wire = wire
@@ -371,19 +401,34 @@ class Mailbox:
         self._pending: deque[bytes] = deque()
         self._size = 0
         self._refused = False
+        self._lag = lag
+        #: When the oldest write waiting came (loop time).
+        self._since = 0.0
         self._ready = asyncio.Event()
         #: Why the stream ended (None inside: it ended cleanly), once it did.
         self.ended: tuple[Exception | None] | None = None
 
     def offer(self, write: list[bytes]) -> bool:
         size = len(write[0]) if len(write) == 1 else sum(map(len, write))
-        if self._pending and self._size + size > self._limit:
-            self._refused = True
-            return False
+        if self._pending:
+            if self._lag is not None and self._stale():
+                self._pending.clear()  # the states it missed: the view now replaces them
+                self._size = 0
+                self._refused = True
+                return False
+            if self._size + size > self._limit:
+                self._refused = True
+                return False
+        else:
+            self._since = asyncio.get_running_loop().time() if self._lag is not None else 0.0
         self._pending.extend(write)
         self._size += size
         self._ready.set()
         return True
+
+    def _stale(self) -> bool:
+        assert self._lag is not None
+        return asyncio.get_running_loop().time() - self._since > self._lag()
 
     def end(self, error: Exception | None) -> None:
         self.ended = (error,)
@@ -408,8 +453,8 @@ class Mailbox:
     async def wait(self) -> list[bytes]:
         """The messages waiting, waiting for one if none is; empty once the stream ended
         (:attr:`ended` says why). Loses nothing when cancelled."""
-        while not self._pending and self.ended is None:
+        while not self._pending and not self._refused and self.ended is None:
             await self._ready.wait()
-            if not self._pending and self.ended is None:
+            if not self._pending and not self._refused and self.ended is None:
                 self._ready.clear()
         return self.take()

@@ -9,8 +9,9 @@ makes it read the missing ones from the store (no gap). Each applied event
 becomes an :class:`~president.services.gateway.streams.entries.Entry` (the event and
 the table after it), kept in a short history: once what came together is applied, the
 seats' streams are written what they lack
-(:class:`~president.services.gateway.streams.fanout.Broadcast`), and the spectators are
-woken in the table's audience.
+(:class:`~president.services.gateway.streams.fanout.Broadcast`), and the spectators'
+paced broadcasts (:mod:`president.services.gateway.streams.audience`, the audience
+door's crowds) are told of it.
 
 A version is not an event, though: a database that fails over to a standby
 that had not received its last commits (asynchronous replication) gives
@@ -52,7 +53,7 @@ from president.hosting.projection import Table
 from president.servicekit.errors import DRAINING, Code, ServiceError
 from president.servicekit.follower import NEXT, SEEN, Gap, HeldEnvelopes, place, read_gap
 from president.servicekit.nats import Subjects, hash_in, version_in
-from president.services.gateway.streams.audience import Audience, Spectator
+from president.services.gateway.streams import audience
 from president.services.gateway.streams.entries import Entry, apply, with_clock
 from president.services.gateway.streams.fanout import Broadcast
 from president.services.gateway.upstream.ports import TablePort
@@ -109,9 +110,9 @@ class TableFeed:
         self.seats = Broadcast(self)
         #: Paced broadcasts of spectators' streams (the audience's HTTP door's, per door).
         self.crowds: list[Broadcast] = []
+        #: The gRPC spectators' streams: paced, written after the seats, a batch per turn.
+        self.audience = audience.broadcast(self)
         self._written = 0
-        #: The spectators: one shared log, served after the seats, a batch per loop turn.
-        self.audience = Audience()
         self._held = HeldEnvelopes()
         self._inbox: asyncio.Queue[epb.EventEnvelope | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -200,7 +201,7 @@ class TableFeed:
         for crowd in self.crowds:
             crowd.close(rewound or draining())
         self.crowds.clear()
-        self.audience.close()
+        self.audience.close(rewound)
 
     def request_catch_up(self) -> None:
         """Read the store for anything newer (a poll, a nudge after a command)."""
@@ -322,6 +323,7 @@ class TableFeed:
         if self.version > self._written:  # what came together goes out together
             self._written = self.version
             self.seats.flush()  # seats first: now
+            self.audience.changed()
             for crowd in self.crowds:
                 crowd.changed()
 
@@ -347,21 +349,8 @@ class TableFeed:
             self.current.supersede()  # legal actions only in the newest view
         self.current = entry
         self.history.append(entry)
-        self.audience.push(entry)  # spectators: logged once, woken a batch per loop turn
 
     # -- watchers ---------------------------------------------------------------
-    def listen(self) -> tuple[Spectator, Entry, list[Entry]]:
-        """Register a spectator's place in the audience; returns it with the current entry
-        and the history, atomically."""
-        listener = self.audience.listener()
-        self.touch()
-        assert self.current is not None
-        return listener, self.current, list(self.history)
-
-    def unlisten(self, listener: Spectator) -> None:
-        self.audience.leave(listener)
-        self.touch()
-
     @property
     def watched(self) -> bool:
         """Whether any stream here watches the table."""

@@ -11,10 +11,10 @@ the watcher must see, not the table's age), then goes on live. A seat's
 stream is a mailbox of the table's seats' broadcast
 (:mod:`president.services.gateway.streams.fanout`): written once per loop turn with
 every change it lacks; one that reads too slowly is sent what it missed from the
-history, or reads the store when the history lost it. Spectators (watchers
-with no seat) listen in the table's audience
-(:mod:`president.services.gateway.streams.audience`): served after the seats, and
-skipped to the newest view when they read too slowly. Every change is sent
+history, or reads the store when the history lost it. A spectator's stream (a watcher
+with no seat) is a mailbox of the table's spectators' paced broadcast
+(:mod:`president.services.gateway.streams.audience`): written after the seats, and
+skipped to the newest view when it reads too slowly. Every change is sent
 as bytes built once per seat and change: every spectator's are the same.
 Every event is redacted for the watcher's seat and every view is that seat's
 own (:mod:`president.hosting.seat_views`): nobody receives another seat's cards.
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
-from functools import partial
 
 from prometheus_client import Gauge
 
@@ -37,6 +36,7 @@ from president.hosting.seat_views import seat_of
 from president.servicekit.config.gateway import AudienceSettings
 from president.servicekit.errors import Code, ServiceError
 from president.services.gateway.identity.guard import checked_wait
+from president.services.gateway.streams import audience
 from president.services.gateway.streams.entries import Entry, apply, with_clock
 from president.services.gateway.streams.fanout import (
     Behind,
@@ -270,46 +270,27 @@ async def _audience(
     wire: Wire,
     check: Check | None,
 ) -> AsyncIterator[bytes]:
-    """A spectator's stream: its place in the table's audience; the view now when it read
-    too slowly."""
-    listener, current, history = feed.listen()
+    """A spectator's stream: a mailbox of the table's spectators' broadcast; the view now when
+    it read too slowly."""
+    box = audience.spectator(seat_for, wire)
+    current = feed.current
+    assert current is not None
+    feed.audience.join(box, start_at(current, feed.history, from_version, REPLAY_LIMIT))
+    feed.touch()
     try:
-        start = start_at(current, history, from_version, REPLAY_LIMIT)
-        last, backlog = start.last, start.backlog
-        if start.whole:
-            yield wire.whole(current, seat_for(current.table), start.whole == "skipped")
         while True:
-            after = last.version
-            taken: list[Entry] | None
-            if backlog:
-                taken, backlog = backlog, []
-            elif check is None:
-                taken = await listener.take(after)
+            if check is None:
+                taken = await box.wait()
             else:
-                taken = await checked_wait(partial(listener.take, after), check)
-            if taken is None:
-                if listener.closed:
-                    if feed.rewound:
-                        raise history_rewound(feed.table_id)
-                    return
-                listener.overflowed = False  # too slow a reader: skips to the newest view
-                newest = feed.current
-                if newest is not None and newest.version > last.version:
-                    yield wire.whole(newest, seat_for(newest.table), True)
-                    last = newest
-                continue
-            fresh = [entry for entry in taken if entry.version > last.version]  # no duplicate
-            if any(entry.version != last.version + 1 + n for n, entry in enumerate(fresh)):
-                raise ServiceError(
-                    Code.UNAVAILABLE,
-                    "STREAM_BEHIND",
-                    f"the stream cannot continue after version {last.version}: "
-                    "watch again from that version",
-                )
-            if not fresh:
-                continue
-            for message in messages(wire, fresh, seat_for):
+                taken = await checked_wait(box.wait, check)
+            if not taken:
+                assert box.ended is not None  # a mailbox waits until it has messages or ends
+                if box.ended[0] is not None:
+                    raise box.ended[0]
+                return
+            for message in taken:
                 yield message
-            last = fresh[-1]
     finally:
-        feed.unlisten(listener)
+        feed.audience.leave(box)
+        audience.left()
+        feed.touch()
