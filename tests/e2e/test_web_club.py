@@ -561,6 +561,7 @@ def test_the_profile_and_the_leaderboards_name_the_players(
     page.get_by_role("button", name="End", exact=True).click()
     expect(page.locator("#replay-round")).to_have_attribute("data-verdict", "ok")
     expect(page.locator("#replay-hands .seat-name")).to_have_count(3)
+    assert serious_violations(page) == []  # the replay, its hands shown
 
 
 def test_an_invite_link_seats_a_guest_at_a_private_table(
