@@ -275,8 +275,15 @@ class Player:
         page = self.page
         if page.locator("#next-round").count():
             # The timer's countdown, while the host thinks. It shows once the round's secret
-            # is stored: until the dealer's reveal lands, the table waits for the server.
-            expect(page.locator("#turn")).to_contain_text(COUNTDOWN)
+            # is stored: until the dealer's reveal lands, the table waits for the server. After
+            # the last round the reveal ends the game instead (slow on a loaded machine, so the
+            # page may show between rounds first): then there is no countdown to see.
+            deadline = time.monotonic() + 10
+            while not COUNTDOWN.search(self.turn()):
+                if self.phase() != "between_rounds":
+                    return
+                assert time.monotonic() < deadline, f"no countdown between rounds: {self.turn()}"
+                page.wait_for_timeout(50)
             self.between.append(self.turn())
             page.locator("#next-round").click()
             page.wait_for_selector("body:not([data-phase=between_rounds])")
