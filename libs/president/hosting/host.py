@@ -49,6 +49,7 @@ from president.hosting.commands import (
     bind,
     decide,
     digest_of,
+    legacy_digest_of,
 )
 from president.hosting.deadlines import bots_wait, needs_reveal, waits_for_server
 from president.hosting.dealer import DealerPort, RoundKey, SecretLost, deal_command
@@ -315,10 +316,12 @@ class TableHost:
         # Known before deciding for a command that stands for itself; else once bound.
         fixed = None if callable(command) or isinstance(command, MoveOn) else command
         digest = digest_of(fixed, actor) if fixed is not None else ""
+        # The command as digested (and who acts it), for a retry's check in either format.
+        digested: tuple[TableCommand, str] | None = (fixed, actor) if fixed is not None else None
 
         def bound_on(table: Table) -> TableCommand:
             """The command as it stands on ``table`` (its seat found), and who acts it."""
-            nonlocal acting, digest
+            nonlocal acting, digest, digested
             if authorize is not None:
                 authorize(table)
             if fixed is not None:
@@ -326,6 +329,7 @@ class TableHost:
             made = command(table) if callable(command) else command
             bound, acting = bind(table, made, actor)
             digest = digest_of(bound, acting)
+            digested = (bound, acting)
             return bound
 
         def decide_on(table: Table) -> list[TableEvent]:
@@ -355,7 +359,7 @@ class TableHost:
                 if earlier is not None:
                     if not digest:  # bind it where it first ran, to know what it stood for
                         self._bind_before(table_id, earlier, bound_on, command_id)
-                    return self._earlier_outcome(table_id, command_id, earlier, digest)
+                    return self._earlier_outcome(table_id, command_id, earlier, digested)
                 fresh = self._reload(table_id)
                 if fresh.version == table.version:
                     raise
@@ -379,7 +383,7 @@ class TableHost:
                     return Outcome(table.version, 0)
                 result = self._commit(table, events, command_id, acting, digest, at)
             if result.first_version != table.version + 1:
-                return self._earlier_outcome(table_id, command_id, result, digest)
+                return self._earlier_outcome(table_id, command_id, result, digested)
             stopped_at, unfinished = self._follow_up_committed(
                 table_id, command_id, until_dealer=until_dealer
             )
@@ -469,11 +473,20 @@ class TableHost:
             raise CommandConflict(command_id) from None
 
     def _earlier_outcome(
-        self, table_id: str, command_id: str, earlier: AppendResult, digest: str
+        self,
+        table_id: str,
+        command_id: str,
+        earlier: AppendResult,
+        digested: tuple[TableCommand, str] | None,
     ) -> Outcome:
         """The outcome a command that already ran had, for its retry (CommandConflict when
-        the id ran for another command)."""
-        check_same(self._store, earlier, command_id, digest)
+        the id ran for another command: its kept digest, of either format, is not that of
+        ``digested``, the command as bound and who acts it)."""
+        digests: tuple[str, ...] = ()
+        if digested is not None:
+            command, acting = digested
+            digests = (digest_of(command, acting), legacy_digest_of(command, acting))
+        check_same(self._store, earlier, command_id, digests)
         self.load(table_id)
         return Outcome(self._settled_version(table_id, command_id, earlier), len(earlier.versions))
 

@@ -24,8 +24,9 @@ import pytest
 from president import audit
 from president.events.v1 import events_pb2 as pb
 from president.hosting.blinding import BLIND
+from president.hosting.commands import digest_of
 from president.hosting.host import TableHost
-from president.hosting.retries import DIGEST, command_digest
+from president.hosting.retries import DIGEST
 from president.hosting.streams import stream_id
 from president.play.recorded import GameClock, record_bot_game, seeded_dealer
 from president.rules import round as rnd
@@ -84,7 +85,7 @@ def brute_force(seen: pb.EventEnvelope) -> int | None:
         guess.CopyFrom(shown)
         guess.cards.extend(names(cards))
         payload = guess.SerializeToString(deterministic=True)
-        digest = command_digest(rnd.ReturnCards(shown.giver, cards), seen.actor)
+        digest = digest_of(rnd.ReturnCards(shown.giver, cards), seen.actor)
         for metadata in (known, {**known, DIGEST: digest}):
             tried = event_hash(
                 seen.stream_id, seen.version, seen.type, payload, metadata, seen.previous_hash

@@ -13,6 +13,8 @@ from president.hosting.errors import CommandConflict
 from president.hosting.host import TableHost
 from president.hosting.streams import stream_id
 from president.rules import game as g
+from president.rules import round as rnd
+from president.rules.cards import mask_of
 from president.store import EventStore
 from tests.support.table_host import bot_table, human_move
 
@@ -31,7 +33,13 @@ def test_the_same_id_with_other_content_is_refused_and_changes_nothing(host: Tab
     first = host.decide_and_append("t1", move, "move-1", "p0")
     assert host.decide_and_append("t1", move, "move-1", "p0") == first  # a retry: once
     version = host.load("t1").version
-    for other, actor in ((g.NextRound(), "p0"), (move, "p1")):
+    others: list[tuple[object, str]] = [(g.NextRound(), "p0"), (move, "p1")]
+    if isinstance(move, rnd.PlayCards | rnd.Pass | rnd.ReturnCards):
+        others.append((move._replace(seat=1), "p0"))  # another seat
+        others.append((rnd.Pass(0) if isinstance(move, rnd.PlayCards) else move, "server"))
+    if isinstance(move, rnd.PlayCards | rnd.ReturnCards):
+        others.append((move._replace(cards=mask_of("RJ")), "p0"))  # other cards
+    for other, actor in others:
         with pytest.raises(CommandConflict, match="used before for another command"):
             host.decide_and_append("t1", other, "move-1", actor)
     assert host.load("t1").version == version

@@ -13,6 +13,10 @@ class SitDown(NamedTuple):
     is_bot: bool = False
     display_name: str = ""
 
+    def seated_name(self) -> str:
+        """The name the seat shows: the display name trimmed, else the player's id."""
+        return self.display_name.strip() or self.player
+
 
 class Leave(NamedTuple):
     """The player of ``seat`` leaves (``removed``: the host removed them)."""

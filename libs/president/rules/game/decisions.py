@@ -137,7 +137,7 @@ def _decide_sit(game: GameState, command: SitDown) -> list[GameEvent]:
             "you left this table during the game under way: you cannot take a seat "
             "here again until it ends",
         )
-    name = command.display_name.strip() or command.player
+    name = command.seated_name()
     if len(name) > 40:
         raise Rejected(ErrorCode.INVALID_PLAYER, "a display name has at most 40 characters")
     return [SeatTaken(command.seat, command.player, command.is_bot, name)]
