@@ -33,7 +33,8 @@ METADATA_KEYS = frozenset({"actor", "command_id", "time"})
 """The metadata keys every stored event of a table has: who, which command, when."""
 DIGEST_KEY = "digest"
 """The one optional key: a command's digest (:mod:`president.hosting.retries`), so that a
-retry with other content is refused; 24 lowercase hex digits, nothing else."""
+retry with other content is refused; 24 lowercase hex digits, nothing else (that it is the
+command's own is :mod:`president.audit.digests`)."""
 _DIGEST = re.compile(r"[0-9a-f]{24}")
 BLINDED_KEYS = METADATA_KEYS | {BLIND}
 """The metadata keys of an event with its blinding value (every event the table service

@@ -17,7 +17,8 @@ it from nothing but the log itself, DEAL.md and the rules engine:
 - who caused each command (:mod:`president.audit.actors`), the times and
   every timeout against its deadline (:mod:`president.audit.clock`), and the
   data the chain hashes without reading it: metadata keys, canonical payloads,
-  and the unhashed command columns (:mod:`president.audit.integrity`);
+  and the unhashed command columns (:mod:`president.audit.integrity`), and
+  each command's digest, recomputed from its events (:mod:`president.audit.digests`);
 - the hashes players kept, from anchors or receipts
   (:mod:`president.audit.receipts`).
 
@@ -42,6 +43,7 @@ from president.audit.chain import Anchors, chain_break, check_not_cut_off
 from president.audit.clock import TimeCheck
 from president.audit.commands import command_for, command_groups
 from president.audit.deals import DealLedger
+from president.audit.digests import DigestCheck, own_command
 from president.audit.explain import command_words, difference, event_words, missing_words
 from president.audit.integrity import (
     check_canonical,
@@ -150,6 +152,7 @@ class _TableWalk:
     table: Table | None = None
     times: TimeCheck | None = None
     deals: DealLedger = field(default_factory=DealLedger)
+    digests: DigestCheck = field(default_factory=DigestCheck)
     command_ids: dict[str, int] = field(default_factory=dict)
     games: int = 0
     game_ended: StoredEvent | None = None
@@ -269,6 +272,7 @@ class _TableWalk:
             expected = produced[index]
             if type(stored) is not type(expected) or stored != expected:
                 raise Found(group[index], difference(stored, expected))
+        self.digests.check(group, command, actor, game)
         if len(produced) > len(decoded) and not partial:
             missing = produced[len(decoded)]
             raise Found(
@@ -324,6 +328,7 @@ class _TableWalk:
                 f"the table is created by {actor!r}, who is neither its host "
                 f"{created.host_player_id!r} nor the server",
             )
+        self.digests.check(group, None, actor, table.game)
         self.game, self.table, self.times = table.game, table, TimeCheck(table)
         self.times.time_of(first_stored)
 
@@ -345,6 +350,7 @@ class _TableWalk:
                 _check_reaction(stored, event, game)
                 _check_rate(stored, event, table, at)
                 table = fold(table, event, stored.version, at)
+            self.digests.check(group, own_command(first, table), actor, game)
             self.table = table
             return
         if len(group) > 1:
@@ -367,6 +373,7 @@ class _TableWalk:
                 raise Found(group[0], "the table closed while a person still sat at it")
         elif isinstance(first, TableCreated):
             raise Found(group[0], "a table is created once, at version 1")
+        self.digests.check(group, own_command(first, table), actor, game)
         # The table service's events (the host's handover, a closing) change the table
         # as the projection folds them: the actor check follows them through it.
         self.table = fold(table, first, group[0].version, at)
