@@ -143,9 +143,10 @@ def test_the_python_example_runs_with_the_package_alone(
 
 
 def test_the_typescript_packages_own_tests(connect_example: Path) -> None:
-    """``clients/typescript/test`` (node --test) on the package as built."""
+    """``clients/typescript/test`` (node --test) on the package as built: refusals, the
+    bearer renewed by one Refresh, Watch batch by batch, the messages' subpaths."""
     done = subprocess.run(
-        [str(NODE), "--test", "test/refusal.test.mjs"],
+        [str(NODE), "--test", "test/*.test.mjs"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -153,4 +154,4 @@ def test_the_typescript_packages_own_tests(connect_example: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-2000:])
-    assert "pass 4" in done.stdout, done.stdout[-2000:]
+    assert "pass 10" in done.stdout and "fail 0" in done.stdout, done.stdout[-2000:]
