@@ -77,7 +77,7 @@ clients: $(STAMP) ## Build the client packages: president-client's wheel into di
 	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist clients/python
 	$(BIN)/python clients/typescript/build.py
 
-examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl) against a real stack
+examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl, grpcurl) against a real stack
 	$(BIN)/pytest -q -n 0 tests/examples
 
 cluster-chaos: $(STAMP) faketime ## The recommended deployment as hosts (network namespaces; root), faults between them (~20 min)
