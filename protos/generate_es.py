@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Generate TypeScript (protobuf-es v2) from every proto of ``protos/`` into a folder.
 
-The one way TypeScript is generated here, for the web table (``web/bundle.py``, into
-``web/gen/``) and the TypeScript client package (``clients/typescript/build.py``, into
-``clients/typescript/src/gen/``): grpcio-tools' protoc runs the folder's own
-``@bufbuild/protoc-gen-es`` (from its ``node_modules``, as its lockfile pins it), with
-``target=ts``. The folder's previous output is removed first.
+The one way TypeScript is generated here: for the TypeScript client package
+(``clients/typescript/build.py``, into ``clients/typescript/src/gen/``), which the web
+table uses (``web/bundle.py``) rather than generating its own. grpcio-tools' protoc runs the
+folder's own ``@bufbuild/protoc-gen-es`` (from its ``node_modules``, as its lockfile pins
+it), with ``target=ts``. The folder's previous output is removed first.
 
     python protos/generate_es.py PACKAGE_FOLDER OUT_FOLDER [--opt import_extension=js]
         [--only 'president/gateway/**/*.proto' ...]  # these protos only (default: all)

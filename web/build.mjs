@@ -1,6 +1,6 @@
-// Bundles the web table (src/main.ts, with the code generated from protos/ into gen/ and
+// Bundles the web table (src/main.ts, on @president/client (clients/typescript) and
 // the DEAL.md library of public/lib/) into public/bundle/table.js with esbuild.
-// `make web-build` runs it after `npm ci` and the code generation, then writes the manifest.
+// `make web-build` runs it after building the package, `npm ci` and tsc, then writes the manifest.
 
 import { build } from "esbuild";
 

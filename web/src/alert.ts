@@ -2,7 +2,7 @@
 // the exchange), the tab's title says so and a short two-note chime plays (WebAudio, made
 // here: no sound file). A mute button silences the chime on this device (localStorage).
 
-import type { TableView } from "../gen/president/game/v1/game_pb";
+import type { TableView } from "@president/client/game";
 import { h } from "./dom";
 
 const TITLE = "President";

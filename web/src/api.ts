@@ -1,6 +1,7 @@
-// The gateway's API from the browser: one Connect client over the web edge (same origin),
-// the account's bearer token on every call, and refusals turned into words; a spectator's
-// Watch at the audience replicas' door when the deployment has one.
+// The gateway's API from the browser: the typed client of @president/client
+// (clients/typescript) over the web edge (same origin) with connect-web, the account's
+// bearer token on every call (renewed before it expires), and refusals turned into words; a
+// spectator's Watch at the audience replicas' door when the deployment has one.
 //
 // Where who you are is kept: the tab's session (access and refresh tokens) in
 // sessionStorage, one session per tab, because a refresh token works once and one presented
@@ -8,13 +9,19 @@
 // guest's id and device secret in localStorage, so a new tab (or the browser reopened) logs
 // the guest in again with them (LogIn), as CreateGuest's device secret is meant to be used.
 
-import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
-import { GatewayService, type WatchResponse } from "../gen/president/gateway/v1/gateway_pb";
-import type { Credentials } from "../gen/president/players/v1/players_pb";
+import {
+  bearer as sendBearer,
+  type GatewayClient,
+  gatewayClient,
+  refusal,
+  renewal,
+  type WatchResponse,
+  watchBatches,
+} from "@president/client";
+import type { Credentials } from "@president/client/players";
 
-const ERROR_INFO = "google.rpc.ErrorInfo";
 const KEY = "president.identity";
 /** A guest's id, device secret and name, kept on this device (localStorage). */
 const DEVICE_KEY = "president.guest";
@@ -101,43 +108,28 @@ export const identity = {
 const transport = (interceptors: Interceptor[]) => createConnectTransport({ baseUrl: location.origin, interceptors });
 
 /** The calls that need no bearer (Refresh trades its own token). */
-const anonymous: Client<typeof GatewayService> = createClient(GatewayService, transport([]));
-let refreshing: Promise<void> | null = null;
+const anonymous: GatewayClient = gatewayClient(transport([]));
 
-/** A new access token when this one is about to expire (one Refresh at a time). */
-async function fresh(): Promise<void> {
-  const now = stored();
-  if (!now?.refreshToken || now.expiresAt - Date.now() / 1000 > REFRESH_MARGIN_SECONDS) return;
-  refreshing ??= anonymous
-    .refresh({ refreshToken: now.refreshToken })
-    .then((answer) => identity.remember(answer.credentials, now.name))
-    .finally(() => {
-      refreshing = null;
-    });
-  await refreshing;
-}
+/** This tab's access token, renewed by one Refresh at a time shortly before it expires. */
+const bearer = sendBearer({
+  get accessToken(): string {
+    return identity.token;
+  },
+  renew: renewal(anonymous, {
+    session: () => {
+      const now = stored();
+      return now ? { refreshToken: now.refreshToken, accessExpiresAt: now.expiresAt } : null;
+    },
+    remember: (credentials) => identity.remember(credentials, stored()?.name ?? ""),
+    marginSeconds: REFRESH_MARGIN_SECONDS,
+  }),
+});
 
-const bearer: Interceptor = (next) => async (request) => {
-  await fresh();
-  if (identity.token) request.header.set("authorization", `Bearer ${identity.token}`);
-  return next(request);
-};
-
-export const gateway: Client<typeof GatewayService> = createClient(GatewayService, transport([bearer]));
+export const gateway: GatewayClient = gatewayClient(transport([bearer]));
 
 /** The stable ErrorInfo reason of a refusal ("" when it carries none). */
 export function reasonOf(error: unknown): string {
-  if (!(error instanceof ConnectError)) return "";
-  for (const detail of error.details) {
-    if (!("type" in detail) || detail.type !== ERROR_INFO) continue;
-    const reader = new BinaryReader(detail.value);
-    while (reader.pos < reader.len) {
-      const [field, wireType] = reader.tag();
-      if (field === 1) return reader.string();
-      reader.skip(wireType);
-    }
-  }
-  return "";
+  return refusal(error).reason;
 }
 
 /** A refusal or a failure in a sentence a person reads. */
@@ -164,7 +156,7 @@ function audience(): Promise<string> {
     .catch(() => "");
   return audienceUrl;
 }
-let door: Client<typeof GatewayService> | null = null;
+let door: GatewayClient | null = null;
 /** Tables where this identity holds a seat: the door refused it there (SEAT_HOLDER). */
 const seatedAt = new Set<string>();
 
@@ -182,11 +174,11 @@ export async function* watchTable(
   const url = spectator && !seatedAt.has(tableId) ? await audience() : "";
   let from = fromVersion;
   if (url) {
-    door ??= createClient(GatewayService, createConnectTransport({ baseUrl: url, interceptors: [bearer] }));
+    door ??= gatewayClient(createConnectTransport({ baseUrl: url, interceptors: [bearer] }));
     try {
-      for await (const message of door.watch({ tableId, fromVersion }, { signal })) {
+      for await (const batch of watchBatches(door, { tableId, fromVersion }, { signal })) {
         from = 0n; // shown as a spectator's: a seat found later starts over from its own view
-        yield [message];
+        yield batch;
       }
       return;
     } catch (error) {
@@ -195,7 +187,5 @@ export async function* watchTable(
       seatedAt.add(tableId);
     }
   }
-  for await (const message of gateway.watch({ tableId, fromVersion: from, batched: true }, { signal })) {
-    yield message.changes.length ? message.changes : [message];
-  }
+  yield* watchBatches(gateway, { tableId, fromVersion: from, batched: true }, { signal });
 }

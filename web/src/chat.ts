@@ -8,7 +8,7 @@
 // it is put in the page as text, never as markup.
 
 import { fromBinary } from "@bufbuild/protobuf";
-import { ChatPostedSchema } from "../gen/president/events/v1/events_pb";
+import { ChatPostedSchema } from "@president/client/events";
 import { commandId, gateway, reasonOf, sentence } from "./api";
 import { h } from "./dom";
 

@@ -6,8 +6,8 @@
 // only the gateway's recent changes, and a long game's first rounds are older than that.
 
 import { toJson } from "@bufbuild/protobuf";
-import { EventEnvelopeSchema } from "../gen/president/events/v1/events_pb";
-import type { ActivityItem } from "../gen/president/gateway/v1/gateway_pb";
+import { EventEnvelopeSchema } from "@president/client/events";
+import type { ActivityItem } from "@president/client";
 import { checkSeatDeal } from "../public/lib/check.js";
 import { DealWitness } from "../public/lib/events.js";
 import { gateway } from "./api";

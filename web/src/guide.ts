@@ -6,7 +6,7 @@
 // that in localStorage (ticked again by hand, it runs again). Web only: the server knows
 // nothing of it.
 
-import type { TableView } from "../gen/president/game/v1/game_pb";
+import type { TableView } from "@president/client/game";
 import { fill, h } from "./dom";
 import { withCardFaces } from "./seats";
 

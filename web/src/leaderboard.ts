@@ -2,7 +2,7 @@
 // over a week, a month or all time, each row named (the gateway adds the names), your own row
 // marked and your place shown when it is not on the page.
 
-import type { LeaderboardEntry } from "../gen/president/standings/v1/standings_pb";
+import type { LeaderboardEntry } from "@president/client/standings";
 import { gateway, identity, sentence } from "./api";
 import { byId, fill, h } from "./dom";
 import { PRESETS } from "./rules";

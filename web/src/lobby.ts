@@ -3,8 +3,8 @@
 // table opened by its id, and a new practice, public or private table with the preset's options.
 
 import { create } from "@bufbuild/protobuf";
-import { TableOptionsSchema, type TableView } from "../gen/president/game/v1/game_pb";
-import { type TableSummary, Visibility } from "../gen/president/gateway/v1/gateway_pb";
+import { TableOptionsSchema, type TableView } from "@president/client/game";
+import { type TableSummary, Visibility } from "@president/client";
 import { commandId, gateway, identity, sentence } from "./api";
 import { byId, fill, h, panelForm } from "./dom";
 import { NewTableOptions } from "./newtable";

@@ -2,7 +2,7 @@
 // your games with each round's place and points, each linked to its replay, and how you
 // fared against an opponent you played (GetHeadToHead: only the two players may ask).
 
-import type { GameHistory, Rating } from "../gen/president/standings/v1/standings_pb";
+import type { GameHistory, Rating } from "@president/client/standings";
 import { gateway, identity, sentence } from "./api";
 import { byId, fill, h } from "./dom";
 import { replayLink } from "./replay";

@@ -6,7 +6,7 @@
 // browser checks against the keys the gateway publishes (GetOperatorKeys), over the bytes
 // docs/auditing.md states: "president-receipt/1\n<stream id>\n<version>\n<hash>\n".
 
-import type { OperatorKey, WatchResponse } from "../gen/president/gateway/v1/gateway_pb";
+import type { OperatorKey, WatchResponse } from "@president/client";
 
 export const FORMAT = "president-receipts/1";
 

@@ -6,8 +6,8 @@
 // deal with #replay=<table id>&game=<n> (a table's later games, after Play again).
 
 import { fromBinary } from "@bufbuild/protobuf";
-import { CardsPlayedSchema, SeatTakenSchema } from "../gen/president/events/v1/events_pb";
-import type { ActivityItem } from "../gen/president/gateway/v1/gateway_pb";
+import { CardsPlayedSchema, SeatTakenSchema } from "@president/client/events";
+import type { ActivityItem } from "@president/client";
 import { dealCommitted } from "../public/lib/events.js";
 import type { DealWitness } from "../public/lib/events.js";
 import { sentence } from "./api";

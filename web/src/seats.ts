@@ -1,7 +1,7 @@
 // What the table shows of everyone: the seats around it (name, role, card count, presence,
 // score, reactions, muted), the trick play by play, whose turn it is with its countdown, and the results.
 
-import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
+import type { SeatView, TableView } from "@president/client/game";
 import { cardsInText, face, isRed, spoken } from "./cards";
 import { h } from "./dom";
 import { outText, roleTitle } from "./places";

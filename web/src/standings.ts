@@ -1,7 +1,7 @@
 // The results: the round just played (places, points, totals) and, when the game is over,
 // the whole game's final standings: every seat's points round by round and its total.
 
-import type { TableView } from "../gen/president/game/v1/game_pb";
+import type { TableView } from "@president/client/game";
 import { h } from "./dom";
 import { ordinal, roleTitle } from "./places";
 import { seatName } from "./seats";

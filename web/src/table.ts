@@ -5,9 +5,9 @@
 
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ChatPostedSchema, ReactionShownSchema, SeatMutedSchema, TimedOutSchema } from "../gen/president/events/v1/events_pb";
-import type { SeatView, TableView } from "../gen/president/game/v1/game_pb";
-import { HostChoice } from "../gen/president/gateway/v1/gateway_pb";
+import { ChatPostedSchema, ReactionShownSchema, SeatMutedSchema, TimedOutSchema } from "@president/client/events";
+import type { SeatView, TableView } from "@president/client/game";
+import { HostChoice } from "@president/client";
 import { commandId, gateway, identity, reasonOf, sentence, watchTable } from "./api";
 import { rankOf, sortedHand } from "./cards";
 import { announce, byId, fill, h, patch } from "./dom";

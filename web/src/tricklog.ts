@@ -4,14 +4,14 @@
 // that joined late knows less, and says only what it knows.
 
 import { fromBinary } from "@bufbuild/protobuf";
-import type { TableView } from "../gen/president/game/v1/game_pb";
+import type { TableView } from "@president/client/game";
 import {
   CardsPlayedSchema,
   PassedSchema,
   PlayerWentOutSchema,
   RoundEndedSchema,
   TrickClosedSchema,
-} from "../gen/president/events/v1/events_pb";
+} from "@president/client/events";
 
 /** One move in the trick: a play (its cards), or a pass (no cards). */
 export interface TrickMove {

@@ -2,7 +2,7 @@
 // account, the newest few), each asked again (GetTable) before the lobby offers
 // "Return to your seat": the server, not the memory, says whether the seat is still yours.
 
-import type { TableView } from "../gen/president/game/v1/game_pb";
+import type { TableView } from "@president/client/game";
 import { gateway, identity } from "./api";
 
 /** How many tables a device remembers per account. */

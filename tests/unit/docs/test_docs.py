@@ -237,7 +237,6 @@ PYTHON = re.compile(r"(president(?:\.[A-Za-z_0-9]+)+)(?::([A-Za-z_][\w.]*))?")
 #: Named in a page, found nowhere as such: each says why.
 NOT_IN_THE_CODE = {
     "PRESIDENT_EVENTS_COMMITMENTS": "the feed's stream, <stream>_COMMITMENTS, made at run time",
-    "web/gen/": "protoc-gen-es writes it during make web-build; not committed",
     "president.players.revoked": "a NATS subject, not a module",
     "president.game.v1.Command": "a generated message, not a module",
 }
