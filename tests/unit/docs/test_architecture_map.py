@@ -53,6 +53,7 @@ def files_of(package: str) -> list[Path]:
         ("president.rules", ("president.rules",)),
         ("president.store", ("president.store",)),
         ("president.ratings", ("president.ratings", "president.rules")),
+        ("president.tournament", ("president.tournament", "president.deal")),
     ],
 )
 def test_the_inner_rooms_import_nothing_of_the_rest(room: str, allowed: tuple[str, ...]) -> None:

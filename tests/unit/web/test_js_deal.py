@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from president.rules.roles import ROLE_NAMES
+from tests.support import seatdraw_vectors
 from tests.support.deal_vectors import (
     PINNED_FILE,
     event_cases,
@@ -44,12 +45,15 @@ def test_node_tests_agree_with_python_on_random_deals_exchanges_and_events(tmp_p
     exchanges.write_text(json.dumps(cases))
     events = tmp_path / "events.json"
     events.write_text(json.dumps(event_cases(seed=131313, count=100)))
+    seat_draws = tmp_path / "seatdraws.json"  # every Node test runs here, none skipped
+    seat_draws.write_text(json.dumps(seatdraw_vectors.random_cases(seed=2929, count=50)))
     env = {
         **os.environ,
         "PRESIDENT_EVENT_CASES": str(events),
         "PRESIDENT_LOST_CASE": json.dumps(lost_case()),
         "PRESIDENT_DEAL_CASES": str(deals),
         "PRESIDENT_EXCHANGE_CASES": str(exchanges),
+        "PRESIDENT_SEATDRAW_CASES": str(seat_draws),
         "PRESIDENT_ROLE_TITLES": json.dumps(ROLE_NAMES),
     }
     run = subprocess.run(

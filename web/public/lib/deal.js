@@ -87,13 +87,18 @@ export async function fingerprint(secret) {
   return hex(new Uint8Array(digest));
 }
 
+/** Thrown when a stream is read past the blocks computed ahead. */
+export class StreamExhausted extends RangeError {}
+
 /**
  * The deal's random stream: block k = HMAC-SHA256(secret, "president-deal-v1/stream" ||
  * uint64_be(k)), read 4 bytes at a time as big-endian uint32. Blocks are computed ahead
  * in batches (Web Crypto is asynchronous); the draws themselves are synchronous.
+ * ``prefix`` replaces "president-deal-v1/stream" for another committed draw that
+ * reuses the construction under a label of its own (the seat draw of SEAT_DRAW.md).
  */
 export class RandomStream {
-  static async open(secret, blocks = 64) {
+  static async open(secret, blocks = 64, prefix = STREAM_TAG) {
     const key = await subtle().importKey(
       "raw",
       checkedSecret(secret),
@@ -101,13 +106,14 @@ export class RandomStream {
       false,
       ["sign"],
     );
-    const stream = new RandomStream(key);
+    const stream = new RandomStream(key, prefix);
     await stream.extend(blocks);
     return stream;
   }
 
-  constructor(key) {
+  constructor(key, prefix = STREAM_TAG) {
     this.key = key;
+    this.prefix = prefix;
     this.words = [];
     this.position = 0;
     this.nextBlock = 0;
@@ -119,7 +125,7 @@ export class RandomStream {
     for (let i = 0; i < count; i += 1) {
       const index = new Uint8Array(8);
       new DataView(index.buffer).setBigUint64(0, BigInt(this.nextBlock + i));
-      pending.push(subtle().sign("HMAC", this.key, concat(STREAM_TAG, index)));
+      pending.push(subtle().sign("HMAC", this.key, concat(this.prefix, index)));
     }
     for (const block of await Promise.all(pending)) {
       const view = new DataView(block);
@@ -135,7 +141,7 @@ export class RandomStream {
 
   nextU32() {
     if (this.position >= this.words.length) {
-      throw new RangeError("the stream ran past the blocks computed ahead: extend() it first");
+      throw new StreamExhausted("the stream ran past the blocks computed ahead: extend() it first");
     }
     const word = this.words[this.position];
     this.position += 1;
