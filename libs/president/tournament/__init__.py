@@ -1,0 +1,1 @@
+"""Tournaments: many tables, one event, and a seat draw anyone can check."""
