@@ -1,1 +1,1 @@
-"""Tournaments: the committed seat draw of SEAT_DRAW.md, pure, no I/O."""
+"""Tournaments: many tables, one event, and a seat draw anyone can check (pure, no I/O)."""
