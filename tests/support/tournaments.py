@@ -18,6 +18,7 @@ from president.tournament.commands import (
     TournamentSettings,
 )
 from president.tournament.decide import decide
+from president.tournament.draw import fingerprint
 from president.tournament.drawing import seat_command
 from president.tournament.events import TournamentEvent
 from president.tournament.port import DrawRequest, Seating
@@ -97,7 +98,7 @@ class Driver:
         """Commit, seat, give every table random places, reveal."""
         round_no = len(self.t.rounds) + 1
         secret = secret if secret is not None else bytes([round_no]) * 32
-        self.do(StartRound(SERVER, round_no, hashlib.sha256(secret).hexdigest()))
+        self.do(StartRound(SERVER, round_no, fingerprint(secret, self.t.tournament_id, round_no)))
         self.do(seat_command(self.t, self.draw, secret))
         seating = self.t.rounds[-1].seating
         assert seating is not None

@@ -34,6 +34,7 @@ from president.tournament.commands import (
     TournamentSettings,
     Withdraw,
 )
+from president.tournament.draw import fingerprint
 from president.tournament.errors import Refusal, TournamentRefused
 from president.tournament.events import (
     Entered,
@@ -323,6 +324,18 @@ def _reveal(state: Tournament, command: RevealRound, now: datetime) -> Events:
         )
     if not command.secret:
         raise TournamentRefused(Refusal.BAD_COMMITMENT, "a reveal carries the draw's secret")
+    try:
+        committed = fingerprint(command.secret, state.tournament_id, command.round_no)
+    except (TypeError, ValueError):
+        raise TournamentRefused(
+            Refusal.BAD_COMMITMENT, "a draw's secret is 32 bytes (SEAT_DRAW.md)"
+        ) from None
+    if committed != record.fingerprint:
+        raise TournamentRefused(
+            Refusal.BAD_COMMITMENT,
+            f"that secret is not the one round {command.round_no} committed to "
+            "(its fingerprint differs)",
+        )
     return (RoundRevealed(command.round_no, command.secret),)
 
 

@@ -22,6 +22,7 @@ from president.tournament.commands import (
     Withdraw,
 )
 from president.tournament.decide import decide
+from president.tournament.draw import fingerprint
 from president.tournament.drawing import seat_command
 from president.tournament.errors import Refusal, TournamentRefused
 from president.tournament.events import Entered, EntrantRetired, TournamentCancelled
@@ -170,7 +171,7 @@ def test_a_retirement_mid_round_forfeits_that_round_unless_the_table_finished() 
     driver.play_round(random.Random(3))
     rng = random.Random(4)
     secret = b"\x07" * 32
-    driver.do(StartRound(SERVER, 2, "ab"))
+    driver.do(StartRound(SERVER, 2, fingerprint(secret, "t1", 2)))
     driver.do(seat_command(driver.t, driver.draw, secret))
     seating = driver.t.rounds[-1].seating
     assert seating is not None

@@ -26,6 +26,7 @@ from president.tournament.commands import (
     TournamentCommand,
     Withdraw,
 )
+from president.tournament.draw import fingerprint
 from president.tournament.drawing import redraw_matches, seat_command
 from president.tournament.errors import Refusal, TournamentRefused
 from president.tournament.events import (
@@ -93,7 +94,10 @@ def run(driver: Driver, rng: random.Random) -> None:
     while rounds_remain(driver.t):
         round_no = len(driver.t.rounds) + 1
         expected = drawable(driver.t)
-        driver.do(StartRound(SERVER, round_no, f"{round_no:064x}"))
+        secret = rng.randbytes(32)
+        driver.do(
+            StartRound(SERVER, round_no, fingerprint(secret, driver.t.tournament_id, round_no))
+        )
         request = driver.t.rounds[-1].request
         assert request.entrants == tuple(
             type(request.entrants[0])(e.account_id, p.points, e.rating_milli)
@@ -104,7 +108,6 @@ def run(driver: Driver, rng: random.Random) -> None:
                 e.account_id for e in driver.t.entrants if not e.retired
             }
         now_and_then(driver, rng)
-        secret = rng.randbytes(32)
         driver.do(seat_command(driver.t, driver.draw, secret))
         seating = driver.t.rounds[-1].seating or ()
         for table in rng.sample(range(len(seating)), len(seating)):

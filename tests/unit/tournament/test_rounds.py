@@ -17,10 +17,12 @@ from president.tournament.commands import (
     SettleTable,
     StartRound,
 )
+from president.tournament.draw import check_draw, fingerprint
 from president.tournament.drawing import redraw_matches, seat_command
 from president.tournament.errors import Refusal
 from president.tournament.events import TableSettled, TournamentFinished
 from president.tournament.pairing import drawable
+from president.tournament.port import CommittedDraw
 from president.tournament.scoring import advancing, advancing_count, place_points, settled_places
 from president.tournament.standings import standings
 from tests.support.tournaments import STARTS, Driver, FakeSeatDraw
@@ -31,7 +33,7 @@ SECRET = b"\x01" * 32
 
 def committed(count: int, **changes: Any) -> Driver:
     driver = started(count, **changes)
-    driver.do(StartRound(SERVER, 1, "c0ffee"))
+    driver.do(StartRound(SERVER, 1, fingerprint(SECRET, "t1", 1)))
     return driver
 
 
@@ -44,7 +46,7 @@ def seated(count: int, **changes: Any) -> Driver:
 def test_the_round_commits_the_request_its_draw_is_given() -> None:
     driver = committed(6)
     record = driver.t.rounds[-1]
-    assert record.fingerprint == "c0ffee"
+    assert record.fingerprint == fingerprint(SECRET, "t1", 1)
     assert record.request.round == 1
     assert record.request.method == "random"
     assert record.request.table_size == 4
@@ -131,12 +133,33 @@ def test_reveal_then_finish_with_the_standings() -> None:
     refused(driver, StartRound(SERVER, 2, "ff"), Refusal.TOURNAMENT_OVER)
 
 
-def test_a_swapped_secret_does_not_redraw_the_seating() -> None:
+def test_a_reveal_must_be_the_secret_the_round_committed_to() -> None:
     driver = seated(12)
     for table in range(3):
         driver.do(RecordResult(SERVER, 1, table, (1, 2, 3, 4)))
-    driver.do(RevealRound(SERVER, 1, b"\x02" * 32))
-    assert not redraw_matches(driver.t.rounds[-1], driver.draw)
+    refused(driver, RevealRound(SERVER, 1, b"\x02" * 32), Refusal.BAD_COMMITMENT)
+    refused(driver, RevealRound(SERVER, 1, b"\x01" * 31), Refusal.BAD_COMMITMENT)
+    driver.do(RevealRound(SERVER, 1, SECRET))
+    assert redraw_matches(driver.t.rounds[-1], driver.draw)
+
+
+def test_a_swiss_with_the_committed_draw_checks_round_by_round() -> None:
+    """The core with SEAT_DRAW.md's draw behind its port: every round's seating is the
+    draw of its revealed secret, as anyone's check_draw finds it, and a swap is named."""
+    driver = started(10)
+    driver.draw = CommittedDraw()  # type: ignore[assignment]
+    rng = random.Random(11)
+    for _ in range(3):
+        driver.play_round(rng)
+    for record in driver.t.rounds:
+        assert record.secret is not None and record.seating is not None
+        assert check_draw(record.secret, record.fingerprint, record.request, record.seating) is None
+    last = driver.t.rounds[-1]
+    assert last.secret is not None and last.seating is not None
+    first, second = last.seating[0], last.seating[1]
+    swapped = ((second[0], *first[1:]), (first[0], *second[1:]), *last.seating[2:])
+    problem = check_draw(last.secret, last.fingerprint, last.request, swapped)
+    assert problem is not None and problem.reason == "player_moved"
 
 
 def test_the_next_round_cannot_start_before_the_last_is_revealed() -> None:

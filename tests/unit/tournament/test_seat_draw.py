@@ -401,7 +401,7 @@ def test_swiss_swaps_repeats_away_when_the_search_gives_up() -> None:
 
 
 def test_the_draw_imports_only_the_standard_library_and_the_deal() -> None:
-    for path in (ROOT / "libs" / "president" / "tournament").glob("*.py"):
+    for path in [ROOT / "libs" / "president" / "tournament" / "draw.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
             names = (
                 [a.name for a in node.names]
