@@ -123,8 +123,9 @@ def excuse(row: Row) -> None:
     row.excused = True
     row.notes.append(
         f"lost by design (asynchronous standby): {row.lost} OK'd plays; JetStream "
-        f"differs from the store at {row.jetstream} tables, scoring at {row.scoring} "
-        "(synchronous_commit with synchronous_standby_names prevents it)"
+        f"differs from the store at {row.jetstream} tables (synchronous_commit with "
+        "synchronous_standby_names prevents it); scoring, which reads a rewound table "
+        f"again, differs at {row.scoring} (not excused)"
     )
 
 

@@ -94,7 +94,11 @@ async def scoring_caught_up(stack: Stack) -> bool:
                     ).all()
                 )
             with scoring.connect() as connection:
-                applied = dict(connection.execute(select(scoring_progress)).all())
+                applied = dict(
+                    connection.execute(
+                        select(scoring_progress.c.stream_id, scoring_progress.c.version)
+                    ).all()
+                )
         finally:
             store.dispose()
             scoring.dispose()

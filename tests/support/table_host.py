@@ -21,16 +21,21 @@ from president.servicekit.errors import Code, ServiceError
 class FlakyDealer(LocalDealer):
     """A local dealer whose deal fails while ``down`` is set, like a dealer being restarted;
     its reveal fails while ``reveals_down`` is set, and answers that the secret is lost while
-    ``secrets_lost`` is."""
+    ``secrets_lost`` is. The rounds in ``loses_before_deal`` it loses (once each) when
+    asked to deal them, as a dealer whose store failed over without them."""
 
     down: bool = False
     reveals_down: bool = False
     secrets_lost: bool = False
     deals: list[RoundKey] = field(default_factory=list)
+    loses_before_deal: set[tuple[int, int]] = field(default_factory=set)
 
     def deal(self, key: RoundKey) -> DealtCards:
         if self.down:
             raise ServiceError(Code.UNAVAILABLE, "DEALER_UNAVAILABLE", "down")
+        if (key.game_no, key.round_no) in self.loses_before_deal:
+            self.loses_before_deal.discard((key.game_no, key.round_no))
+            self.forget(key)
         self.deals.append(key)
         return super().deal(key)
 

@@ -6,7 +6,9 @@ moment; the ``DealRevealed`` event after the round: the secret matches the
 fingerprint, and the deal it re-creates (DEAL.md) is exactly the hands and
 set-aside cards of ``RoundStarted``; or the ``DealSecretLost`` event in its place,
 when the operator's dealer lost the secret: the round is noted as a finding
-(:data:`~president.audit.reports.SECRET_LOST`) and the walk goes on.
+(:data:`~president.audit.reports.SECRET_LOST`) and the walk goes on. A
+``DealSecretLost`` between a commitment and its deal withdraws that commitment
+(a finding too): the round is then committed afresh and checked against the new one.
 :class:`DealLedger` keeps the rounds of one table as the walk meets them and raises
 :class:`~president.audit.reports.Found` at the first bad one.
 """
@@ -26,6 +28,7 @@ from president.audit.reports import (
     IN_PROGRESS,
     SECRET_LOST,
     VERIFIED,
+    WITHDRAWN,
     Discrepancy,
     Found,
     RoundReport,
@@ -265,7 +268,13 @@ class DealLedger:
     # -- DealSecretLost --------------------------------------------------------
     def lost(self, stored: StoredEvent, event: DealSecretLost) -> None:
         """The operator lost the secret of the round that just ended: noted as a finding
-        (the round's deal can never be checked), and the walk goes on."""
+        (the round's deal can never be checked), and the walk goes on. Or of a round
+        committed and not yet dealt: the commitment is withdrawn (:meth:`withdrawn`)."""
+        pending = self.pending
+        key = (event.game_no, event.round_no)
+        if pending is not None and pending.dealt is None and pending.key == key:
+            self.withdrawn(stored, event, pending)
+            return
         pending = self._awaiting(stored, event.game_no, event.round_no)
         where = pending.where()
         if pending.ended_at is None:
@@ -284,6 +293,31 @@ class DealLedger:
                 f"the operator lost the secret of {where} (fingerprint {pending.fingerprint}, "
                 f"committed at version {pending.committed_at}): its deal cannot be verified, "
                 "ever",
+            )
+        )
+
+    def withdrawn(self, stored: StoredEvent, event: DealSecretLost, pending: RoundTrack) -> None:
+        """The operator lost the secret of a round committed and not dealt: that commitment
+        is withdrawn, nothing was dealt from it, and the round may be committed afresh (with
+        another fingerprint) and dealt from the new commitment, which is checked as any.
+        A finding all the same: a dealer that withdraws commitments could pick the deal it
+        likes."""
+        where = pending.where()
+        if event.fingerprint != pending.fingerprint:
+            raise Found(
+                stored,
+                f"it names fingerprint {event.fingerprint}, but {where} was committed at "
+                f"version {pending.committed_at} with {pending.fingerprint}",
+            )
+        pending.lost_at = stored.version
+        self.pending = None
+        self.losses.append(
+            Found(
+                stored,
+                f"the operator lost the secret of {where} before its deal (fingerprint "
+                f"{pending.fingerprint}, committed at version {pending.committed_at}): that "
+                "commitment is withdrawn and the round committed afresh; a dealer that "
+                "withdraws commitments could pick the deal it likes",
             )
         )
 
@@ -350,7 +384,7 @@ class DealLedger:
             if track.revealed_at is not None:
                 status = VERIFIED
             elif track.lost_at is not None:
-                status = SECRET_LOST
+                status = SECRET_LOST if track.dealt is not None else WITHDRAWN
             elif problem is not None and track is self.pending:
                 status = FAILED
             else:

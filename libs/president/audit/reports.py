@@ -22,6 +22,10 @@ FAILED = "failed"
 SECRET_LOST = "secret lost"
 """Round status: the operator lost the round's secret (``DealSecretLost``): its deal can
 never be checked. A finding against the operator, never a pass."""
+WITHDRAWN = "withdrawn"
+"""Round status: the operator lost a committed round's secret before its deal
+(``DealSecretLost`` before ``RoundStarted``): that commitment was withdrawn and the round
+committed afresh, reported again under its new commitment. A finding, never a pass."""
 
 
 def short_type(type_name: str) -> str:

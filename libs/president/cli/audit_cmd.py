@@ -488,6 +488,11 @@ def _print_replay(events: list[StoredEvent], report: audit.TableReport) -> None:
             commitment = event
         elif isinstance(event, ev.DealRevealed):
             echo(f"  Secret (version {version}): {event.secret_hex}")
+        elif isinstance(event, ev.DealSecretLost) and item.game.phase == g.GamePhase.DEALING:
+            echo(
+                f"  Secret LOST by the operator before the deal (version {version}): "
+                "that commitment is withdrawn, the round committed afresh"
+            )
         elif isinstance(event, ev.DealSecretLost):
             echo(f"  Secret LOST by the operator (version {version}): this deal cannot be checked")
         elif isinstance(event, ev.ReactionShown):

@@ -60,6 +60,9 @@ class SeatLog:
     actions: int = 0
     refused: dict[str, int] = field(default_factory=dict)
     reconnects: int = 0
+    #: Where in ``responses`` a watch began again from a snapshot after its stream ended
+    #: HISTORY_REWOUND (the versions before it were lost: they may be seen again).
+    rewinds: list[int] = field(default_factory=list)
 
     @property
     def last_view(self) -> gpb.TableView | None:
@@ -170,6 +173,7 @@ async def play_seat(
                 # that lacked them): they never happened. Start again from a snapshot of what
                 # was kept, and act on that.
                 last_version, acted_to, unanswered = 0, 0, None
+                log.rewinds.append(len(log.responses))
             elif error.code not in RESUMABLE:
                 raise
             else:

@@ -32,7 +32,7 @@ def describe(event: ev.TableEvent, names: Sequence[str]) -> str | None:
     if isinstance(event, ev.DealRevealed):
         return f"Secret of round {event.round_no} revealed: {event.secret_hex[:16]}…"
     if isinstance(event, ev.DealSecretLost):
-        return f"Secret of round {event.round_no} lost by the dealer: that deal cannot be checked."
+        return f"Secret of round {event.round_no} lost by the dealer: that commitment is unchecked."
     if isinstance(event, ev.ReactionShown):
         return f"{names[event.seat]} reacts: {event.reaction}."
     if isinstance(event, ev.ChatPosted):

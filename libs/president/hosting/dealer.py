@@ -30,8 +30,10 @@ class DealtCards:
 
 
 class SecretLost(LookupError):
-    """The dealer answered that it no longer holds an ended round's secret (lost with its
-    store): the table records ``DealSecretLost`` and goes on."""
+    """The dealer answered that it no longer holds a committed round's secret (lost with its
+    store): the table records ``DealSecretLost`` and goes on. Before the round's deal, the
+    table then commits the round afresh and deals from the new commitment; after the
+    round's end, the round stays unverifiable."""
 
 
 class DealerPort(Protocol):
@@ -41,7 +43,8 @@ class DealerPort(Protocol):
         """Draw the round's secret; return its fingerprint. Idempotent per round."""
 
     def deal(self, key: RoundKey) -> DealtCards:
-        """Deal the committed round."""
+        """Deal the committed round; :class:`SecretLost` when the dealer answers that it
+        no longer holds it (the table withdraws the commitment and commits afresh)."""
 
     def reveal(self, key: RoundKey) -> bytes:
         """The round's secret, once it has ended; :class:`SecretLost` when the dealer
@@ -70,11 +73,21 @@ class LocalDealer:
         return deal_fingerprint(self._rounds[key][0])
 
     def deal(self, key: RoundKey) -> DealtCards:
-        secret, players, jokers, hand_size = self._rounds[key]
+        secret, players, jokers, hand_size = self._held(key)
         return dealt_from_secret(secret, players, jokers=jokers, hand_size=hand_size)
 
     def reveal(self, key: RoundKey) -> bytes:
-        return self._rounds[key][0]
+        return self._held(key)[0]
+
+    def forget(self, key: RoundKey) -> None:
+        """Lose the round's secret, as a dealer whose store failed over without it."""
+        self._rounds.pop(key, None)
+
+    def _held(self, key: RoundKey) -> tuple[bytes, int, bool, int | None]:
+        try:
+            return self._rounds[key]
+        except KeyError:
+            raise SecretLost(f"no deal was committed for {key}") from None
 
 
 def deal_command(game: g.GameState, order: Sequence[int], dealt: DealtCards) -> g.DealRound:

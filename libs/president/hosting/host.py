@@ -709,14 +709,49 @@ class TableHost:
         self._tables[table.table_id] = replace(self._tables[table.table_id], commitment=None)
 
     def _deal(self, table: Table, command_id: str) -> None:
+        """Commit the next round's deal, then deal it. A dealer that lost the committed round
+        before its deal (:class:`SecretLost`: its store failed over without it) has it
+        withdrawn, committed afresh and dealt from the new commitment (:meth:`_commit_round`)."""
+        game = table.game
+        order = g.deal_order(game)
+        key = RoundKey(table.table_id, game.game_no, game.round_no + 1)
+        self._commit_round(table, key, f"{command_id}/commit")
+        try:
+            dealt = self._dealer.deal(key)
+        except SecretLost:
+            self._commit_round(self._tables[table.table_id], key, f"{command_id}/recommit")
+            dealt = self._dealer.deal(key)  # lost again: raised, the table waits and retries
+        table = self._tables[table.table_id]
+        events = g.decide(table.game, deal_command(table.game, order, dealt))
+        self._commit(table, events, command_id, SERVER)
+
+    def _commit_round(self, table: Table, key: RoundKey, command_id: str) -> None:
+        """Store the round's commitment (``DealCommitted``), unless the table holds it already.
+
+        The dealer's commit is idempotent per round, so another fingerprint for a round the
+        table committed means the dealer no longer holds the first one (nothing was dealt
+        from it: cards come only after the commitment holds). That commitment is withdrawn
+        first, with ``DealSecretLost`` for it, then the new one stored: the rule
+        docs/auditing.md states, which the audit reports as the operator's finding.
+        """
         game = table.game
         order = g.deal_order(game)
         hand_size = g.hand_size(game)
-        key = RoundKey(table.table_id, game.game_no, game.round_no + 1)
+        fingerprint = self._dealer.commit(key, len(order), game.options.jokers, hand_size)
+        standing = table.commitment
+        if standing is not None and (standing.game_no, standing.round_no) == (
+            key.game_no,
+            key.round_no,
+        ):
+            if standing.fingerprint == fingerprint:
+                return  # committed before (a deal left undone): that commitment stands
+            withdrawn = DealSecretLost(key.game_no, key.round_no, standing.fingerprint)
+            self._commit(table, [withdrawn], f"{command_id}/withdraw", SERVER)
+            table = self._tables[table.table_id]
         committed = DealCommitted(
             game_no=key.game_no,
             round_no=key.round_no,
-            fingerprint=self._dealer.commit(key, len(order), game.options.jokers, hand_size),
+            fingerprint=fingerprint,
             deal_version=DEAL_VERSION,
             deal_order=order,
             players=len(order),
@@ -724,11 +759,7 @@ class TableHost:
             jokers=game.options.jokers,
             hand_size=hand_size or 0,
         )
-        self._commit(table, [committed], f"{command_id}/commit", SERVER)
-        dealt = self._dealer.deal(key)
-        table = self._tables[table.table_id]
-        events = g.decide(table.game, deal_command(table.game, order, dealt))
-        self._commit(table, events, command_id, SERVER)
+        self._commit(table, [committed], command_id, SERVER)
 
 
 def new_table_id() -> str:

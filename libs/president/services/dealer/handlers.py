@@ -63,7 +63,9 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
             key = _key(request.round)
             dealt = await _in_vault(context, lambda: self._vault.deal(key))
         except UnknownRound as error:
-            await abort(context, ServiceError(Code.NOT_FOUND, "UNKNOWN_ROUND", str(error)))
+            # A round the table committed but the vault lacks (a store failover that missed
+            # it), before its deal: the table withdraws that commitment and commits afresh.
+            await abort(context, ServiceError(Code.NOT_FOUND, "SECRET_LOST", str(error)))
         except ServiceError as error:
             await abort(context, error)
         return pb.DealCardsResponse(

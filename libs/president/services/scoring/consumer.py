@@ -7,6 +7,19 @@ missing (a gap) is preceded by the missing ones, read from the table
 service's ReadEvents (:mod:`president.servicekit.follower`). An event that
 fails for a passing reason (database or table service away) is negatively
 acknowledged and comes back later.
+
+A rewound history (an asynchronous standby's failover: the store lost a
+table's last events and gave their versions to new ones; JetStream brings
+both): an event the store marks :data:`~president.services.scoring.store.SUSPECT`
+(another event at the version applied last, or one that does not follow it),
+or an event delivered for the first time at or below the version the stream
+brought last for its table with another hash (the timer's rule: the stream
+brings a table's events in order, and keeps both histories), makes the
+consumer read from the table service the event it applied last.
+If the store still holds it, the suspect event belongs to a lost history and
+is dropped; if not, the table is taken out of the read models
+(:meth:`ScoringStore.forget_table`) and its events are applied again from the
+store, as the gateway's feed and the timer read a rewound table again.
 """
 
 from __future__ import annotations
@@ -27,7 +40,13 @@ from president.servicekit.metrics import EVENTS_CONSUMED, ConsumerLag
 from president.servicekit.nats import Subjects
 from president.servicekit.partition import Partition
 from president.servicekit.ports import HistoryPort
-from president.services.scoring.store import APPLIED, SKIPPED, BrokenStream, ScoringStore
+from president.services.scoring.store import (
+    APPLIED,
+    SKIPPED,
+    SUSPECT,
+    BrokenStream,
+    ScoringStore,
+)
 
 log = structlog.get_logger(service="scoring")
 BATCH = 1000
@@ -39,6 +58,8 @@ FETCH_SECONDS = 1.0
 FILL_SECONDS = 0.5
 RETRY_DELAY_SECONDS = 1.0
 ACK_WAIT_SECONDS = 30.0
+#: The tables whose last streamed event the consumer remembers (then it starts again).
+STREAMED_TABLES = 100_000
 
 
 class Consumer:
@@ -56,7 +77,11 @@ class Consumer:
         self._partition = partition or Partition()
         self.durable = f"{durable}{self._partition.suffix}"
         self.applied = 0
+        #: Tables whose history was found rewound and read again from the store.
+        self.rewound = 0
         self._lag = ConsumerLag("scoring")
+        # Table id -> the version and hash of its event the stream delivered first last.
+        self._streamed: dict[str, tuple[int, str]] = {}
 
     async def run(self, js: JetStreamContext, subjects: Subjects) -> None:
         """Fetch and apply forever."""
@@ -81,7 +106,8 @@ class Consumer:
             envelopes: list[pb.EventEnvelope | None] = []
             for message in messages:
                 envelopes.append(self._parse(message.data))
-            outcomes = await self.apply_all(envelopes)
+            first = [message.metadata.num_delivered == 1 for message in messages]
+            outcomes = await self.apply_all(envelopes, first)
             for message, ok in zip(messages, outcomes, strict=True):
                 if ok:
                     await message.ack()
@@ -96,13 +122,22 @@ class Consumer:
             log.error("unreadable message skipped", error=repr(error))
             return None
 
-    async def apply_all(self, envelopes: Sequence[pb.EventEnvelope | None]) -> list[bool]:
-        """Apply a batch in order; for each, whether it may be acknowledged."""
+    async def apply_all(
+        self,
+        envelopes: Sequence[pb.EventEnvelope | None],
+        first: Sequence[bool] | None = None,
+    ) -> list[bool]:
+        """Apply a batch in order; for each, whether it may be acknowledged. ``first``: whether
+        each was delivered for the first time (None: none was), in the stream's order."""
         done = await asyncio.to_thread(self._apply_batch, envelopes)
+        fresh = first if first is not None else [False] * len(envelopes)
         outcomes: list[bool] = []
-        for envelope, result in zip(envelopes, done, strict=True):
-            if isinstance(result, Gap) and envelope is not None:
-                outcomes.append(await self._after_gap(envelope, result))
+        for envelope, result, new in zip(envelopes, done, fresh, strict=True):
+            again = envelope is not None and new and self._streamed_again(envelope)
+            if envelope is not None and again and result == SKIPPED:
+                outcomes.append(await self._check_rewind(envelope, suspect=True))
+            elif envelope is not None and (result == SUSPECT or isinstance(result, Gap)):
+                outcomes.append(await self._settle(envelope, result))
             else:
                 outcomes.append(result is not None)
         for envelope, ok in zip(reversed(envelopes), reversed(outcomes), strict=True):
@@ -142,6 +177,19 @@ class Consumer:
             results.append(result)
         return results
 
+    def _streamed_again(self, envelope: pb.EventEnvelope) -> bool:
+        """Whether the stream, delivering ``envelope`` for the first time, brings a version
+        it brought before with another hash (a history rewound under it)."""
+        table_id = table_id_of(envelope.stream_id)
+        if not self._partition.owns(table_id):
+            return False
+        if len(self._streamed) >= STREAMED_TABLES and table_id not in self._streamed:
+            self._streamed.clear()  # only what notices a rewind early is forgotten
+        last = self._streamed.get(table_id)
+        mark = (envelope.version, envelope.hash)
+        self._streamed[table_id] = mark
+        return last is not None and envelope.version <= last[0] and last != mark
+
     def _count(self) -> None:
         self.applied += 1
         EVENTS_CONSUMED.labels("scoring").inc()
@@ -169,12 +217,63 @@ class Consumer:
             self._count()
         return result
 
+    async def _settle(self, envelope: pb.EventEnvelope, result: str | Gap | None) -> bool:
+        """Whether ``envelope`` may be acknowledged, once a gap or a suspect is seen to."""
+        if result == SUSPECT:
+            return await self._after_suspect(envelope)
+        if isinstance(result, Gap):
+            return await self._after_gap(envelope, result)
+        return result is not None
+
+    async def _after_suspect(self, envelope: pb.EventEnvelope) -> bool:
+        """An event that is not the one applied last at its version, or does not follow it:
+        dropped if the store holds what was applied (a lost history's event); otherwise the
+        table's history was rewound, and it is applied again from the store."""
+        again = await asyncio.to_thread(self._apply_one, envelope)  # outside its batch
+        if again != SUSPECT:
+            return await self._settle(envelope, again)
+        return await self._check_rewind(envelope, suspect=True)
+
+    async def _check_rewind(self, envelope: pb.EventEnvelope, *, suspect: bool) -> bool:
+        """Read the event applied last from the store: held, the ``suspect`` envelope is a
+        lost history's (dropped; one that is not suspect comes back later); gone or
+        another, the table is applied again from the store."""
+        table_id = table_id_of(envelope.stream_id)
+        mark = await asyncio.to_thread(self._store.last_applied, envelope.stream_id)
+        if mark[0] == 0:
+            return False  # nothing applied (forgotten, not read again yet): it comes back
+        try:
+            stored = await self._history.read_events(table_id, mark[0] - 1, 1)
+        except Exception as error:
+            log.warning("rewind not checked, will retry", table_id=table_id, error=repr(error))
+            return False
+        if stored and (stored[0].version, stored[0].hash) == mark:
+            return suspect  # the store holds what was applied
+        log.warning(
+            "history rewound: the table is read again from the store",
+            table_id=table_id,
+            applied_version=mark[0],
+            stored_version=stored[0].version if stored else None,
+        )
+        await asyncio.to_thread(self._store.forget_table, table_id)
+        self.rewound += 1
+        try:
+            history = await read_gap(self._history, Gap(table_id, 0))
+        except Exception as error:
+            log.warning("rewound table not read, will retry", table_id=table_id, error=repr(error))
+            return False
+        results = await asyncio.to_thread(self._apply_batch, history)
+        if not all(result in (APPLIED, SKIPPED) for result in results):
+            return False
+        final = await asyncio.to_thread(self._apply_one, envelope)
+        return final is not None and not isinstance(final, Gap)  # SUSPECT: a lost one
+
     async def _after_gap(self, envelope: pb.EventEnvelope, gap: Gap) -> bool:
         """Read the missing events from the table service, apply them, then this one."""
         table_id = table_id_of(envelope.stream_id)
         again = await asyncio.to_thread(self._apply_one, envelope)
         if not isinstance(again, Gap):
-            return again is not None  # an earlier envelope of the batch filled it
+            return again is not None and await self._settle(envelope, again)
         gap = again
         try:
             missing = await read_gap(self._history, gap, before=envelope.version)
@@ -186,10 +285,23 @@ class Consumer:
                 error=repr(error),
             )
             return False
+        if not any(item.version == envelope.version - 1 for item in missing):
+            # Published after its commit, so its predecessors were stored: the store lost
+            # them (a rewound history). Dropped: a later event of the table, if any, fills
+            # from the store whatever it holds.
+            log.warning(
+                "event of a lost history dropped",
+                table_id=table_id,
+                version=envelope.version,
+                stored_to=missing[-1].version if missing else gap.after_version,
+            )
+            return True
         log.info(
             "gap filled", table_id=table_id, after_version=gap.after_version, read=len(missing)
         )
         results = await asyncio.to_thread(self._apply_batch, [*missing, envelope])
+        if SUSPECT in results:  # the events read do not follow those applied: rewound?
+            return await self._check_rewind(envelope, suspect=False)
         return all(result is not None and not isinstance(result, Gap) for result in results)
 
 

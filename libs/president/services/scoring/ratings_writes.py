@@ -207,33 +207,88 @@ class RatingsBatch:
             fold(connection, preset, earliest[preset])
 
     def _add_points(self, rows: Iterable[dict[str, Any]]) -> None:
-        deltas: dict[tuple[str, str, str], int] = {}
-        for row in rows:
-            if is_bot(row["account"]):
-                continue
-            when = datetime.fromisoformat(row["ended_at"].replace("Z", "+00:00"))
-            for period in periods(when):
-                key = (row["preset"], period.key, row["account"])
-                deltas[key] = deltas.get(key, 0) + row["points"]
-        if not deltas:
-            return
-        keys = sorted(deltas)
-        insert_ignore(
-            self._connection,
-            ratings_points,
-            [{"preset": p, "period": w, "account": a, "points": 0} for p, w, a in keys],
-        )
-        self._connection.execute(
-            _ADD_POINTS,
-            [
-                {"k_preset": p, "k_period": w, "k_account": a, "delta": deltas[(p, w, a)]}
-                for p, w, a in keys
-            ],
-        )
+        add_points(self._connection, rows)
 
 
-def fold(connection: Connection, preset: str, earliest_new: str) -> None:
-    """Fold a preset's ranked rounds from ``earliest_new`` on into its ratings.
+def add_points(connection: Connection, rows: Iterable[Any]) -> None:
+    """Add ranked places' points to their accounts' points per preset and period (bots'
+    excluded). ``rows``: mappings or rows with account, preset, ended_at and points."""
+    deltas: dict[tuple[str, str, str], int] = {}
+    for row in rows:
+        item = row if isinstance(row, dict) else row._mapping
+        if is_bot(item["account"]):
+            continue
+        when = datetime.fromisoformat(item["ended_at"].replace("Z", "+00:00"))
+        for period in periods(when):
+            key = (item["preset"], period.key, item["account"])
+            deltas[key] = deltas.get(key, 0) + item["points"]
+    if not deltas:
+        return
+    keys = sorted(deltas)
+    insert_ignore(
+        connection,
+        ratings_points,
+        [{"preset": p, "period": w, "account": a, "points": 0} for p, w, a in keys],
+    )
+    connection.execute(
+        _ADD_POINTS,
+        [
+            {"k_preset": p, "k_period": w, "k_account": a, "delta": deltas[(p, w, a)]}
+            for p, w, a in keys
+        ],
+    )
+
+
+def forget_table(connection: Connection, table_id: str) -> None:
+    """Take a table out of the ratings read models, as if it was never seen (its history was
+    rewound: its events are applied again from the store). Its rounds leave the folds: each
+    preset it counted in is folded again from its first round, with its accounts' ratings
+    and points computed again from the places left."""
+    places = connection.execute(
+        select(ratings_places).where(ratings_places.c.table_id == table_id)
+    ).all()
+    for table in (ratings_places, ratings_games, ratings_tables):
+        connection.execute(delete(table).where(table.c.table_id == table_id))
+    earliest: dict[str, str] = {}
+    accounts: dict[str, set[str]] = {}
+    for row in places:
+        if row.ranked:
+            earliest[row.preset] = min(earliest.get(row.preset, row.ended_key), row.ended_key)
+            accounts.setdefault(row.preset, set()).add(row.account)
+    for preset in sorted(earliest):
+        mine = sorted(accounts[preset])
+        connection.execute(
+            delete(ratings_points).where(
+                ratings_points.c.preset == preset, ratings_points.c.account.in_(mine)
+            )
+        )
+        add_points(
+            connection,
+            connection.execute(
+                select(ratings_places).where(
+                    ratings_places.c.preset == preset,
+                    ratings_places.c.ranked.is_(True),
+                    ratings_places.c.account.in_(mine),
+                )
+            ).all(),
+        )
+        fold(connection, preset, earliest[preset], also=mine)
+        last = connection.execute(
+            select(func.max(ratings_places.c.ended_key)).where(
+                ratings_places.c.preset == preset, ratings_places.c.ranked.is_(True)
+            )
+        ).scalar()
+        if last is None:  # no ranked round of the preset is left
+            connection.execute(delete(ratings_folds).where(ratings_folds.c.preset == preset))
+        else:
+            connection.execute(
+                update(ratings_folds).where(ratings_folds.c.preset == preset).values(last_key=last)
+            )
+
+
+def fold(connection: Connection, preset: str, earliest_new: str, also: Iterable[str] = ()) -> None:
+    """Fold a preset's ranked rounds from ``earliest_new`` on into its ratings (and
+    ``also`` those accounts', whose rounds from then on were taken out).
 
     Usually the new rounds come after every round folded before: they go on
     from the ratings as they are. A round that ended before the last one
@@ -256,12 +311,12 @@ def fold(connection: Connection, preset: str, earliest_new: str) -> None:
         )
         .order_by(ratings_places.c.ended_key, ratings_places.c.place)
     ).all()
-    if not rows:
+    accounts = sorted({row.account for row in rows} | set(also))
+    if not accounts:
         return
-    accounts = sorted({row.account for row in rows})
     skills = (
         _skills_before(connection, preset, accounts, earliest_new)
-        if earliest_new <= last
+        if earliest_new <= last or also
         else _skills_of(connection, preset, accounts)
     )
     updates: list[dict[str, Any]] = []
@@ -283,17 +338,19 @@ def fold(connection: Connection, preset: str, earliest_new: str) -> None:
                     "sigma_after": new.sigma,
                 }
             )
-    connection.execute(_UPDATE_PLACE, updates)
+    if updates:
+        connection.execute(_UPDATE_PLACE, updates)
     connection.execute(
         delete(ratings_skills).where(
-            and_(ratings_skills.c.preset == preset, ratings_skills.c.account.in_(skills))
+            and_(ratings_skills.c.preset == preset, ratings_skills.c.account.in_(accounts))
         )
     )
-    connection.execute(
-        update(ratings_folds)
-        .where(ratings_folds.c.preset == preset)
-        .values(last_key=max(last, rows[-1].ended_key))
-    )
+    if rows:
+        connection.execute(
+            update(ratings_folds)
+            .where(ratings_folds.c.preset == preset)
+            .values(last_key=max(last, rows[-1].ended_key))
+        )
     if not skills:
         return
     connection.execute(

@@ -85,6 +85,24 @@ class PlayerStats:
     points: int = 0
     places: tuple[int, ...] = ()
 
+    def without(self, share: PlayerStats) -> PlayerStats:
+        """These statistics less ``share`` (what one table added to them)."""
+        places = [
+            mine - (share.places[index] if index < len(share.places) else 0)
+            for index, mine in enumerate(self.places)
+        ]
+        while places and places[-1] == 0:
+            places.pop()
+        return PlayerStats(
+            player_id=self.player_id,
+            rounds_played=self.rounds_played - share.rounds_played,
+            rounds_won=self.rounds_won - share.rounds_won,
+            games_played=self.games_played - share.games_played,
+            games_won=self.games_won - share.games_won,
+            points=self.points - share.points,
+            places=tuple(places),
+        )
+
     def add(self, delta: PlayerDelta) -> PlayerStats:
         places = list(self.places)
         if delta.place is not None:

@@ -5,6 +5,17 @@ skip the envelope if its version is not past the progress (a redelivery or a
 duplicate changes nothing); report a gap if it is more than one past;
 otherwise update the read models and the progress together. Tables are
 those of migration 0003 (``president.store.migrate`` creates them).
+
+A rewound history (a database that failed over to a standby without its last
+commits gives those versions to new events): the progress keeps the hash of
+the last event applied, and what each table added to each player
+(``scoring_table_players``, migration 0012). An event at the progress's
+version that is not the one applied there, or the next one that does not
+follow it, is :data:`SUSPECT` (the consumer also suspects an event the stream
+brings at or below a version it brought before); the consumer asks the store, and if
+the store no longer holds the event applied last, :meth:`ScoringStore.forget_table`
+takes the table out of every read model (its share of each player's
+statistics, its ratings) and its events are applied again from the store.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from sqlalchemy import (
     Table,
     Text,
     bindparam,
+    delete,
     insert,
     select,
     update,
@@ -32,10 +44,11 @@ from sqlalchemy import (
 from president import codec
 from president.events.v1 import events_pb2 as pb
 from president.hosting.events import TableCreated
-from president.hosting.streams import table_id_of
+from president.hosting.streams import stream_id, table_id_of
 from president.servicekit.follower import AHEAD, SEEN, Gap, place
 from president.services.scoring.ratings_queries import RatingsQueries
 from president.services.scoring.ratings_writes import RatingsBatch
+from president.services.scoring.ratings_writes import forget_table as forget_ratings
 from president.services.scoring.readmodels import (
     GameRecord,
     PlayerDelta,
@@ -53,6 +66,7 @@ scoring_progress = Table(
     metadata,
     Column("stream_id", String(200), primary_key=True),
     Column("version", Integer, nullable=False),
+    Column("hash", String(64), nullable=True),
 )
 scoring_tables = Table(
     "scoring_tables",
@@ -88,14 +102,29 @@ scoring_players = Table(
     Column("places", Text, nullable=False),
 )
 
+scoring_table_players = Table(
+    "scoring_table_players",
+    metadata,
+    Column("table_id", String(64), primary_key=True),
+    Column("player_id", String(200), primary_key=True),
+    Column("rounds_played", Integer, nullable=False),
+    Column("rounds_won", Integer, nullable=False),
+    Column("games_played", Integer, nullable=False),
+    Column("games_won", Integer, nullable=False),
+    Column("points", BigInteger, nullable=False),
+    Column("places", Text, nullable=False),
+)
+
 APPLIED = "applied"
 SKIPPED = "skipped"
+#: An event that may belong to a rewound history (the consumer asks the store).
+SUSPECT = "suspect"
 MAX_PLAYER_ID = 200
 
 # Built once: a batch runs them many times (executemany where it can), and
 # building SQLAlchemy statements per row cost scoring most of its CPU.
 _PROGRESS_FOR_UPDATE = (
-    select(scoring_progress.c.version)
+    select(scoring_progress.c.version, scoring_progress.c.hash)
     .where(scoring_progress.c.stream_id == bindparam("stream_id"))
     .with_for_update()
 )
@@ -109,7 +138,7 @@ _UPDATE_TABLE = (
 _UPDATE_PROGRESS = (
     update(scoring_progress)
     .where(scoring_progress.c.stream_id == bindparam("key_stream_id"))
-    .values(version=bindparam("version"))
+    .values(version=bindparam("version"), hash=bindparam("hash"))
 )
 _PLAYERS_FOR_UPDATE = (
     select(scoring_players)
@@ -121,6 +150,23 @@ _PLAYER_FIELDS = ("rounds_played", "rounds_won", "games_played", "games_won", "p
 _UPDATE_PLAYER = (
     update(scoring_players)
     .where(scoring_players.c.player_id == bindparam("key_player_id"))
+    .values({name: bindparam(name) for name in _PLAYER_FIELDS})
+)
+_SHARES_FOR_UPDATE = (
+    select(scoring_table_players)
+    .where(
+        scoring_table_players.c.table_id.in_(bindparam("table_ids", expanding=True)),
+        scoring_table_players.c.player_id.in_(bindparam("player_ids", expanding=True)),
+    )
+    .order_by(scoring_table_players.c.table_id, scoring_table_players.c.player_id)
+    .with_for_update()
+)
+_UPDATE_SHARE = (
+    update(scoring_table_players)
+    .where(
+        scoring_table_players.c.table_id == bindparam("key_table_id"),
+        scoring_table_players.c.player_id == bindparam("key_player_id"),
+    )
     .values({name: bindparam(name) for name in _PLAYER_FIELDS})
 )
 
@@ -147,11 +193,49 @@ class ScoringStore:
 
     def progress(self, stream_id: str) -> int:
         """The last version applied of a stream (0: none)."""
+        return self.last_applied(stream_id)[0]
+
+    def last_applied(self, stream_id: str) -> tuple[int, str]:
+        """The version and hash of the last event applied of a stream ((0, ""): none; the
+        hash is empty for one applied before migration 0012)."""
         with self._engine.connect().execution_options(**READ) as connection:
-            version = connection.execute(
-                select(scoring_progress.c.version).where(scoring_progress.c.stream_id == stream_id)
-            ).scalar()
-        return int(version or 0)
+            row = connection.execute(
+                select(scoring_progress.c.version, scoring_progress.c.hash).where(
+                    scoring_progress.c.stream_id == stream_id
+                )
+            ).first()
+        return (0, "") if row is None else (int(row.version), row.hash or "")
+
+    def forget_table(self, table_id: str) -> None:
+        """Take a table out of every read model, as if it was never seen: its share of each
+        player's statistics, its standings, games and ratings, and its progress (its history
+        was rewound; its events are then applied again from the store)."""
+        stream = stream_id(table_id)
+        with self._engine.begin() as connection:
+            connection.execute(_PROGRESS_FOR_UPDATE, {"stream_id": stream}).first()
+            shares = {
+                row.player_id: _player_from(row)
+                for row in connection.execute(
+                    select(scoring_table_players)
+                    .where(scoring_table_players.c.table_id == table_id)
+                    .order_by(scoring_table_players.c.player_id)
+                ).all()
+            }
+            if shares:
+                rows = connection.execute(_PLAYERS_FOR_UPDATE, {"player_ids": sorted(shares)}).all()
+                updates = []
+                for row in rows:
+                    values = _player_values(_player_from(row).without(shares[row.player_id]))
+                    values["key_player_id"] = values.pop("player_id")
+                    updates.append(values)
+                if updates:
+                    connection.execute(_UPDATE_PLAYER, updates)
+            for table in (scoring_table_players, scoring_games, scoring_tables):
+                connection.execute(delete(table).where(table.c.table_id == table_id))
+            connection.execute(
+                delete(scoring_progress).where(scoring_progress.c.stream_id == stream)
+            )
+            forget_ratings(connection, table_id)
 
     def apply(self, envelope: pb.EventEnvelope) -> str | Gap:
         """Apply one event exactly once: APPLIED, SKIPPED (seen before) or a :class:`Gap`."""
@@ -255,23 +339,27 @@ class _Batch:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._progress: dict[str, int] = {}
+        self._hashes: dict[str, str] = {}
+        self._suspect: set[str] = set()
         self._moved: set[str] = set()
         self._models: dict[str, TableModel] = {}
         self._new_tables: set[str] = set()
         self._games: dict[tuple[str, int], GameRecord] = {}
         self._deltas: dict[str, list[PlayerDelta]] = {}
+        self._shares: dict[tuple[str, str], list[PlayerDelta]] = {}
         self._ratings = RatingsBatch(connection)
 
     def _locked_progress(self, stream_id: str) -> int:
         if stream_id in self._progress:
             return self._progress[stream_id]
         key = {"stream_id": stream_id}
-        version = self._connection.execute(_PROGRESS_FOR_UPDATE, key).scalar()
-        if version is None:
-            insert_ignore(self._connection, scoring_progress, {**key, "version": 0})
-            version = self._connection.execute(_PROGRESS_FOR_UPDATE, key).scalar_one()
-        self._progress[stream_id] = int(version)
-        return int(version)
+        row = self._connection.execute(_PROGRESS_FOR_UPDATE, key).first()
+        if row is None:
+            insert_ignore(self._connection, scoring_progress, {**key, "version": 0, "hash": ""})
+            row = self._connection.execute(_PROGRESS_FOR_UPDATE, key).one()
+        self._progress[stream_id] = int(row.version)
+        self._hashes[stream_id] = row.hash or ""
+        return int(row.version)
 
     def _model(self, table_id: str, stream_id: str) -> TableModel:
         model = self._models.get(table_id)
@@ -285,11 +373,20 @@ class _Batch:
         stream_id = envelope.stream_id
         table_id = table_id_of(stream_id)
         progress = self._locked_progress(stream_id)
+        if table_id in self._suspect:
+            return SUSPECT  # not applied on models a rewound history may have left
         where = place(progress, envelope.version)
+        last = self._hashes[stream_id]
         if where is SEEN:
+            if last and envelope.version == progress and envelope.hash != last:
+                self._suspect.add(table_id)
+                return SUSPECT  # another event than the one applied last at its version
             return SKIPPED
         if where is AHEAD:
             return Gap(table_id, progress)
+        if last and envelope.previous_hash and envelope.previous_hash != last:
+            self._suspect.add(table_id)
+            return SUSPECT  # it does not follow the event applied last
         event = codec.decode(envelope.type, envelope.payload)
         if progress == 0:
             if not isinstance(event, TableCreated):
@@ -308,7 +405,9 @@ class _Batch:
             for delta in change.players:
                 if len(delta.player_id) <= MAX_PLAYER_ID:
                     self._deltas.setdefault(delta.player_id, []).append(delta)
+                    self._shares.setdefault((table_id, delta.player_id), []).append(delta)
         self._progress[stream_id] = envelope.version
+        self._hashes[stream_id] = envelope.hash
         self._moved.add(stream_id)
         return APPLIED
 
@@ -337,12 +436,17 @@ class _Batch:
             self._write_game(game)
         if self._deltas:
             self._add_to_players()
+            self._add_to_shares()
         self._ratings.flush()
         if self._moved:
             connection.execute(
                 _UPDATE_PROGRESS,
                 [
-                    {"key_stream_id": stream_id, "version": self._progress[stream_id]}
+                    {
+                        "key_stream_id": stream_id,
+                        "version": self._progress[stream_id],
+                        "hash": self._hashes[stream_id],
+                    }
                     for stream_id in sorted(self._moved)
                 ],
             )
@@ -385,3 +489,38 @@ class _Batch:
             values["key_player_id"] = values.pop("player_id")
             updates.append(values)
         connection.execute(_UPDATE_PLAYER, updates)
+
+    def _add_to_shares(self) -> None:
+        """Add the batch's deltas to each table's share of each player's statistics (what
+        :meth:`ScoringStore.forget_table` takes out of them again). One read of the rows for
+        the batch's tables and players, locked in key order."""
+        connection = self._connection
+        keys = sorted(self._shares)
+        insert_ignore(
+            connection,
+            scoring_table_players,
+            [
+                {"table_id": table_id, **_player_values(PlayerStats(player_id))}
+                for table_id, player_id in keys
+            ],
+        )
+        rows = connection.execute(
+            _SHARES_FOR_UPDATE,
+            {
+                "table_ids": sorted({table_id for table_id, _ in keys}),
+                "player_ids": sorted({player_id for _, player_id in keys}),
+            },
+        ).all()
+        updates = []
+        for row in rows:
+            deltas = self._shares.get((row.table_id, row.player_id))
+            if deltas is None:  # another table's row for the same player
+                continue
+            stats = _player_from(row)
+            for delta in deltas:
+                stats = stats.add(delta)
+            values = _player_values(stats)
+            values["key_player_id"] = values.pop("player_id")
+            values["key_table_id"] = row.table_id
+            updates.append(values)
+        connection.execute(_UPDATE_SHARE, updates)

@@ -5,8 +5,9 @@ that does not answer (restarting, unreachable) is waited for, twice the call
 timeout (``PRESIDENT_DEALER_CALL_SECONDS``, 3 s); then the call fails with
 ``UNAVAILABLE`` (reason ``DEALER_UNAVAILABLE``) and the table settles its
 pending deal on its next command. A dealer that answers it no longer holds a round's
-secret (``NOT_FOUND`` ``SECRET_LOST``) raises :class:`SecretLost`, which the table
-records as ``DealSecretLost``.
+secret (``NOT_FOUND`` ``SECRET_LOST``, from ``DealCards`` or ``RevealSecret``) raises
+:class:`SecretLost`, which the table records as ``DealSecretLost`` (before the deal, it
+then commits the round afresh).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ deal order, hand size, jokers), its ``RoundStarted`` (the hands as dealt) and
 its ``CardsGiven`` (the exchange) and its ``DealRevealed`` (the secret).
 Before the reveal nothing is answered (FAILED_PRECONDITION, ROUND_NOT_OVER):
 no secret, no hand leaves early. A round whose secret the operator's dealer lost
-(``DealSecretLost``) can never be checked: DATA_LOSS, SECRET_LOST. The exchange is
+(``DealSecretLost``) can never be checked: DATA_LOSS, SECRET_LOST; one lost before its
+deal was committed afresh, and the new commitment is the one checked. The exchange is
 checked against the re-created hands as DEAL.md's "Verifying" says: the automatic gives must be
 the giver's strongest cards of the hand it was dealt, and a free return must
 go back to a seat that gave to the returner, as many cards, from the hand the
@@ -54,7 +55,9 @@ def check_deal(
                 break
         elif envelope.type == LOST and committed is not None:
             lost = epb.DealSecretLost.FromString(envelope.payload)
-            if (lost.game_no, lost.round_no) == (game_no, round_no):
+            if (lost.game_no, lost.round_no) == (game_no, round_no) and started is None:
+                committed = None  # withdrawn before its deal: the round is committed afresh
+            elif (lost.game_no, lost.round_no) == (game_no, round_no):
                 raise ServiceError(
                     Code.DATA_LOSS,
                     "SECRET_LOST",
