@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import struct
 import sys
 import tempfile
@@ -38,6 +39,7 @@ import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -101,6 +103,33 @@ class Browser(EdgeGuest):
         except httpx.HTTPError as error:
             if not told:
                 opened.put_nowait(type(error).__name__)
+
+
+#: The stack's processes by name (set once it runs), whose CPU each phase prints.
+PROCESSES: dict[str, int] = {}
+
+
+def cpu_seconds() -> dict[str, float]:
+    """User + system CPU each process of the stack, and this bench, used so far."""
+    out = {"bench": sum(os.times()[:2])}
+    for name, pid in PROCESSES.items():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        out[name] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+async def busy(what: str, run: Awaitable[Any]) -> Any:
+    """Await ``run``, then print the share of a core each process used meanwhile."""
+    before, started = cpu_seconds(), time.perf_counter()
+    result = await run
+    after, wall = cpu_seconds(), time.perf_counter() - started
+    used = ", ".join(
+        f"{name} {(after[name] - before[name]) / wall:.2f}"
+        for name in after
+        if after[name] - before[name] >= 0.01 * wall
+    )
+    print(f"  cores busy {what} ({wall:.1f} s): {used}")
+    return result
 
 
 #: The real player's calls refused (reason: count), printed after each phase.
@@ -185,7 +214,8 @@ async def stream_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Na
         f"stream flood: {args.addresses} addresses x {args.guests} guests, streams opened "
         f"until refused, in {time.perf_counter() - started:.0f} s: {dict(outcomes)}"
     )
-    during = await timed(args.calls, read)
+    await busy("with the streams open, nothing asked", asyncio.sleep(5))
+    during = await busy("during the flooded reads", timed(args.calls, read))
     print(f"a real browser's GetTable through the edge, flooded:   {summary(during)}")
     print(f"p50 flooded / p50 without: {p50(during) / p50(before):.2f}x (aim: within 2x)")
     for task in tasks:
@@ -230,8 +260,8 @@ async def costly_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Na
 
     flooders = [asyncio.create_task(flooder(n)) for n in range(args.costly_flooders)]
     await asyncio.sleep(1.0)
-    reads_during = await timed(args.calls, read)
-    logins_during = await timed(args.logins, log_in)
+    reads_during = await busy("during the flooded reads", timed(args.calls, read))
+    logins_during = await busy("during the flooded log-ins", timed(args.logins, log_in))
     stop.set()
     await asyncio.gather(*flooders)
     print(
@@ -253,8 +283,15 @@ async def measure(web: str, args: argparse.Namespace) -> None:
     transport = httpx.AsyncHTTPTransport(local_address=PROXY, limits=limits)
     # No read timeout: a flood stream sits idle for minutes.
     timeout = httpx.Timeout(60, read=None)
-    async with httpx.AsyncClient(base_url=web, transport=transport, timeout=timeout) as http:
-        real = await Browser(http, "203.0.113.200").sit_down()
+    # The real player is another browser: a connection pool of its own (sharing the
+    # flooders' pool of thousands of connections, each of its calls waited on httpx's
+    # search of that pool: 0.5 of a core in this process, most of the flooded p50).
+    own = httpx.AsyncHTTPTransport(local_address=PROXY)
+    async with (
+        httpx.AsyncClient(base_url=web, transport=transport, timeout=timeout) as http,
+        httpx.AsyncClient(base_url=web, transport=own, timeout=timeout) as real_http,
+    ):
+        real = await Browser(real_http, "203.0.113.200").sit_down()
         real.name = f"real{uuid.uuid4().hex[:8]}"
         registered = await real.call(
             "Register", {"name": real.name, "password": PASSWORD, "displayName": "Real"}
@@ -294,6 +331,7 @@ def main() -> None:
         )
         try:
             stack.start(services=(*SERVICES, "web"))
+            PROCESSES.update({name: process.pid for name, process in stack.processes.items()})
             uvloop.run(measure(f"http://{stack.address('web')}", args))
         finally:
             stack.stop()
