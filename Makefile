@@ -60,7 +60,7 @@ typecheck: $(STAMP) ## mypy, strict on libs/
 TEST_WORKERS ?= 4
 
 unit: $(STAMP) promtool ## pytest only (TEST_WORKERS=4 processes; TEST_WORKERS=0: serially)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'not long_example' $(PYTEST_ARGS)
 
 test: $(STAMP) browser lint typecheck unit ## Install if needed, lint, typecheck, run the whole suite
 
@@ -77,7 +77,7 @@ clients: $(STAMP) ## Build the client packages: president-client's wheel into di
 	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist clients/python
 	$(BIN)/python clients/typescript/build.py
 
-examples: $(STAMP) ## Run the client examples (Python in a fresh venv, Node grpc-js and Connect, curl, grpcurl) against a real stack
+examples: $(STAMP) ## Run every client example (Python in a fresh venv, Node grpc-js and Connect, curl, grpcurl) to a finished game against a real stack
 	$(BIN)/pytest -q -n 0 tests/examples
 
 cluster-chaos: $(STAMP) faketime ## The recommended deployment as hosts (network namespaces; root), faults between them (~20 min)

@@ -47,31 +47,37 @@ def internal_channel_options(keepalive: Keepalive = KEEPALIVE) -> list[tuple[str
 
 
 def _internal(
-    address: str, tls: TlsSettings
+    address: str, tls: TlsSettings, keepalive: Keepalive
 ) -> tuple[str, list[tuple[str, Any]], grpc.ChannelCredentials | None]:
     target = channel_target(address)
-    options = internal_channel_options() + tls.internal_options(target)
+    options = internal_channel_options(keepalive) + tls.internal_options(target)
     return target, options, tls.internal_credentials()
 
 
-def internal_channel(address: str, tls: TlsSettings) -> grpc.aio.Channel:
+def internal_channel(
+    address: str, tls: TlsSettings, keepalive: Keepalive = KEEPALIVE
+) -> grpc.aio.Channel:
     """A grpc.aio channel from one service to another at ``address`` (one or a list):
     mutual TLS when configured (:mod:`president.servicekit.tls`), else plaintext."""
-    target, options, credentials = _internal(address, tls)
+    target, options, credentials = _internal(address, tls, keepalive)
     if credentials is None:
         return grpc.aio.insecure_channel(target, options=options)
     return grpc.aio.secure_channel(target, credentials, options=options)
 
 
-def internal_sync_channel(address: str, tls: TlsSettings) -> grpc.Channel:
+def internal_sync_channel(
+    address: str, tls: TlsSettings, keepalive: Keepalive = KEEPALIVE
+) -> grpc.Channel:
     """:func:`internal_channel` for blocking callers (worker threads, probes)."""
-    target, options, credentials = _internal(address, tls)
+    target, options, credentials = _internal(address, tls, keepalive)
     if credentials is None:
         return grpc.insecure_channel(target, options=options)
     return grpc.secure_channel(target, credentials, options=options)
 
 
-def gateway_channel(address: str, tls: TlsSettings) -> grpc.aio.Channel:
+def gateway_channel(
+    address: str, tls: TlsSettings, keepalive: Keepalive = KEEPALIVE
+) -> grpc.aio.Channel:
     """A grpc.aio channel of a client inside the deployment (the web edge) to the gateway:
     TLS when the gateway serves it (trusting ``PRESIDENT_GATEWAY_TLS_CA``), else plaintext.
 
@@ -79,7 +85,7 @@ def gateway_channel(address: str, tls: TlsSettings) -> grpc.aio.Channel:
     channels of the same target and options), so the edge's channels are that many HTTP/2
     connections, each with its own cap of open streams."""
     credentials = tls.gateway_credentials()
-    options = [*internal_channel_options(), (OWN_CONNECTIONS, 1)]
+    options = [*internal_channel_options(keepalive), (OWN_CONNECTIONS, 1)]
     if credentials is None:
         return grpc.aio.insecure_channel(address, options=options)
     return grpc.aio.secure_channel(address, credentials, options=options)

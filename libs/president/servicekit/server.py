@@ -97,7 +97,7 @@ async def run(service: Service, settings: Settings) -> None:
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(service.name), MalformedRequests(), *service.interceptors],
         # A service's own option replaces the shared one of the same name (gRPC reads the first).
-        options=list({**dict(server_options()), **dict(service.options)}.items()),
+        options=list({**dict(server_options(settings.keepalive)), **dict(service.options)}.items()),
     )
     names = list(service.register(server))
     checker = health.aio.HealthServicer()

@@ -26,6 +26,7 @@ from president.events.v1 import events_pb2 as events_pb
 from president.game.v1 import game_pb2 as gpb
 from president.servicekit.channels import internal_channel
 from president.servicekit.command_stream import CommandStream
+from president.servicekit.config import KEEPALIVE, Keepalive
 from president.servicekit.errors import Code, ServiceError
 from president.servicekit.grpc_errors import aio_error_info, reraise_remote
 from president.servicekit.tls import PLAINTEXT, TlsSettings
@@ -118,8 +119,10 @@ class TableClient:
         page: int = MAX_READ_EVENTS,
         owners: LeaseHolders | None = None,
         tls: TlsSettings = PLAINTEXT,
+        keepalive: Keepalive = KEEPALIVE,
     ) -> None:
         self._tls = tls
+        self._keepalive = keepalive
         self.address = address
         #: Events asked for per ReadEvents (the table service returns at most 5,000).
         self.page = page
@@ -133,7 +136,7 @@ class TableClient:
     @property
     def _stub(self) -> Any:
         if self._stub_instance is None:
-            self._channel = internal_channel(self.address, self._tls)
+            self._channel = internal_channel(self.address, self._tls, self._keepalive)
             self._stub_instance = table_pb2_grpc.TableServiceStub(self._channel)
         return self._stub_instance
 
@@ -241,7 +244,9 @@ class TableClient:
         """One replica of the table service, reached directly (its channel opens on first use)."""
         replica = self._replicas.get(address)
         if replica is None:
-            replica = self._replicas[address] = TableClient(address, page=self.page, tls=self._tls)
+            replica = self._replicas[address] = TableClient(
+                address, page=self.page, tls=self._tls, keepalive=self._keepalive
+            )
         return replica
 
     async def close(self) -> None:

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from president.cli.main import app
-from president.servicekit.config import Settings
+from president.servicekit.config import KEEPALIVE, Settings
 from president.servicekit.config.gateway import GatewaySettings, Limit
 from president.servicekit.config.reference import PAGE, every_variable, page
 from president.servicekit.config.table import TableSettings
@@ -132,6 +132,13 @@ def test_a_service_reads_its_groups_and_the_common_settings_at_once() -> None:
     assert Settings.from_env({}) == Settings() and WebSettings.from_env({}) == WebSettings()
 
 
+def test_the_ping_interval_sets_both_ends_of_every_channel() -> None:
+    pinging = Settings.from_env({"PRESIDENT_GRPC_PING_MS": "2000"}).keepalive
+    assert dict(pinging.client_options())["grpc.keepalive_time_ms"] == 2000
+    assert dict(pinging.server_options())["grpc.http2.min_ping_interval_without_data_ms"] == 1000
+    assert Settings().keepalive == KEEPALIVE
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "says"),
     [
@@ -141,6 +148,7 @@ def test_a_service_reads_its_groups_and_the_common_settings_at_once() -> None:
         ("PRESIDENT_GATEWAY_MAX_STREAMS_PER_CONNECTION", "0", "at least 1"),
         ("PRESIDENT_AUDIENCE_ALLOWED_ORIGINS", "*", "never '*'"),
         ("PRESIDENT_STREAM_MAX_AGE_SECONDS", "60", "at least 600"),
+        ("PRESIDENT_GRPC_PING_MS", "500", "1000 or more"),
     ],
 )
 def test_a_bad_value_stops_the_service_with_a_sentence(

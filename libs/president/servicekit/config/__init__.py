@@ -226,9 +226,22 @@ class Settings(FromEnv):
         "keeps every event regardless",
         seconds,
     )
+    grpc_ping_ms: int = setting(
+        "PRESIDENT_GRPC_PING_MS",
+        Keepalive.ping_ms,
+        "how long a quiet connection between the services (the web edge's to the gateway "
+        "too) waits before its client pings it; every server permits pings half that far "
+        "apart (and the players' client's, every 5 s); set it alike on every service",
+        whole,
+    )
     tls: TlsSettings = group(TlsSettings)
 
     def __post_init__(self) -> None:
+        if self.grpc_ping_ms < 1000:
+            raise SystemExit(
+                f"PRESIDENT_GRPC_PING_MS must be 1000 or more (gRPC pings at most once a "
+                f"second), not {self.grpc_ping_ms}"
+            )
         try:
             self.subjects  # noqa: B018  # its checks, at start rather than at first use
         except ValueError as error:
@@ -238,6 +251,12 @@ class Settings(FromEnv):
     def common(self) -> Settings:
         """What every service reads: these (a service that reads nothing of its own)."""
         return self
+
+    @property
+    def keepalive(self) -> Keepalive:
+        """The pings of every channel this service opens to another, and what its server
+        permits (:class:`Keepalive`)."""
+        return Keepalive(ping_ms=self.grpc_ping_ms)
 
     @property
     def subjects(self) -> Subjects:

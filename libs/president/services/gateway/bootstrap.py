@@ -76,11 +76,12 @@ def build(gateway_settings: GatewaySettings) -> Service:
     verifier = Verifier(
         AccessTokens(secret), revocations, TrustedIssuers(issuers, time.time) if issuers else None
     )
-    players = GrpcPlayers(settings.address("players"), tls=tls)
+    keepalive = settings.keepalive
+    players = GrpcPlayers(settings.address("players"), tls=tls, keepalive=keepalive)
     accounts = Accounts(players, verifier, settings.access_ttl_seconds)
     owners = LeaseOwners(settings.lease_bucket) if gateway_settings.leases.seconds > 0 else None
-    tables = TableClient(settings.address("table"), owners=owners, tls=tls)
-    scoring = GrpcScoring(settings.address("scoring"), tls=tls)
+    tables = TableClient(settings.address("table"), owners=owners, tls=tls, keepalive=keepalive)
+    scoring = GrpcScoring(settings.address("scoring"), tls=tls, keepalive=keepalive)
     role = gateway_settings.role
     audience.configure(gateway_settings.audience)
     watch.configure(gateway_settings.audience)

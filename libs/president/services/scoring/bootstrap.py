@@ -29,7 +29,7 @@ def build(settings: Settings) -> Service:
     partition = Partition.parse(settings.scoring_partition, "PRESIDENT_SCORING_PARTITION")
     migrate(settings.scoring_database_url)
     store = ScoringStore(settings.scoring_database_url)
-    table = TableClient(settings.address("table"), tls=settings.tls)
+    table = TableClient(settings.address("table"), tls=settings.tls, keepalive=settings.keepalive)
     consumer = Consumer(store, table, settings.scoring_durable, partition)
     nats_clients: list[Client] = []
 

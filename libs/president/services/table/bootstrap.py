@@ -55,7 +55,10 @@ def build(table_settings: TableSettings) -> Service:
     migrate(settings.database_url)
     store = EventStore.from_url(settings.database_url)
     dealer = GrpcDealer(
-        settings.address("dealer"), table_settings.dealer_call_seconds, settings.tls
+        settings.address("dealer"),
+        table_settings.dealer_call_seconds,
+        settings.tls,
+        settings.keepalive,
     )
     signer = operator_signer(table_settings.signing_key_file)
     relay = OutboxRelay(
@@ -94,7 +97,7 @@ def build(table_settings: TableSettings) -> Service:
             replicas=settings.stream_replicas,
             store_reached=lambda: probe.reached_within(lease_seconds),
         )
-    servicer = TableServicer(app, leases, settings.tls, signer)
+    servicer = TableServicer(app, leases, settings.tls, signer, settings.keepalive)
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)

@@ -22,6 +22,7 @@ from president.dealer.v1 import dealer_pb2_grpc
 from president.hosting.dealer import DealtCards, RoundKey, SecretLost
 from president.rules.cards import CardSyntaxError, parse_card
 from president.servicekit.channels import internal_sync_channel
+from president.servicekit.config import KEEPALIVE, Keepalive
 from president.servicekit.errors import Code, ServiceError
 from president.servicekit.grpc_errors import error_info
 from president.servicekit.tls import PLAINTEXT, TlsSettings
@@ -36,9 +37,13 @@ class GrpcDealer:
     """Commit, deal and reveal through the dealer service."""
 
     def __init__(
-        self, address: str, timeout: float = CALL_SECONDS, tls: TlsSettings = PLAINTEXT
+        self,
+        address: str,
+        timeout: float = CALL_SECONDS,
+        tls: TlsSettings = PLAINTEXT,
+        keepalive: Keepalive = KEEPALIVE,
     ) -> None:
-        self._channel = internal_sync_channel(address, tls)
+        self._channel = internal_sync_channel(address, tls, keepalive)
         self._stub: Any = dealer_pb2_grpc.DealerServiceStub(self._channel)
         self._timeout = timeout
 

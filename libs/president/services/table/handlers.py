@@ -33,6 +33,7 @@ from president.rules.options import OptionError
 from president.servicekit.batching import take_ready
 from president.servicekit.channels import internal_channel
 from president.servicekit.checks import invalid
+from president.servicekit.config import KEEPALIVE, Keepalive
 from president.servicekit.errors import (
     RETRY_AFTER,
     STATUS_OF_CODE,
@@ -153,11 +154,13 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         leases: Leases | None = None,
         tls: TlsSettings = PLAINTEXT,
         signer: Signer | None = None,
+        keepalive: Keepalive = KEEPALIVE,
     ) -> None:
         self._app = app
         self._signer = signer
         self._leases = leases
         self._tls = tls
+        self._keepalive = keepalive
         self._peers: dict[str, tuple[grpc.aio.Channel, Any]] = {}
         #: Where each call runs: in a worker thread, or a quick play on the event loop.
         self.executor = CommandExecutor(app)
@@ -183,7 +186,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         if owner == leases.address:
             return None
         if owner not in self._peers:
-            channel = internal_channel(owner, self._tls)
+            channel = internal_channel(owner, self._tls, self._keepalive)
             self._peers[owner] = (channel, table_pb2_grpc.TableServiceStub(channel))
         peer = self._peers[owner][1]
         try:

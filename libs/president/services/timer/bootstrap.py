@@ -35,7 +35,7 @@ def build(timer_settings: TimerSettings) -> Service:
     waiting = timer_settings.waits.rules()
     clocks = Clocks(board, partition, waiting)
     TIMER_OVERDUE.set_function(lambda: board.overdue(datetime.now(UTC)))
-    table = TableClient(settings.address("table"), tls=settings.tls)
+    table = TableClient(settings.address("table"), tls=settings.tls, keepalive=settings.keepalive)
     nats_clients: list[Client] = []
 
     async def follow() -> None:

@@ -64,10 +64,13 @@ class Upstream:
         limits = settings.limits
         scale = limits.scale
         per_connection = limits.streams.per_connection
-        tls = settings.shared.tls
+        tls, keepalive = settings.shared.tls, settings.shared.keepalive
         return cls(
-            gateway_channel(settings.gateway, tls),
-            [gateway_channel(settings.gateway, tls) for _ in range(settings.upstream_connections)],
+            gateway_channel(settings.gateway, tls, keepalive),
+            [
+                gateway_channel(settings.gateway, tls, keepalive)
+                for _ in range(settings.upstream_connections)
+            ],
             StreamLimits(
                 max(1, int(limits.streams.per_identity * scale)),
                 max(1, int(settings.streams_per_peer * scale)),

@@ -21,6 +21,7 @@ from president.players.v1 import players_pb2_grpc
 from president.scoring.v1 import scoring_pb2 as spb
 from president.scoring.v1 import scoring_pb2_grpc
 from president.servicekit.channels import internal_channel
+from president.servicekit.config import KEEPALIVE, Keepalive
 from president.servicekit.grpc_errors import aio_error_info, reraise_remote
 from president.servicekit.table_client import called, unreachable
 from president.servicekit.tls import PLAINTEXT, TlsSettings
@@ -97,10 +98,15 @@ class _Lazy:
     """A channel opened on first use, inside the running event loop."""
 
     def __init__(
-        self, address: str, stub: Callable[[grpc.aio.Channel], Any], tls: TlsSettings
+        self,
+        address: str,
+        stub: Callable[[grpc.aio.Channel], Any],
+        tls: TlsSettings,
+        keepalive: Keepalive,
     ) -> None:
         self._address = address
         self._tls = tls
+        self._keepalive = keepalive
         self._make_stub = stub
         self._channel: grpc.aio.Channel | None = None
         self._stub_instance: Any = None
@@ -108,7 +114,7 @@ class _Lazy:
     @property
     def _stub(self) -> Any:
         if self._stub_instance is None:
-            self._channel = internal_channel(self._address, self._tls)
+            self._channel = internal_channel(self._address, self._tls, self._keepalive)
             self._stub_instance = self._make_stub(self._channel)
         return self._stub_instance
 
@@ -122,8 +128,10 @@ class GrpcScoring(_Lazy):
 
     RATINGS_METHODS = frozenset({"GetRatings", "GetLeaderboard", "GetHistory", "GetHeadToHead"})
 
-    def __init__(self, address: str, tls: TlsSettings = PLAINTEXT) -> None:
-        super().__init__(address, scoring_pb2_grpc.ScoringServiceStub, tls)
+    def __init__(
+        self, address: str, tls: TlsSettings = PLAINTEXT, keepalive: Keepalive = KEEPALIVE
+    ) -> None:
+        super().__init__(address, scoring_pb2_grpc.ScoringServiceStub, tls, keepalive)
 
     async def ratings_call(self, method: str, request: Any) -> Any:
         if method not in self.RATINGS_METHODS:
@@ -163,8 +171,10 @@ class GrpcPlayers(_Lazy):
         {"CreateGuest", "Register", "LogIn", "Refresh", "LogOut", "LogOutEverywhere"}
     )
 
-    def __init__(self, address: str, tls: TlsSettings = PLAINTEXT) -> None:
-        super().__init__(address, players_pb2_grpc.PlayersServiceStub, tls)
+    def __init__(
+        self, address: str, tls: TlsSettings = PLAINTEXT, keepalive: Keepalive = KEEPALIVE
+    ) -> None:
+        super().__init__(address, players_pb2_grpc.PlayersServiceStub, tls, keepalive)
 
     async def call(self, method: str, request: Any) -> Any:
         if method not in self.METHODS:
