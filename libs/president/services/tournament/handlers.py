@@ -19,6 +19,7 @@ import structlog
 
 from president.servicekit.errors import Code, ServiceError, store_unavailable
 from president.servicekit.grpc_errors import abort
+from president.servicekit.names import shown_name
 from president.services.tournament.app import Folded, Tournaments
 from president.store import is_transient
 from president.tournament.commands import TournamentSettings
@@ -52,6 +53,9 @@ _TOURNAMENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The longest account id an actor or an invitation may name.
 MAX_ACCOUNT = 200
 MAX_INVITES = 1000
+#: A tournament's table options: as many, and as long, as a table's (the gateway's rule).
+MAX_OPTIONS = 40
+MAX_OPTION_TEXT = 100
 STATUSES = frozenset(status.value for status in Status)
 
 
@@ -94,9 +98,20 @@ def _unix_ms(value: datetime) -> int:
 
 
 def settings_of(message: pb.TournamentSettings) -> TournamentSettings:
-    """The core's settings of the proto's."""
+    """The core's settings of the proto's: the name by the rule of shown names
+    (INVALID_TOURNAMENT_NAME), the options bounded (INVALID_OPTIONS); the core checks
+    the rest (BAD_SETTINGS)."""
+    name = shown_name(message.name, reason="INVALID_TOURNAMENT_NAME", what="a tournament name")
+    options = message.options
+    if len(options) > MAX_OPTIONS or any(
+        len(key) > MAX_OPTION_TEXT or len(value) > MAX_OPTION_TEXT for key, value in options.items()
+    ):
+        raise _invalid(
+            "INVALID_OPTIONS",
+            f"a tournament takes at most {MAX_OPTIONS} options of {MAX_OPTION_TEXT} characters",
+        )
     return TournamentSettings(
-        name=message.name,
+        name=name,
         preset=message.preset,
         format=message.format,
         rounds=message.rounds,
