@@ -6,7 +6,8 @@ process has not folded yet), decides with the core
 (:func:`president.tournament.decide.decide`) at the service clock's ``now``,
 and appends the events at the version it read, stamped with that ``now``:
 another writer in between (a second replica, the round runner) is a
-conflict, and the command is decided again on what it wrote. A refusal
+conflict, and the command is decided again on what it wrote. Within one
+process the commands on a tournament take turns. A refusal
 (:class:`~president.tournament.errors.TournamentRefused`) appends nothing.
 
 The list of tournaments is the stream of their ``TournamentCreated`` events
@@ -42,8 +43,8 @@ from president.tournament.state import Tournament, evolve
 
 #: Every tournament's stream is named this prefix and the tournament id.
 STREAM_PREFIX = "tournament-"
-#: How many times a command is decided again after another writer's append.
-CONFLICT_RETRIES = 5
+#: How many times a command is decided again after another process's append.
+CONFLICT_RETRIES = 10
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
 _CREATED = codec.type_name(TournamentCreated)
@@ -96,6 +97,8 @@ class Tournaments:
         self._new_id = new_id
         self._lock = threading.Lock()
         self._folded: dict[str, Folded] = {}
+        #: One writer at a time per tournament in this process (others conflict, and retry).
+        self._writing: dict[str, threading.Lock] = {}
         #: Tournament ids in the order they were created, and where the catalog has read to.
         self._created: list[tuple[Position, str]] = []
         self._read_to = Position.START
@@ -132,6 +135,14 @@ class Tournaments:
         return self._run(tournament_id, CancelTournament(actor))
 
     def _run(self, tournament_id: str, command: TournamentCommand, command_id: str = "") -> Folded:
+        with self._lock:
+            writing = self._writing.setdefault(tournament_id, threading.Lock())
+        with writing:  # this process's commands on one tournament take turns
+            return self._decide_and_append(tournament_id, command, command_id)
+
+    def _decide_and_append(
+        self, tournament_id: str, command: TournamentCommand, command_id: str
+    ) -> Folded:
         for _ in range(CONFLICT_RETRIES):
             current = self._read(tournament_id)
             now = self._now()
