@@ -313,6 +313,9 @@ async def test_tournaments_and_entries_outlive_the_service(
     await ann.withdraw_tournament(tid)
     before = await host.tournament(tid)
     stack.stop_one("tournament", kill=kill)
+    await expect(host.tournament(tid), grpc.StatusCode.UNAVAILABLE, "UPSTREAM_UNAVAILABLE")
+    table = await host.sibling().create_table("club", seat_count=4)  # tables go on meanwhile
+    assert table.table_id
     stack.start_one("tournament")
     after = await _retried(lambda: host.tournament(tid))
     assert after == before
