@@ -21,6 +21,7 @@ PUBLIC_PROTOS = (
     "president/game/v1/*.proto",
     "president/events/v1/*.proto",
     "president/standings/v1/*.proto",
+    "president/tournaments/v1/*.proto",
     "google/rpc/*.proto",
 )
 

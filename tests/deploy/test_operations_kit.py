@@ -143,7 +143,7 @@ def test_metric_names_are_read_from_promql() -> None:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[Stack]:
-    """The six services, the gateway letting two reads a minute through from an address."""
+    """The seven services, the gateway letting two reads a minute through from an address."""
     workdir = tmp_path_factory.mktemp("opskit")
     env = {**isolated_env(), "PRESIDENT_RATE_READ_PEER": "2/60", "PRESIDENT_LIMITS_SCALE": "1"}
     with sqlite_stack_in(workdir, nats_url, env) as running:
@@ -152,7 +152,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[S
 
 @pytest.fixture(scope="module")
 def exposed(stack: Stack) -> set[str]:
-    """Every sample name the six services expose on /metrics (families without samples yet
+    """Every sample name the seven services expose on /metrics (families without samples yet
     included)."""
     return scrape(stack)
 

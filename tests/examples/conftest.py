@@ -1,4 +1,4 @@
-"""One stack for every example: the six services and the web edge, on SQLite and NATS."""
+"""One stack for every example: the seven services and the web edge, on SQLite and NATS."""
 
 from __future__ import annotations
 

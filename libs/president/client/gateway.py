@@ -32,6 +32,7 @@ from president.client.errors import (
 from president.client.quick_play import QuickPlayCalls
 from president.client.ratings import RatingCalls
 from president.client.receipts import Receipts
+from president.client.tournaments import TournamentCalls
 from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.gateway.v1 import gateway_pb2 as pb
@@ -99,7 +100,7 @@ def _chosen_on(request: Any, expected_version: int | None) -> Any:
     return request
 
 
-class GatewayClient(AccountCalls, QuickPlayCalls, RatingCalls):
+class GatewayClient(AccountCalls, QuickPlayCalls, RatingCalls, TournamentCalls):
     """One player's (or watcher's) connection to the gateway, with their identity."""
 
     def __init__(

@@ -1,4 +1,4 @@
-"""Start the whole stack on one machine: NATS with JetStream and the six services.
+"""Start the whole stack on one machine: NATS with JetStream and the seven services.
 
 Used by ``president run`` (``make run`` / ``make demo``) and by the
 end-to-end tests. Every port is picked free (``president.servicekit.free_ports``),
@@ -29,7 +29,7 @@ from president.servicekit.channels import internal_channel_options, probe_channe
 from president.servicekit.free_ports import free_port
 from president.servicekit.tls import TlsSettings
 
-SERVICES = ("dealer", "table", "scoring", "timer", "players", "gateway")
+SERVICES = ("dealer", "table", "scoring", "timer", "players", "tournament", "gateway")
 #: The web edge: an HTTP service in front of the gateway, started after it when asked for.
 EDGE = "web"
 ALL_SERVICES = (*SERVICES, EDGE)
@@ -208,7 +208,7 @@ OPERATOR_KEY_FILE = "operator-signing-key.pem"
 
 @dataclass
 class Stack:
-    """The six services (and the web edge when asked for) as processes, on one database and
+    """The seven services (and the web edge when asked for) as processes, on one database and
     one NATS.
 
     With ``table_replicas`` above 1, that many table services run with table

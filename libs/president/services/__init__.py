@@ -1,1 +1,1 @@
-"""The six services of the President table backend, each its own process."""
+"""The seven services of the President table backend, each its own process."""

@@ -106,6 +106,9 @@ class Settings(FromEnv):
     players_port: int = setting(
         "PRESIDENT_PLAYERS_PORT", 50056, "the players service's port", whole
     )
+    tournament_port: int = setting(
+        "PRESIDENT_TOURNAMENT_PORT", 50057, "the tournament service's port", whole
+    )
     metrics_port: int = setting(
         "PRESIDENT_METRICS_PORT", 0, "where /metrics listens (0: a free port; -1: none)", whole
     )
@@ -129,6 +132,11 @@ class Settings(FromEnv):
     )
     players_address: str = setting(
         "PRESIDENT_PLAYERS_ADDRESS", "", "where the gateway reaches the players service (host:port)"
+    )
+    tournament_address: str = setting(
+        "PRESIDENT_TOURNAMENT_ADDRESS",
+        "",
+        "where the gateway reaches the tournament service (host:port)",
     )
     token_secret: str = setting(
         "PRESIDENT_TOKEN_SECRET",
@@ -280,6 +288,7 @@ class Settings(FromEnv):
             "dealer": self.dealer_address,
             "scoring": self.scoring_address,
             "players": self.players_address,
+            "tournament": self.tournament_address,
         }.get(service, "")
         if explicit:
             return explicit

@@ -40,6 +40,7 @@ from president.services.gateway.calls.commands import Commands
 from president.services.gateway.calls.quick_play import QuickPlay
 from president.services.gateway.calls.ratings import Ratings
 from president.services.gateway.calls.seats import Seats
+from president.services.gateway.calls.tournaments import Tournaments
 from president.services.gateway.identity.auth import Verifier
 from president.services.gateway.identity.issuers import TrustedIssuers, load_issuers
 from president.services.gateway.identity.revocations import Revocations
@@ -48,7 +49,7 @@ from president.services.gateway.streams import audience, watch
 from president.services.gateway.streams.feed import FeedHub
 from president.services.gateway.streams.wire import PreSerialized
 from president.services.gateway.upstream.owners import LeaseOwners
-from president.services.gateway.upstream.ports import GrpcPlayers, GrpcScoring
+from president.services.gateway.upstream.ports import GrpcPlayers, GrpcScoring, GrpcTournaments
 
 RECONNECT_SECONDS = 1.0
 #: How often the revocation list forgets revocations whose tokens all expired.
@@ -57,9 +58,9 @@ log = structlog.get_logger(service="gateway")
 
 
 def build(gateway_settings: GatewaySettings) -> Service:
-    """Wire the table, scoring and players clients, the feeds (NATS), the identity verifier
-    and the revocations into the servicer; refuse table commands at an audience
-    replica."""
+    """Wire the table, scoring, players and tournament clients, the feeds (NATS), the
+    identity verifier and the revocations into the servicer; refuse table commands at an
+    audience replica."""
     settings = gateway_settings.common
     tls = settings.tls
     if not settings.token_secret:
@@ -82,6 +83,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
     owners = LeaseOwners(settings.lease_bucket) if gateway_settings.leases.seconds > 0 else None
     tables = TableClient(settings.address("table"), owners=owners, tls=tls, keepalive=keepalive)
     scoring = GrpcScoring(settings.address("scoring"), tls=tls, keepalive=keepalive)
+    tournament_service = GrpcTournaments(settings.address("tournament"), tls=tls, keepalive=keepalive)
     role = gateway_settings.role
     audience.configure(gateway_settings.audience)
     watch.configure(gateway_settings.audience)
@@ -177,7 +179,14 @@ def build(gateway_settings: GatewaySettings) -> Service:
     def register(server: grpc.aio.Server) -> Sequence[str]:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
             GatewayServicer(
-                gateway, seats, verifier, accounts, ratings, QuickPlay(tables, seats), admission
+                gateway,
+                seats,
+                verifier,
+                accounts,
+                ratings,
+                QuickPlay(tables, seats),
+                admission,
+                Tournaments(tournament_service, scoring),
             ),
             server,
         )
@@ -191,6 +200,7 @@ def build(gateway_settings: GatewaySettings) -> Service:
         await tables.close()
         await scoring.close()
         await players.close()
+        await tournament_service.close()
 
     return Service(
         name="gateway",

@@ -23,6 +23,10 @@ them both sent. An event another relay's position already covers is skipped;
 one this relay did not send in its batch (another relay moved the position
 past it meanwhile) is sent before the position passes it.
 
+Only tables' streams (``table-<id>``) are published: the store holds other
+kinds' streams too (a tournament's, ``tournament-<id>``), which the position
+passes over without a message on the tables' subjects.
+
 It is woken by the table host after each append (from any thread) and polls
 every ``poll_seconds`` for appends by other replicas. When NATS is down it
 retries with backoff; nothing is lost meanwhile.
@@ -83,6 +87,7 @@ from nats.js import JetStreamContext
 from sqlalchemy import Connection
 
 from president.hosting.signatures import Signer
+from president.hosting.streams import STREAM_PREFIX
 from president.servicekit import nats as jetstream
 from president.servicekit.metrics import EVENTS_PUBLISHED, RELAY_BEHIND
 from president.servicekit.nats import Subjects
@@ -330,6 +335,9 @@ class OutboxRelay:
         acked: set[Position] = set()
         try:
             for stored in batch:
+                if not stored.stream_id.startswith(STREAM_PREFIX):
+                    acked.add(stored.position)  # another kind's stream: not a table's event
+                    continue
                 if not self._fast_acked.take(stored):  # else acknowledged on the fast path
                     await jetstream.publish(
                         js, self._subjects, stored, PUBLISH_SECONDS, self._signer
@@ -345,7 +353,9 @@ class OutboxRelay:
                     # Another relay moved the position past this one's batch: what this
                     # relay did not send, it sends now, before the position passes it.
                     for stored in fresh:
-                        if stored.position not in acked:
+                        if stored.position not in acked and stored.stream_id.startswith(
+                            STREAM_PREFIX
+                        ):
                             asyncio.run_coroutine_threadsafe(
                                 jetstream.publish(
                                     js, self._subjects, stored, PUBLISH_SECONDS, self._signer

@@ -6,6 +6,7 @@ import warnings
 from president.gateway.v1 import gateway_pb2 as president_dot_gateway_dot_v1_dot_gateway__pb2
 from president.players.v1 import players_pb2 as president_dot_players_dot_v1_dot_players__pb2
 from president.standings.v1 import standings_pb2 as president_dot_standings_dot_v1_dot_standings__pb2
+from president.tournaments.v1 import tournaments_pb2 as president_dot_tournaments_dot_v1_dot_tournaments__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -221,6 +222,41 @@ class GatewayServiceStub:
                 '/president.gateway.v1.GatewayService/GetHeadToHead',
                 request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.SerializeToString,
                 response_deserializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
+                _registered_method=True)
+        self.CreateTournament = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/CreateTournament',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.CreateTournamentRequest.SerializeToString,
+                response_deserializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.CreateTournamentResponse.FromString,
+                _registered_method=True)
+        self.ListTournaments = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/ListTournaments',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListTournamentsRequest.SerializeToString,
+                response_deserializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.ListTournamentsResponse.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/GetTournament',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.GetTournamentResponse.FromString,
+                _registered_method=True)
+        self.EnterTournament = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/EnterTournament',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.EnterTournamentRequest.SerializeToString,
+                response_deserializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.EnterTournamentResponse.FromString,
+                _registered_method=True)
+        self.WithdrawTournament = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/WithdrawTournament',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WithdrawTournamentRequest.SerializeToString,
+                response_deserializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.WithdrawTournamentResponse.FromString,
+                _registered_method=True)
+        self.InviteToTournament = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/InviteToTournament',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.InviteToTournamentRequest.SerializeToString,
+                response_deserializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.InviteToTournamentResponse.FromString,
+                _registered_method=True)
+        self.CancelTournament = channel.unary_unary(
+                '/president.gateway.v1.GatewayService/CancelTournament',
+                request_serializer=president_dot_gateway_dot_v1_dot_gateway__pb2.CancelTournamentRequest.SerializeToString,
+                response_deserializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.CancelTournamentResponse.FromString,
                 _registered_method=True)
 
 
@@ -513,6 +549,58 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateTournament(self, request, context):
+        """---- tournaments (forwarded to the tournament service; docs/tournaments.md)
+        Creates a tournament; the caller's account becomes its host.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTournaments(self, request, context):
+        """The tournaments, newest first, a page at a time (invite-only ones to their host and
+        invited accounts only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """One tournament: settings, entrants, rounds with their fingerprints (and their secrets
+        once revealed), and standings.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EnterTournament(self, request, context):
+        """Enters the caller's account (a guest only where the host allows guests).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WithdrawTournament(self, request, context):
+        """Withdraws the caller's entry before the first round.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InviteToTournament(self, request, context):
+        """Host: invites accounts to an invite-only tournament (others: NOT_HOST).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelTournament(self, request, context):
+        """Host: calls the tournament off before its first round (others: NOT_HOST).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -700,6 +788,41 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.GetHeadToHead,
                     request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.FromString,
                     response_serializer=president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.SerializeToString,
+            ),
+            'CreateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTournament,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.CreateTournamentRequest.FromString,
+                    response_serializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.CreateTournamentResponse.SerializeToString,
+            ),
+            'ListTournaments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTournaments,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.ListTournamentsRequest.FromString,
+                    response_serializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.ListTournamentsResponse.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.GetTournamentRequest.FromString,
+                    response_serializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.GetTournamentResponse.SerializeToString,
+            ),
+            'EnterTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnterTournament,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.EnterTournamentRequest.FromString,
+                    response_serializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.EnterTournamentResponse.SerializeToString,
+            ),
+            'WithdrawTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.WithdrawTournament,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.WithdrawTournamentRequest.FromString,
+                    response_serializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.WithdrawTournamentResponse.SerializeToString,
+            ),
+            'InviteToTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.InviteToTournament,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.InviteToTournamentRequest.FromString,
+                    response_serializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.InviteToTournamentResponse.SerializeToString,
+            ),
+            'CancelTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelTournament,
+                    request_deserializer=president_dot_gateway_dot_v1_dot_gateway__pb2.CancelTournamentRequest.FromString,
+                    response_serializer=president_dot_tournaments_dot_v1_dot_tournaments__pb2.CancelTournamentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1702,6 +1825,195 @@ class GatewayService:
             '/president.gateway.v1.GatewayService/GetHeadToHead',
             president_dot_gateway_dot_v1_dot_gateway__pb2.GetHeadToHeadRequest.SerializeToString,
             president_dot_standings_dot_v1_dot_standings__pb2.GetHeadToHeadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/CreateTournament',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.CreateTournamentRequest.SerializeToString,
+            president_dot_tournaments_dot_v1_dot_tournaments__pb2.CreateTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTournaments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/ListTournaments',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.ListTournamentsRequest.SerializeToString,
+            president_dot_tournaments_dot_v1_dot_tournaments__pb2.ListTournamentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/GetTournament',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.GetTournamentRequest.SerializeToString,
+            president_dot_tournaments_dot_v1_dot_tournaments__pb2.GetTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnterTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/EnterTournament',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.EnterTournamentRequest.SerializeToString,
+            president_dot_tournaments_dot_v1_dot_tournaments__pb2.EnterTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WithdrawTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/WithdrawTournament',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.WithdrawTournamentRequest.SerializeToString,
+            president_dot_tournaments_dot_v1_dot_tournaments__pb2.WithdrawTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InviteToTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/InviteToTournament',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.InviteToTournamentRequest.SerializeToString,
+            president_dot_tournaments_dot_v1_dot_tournaments__pb2.InviteToTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/president.gateway.v1.GatewayService/CancelTournament',
+            president_dot_gateway_dot_v1_dot_gateway__pb2.CancelTournamentRequest.SerializeToString,
+            president_dot_tournaments_dot_v1_dot_tournaments__pb2.CancelTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

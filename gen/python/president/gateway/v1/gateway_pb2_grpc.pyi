@@ -27,6 +27,7 @@ from grpc import aio as _aio
 from president.gateway.v1 import gateway_pb2 as _gateway_pb2
 from president.players.v1 import players_pb2 as _players_pb2
 from president.standings.v1 import standings_pb2 as _standings_pb2
+from president.tournaments.v1 import tournaments_pb2 as _tournaments_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys
@@ -166,6 +167,26 @@ class GatewayServiceStub:
     it may ask (others: PERMISSION_DENIED, HEAD_TO_HEAD_NOT_YOURS): like GetHistory, it
     tells no one else with whom an account played.
     """
+    CreateTournament: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.CreateTournamentRequest, _tournaments_pb2.CreateTournamentResponse]
+    """---- tournaments (forwarded to the tournament service; docs/tournaments.md)
+    Creates a tournament; the caller's account becomes its host.
+    """
+    ListTournaments: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListTournamentsRequest, _tournaments_pb2.ListTournamentsResponse]
+    """The tournaments, newest first, a page at a time (invite-only ones to their host and
+    invited accounts only).
+    """
+    GetTournament: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetTournamentRequest, _tournaments_pb2.GetTournamentResponse]
+    """One tournament: settings, entrants, rounds with their fingerprints (and their secrets
+    once revealed), and standings.
+    """
+    EnterTournament: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.EnterTournamentRequest, _tournaments_pb2.EnterTournamentResponse]
+    """Enters the caller's account (a guest only where the host allows guests)."""
+    WithdrawTournament: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.WithdrawTournamentRequest, _tournaments_pb2.WithdrawTournamentResponse]
+    """Withdraws the caller's entry before the first round."""
+    InviteToTournament: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.InviteToTournamentRequest, _tournaments_pb2.InviteToTournamentResponse]
+    """Host: invites accounts to an invite-only tournament (others: NOT_HOST)."""
+    CancelTournament: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.CancelTournamentRequest, _tournaments_pb2.CancelTournamentResponse]
+    """Host: calls the tournament off before its first round (others: NOT_HOST)."""
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -284,6 +305,26 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     it may ask (others: PERMISSION_DENIED, HEAD_TO_HEAD_NOT_YOURS): like GetHistory, it
     tells no one else with whom an account played.
     """
+    CreateTournament: _aio.UnaryUnaryMultiCallable[_gateway_pb2.CreateTournamentRequest, _tournaments_pb2.CreateTournamentResponse]  # type: ignore[assignment]
+    """---- tournaments (forwarded to the tournament service; docs/tournaments.md)
+    Creates a tournament; the caller's account becomes its host.
+    """
+    ListTournaments: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListTournamentsRequest, _tournaments_pb2.ListTournamentsResponse]  # type: ignore[assignment]
+    """The tournaments, newest first, a page at a time (invite-only ones to their host and
+    invited accounts only).
+    """
+    GetTournament: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetTournamentRequest, _tournaments_pb2.GetTournamentResponse]  # type: ignore[assignment]
+    """One tournament: settings, entrants, rounds with their fingerprints (and their secrets
+    once revealed), and standings.
+    """
+    EnterTournament: _aio.UnaryUnaryMultiCallable[_gateway_pb2.EnterTournamentRequest, _tournaments_pb2.EnterTournamentResponse]  # type: ignore[assignment]
+    """Enters the caller's account (a guest only where the host allows guests)."""
+    WithdrawTournament: _aio.UnaryUnaryMultiCallable[_gateway_pb2.WithdrawTournamentRequest, _tournaments_pb2.WithdrawTournamentResponse]  # type: ignore[assignment]
+    """Withdraws the caller's entry before the first round."""
+    InviteToTournament: _aio.UnaryUnaryMultiCallable[_gateway_pb2.InviteToTournamentRequest, _tournaments_pb2.InviteToTournamentResponse]  # type: ignore[assignment]
+    """Host: invites accounts to an invite-only tournament (others: NOT_HOST)."""
+    CancelTournament: _aio.UnaryUnaryMultiCallable[_gateway_pb2.CancelTournamentRequest, _tournaments_pb2.CancelTournamentResponse]  # type: ignore[assignment]
+    """Host: calls the tournament off before its first round (others: NOT_HOST)."""
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API."""
@@ -621,5 +662,67 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         it may ask (others: PERMISSION_DENIED, HEAD_TO_HEAD_NOT_YOURS): like GetHistory, it
         tells no one else with whom an account played.
         """
+
+    @_abc_1.abstractmethod
+    def CreateTournament(
+        self,
+        request: _gateway_pb2.CreateTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournaments_pb2.CreateTournamentResponse, _abc.Awaitable[_tournaments_pb2.CreateTournamentResponse]]:
+        """---- tournaments (forwarded to the tournament service; docs/tournaments.md)
+        Creates a tournament; the caller's account becomes its host.
+        """
+
+    @_abc_1.abstractmethod
+    def ListTournaments(
+        self,
+        request: _gateway_pb2.ListTournamentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournaments_pb2.ListTournamentsResponse, _abc.Awaitable[_tournaments_pb2.ListTournamentsResponse]]:
+        """The tournaments, newest first, a page at a time (invite-only ones to their host and
+        invited accounts only).
+        """
+
+    @_abc_1.abstractmethod
+    def GetTournament(
+        self,
+        request: _gateway_pb2.GetTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournaments_pb2.GetTournamentResponse, _abc.Awaitable[_tournaments_pb2.GetTournamentResponse]]:
+        """One tournament: settings, entrants, rounds with their fingerprints (and their secrets
+        once revealed), and standings.
+        """
+
+    @_abc_1.abstractmethod
+    def EnterTournament(
+        self,
+        request: _gateway_pb2.EnterTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournaments_pb2.EnterTournamentResponse, _abc.Awaitable[_tournaments_pb2.EnterTournamentResponse]]:
+        """Enters the caller's account (a guest only where the host allows guests)."""
+
+    @_abc_1.abstractmethod
+    def WithdrawTournament(
+        self,
+        request: _gateway_pb2.WithdrawTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournaments_pb2.WithdrawTournamentResponse, _abc.Awaitable[_tournaments_pb2.WithdrawTournamentResponse]]:
+        """Withdraws the caller's entry before the first round."""
+
+    @_abc_1.abstractmethod
+    def InviteToTournament(
+        self,
+        request: _gateway_pb2.InviteToTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournaments_pb2.InviteToTournamentResponse, _abc.Awaitable[_tournaments_pb2.InviteToTournamentResponse]]:
+        """Host: invites accounts to an invite-only tournament (others: NOT_HOST)."""
+
+    @_abc_1.abstractmethod
+    def CancelTournament(
+        self,
+        request: _gateway_pb2.CancelTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournaments_pb2.CancelTournamentResponse, _abc.Awaitable[_tournaments_pb2.CancelTournamentResponse]]:
+        """Host: calls the tournament off before its first round (others: NOT_HOST)."""
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -28,9 +28,11 @@ from president.services.gateway.calls.quick_play import QuickPlay
 from president.services.gateway.calls.ratings import Ratings
 from president.services.gateway.calls.refused import Refused
 from president.services.gateway.calls.seats import Seats
+from president.services.gateway.calls.tournaments import Tournaments
 from president.services.gateway.identity.auth import Verifier, bearer
 from president.services.gateway.limits.admission import Admission
 from president.standings.v1 import standings_pb2 as st
+from president.tournaments.v1 import tournaments_pb2 as tpb
 
 T = TypeVar("T")
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -54,8 +56,8 @@ def transport_error(error: Exception) -> ServiceError:
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     """The public API: each call is checked and handed to :class:`Seats` (setting a table
-    up), :class:`QuickPlay`, :class:`Gateway` (plays, reads, watching), :class:`Ratings` or
-    :class:`Accounts` (who you are)."""
+    up), :class:`QuickPlay`, :class:`Gateway` (plays, reads, watching), :class:`Ratings`,
+    :class:`Tournaments` or :class:`Accounts` (who you are)."""
 
     def __init__(
         self,
@@ -66,6 +68,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         ratings: Ratings,
         quick_play: QuickPlay,
         admission: Admission | None = None,
+        tournaments: Tournaments | None = None,
     ) -> None:
         self._gateway = gateway
         self._seats = seats
@@ -74,6 +77,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self._admission = admission or Admission()
         self._ratings = ratings
         self._quick_play = quick_play
+        self._tournaments = tournaments
         self._log = structlog.get_logger().bind(service="gateway")
 
     async def _open(
@@ -378,4 +382,62 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     ) -> st.GetHeadToHeadResponse:
         return await self._authed(
             context, "GetHeadToHead", lambda who: self._ratings.get_head_to_head(who, request)
+        )
+
+    # ---- tournaments
+    @property
+    def _events(self) -> Tournaments:
+        if self._tournaments is None:
+            raise ServiceError(
+                Code.UNIMPLEMENTED, "NO_TOURNAMENTS", "this gateway serves no tournaments"
+            )
+        return self._tournaments
+
+    async def CreateTournament(
+        self, request: pb.CreateTournamentRequest, context: Context
+    ) -> tpb.CreateTournamentResponse:
+        return await self._authed(
+            context, "CreateTournament", lambda who: self._events.create(who, request)
+        )
+
+    async def ListTournaments(
+        self, request: pb.ListTournamentsRequest, context: Context
+    ) -> tpb.ListTournamentsResponse:
+        return await self._authed(
+            context, "ListTournaments", lambda who: self._events.list(who, request)
+        )
+
+    async def GetTournament(
+        self, request: pb.GetTournamentRequest, context: Context
+    ) -> tpb.GetTournamentResponse:
+        return await self._authed(
+            context, "GetTournament", lambda who: self._events.get(who, request)
+        )
+
+    async def EnterTournament(
+        self, request: pb.EnterTournamentRequest, context: Context
+    ) -> tpb.EnterTournamentResponse:
+        return await self._authed(
+            context, "EnterTournament", lambda who: self._events.enter(who, request)
+        )
+
+    async def WithdrawTournament(
+        self, request: pb.WithdrawTournamentRequest, context: Context
+    ) -> tpb.WithdrawTournamentResponse:
+        return await self._authed(
+            context, "WithdrawTournament", lambda who: self._events.withdraw(who, request)
+        )
+
+    async def InviteToTournament(
+        self, request: pb.InviteToTournamentRequest, context: Context
+    ) -> tpb.InviteToTournamentResponse:
+        return await self._authed(
+            context, "InviteToTournament", lambda who: self._events.invite(who, request)
+        )
+
+    async def CancelTournament(
+        self, request: pb.CancelTournamentRequest, context: Context
+    ) -> tpb.CancelTournamentResponse:
+        return await self._authed(
+            context, "CancelTournament", lambda who: self._events.cancel(who, request)
         )

@@ -20,7 +20,8 @@ import grpc
 from president.servicekit.errors import Code, ServiceError
 from president.servicekit.grpc_errors import abort
 
-#: The GatewayService methods only the players' replicas serve: they act at a table.
+#: The GatewayService methods only the players' replicas serve: they act at a table or
+#: change a tournament.
 PLAYERS_ONLY = frozenset(
     {
         "CreateTable",
@@ -38,6 +39,11 @@ PLAYERS_ONLY = frozenset(
         "HostAction",
         "HandOverHost",
         "Session",
+        "CreateTournament",
+        "EnterTournament",
+        "WithdrawTournament",
+        "InviteToTournament",
+        "CancelTournament",
     }
 )
 

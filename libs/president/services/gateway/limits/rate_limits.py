@@ -119,6 +119,13 @@ METHOD_CLASS = {
     "HostAction": "command",
     "Watch": "stream",
     "Session": "stream",
+    "CreateTournament": "create_table",
+    "ListTournaments": "read",
+    "GetTournament": "read",
+    "EnterTournament": "seat",
+    "WithdrawTournament": "seat",
+    "InviteToTournament": "seat",
+    "CancelTournament": "seat",
 }
 #: The class of one command sent on a Session stream.
 SESSION_COMMAND = "command"

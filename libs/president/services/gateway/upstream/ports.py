@@ -1,4 +1,4 @@
-"""The services behind the gateway, as ports, and the adapters of scoring and players.
+"""The services behind the gateway, as ports, and the adapters of scoring, players, tournaments.
 
 The table service's adapter is the one table client every caller shares
 (:class:`president.servicekit.table_client.TableClient`). A refusal from a
@@ -26,6 +26,7 @@ from president.servicekit.grpc_errors import aio_error_info, reraise_remote
 from president.servicekit.table_client import called, unreachable
 from president.servicekit.tls import PLAINTEXT, TlsSettings
 from president.table.v1 import table_pb2 as tpb
+from president.tournaments.v1 import tournaments_pb2_grpc
 
 T = TypeVar("T")
 CALL_TIMEOUT = 15.0
@@ -92,6 +93,14 @@ class NamesPort(Protocol):
 
     async def display_names(self, account_ids: list[str]) -> dict[str, str]:
         """The names of those of these accounts the players service knows."""
+
+
+class TournamentPort(Protocol):
+    """The tournament service as the gateway uses it: each call passed through."""
+
+    async def call(self, method: str, request: Any) -> Any:
+        """Run ``method`` (one of :attr:`GrpcTournaments.METHODS`) with ``request``; its
+        answer (a refusal is raised)."""
 
 
 class _Lazy:
@@ -198,3 +207,31 @@ class GrpcPlayers(_Lazy):
             "players",
         )
         return dict(response.display_names)
+
+
+class GrpcTournaments(_Lazy):
+    """:class:`TournamentPort` over the tournament service's gRPC API."""
+
+    METHODS = frozenset(
+        {
+            "CreateTournament",
+            "ListTournaments",
+            "GetTournament",
+            "EnterTournament",
+            "WithdrawTournament",
+            "InviteToTournament",
+            "CancelTournament",
+        }
+    )
+
+    def __init__(
+        self, address: str, tls: TlsSettings = PLAINTEXT, keepalive: Keepalive = KEEPALIVE
+    ) -> None:
+        super().__init__(address, tournaments_pb2_grpc.TournamentServiceStub, tls, keepalive)
+
+    async def call(self, method: str, request: Any) -> Any:
+        if method not in self.METHODS:
+            raise ValueError(f"no tournament call {method!r}")
+        return await called(
+            lambda: getattr(self._stub, method)(request, timeout=CALL_TIMEOUT), "tournament"
+        )

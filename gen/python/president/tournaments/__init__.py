@@ -1,0 +1,1 @@
+"""The ``president.tournaments`` package."""

@@ -1,0 +1,1 @@
+"""The tournament service: tournaments created, listed, entered and withdrawn from, as events."""
