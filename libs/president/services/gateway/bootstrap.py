@@ -83,7 +83,9 @@ def build(gateway_settings: GatewaySettings) -> Service:
     owners = LeaseOwners(settings.lease_bucket) if gateway_settings.leases.seconds > 0 else None
     tables = TableClient(settings.address("table"), owners=owners, tls=tls, keepalive=keepalive)
     scoring = GrpcScoring(settings.address("scoring"), tls=tls, keepalive=keepalive)
-    tournament_service = GrpcTournaments(settings.address("tournament"), tls=tls, keepalive=keepalive)
+    tournament_service = GrpcTournaments(
+        settings.address("tournament"), tls=tls, keepalive=keepalive
+    )
     role = gateway_settings.role
     audience.configure(gateway_settings.audience)
     watch.configure(gateway_settings.audience)
