@@ -17,7 +17,8 @@ runs and give ranges.
 2. Costly flood: ``--costly-flooders`` callers at once, each from a new address
    per round, creating a guest, logging in (an unknown name: a password hash
    all the same) and creating a table, over and over. Measured: the real
-   player's ``GetTable`` and ``LogIn`` through the edge.
+   player's ``GetTable`` and ``LogIn`` through the edge, and its plays and
+   passes at a practice table of its own (native gRPC).
 
 Each prints the p50 and p90 without and with the flood, and their ratio (the
 aim: within 2x). Asserts nothing.
@@ -48,6 +49,7 @@ if str(ROOT) not in sys.path:
 import httpx  # noqa: E402
 import uvloop  # noqa: E402
 
+from president.client import GatewayClient, GatewayError, choose  # noqa: E402
 from president.gateway.v1 import gateway_pb2 as pb  # noqa: E402
 from president.servicekit.launcher import SERVICES, NatsServer, Stack  # noqa: E402
 from tests.support.web_edge import (  # noqa: E402
@@ -151,6 +153,51 @@ async def timed(calls: int, call: Callable[[], Awaitable[httpx.Response]]) -> li
     return sorted(times) or [float("nan")]
 
 
+class RealPlayer:
+    """A real player at a practice table of its own (three bots), over native gRPC: its
+    plays and passes are what a flood must not slow (the issue's aim for the costly flood)."""
+
+    def __init__(self, client: GatewayClient) -> None:
+        self.client = client
+        self._changes: Any = None
+
+    async def sit_down(self) -> RealPlayer:
+        await self.client.create_table("classic", display_name="Real", visibility="practice")
+        await self.client.start()
+        self._changes = self.client.watch().__aiter__()
+        return self
+
+    async def plays(self, count: int) -> list[float]:
+        """The next ``count`` plays or passes of the seat, each call's time in milliseconds,
+        sorted (the host's next round and new games in between)."""
+        times: list[float] = []
+        acted_to = 0
+        while len(times) < count:
+            view = (await self._changes.__anext__()).view
+            if view.version < acted_to:
+                continue
+            try:
+                if view.phase == "between_rounds":
+                    acted_to = await self.client.host_action("next_round")
+                elif view.phase == "game_over":
+                    acted_to = await self.client.host_action("play_again")
+                elif view.phase == "lobby":
+                    await self.client.start()
+                elif view.phase == "round" and (action := choose(view)) is not None:
+                    verb, cards = action
+                    started = time.perf_counter()
+                    if verb == "give":
+                        acted_to = await self.client.return_cards(cards)
+                        continue
+                    acted_to = await (
+                        self.client.play(cards) if verb == "play" else self.client.pass_()
+                    )
+                    times.append((time.perf_counter() - started) * 1000)
+            except GatewayError as error:
+                REFUSED[error.reason] += 1
+        return sorted(times)
+
+
 def p50(times: list[float]) -> float:
     return times[len(times) // 2]
 
@@ -225,12 +272,15 @@ async def stream_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Na
             await task
 
 
-async def costly_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Namespace) -> None:
+async def costly_flood(
+    http: httpx.AsyncClient, real: Browser, player: RealPlayer, args: argparse.Namespace
+) -> None:
     """Phase 2: new guests, log-ins and new tables from many addresses, all at once."""
     login = {"name": real.name, "password": PASSWORD}
     read = lambda: real.call("GetTable", {"tableId": real.table_id})  # noqa: E731
     log_in = lambda: real.call("LogIn", login)  # noqa: E731
     reads_before = await timed(args.calls, read)
+    plays_before = await player.plays(args.plays)
     logins_before = await timed(args.logins, log_in)
     outcomes: Counter[str] = Counter()
     stop = asyncio.Event()
@@ -261,6 +311,7 @@ async def costly_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Na
     flooders = [asyncio.create_task(flooder(n)) for n in range(args.costly_flooders)]
     await asyncio.sleep(1.0)
     reads_during = await busy("during the flooded reads", timed(args.calls, read))
+    plays_during = await busy("during the flooded plays", player.plays(args.plays))
     logins_during = await busy("during the flooded log-ins", timed(args.logins, log_in))
     stop.set()
     await asyncio.gather(*flooders)
@@ -269,16 +320,19 @@ async def costly_flood(http: httpx.AsyncClient, real: Browser, args: argparse.Na
     )
     print(f"a real player's GetTable, no flood:  {summary(reads_before)}")
     print(f"a real player's GetTable, flooded:   {summary(reads_during)}")
+    print(f"a real player's plays, no flood:     {summary(plays_before)}")
+    print(f"a real player's plays, flooded:      {summary(plays_during)}")
     print(f"a real player's LogIn, no flood:     {summary(logins_before)}")
     print(f"a real player's LogIn, flooded:      {summary(logins_during)}")
     print(f"the real player's calls refused: {dict(REFUSED) or 'none'}")
     print(
         f"p50 flooded / p50 without: GetTable {p50(reads_during) / p50(reads_before):.2f}x, "
+        f"plays {p50(plays_during) / p50(plays_before):.2f}x, "
         f"LogIn {p50(logins_during) / p50(logins_before):.2f}x (aim: within 2x)"
     )
 
 
-async def measure(web: str, args: argparse.Namespace) -> None:
+async def measure(web: str, gateway: str, args: argparse.Namespace) -> None:
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     transport = httpx.AsyncHTTPTransport(local_address=PROXY, limits=limits)
     # No read timeout: a flood stream sits idle for minutes.
@@ -299,7 +353,9 @@ async def measure(web: str, args: argparse.Namespace) -> None:
         registered.raise_for_status()
         await timed(10, lambda: real.call("GetTable", {"tableId": real.table_id}))  # warm
         await stream_flood(http, real, args)
-        await costly_flood(http, real, args)
+        async with GatewayClient.connect(gateway) as native:
+            player = await RealPlayer(native).sit_down()
+            await costly_flood(http, real, player, args)
 
 
 def main() -> None:
@@ -308,6 +364,7 @@ def main() -> None:
     parser.add_argument("--guests", type=int, default=4, help="guests per flooding address")
     parser.add_argument("--calls", type=int, default=200, help="real reads measured per phase")
     parser.add_argument("--logins", type=int, default=20, help="real log-ins measured per phase")
+    parser.add_argument("--plays", type=int, default=40, help="real plays measured per phase")
     parser.add_argument("--costly-flooders", type=int, default=64, help="costly flood's callers")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
@@ -332,7 +389,8 @@ def main() -> None:
         try:
             stack.start(services=(*SERVICES, "web"))
             PROCESSES.update({name: process.pid for name, process in stack.processes.items()})
-            uvloop.run(measure(f"http://{stack.address('web')}", args))
+            web, gateway = f"http://{stack.address('web')}", stack.address("gateway")
+            uvloop.run(measure(web, gateway, args))
         finally:
             stack.stop()
             nats.stop()
