@@ -20,10 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from president.tournament.draw import METHODS, DrawEntrant, DrawRequest, draw
-from tests.support.seatdraw_vectors import request_json
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-WEB = Path(__file__).resolve().parents[2] / "web"
+from president.tournament.draw import METHODS, DrawEntrant, DrawRequest, draw  # noqa: E402
+from tests.support.seatdraw_vectors import request_json  # noqa: E402
+
+WEB = ROOT / "web"
 SECRET = bytes(range(32))
 NODE_SCRIPT = """
 import { draw, secretFromHex } from "./public/lib/seatdraw.js";
