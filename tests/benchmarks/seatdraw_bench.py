@@ -11,6 +11,7 @@ met everyone), the slowest case the step bound allows.
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import random
@@ -72,6 +73,7 @@ def cases() -> list[tuple[str, DrawRequest]]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     made = cases()
     for name, request in made:
         best = float("inf")
