@@ -140,6 +140,7 @@ async def test_a_swiss_tournament_runs_its_rounds_through_a_kill_of_its_service(
             if len(events.read_stream(table_stream(first))) > 5:
                 break
         await asyncio.sleep(0.1)
+    assert not folded(events, tid).rounds[0].scored  # the kill comes mid-round 1
     stack.stop_one("tournament", kill=True)
     await asyncio.sleep(1)
     stack.start_one("tournament")

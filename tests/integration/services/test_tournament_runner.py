@@ -1,0 +1,94 @@
+"""The round runner's parts on a real store, SQLite and PostgreSQL: its draw secrets and its
+idempotent steps; and the rule that turns a finished game into places.
+
+The whole runner (tables opened, results followed, a kill -9 mid-round) is
+``tests/e2e/test_tournament_rounds_e2e.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from president import tournament_codec as codec
+from president.services.tournament.app import Tournaments, stream_id
+from president.services.tournament.draw_secrets import DrawSecrets
+from president.services.tournament.runner import command_id, game_places, table_id_of
+from president.store import EventStore
+from president.tournament.commands import SERVER, StartRound
+from president.tournament.draw import fingerprint
+from tests.support.postgres import PostgresServer
+from tests.support.tournaments import settings
+
+NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        made = f"sqlite:///{tmp_path / 'events.db'}"
+    else:
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        made = server.create_database("runner")
+    EventStore.from_url(made, migrate=True).close()
+    yield made
+
+
+def test_a_rounds_secret_is_drawn_once_and_kept(url: str) -> None:
+    first, second = DrawSecrets(url), DrawSecrets(url)  # two processes on one database
+    try:
+        assert first.get("t1", 1) is None
+        drawn = first.commit("t1", 1)
+        assert drawn.fingerprint == fingerprint(drawn.secret, "t1", 1)
+        assert second.commit("t1", 1) == drawn  # a restarted runner gets the same one
+        assert second.get("t1", 1) == drawn
+        other = second.commit("t1", 2)
+        assert other.secret != drawn.secret
+        assert first.commit("t2", 1).secret not in (drawn.secret, other.secret)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_runner_step_sent_twice_is_appended_once(url: str) -> None:
+    store = EventStore.from_url(url)
+    clock = [NOW]
+    tournaments = Tournaments(store, lambda: clock[0])
+    try:
+        made = replace(
+            settings(),
+            opens_at=NOW - timedelta(minutes=1),
+            closes_at=NOW + timedelta(hours=1),
+            starts_at=NOW + timedelta(minutes=5),
+        )
+        tid = tournaments.create("host", made).tournament.tournament_id
+        tournaments.enter(tid, "ann", False, 0)
+        tournaments.enter(tid, "bob", False, 0)
+        clock[0] = NOW + timedelta(minutes=6)
+        start = StartRound(SERVER, 1, "ab" * 32)
+        step = command_id(tid, "start-1")
+        tournaments.run_server(tid, start, step)
+        again = tournaments.run_server(tid, start, step)  # a restarted runner sends it again
+        assert len(again.tournament.rounds) == 1
+        types = [e.type for e in store.read_stream(stream_id(tid))]
+        assert types.count(codec.TYPE_PREFIX + "RoundDrawCommitted") == 1
+        assert tournaments.unfinished() == (tid,)
+    finally:
+        store.close()
+
+
+def test_a_games_places_follow_its_totals_then_its_last_round() -> None:
+    assert game_places((3, 7, 1), (1, 0, 2)) == (2, 1, 3)
+    # Equal totals: the seat that finished the last round earlier is placed first.
+    assert game_places((2, 2, 5, 0), (2, 3, 1, 0)) == (3, 2, 1, 4)
+
+
+def test_a_tournament_table_has_a_fixed_id_per_round_and_table() -> None:
+    ids = {table_id_of("t1", r, t) for r in (1, 2) for t in (0, 1)}
+    assert len(ids) == 4
+    assert table_id_of("t1", 1, 0) == table_id_of("t1", 1, 0)
+    assert all(len(i) == 12 and int(i, 16) >= 0 for i in ids)
