@@ -177,6 +177,23 @@ async def test_a_swiss_tournament_runs_its_rounds_through_a_kill_of_its_service(
             assert game.game_no == 1 and game.phase == "game_over"
             assert record.places[index] == game_places(game.scores, game.standings)
 
+    # Round 2's results follow their games' ends by the tables' subjects, well within
+    # the runner's recheck of a table's log (RECHECK_SECONDS, 5 s) that a missed word needs.
+    recorded_at = [
+        datetime.fromisoformat(e.time)
+        for e in events.read_stream(f"tournament-{tid}")
+        if e.type.endswith("TableResultRecorded")
+    ]
+    ended_at = [
+        datetime.fromisoformat(e.time)
+        for index in range(2)
+        for e in events.read_stream(table_stream(table_id_of(tid, 2, index)))
+        if e.type.endswith("GameEnded")
+    ]
+    lags = [min(t for t in recorded_at if t >= end) - end for end in ended_at]
+    print("round 2: game end to result recorded:", [f"{lag.total_seconds():.2f} s" for lag in lags])
+    assert all(lag < timedelta(seconds=2.5) for lag in lags)
+
     read = await host.tournament(tid)
     assert read.status == "finished"
     assert [r.secret_hex for r in read.rounds] == [r.secret.hex() for r in state.rounds]  # type: ignore[union-attr]

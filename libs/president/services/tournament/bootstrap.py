@@ -10,14 +10,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import grpc
+from nats.aio.client import Client
 
 from president.servicekit.config import Settings
+from president.servicekit.nats import connect
 from president.servicekit.server import Service
 from president.servicekit.table_client import TableClient
 from president.services.tournament.app import Tournaments
 from president.services.tournament.draw_secrets import DrawSecrets
 from president.services.tournament.handlers import TournamentServicer
-from president.services.tournament.runner import RoundRunner
+from president.services.tournament.runner import NatsTableEnds, RoundRunner
 from president.store import EventStore, migrate
 from president.tournaments.v1 import tournaments_pb2, tournaments_pb2_grpc
 
@@ -36,7 +38,14 @@ def build(settings: Settings) -> Service:
     tournaments = Tournaments(store, now)
     secrets = DrawSecrets(settings.database_url)
     tables = TableClient(settings.address("table"), tls=settings.tls, keepalive=settings.keepalive)
-    runner = RoundRunner(tournaments, secrets, tables, store, now)
+    subjects = settings.subjects
+
+    async def connect_nats() -> Client:
+        client, _ = await connect(settings.nats_url, "tournament")
+        return client
+
+    ends = NatsTableEnds(connect_nats, subjects.table)
+    runner = RoundRunner(tournaments, secrets, tables, store, now, ends=ends)
 
     def register(server: grpc.aio.Server) -> Sequence[str]:
         tournaments_pb2_grpc.add_TournamentServiceServicer_to_server(
@@ -45,6 +54,7 @@ def build(settings: Settings) -> Service:
         return [tournaments_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name]
 
     async def close() -> None:
+        await ends.close()
         await tables.close()
         secrets.close()
         store.close()

@@ -17,6 +17,10 @@ the next step its log calls for, as the server (:data:`SERVER`):
    read up to its end: a finished first game is the table's result
    (``RecordResult``, places by :func:`game_places`); a game interrupted
    for want of players is settled by the core's rule (``SettleTable``).
+   The log is read when the table's JetStream subject brings its game's
+   end (:class:`TableEnds`: a nudge, the log stays the truth), and every
+   ``recheck_seconds`` in any case (a message missed while NATS or this
+   service was away).
 5. Once every table of the round has its places: ``RevealRound``.
 
 Every step is decided from the log as it stands, and sent with a command id
@@ -29,12 +33,19 @@ table service's commands are idempotent by their ids the same way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import Protocol
 
 import structlog
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 
+from president.events.v1 import events_pb2 as epb
 from president.game.v1 import game_pb2 as gpb
 from president.hosting.projection import Table, fold_stored
 from president.hosting.streams import stream_id as table_stream
@@ -64,6 +75,13 @@ from president.tournament.state import RoundRecord, Status, Tournament
 log = structlog.get_logger(service="tournament")
 
 POLL_SECONDS = 0.5
+#: How often an open table's log is read with no word from its subject.
+RECHECK_SECONDS = 5.0
+#: The table events that end a tournament table's game (or stop it).
+ENDING_TYPES = frozenset(
+    message.DESCRIPTOR.full_name
+    for message in (epb.GameEnded, epb.GameInterrupted, epb.ReturnedToLobby)
+)
 #: Steps taken on one tournament in one pass (then the others get their turn).
 STEPS_PER_PASS = 32
 #: Tournament tables are private: only the drawn entrants sit there; the server hosts them.
@@ -107,6 +125,88 @@ def settlement(table: Table) -> tuple[tuple[int, ...], frozenset[int]]:
     return standing, departed
 
 
+class TableEnds(Protocol):
+    """Word that a followed table's game ended: which tables, and a wake-up for the runner."""
+
+    wake: asyncio.Event
+
+    async def follow(self, table_id: str) -> None:
+        """Listen for the end of ``table_id``'s game."""
+
+    async def unfollow(self, table_id: str) -> None:
+        """Stop listening to ``table_id``."""
+
+    def ended(self, table_id: str) -> bool:
+        """Whether word came that ``table_id``'s game ended (cleared by the asking)."""
+
+
+class NoTableEnds:
+    """No word from anywhere: the runner reads each open table's log every recheck."""
+
+    def __init__(self) -> None:
+        self.wake = asyncio.Event()
+
+    async def follow(self, table_id: str) -> None:
+        return None
+
+    async def unfollow(self, table_id: str) -> None:
+        return None
+
+    def ended(self, table_id: str) -> bool:
+        return False
+
+
+class NatsTableEnds:
+    """The tables' JetStream subjects, one plain subscription per followed table (the
+    events the outbox relay publishes reach them too); a game's end marks its table."""
+
+    def __init__(
+        self, connect: Callable[[], Awaitable[Client]], subject: Callable[[str], str]
+    ) -> None:
+        self.wake = asyncio.Event()
+        self._connect = connect
+        self._subject = subject
+        self._client: Client | None = None
+        self._subscriptions: dict[str, Subscription] = {}
+        self._ended: set[str] = set()
+
+    async def follow(self, table_id: str) -> None:
+        if table_id in self._subscriptions:
+            return
+        if self._client is None:
+            self._client = await self._connect()
+
+        async def heard(message: Msg) -> None:
+            try:
+                event_type = epb.EventEnvelope.FromString(message.data).type
+            except Exception:  # not an envelope: nothing to say
+                return
+            if event_type in ENDING_TYPES:
+                self._ended.add(table_id)
+                self.wake.set()
+
+        subject = self._subject(table_id)
+        self._subscriptions[table_id] = await self._client.subscribe(subject, cb=heard)
+
+    async def unfollow(self, table_id: str) -> None:
+        subscription = self._subscriptions.pop(table_id, None)
+        self._ended.discard(table_id)
+        if subscription is not None:
+            with contextlib.suppress(Exception):
+                await subscription.unsubscribe()
+
+    def ended(self, table_id: str) -> bool:
+        if table_id in self._ended:
+            self._ended.discard(table_id)
+            return True
+        return False
+
+    async def close(self) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.close()
+
+
 class RoundRunner:
     """Runs every tournament's rounds from its log; see the module's docstring."""
 
@@ -119,7 +219,9 @@ class RoundRunner:
         now: Callable[[], datetime],
         *,
         draw: SeatDraw | None = None,
+        ends: TableEnds | None = None,
         poll_seconds: float = POLL_SECONDS,
+        recheck_seconds: float = RECHECK_SECONDS,
     ) -> None:
         self._tournaments = tournaments
         self._secrets = secrets
@@ -127,7 +229,11 @@ class RoundRunner:
         self._events = events
         self._now = now
         self._draw = draw or CommittedDraw()
+        self._ends = ends or NoTableEnds()
         self._poll = poll_seconds
+        self._recheck = recheck_seconds
+        #: When each open table's log was last read (monotonic seconds).
+        self._read_at: dict[str, float] = {}
         #: Tables this process opened (a restarted one opens them again: idempotent).
         self._opened: set[str] = set()
         #: Each followed table as its log made it so far.
@@ -142,7 +248,9 @@ class RoundRunner:
                 raise
             except Exception as error:  # a store or table service away: next pass
                 log.warning("round runner pass failed", error=repr(error))
-            await asyncio.sleep(self._poll)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ends.wake.wait(), self._poll)
+            self._ends.wake.clear()
 
     async def run_once(self) -> None:
         """One pass: every tournament not over taken as far as its log allows now."""
@@ -218,24 +326,45 @@ class RoundRunner:
                 continue
             table_id = table_id_of(state.tournament_id, record.round_no, table_no)
             if table_id not in self._opened:
+                await self._listen(table_id)
                 await self._open(state, table_id, seats)
                 self._opened.add(table_id)
+            if not self._due(table_id):
+                continue
             table = await asyncio.to_thread(self._read_table, table_id)
             if table is None:
                 continue
             game = table.game
             step = f"{record.round_no}-{table_no}"
             if game.game_no >= 1 and game.phase == g.GamePhase.GAME_OVER:
+                await self._ends.unfollow(table_id)
                 places_now = game_places(game.scores, game.standings)
                 command: TournamentCommand = RecordResult(
                     SERVER, record.round_no, table_no, places_now
                 )
                 return await self._send(state, command, f"result-{step}")
             if game.game_no >= 1 and game.phase == g.GamePhase.LOBBY:
+                await self._ends.unfollow(table_id)
                 standing, departed = settlement(table)
                 command = SettleTable(SERVER, record.round_no, table_no, standing, departed)
                 return await self._send(state, command, f"settle-{step}")
         return False
+
+    async def _listen(self, table_id: str) -> None:
+        try:
+            await self._ends.follow(table_id)
+        except Exception as error:  # NATS away: the recheck reads the log anyway
+            log.warning("cannot follow a table's subject", table=table_id, error=repr(error))
+
+    def _due(self, table_id: str) -> bool:
+        """Whether to read the table's log now: word came that its game ended, or it was
+        not read for ``recheck_seconds`` (or never, by this process)."""
+        now = time.monotonic()
+        ended = self._ends.ended(table_id)
+        if not ended and now - self._read_at.get(table_id, float("-inf")) < self._recheck:
+            return False
+        self._read_at[table_id] = now
+        return True
 
     async def _open(self, state: Tournament, table_id: str, seats: tuple[str | None, ...]) -> None:
         """Create the table, seat the drawn entrants and the bots, start the game: each with a
