@@ -15,12 +15,21 @@ from pathlib import Path
 import pytest
 
 from president import tournament_codec as codec
+from president.hosting.projection import Table
+from president.rules.game.state import Seat, new_table
+from president.rules.options import options_for
 from president.services.tournament.app import Tournaments, stream_id
 from president.services.tournament.draw_secrets import DrawSecrets
-from president.services.tournament.runner import command_id, game_places, table_id_of
+from president.services.tournament.runner import (
+    command_id,
+    game_places,
+    settlement,
+    table_id_of,
+)
 from president.store import EventStore
 from president.tournament.commands import SERVER, StartRound
 from president.tournament.draw import fingerprint
+from president.tournament.scoring import settled_places
 from tests.support.postgres import PostgresServer
 from tests.support.tournaments import settings
 
@@ -92,3 +101,18 @@ def test_a_tournament_table_has_a_fixed_id_per_round_and_table() -> None:
     assert len(ids) == 4
     assert table_id_of("t1", 1, 0) == table_id_of("t1", 1, 0)
     assert all(len(i) == 12 and int(i, 16) >= 0 for i in ids)
+
+
+def test_a_stopped_table_is_settled_from_its_totals_with_who_left() -> None:
+    game = replace(
+        new_table(options_for("house"), 4),
+        seats=(Seat("ann"), Seat(), Seat("cat"), Seat("bot", is_bot=True)),
+        scores=(1, 4, 2, 0),
+        standings=(1, 2, 0, 3),
+        game_no=1,
+    )
+    standing, departed = settlement(Table("t", game, 9))
+    assert standing == (1, 2, 0, 3)
+    assert departed == frozenset({1})
+    # The core takes it: the players still seated first, the one who left after them.
+    assert settled_places(standing, departed) == (2, 4, 1, 3)

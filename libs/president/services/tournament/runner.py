@@ -337,18 +337,24 @@ class RoundRunner:
             game = table.game
             step = f"{record.round_no}-{table_no}"
             if game.game_no >= 1 and game.phase == g.GamePhase.GAME_OVER:
-                await self._ends.unfollow(table_id)
+                await self._forget(table_id)
                 places_now = game_places(game.scores, game.standings)
                 command: TournamentCommand = RecordResult(
                     SERVER, record.round_no, table_no, places_now
                 )
                 return await self._send(state, command, f"result-{step}")
             if game.game_no >= 1 and game.phase == g.GamePhase.LOBBY:
-                await self._ends.unfollow(table_id)
+                await self._forget(table_id)
                 standing, departed = settlement(table)
                 command = SettleTable(SERVER, record.round_no, table_no, standing, departed)
                 return await self._send(state, command, f"settle-{step}")
         return False
+
+    async def _forget(self, table_id: str) -> None:
+        """A table with its result is followed no more (its step may still be sent again)."""
+        await self._ends.unfollow(table_id)
+        self._followed.pop(table_id, None)
+        self._read_at.pop(table_id, None)
 
     async def _listen(self, table_id: str) -> None:
         try:
