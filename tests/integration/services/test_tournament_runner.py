@@ -18,9 +18,11 @@ from president import tournament_codec as codec
 from president.hosting.projection import Table
 from president.rules.game.state import Seat, new_table
 from president.rules.options import options_for
+from president.servicekit.table_client import TableClient
 from president.services.tournament.app import Tournaments, stream_id
 from president.services.tournament.draw_secrets import DrawSecrets
 from president.services.tournament.runner import (
+    RoundRunner,
     command_id,
     game_places,
     settlement,
@@ -116,3 +118,40 @@ def test_a_stopped_table_is_settled_from_its_totals_with_who_left() -> None:
     assert departed == frozenset({1})
     # The core takes it: the players still seated first, the one who left after them.
     assert settled_places(standing, departed) == (2, 4, 1, 3)
+
+
+async def test_one_stuck_tournament_does_not_hold_up_the_others(url: str) -> None:
+    """A round committed without a kept secret (written by hand) cannot be seated: the
+    runner says so and starts the other tournament, due at its start time, all the same."""
+    store = EventStore.from_url(url)
+    clock = [NOW]
+    tournaments = Tournaments(store, lambda: clock[0])
+    secrets = DrawSecrets(url)
+    tables = TableClient("127.0.0.1:9")  # never called: no table is opened here
+    runner = RoundRunner(tournaments, secrets, tables, store, lambda: clock[0])
+    try:
+        made = replace(
+            settings(),
+            opens_at=NOW - timedelta(minutes=1),
+            closes_at=NOW + timedelta(hours=1),
+            starts_at=NOW + timedelta(minutes=5),
+        )
+        stuck = tournaments.create("host", made).tournament.tournament_id
+        due = tournaments.create("host", made).tournament.tournament_id
+        for tid in (stuck, due):
+            tournaments.enter(tid, "ann", False, 0)
+            tournaments.enter(tid, "bob", False, 0)
+        clock[0] = NOW + timedelta(minutes=6)
+        tournaments.run_server(stuck, StartRound(SERVER, 1, "ab" * 32), "by-hand")
+        await runner.run_once()
+        assert tournaments.get(stuck).tournament.rounds[0].seating is None
+        started = tournaments.get(due).tournament
+        kept = secrets.get(due, 1)
+        assert kept is not None
+        assert started.rounds[0].fingerprint == kept.fingerprint
+        assert started.rounds[0].seating is not None  # seated, then waiting on its tables
+        assert started.rounds[0].secret is None  # the secret stays kept until the reveal
+    finally:
+        await tables.close()
+        secrets.close()
+        store.close()

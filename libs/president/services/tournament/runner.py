@@ -67,7 +67,6 @@ from president.tournament.commands import (
     StartRound,
     TournamentCommand,
 )
-from president.tournament.errors import TournamentRefused
 from president.tournament.pairing import drawable, rounds_remain
 from president.tournament.port import CommittedDraw, SeatDraw
 from president.tournament.state import RoundRecord, Status, Tournament
@@ -253,14 +252,18 @@ class RoundRunner:
             self._ends.wake.clear()
 
     async def run_once(self) -> None:
-        """One pass: every tournament not over taken as far as its log allows now."""
+        """One pass: every tournament not over taken as far as its log allows now. A step
+        that fails (a refusal, the table service away, a round without its kept secret)
+        leaves its tournament for the next pass, not the others."""
         for tournament_id in await asyncio.to_thread(self._tournaments.unfinished):
             try:
                 for _ in range(STEPS_PER_PASS):
                     if not await self.step(tournament_id):
                         break
-            except (TournamentRefused, ServiceError) as error:
-                log.warning("round runner step refused", tournament=tournament_id, error=str(error))
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # this tournament waits; the others go on
+                log.warning("round runner step failed", tournament=tournament_id, error=repr(error))
 
     async def step(self, tournament_id: str) -> bool:
         """Take the tournament's next step; whether one was taken (False: wait)."""
