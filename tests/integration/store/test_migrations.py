@@ -89,4 +89,4 @@ def _down_and_up(url: str) -> None:
         engine.dispose()
     migrate(url)
     assert {"events", "tracking", "players_accounts", "players_sessions"} <= _tables(url)
-    assert head_revision() == "0012_scoring_rewinds"
+    assert head_revision() == "0013_tournament_draw_secrets"

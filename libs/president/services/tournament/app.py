@@ -134,6 +134,13 @@ class Tournaments:
         """The host calls the tournament off."""
         return self._run(tournament_id, CancelTournament(actor))
 
+    def run_server(self, tournament_id: str, command: TournamentCommand, command_id: str) -> Folded:
+        """A step of the round runner, appended once under its fixed ``command_id``: sent
+        again (a restarted runner, a second replica), it answers the tournament as it is."""
+        if self._store.command_result(command_id, stream_id(tournament_id)):
+            return self.get(tournament_id)
+        return self._run(tournament_id, command, command_id)
+
     def _run(self, tournament_id: str, command: TournamentCommand, command_id: str = "") -> Folded:
         with self._lock:
             writing = self._writing.setdefault(tournament_id, threading.Lock())
@@ -210,6 +217,14 @@ class Tournaments:
                     next_token = str(position)
                 break
         return Page(tuple(found), next_token)
+
+    def unfinished(self) -> tuple[str, ...]:
+        """The ids of the tournaments not finished nor called off, oldest first."""
+        self._catch_up_catalog()
+        with self._lock:
+            created = [tournament_id for _, tournament_id in self._created]
+        folded = [self._read(tournament_id) for tournament_id in created]
+        return tuple(f.tournament.tournament_id for f in folded if f and not f.tournament.over)
 
     def _catch_up_catalog(self) -> None:
         with self._lock:

@@ -21,6 +21,7 @@ from president.servicekit.errors import Code, ServiceError, store_unavailable
 from president.servicekit.grpc_errors import abort
 from president.servicekit.names import shown_name
 from president.services.tournament.app import Folded, Tournaments
+from president.services.tournament.runner import table_id_of
 from president.store import is_transient
 from president.tournament.commands import TournamentSettings
 from president.tournament.errors import Refusal, TournamentRefused
@@ -156,6 +157,7 @@ def tournament_message(folded: Folded, viewer: str) -> pb.Tournament:
                 seats=[account or "" for account in seats],
                 places=list(places or ()),
                 settled=index in record.settled,
+                table_id=table_id_of(state.tournament_id, record.round_no, index),
             )
             for index, (seats, places) in enumerate(
                 zip(record.seating or (), record.places, strict=True)

@@ -165,8 +165,13 @@ class RoundTable(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     PLACES_FIELD_NUMBER: _builtins.int
     SETTLED_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     settled: _builtins.bool
     """Whether the result was settled by the rule for a table that cannot finish."""
+    table_id: _builtins.str
+    """The table service's id of this table (the round runner opens it under this id):
+    "go to my table" and "watch this table" use it.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The account at each seat; "" is a bot's seat."""
@@ -181,10 +186,11 @@ class RoundTable(_message.Message):
         seats: _abc.Iterable[_builtins.str] | None = ...,
         places: _abc.Iterable[_builtins.int] | None = ...,
         settled: _builtins.bool = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["places", b"places", "seats", b"seats", "settled", b"settled"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["places", b"places", "seats", b"seats", "settled", b"settled", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
