@@ -47,10 +47,13 @@ web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md and SEAT_DRAW.md in Ja
 web-build: $(STAMP) ## Rebuild the web table's bundle: @president/client (clients/typescript), npm ci, tsc, esbuild, manifest (commit web/public/bundle/)
 	$(BIN)/python web/bundle.py build
 
+# buf is npm's @bufbuild/buf, pinned by tools/buf/package-lock.json (npm ci on first use).
+BUF := ../$(BIN)/python ../tools/buf/buf.py
+
 lint: $(STAMP) ## ruff, buf lint on protos/ with its buf.yaml, and buf breaking against the recorded v1 (protos/baseline)
-	$(BIN)/ruff check libs tests protos examples clients web/bundle.py web/npm.py
-	$(BIN)/ruff format --check libs tests protos examples clients web/bundle.py web/npm.py
-	cd protos && ../$(BIN)/buf lint && ../$(BIN)/buf breaking --against baseline/v1.binpb
+	$(BIN)/ruff check libs tests protos examples clients tools web/bundle.py web/npm.py
+	$(BIN)/ruff format --check libs tests protos examples clients tools web/bundle.py web/npm.py
+	cd protos && $(BUF) lint && $(BUF) breaking --against baseline/v1.binpb
 
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy
@@ -87,7 +90,7 @@ cluster-chaos-clean: $(STAMP) ## Remove the namespaces, bridge and processes a k
 	$(BIN)/python tests/cluster/network.py
 
 protos-baseline: $(STAMP) ## Record protos/ as the v1 baseline make lint's buf breaking compares against (after an additive change is agreed)
-	cd protos && ../$(BIN)/buf build --exclude-source-info -o baseline/v1.binpb
+	cd protos && $(BUF) build --exclude-source-info -o baseline/v1.binpb
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py
