@@ -12,10 +12,14 @@ CHROMIUM := /usr/bin/chromium
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml | icu
+# The server needs president-client (clients/python) by path, so pip installs its wheel;
+# the second pip makes it editable instead (its .pth: libs/ and gen/python/, no copies,
+# which would shadow the server's president.rules).
+$(STAMP): pyproject.toml clients/python/pyproject.toml clients/python/hatch_build.py | icu
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-deps -e clients/python
 	touch $(STAMP)
 
 install: $(STAMP) browser ## Create .venv and install the project with its dev tools (Node.js included)
