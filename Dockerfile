@@ -19,8 +19,11 @@ WORKDIR /src
 COPY pyproject.toml ./
 COPY libs ./libs
 COPY gen ./gen
+# president-client, which the server depends on by path: its wheel takes the client's
+# files from libs/ and gen/ (clients/python/hatch_build.py), the server's leaves them out.
+COPY clients/python ./clients/python
 RUN /opt/president/bin/pip install . \
- && /opt/president/bin/python -c "import president.servicekit.healthcheck, president.services.dealer.main"
+ && /opt/president/bin/python -c "import president.servicekit.healthcheck, president.services.dealer.main, president.rules.game, president.client"
 
 FROM ${PYTHON_IMAGE}
 # ICU's runtime library, the version libicu-dev depends on in this image's Debian.

@@ -12,10 +12,14 @@ CHROMIUM := /usr/bin/chromium
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml | icu
+# The server needs president-client (clients/python) by path, so pip installs its wheel;
+# the second pip makes it editable instead (its .pth: libs/ and gen/python/, no copies,
+# which would shadow the server's president.rules).
+$(STAMP): pyproject.toml clients/python/pyproject.toml clients/python/hatch_build.py | icu
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-deps -e clients/python
 	touch $(STAMP)
 
 install: $(STAMP) browser ## Create .venv and install the project with its dev tools (Node.js included)
@@ -47,10 +51,13 @@ web-test: $(STAMP) ## Node's test runner on web/ (DEAL.md and SEAT_DRAW.md in Ja
 web-build: $(STAMP) ## Rebuild the web table's bundle: @president/client (clients/typescript), npm ci, tsc, esbuild, manifest (commit web/public/bundle/)
 	$(BIN)/python web/bundle.py build
 
+# buf is npm's @bufbuild/buf, pinned by tools/buf/package-lock.json (npm ci on first use).
+BUF := ../$(BIN)/python ../tools/buf/buf.py
+
 lint: $(STAMP) ## ruff, buf lint on protos/ with its buf.yaml, and buf breaking against the recorded v1 (protos/baseline)
-	$(BIN)/ruff check libs tests protos examples clients web/bundle.py web/npm.py
-	$(BIN)/ruff format --check libs tests protos examples clients web/bundle.py web/npm.py
-	cd protos && ../$(BIN)/buf lint && ../$(BIN)/buf breaking --against baseline/v1.binpb
+	$(BIN)/ruff check libs tests protos examples clients tools web/bundle.py web/npm.py
+	$(BIN)/ruff format --check libs tests protos examples clients tools web/bundle.py web/npm.py
+	cd protos && $(BUF) lint && $(BUF) breaking --against baseline/v1.binpb
 
 typecheck: $(STAMP) ## mypy, strict on libs/
 	$(BIN)/mypy
@@ -87,7 +94,7 @@ cluster-chaos-clean: $(STAMP) ## Remove the namespaces, bridge and processes a k
 	$(BIN)/python tests/cluster/network.py
 
 protos-baseline: $(STAMP) ## Record protos/ as the v1 baseline make lint's buf breaking compares against (after an additive change is agreed)
-	cd protos && ../$(BIN)/buf build --exclude-source-info -o baseline/v1.binpb
+	cd protos && $(BUF) build --exclude-source-info -o baseline/v1.binpb
 
 protos: $(STAMP) ## Generate Python code and .pyi stubs from protos/ into gen/python/president
 	$(BIN)/python protos/generate.py

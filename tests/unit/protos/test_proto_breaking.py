@@ -10,20 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-PROTOS = Path(__file__).resolve().parents[3] / "protos"
-BUF = Path(sys.executable).parent / "buf"  # PyPI's buf-bin, installed by make install
+ROOT = Path(__file__).resolve().parents[3]
+PROTOS = ROOT / "protos"
 BASELINE = PROTOS / "baseline" / "v1.binpb"
+sys.path.insert(0, str(ROOT / "tools" / "buf"))
+import buf  # noqa: E402  (tools/buf/buf.py: npm's @bufbuild/buf, from its lockfile)
 
 
 def breaking(protos: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BUF), "breaking", "--against", str(BASELINE)],
-        cwd=protos,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return buf.run("breaking", "--against", str(BASELINE), cwd=protos)
 
 
 def test_the_protos_keep_the_recorded_v1() -> None:

@@ -1,8 +1,8 @@
 """The protos follow buf's STANDARD and COMMENTS lint rules.
 
-``make lint`` (part of ``make test``) also runs the real ``buf lint`` (PyPI's
-``buf-bin``) with ``protos/buf.yaml``; this test checks the same rules from the
-compiled descriptors, so a failure names the rule in our words.
+``make lint`` (part of ``make test``) also runs the real ``buf lint`` (npm's
+``@bufbuild/buf``, ``tools/buf/``) with ``protos/buf.yaml``; this test checks the same
+rules from the compiled descriptors, so a failure names the rule in our words.
 """
 
 from __future__ import annotations
