@@ -13,6 +13,7 @@ def register(app: typer.Typer) -> None:
         commitments_cmd,
         operator_key_cmd,
         play_cmd,
+        reasons_cmd,
         run_cmd,
         settings_cmd,
     )
@@ -26,3 +27,4 @@ def register(app: typer.Typer) -> None:
     run_cmd.register(app)
     operator_key_cmd.register(app)
     settings_cmd.register(app)
+    reasons_cmd.register(app)
