@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
+from president.cli.reference_page import register_page
 from president.servicekit.config.reference import PAGE, page
 
 
-def settings_command(
-    write: bool = typer.Option(
-        False, "--write", help=f"Write the page to {PAGE} (under --root) instead of printing it."
-    ),
-    root: Path = typer.Option(
-        Path("."), "--root", metavar="DIR", help="The repository's root (with --write)."
-    ),
-) -> None:
-    """Print every PRESIDENT_* variable, its default and its meaning (docs/settings.md)."""
-    text = page()
-    if not write:
-        typer.echo(text, nl=False)
-        return
-    target = root / PAGE
-    target.write_text(text)
-    typer.echo(f"wrote {target}")
-
-
 def register(app: typer.Typer) -> None:
-    app.command("settings")(settings_command)
+    register_page(
+        app,
+        "settings",
+        PAGE,
+        page,
+        "Print every PRESIDENT_* variable, its default and its meaning (docs/settings.md).",
+    )
